@@ -1,0 +1,729 @@
+# AgentNest in-sandbox agent. Python 3 standard library only.
+#
+# It is started by the bootstrap (bootstrap.py) with this source sent over stdin, so that any image
+# with python3 works and nothing has to be written into a read-only root filesystem. It speaks the
+# AgentNest channel protocol over its original stdin/stdout (the container's attach stream):
+#
+#   frame := MAGIC(2) | header_len u32 BE | payload_len u32 BE | header (UTF-8 JSON) | payload
+#
+# The host treats every frame it gets from here as untrusted; the agent in turn validates what it
+# reads, because a process in the sandbox could write into the same pipe.
+import base64
+import json
+import os
+import selectors
+import signal
+import stat as statmod
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+MAGIC = b"\xa9N"
+MAX_HEADER = 1 << 20
+MAX_PAYLOAD = 8 << 20
+CHUNK = 64 * 1024
+PROTOCOL_VERSION = 1
+WORKSPACE = os.environ.get("AGENTNEST_WORKSPACE", "/workspace")
+DEFAULT_TIMEOUT_MS = 60_000
+KILL_GRACE_S = 2.0
+
+# The channel is the agent's private copy of the original fds; 0/1/2 are pointed at /dev/null so
+# that nothing else can write protocol bytes by accident (a child inheriting fd 1, say).
+_chan_in = os.dup(0)
+_chan_out = os.dup(1)
+_null = os.open(os.devnull, os.O_RDWR)
+os.dup2(_null, 0)
+os.dup2(_null, 1)
+os.dup2(_null, 2)
+os.set_inheritable(_chan_in, False)
+os.set_inheritable(_chan_out, False)
+
+_write_lock = threading.Lock()
+
+
+def send(header, payload=b""):
+    hb = json.dumps(header, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+    buf = MAGIC + struct.pack(">II", len(hb), len(payload)) + hb + payload
+    with _write_lock:
+        view = memoryview(buf)
+        while view:
+            n = os.write(_chan_out, view)
+            view = view[n:]
+
+
+def send_result(call_id, **fields):
+    fields["id"] = call_id
+    fields["ev"] = "res"
+    send(fields)
+
+
+def send_error(call_id, code, message):
+    send({"id": call_id, "ev": "err", "code": code, "message": message})
+
+
+def read_exact(n):
+    parts = []
+    while n > 0:
+        b = os.read(_chan_in, min(n, 1 << 20))
+        if not b:
+            return None
+        parts.append(b)
+        n -= len(b)
+    return b"".join(parts)
+
+
+def read_frame():
+    """Returns (header, payload) or None at end of stream. Resynchronises on garbage."""
+    while True:
+        first = read_exact(1)
+        if first is None:
+            return None
+        if first != MAGIC[:1]:
+            continue
+        second = read_exact(1)
+        if second is None:
+            return None
+        if second != MAGIC[1:]:
+            continue
+        lens = read_exact(8)
+        if lens is None:
+            return None
+        hlen, plen = struct.unpack(">II", lens)
+        if hlen > MAX_HEADER or plen > MAX_PAYLOAD:
+            continue
+        hb = read_exact(hlen)
+        pb = read_exact(plen) if plen else b""
+        if hb is None or pb is None:
+            return None
+        try:
+            header = json.loads(hb.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            continue
+        if not isinstance(header, dict):
+            continue
+        return header, pb
+
+
+class PathRefused(Exception):
+    pass
+
+
+def resolve(rel, must_exist=False):
+    """Maps a workspace-relative path to an absolute one that stays inside the workspace."""
+    if not isinstance(rel, str) or "\x00" in rel:
+        raise PathRefused("path must be a string without NUL bytes")
+    if rel.startswith("/"):
+        raise PathRefused("absolute path %r: use a path relative to the workspace" % rel)
+    parts = [p for p in rel.split("/") if p not in ("", ".")]
+    if any(p == ".." for p in parts):
+        raise PathRefused("path %r contains '..': paths must stay inside the workspace" % rel)
+    root = os.path.realpath(WORKSPACE)
+    full = os.path.join(root, *parts) if parts else root
+    real = os.path.realpath(full)
+    if real != root and not real.startswith(root + "/"):
+        raise PathRefused("path %r leads outside the workspace through a symlink" % rel)
+    if must_exist and not os.path.lexists(real):
+        raise FileNotFoundError(rel)
+    return real
+
+
+def stat_entry(path, name):
+    st = os.lstat(path)
+    if statmod.S_ISDIR(st.st_mode):
+        kind = "dir"
+    elif statmod.S_ISREG(st.st_mode):
+        kind = "file"
+    elif statmod.S_ISLNK(st.st_mode):
+        kind = "symlink"
+    else:
+        kind = "other"
+    return {
+        "path": name,
+        "type": kind,
+        "size": st.st_size,
+        "mode": statmod.S_IMODE(st.st_mode),
+        "mtime_ms": int(st.st_mtime * 1000),
+    }
+
+
+def rel_of(real):
+    root = os.path.realpath(WORKSPACE)
+    if real == root:
+        return ""
+    return real[len(root) + 1 :]
+
+
+class OutputBudget:
+    """Counts bytes forwarded for one call and says when the cap is reached."""
+
+    def __init__(self, cap):
+        self.cap = cap
+        self.sent = 0
+        self.truncated = False
+        self.lock = threading.Lock()
+
+    def take(self, n):
+        with self.lock:
+            room = max(0, self.cap - self.sent)
+            allowed = min(room, n)
+            self.sent += allowed
+            if allowed < n:
+                self.truncated = True
+            return allowed
+
+
+class ExecCall:
+    def __init__(self, call_id, header, stdin_bytes):
+        self.id = call_id
+        self.header = header
+        self.stdin_bytes = stdin_bytes
+        self.proc = None
+        self.limit = None
+        self.budget = OutputBudget(int(header.get("max_output", 10 << 20)))
+
+    def kill_tree(self, sig):
+        if self.proc is None:
+            return
+        try:
+            os.killpg(self.proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+    def stop(self, limit):
+        if self.limit is None:
+            self.limit = limit
+        self.kill_tree(signal.SIGTERM)
+
+        def later():
+            time.sleep(KILL_GRACE_S)
+            self.kill_tree(signal.SIGKILL)
+
+        threading.Thread(target=later, daemon=True).start()
+
+    def pump(self, fd, stream):
+        while True:
+            try:
+                data = os.read(fd, CHUNK)
+            except OSError:
+                break
+            if not data:
+                break
+            allowed = self.budget.take(len(data))
+            if allowed:
+                send({"id": self.id, "ev": "out", "s": stream}, data[:allowed])
+            if allowed < len(data) and self.limit is None:
+                self.stop("OUTPUT")
+        os.close(fd)
+
+    def run(self):
+        h = self.header
+        started = time.monotonic()
+        env = dict(os.environ)
+        env.pop("AGENTNEST_BOOTSTRAP", None)
+        env.update({str(k): str(v) for k, v in (h.get("env") or {}).items()})
+        cwd = h.get("cwd") or WORKSPACE
+        try:
+            cwd = resolve_cwd(cwd)
+        except PathRefused as e:
+            send_error(self.id, "BAD_PATH", str(e))
+            return
+        argv = h.get("argv")
+        if not argv:
+            argv = ["/bin/sh", "-c", h.get("cmd", "")]
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        try:
+            self.proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.PIPE if self.stdin_bytes else subprocess.DEVNULL,
+                stdout=out_w,
+                stderr=err_w,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except OSError as e:
+            os.close(out_r)
+            os.close(err_r)
+            os.close(out_w)
+            os.close(err_w)
+            send_result(self.id, exit_code=127, duration_ms=0, error="%s: %s" % (type(e).__name__, e))
+            return
+        finally:
+            pass
+        os.close(out_w)
+        os.close(err_w)
+        RUNNING[self.id] = self
+        readers = [
+            threading.Thread(target=self.pump, args=(out_r, "o"), daemon=True),
+            threading.Thread(target=self.pump, args=(err_r, "e"), daemon=True),
+        ]
+        for t in readers:
+            t.start()
+        if self.stdin_bytes:
+            try:
+                self.proc.stdin.write(self.stdin_bytes)
+                self.proc.stdin.close()
+            except OSError:
+                pass
+        timeout_ms = int(h.get("timeout_ms") or DEFAULT_TIMEOUT_MS)
+        try:
+            self.proc.wait(timeout=timeout_ms / 1000.0)
+        except subprocess.TimeoutExpired:
+            self.stop("TIMEOUT")
+            self.proc.wait()
+        # The shell may exit while background children still hold the pipes; those are killed
+        # with the group so the readers end.
+        self.kill_tree(signal.SIGKILL)
+        for t in readers:
+            t.join(timeout=5)
+        RUNNING.pop(self.id, None)
+        code = self.proc.returncode
+        send_result(
+            self.id,
+            exit_code=code if code >= 0 else 128 - code,
+            signal=-code if code < 0 else None,
+            duration_ms=int((time.monotonic() - started) * 1000),
+            limit=self.limit,
+            truncated=self.budget.truncated,
+            output_bytes=self.budget.sent,
+        )
+
+
+def resolve_cwd(cwd):
+    if cwd.startswith("/"):
+        return cwd
+    return resolve(cwd, must_exist=True)
+
+
+RUNNING = {}
+
+
+# ----------------------------------------------------------------------------------- sessions
+
+WORKER_SOURCE = None
+
+
+class Session:
+    """One long-lived Python interpreter (worker.py) per named session."""
+
+    def __init__(self, name):
+        self.name = name
+        self.proc = None
+        self.ctl_r = None
+        self.lock = threading.Lock()
+        self.current = None
+        self.generation = 0
+
+    def ensure(self):
+        if self.proc is not None and self.proc.poll() is None:
+            return False
+        ctl_r, ctl_w = os.pipe()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        env = dict(os.environ)
+        env["AGENTNEST_CTL_FD"] = str(ctl_w)
+        env["PYTHONUNBUFFERED"] = "1"
+        env["AGENTNEST_SESSION"] = self.name
+        self.proc = subprocess.Popen(
+            [sys.executable, "-u", "-c", WORKER_SOURCE],
+            stdin=subprocess.PIPE,
+            stdout=out_w,
+            stderr=err_w,
+            pass_fds=(ctl_w,),
+            cwd=WORKSPACE if os.path.isdir(WORKSPACE) else "/",
+            env=env,
+            start_new_session=True,
+        )
+        os.close(ctl_w)
+        os.close(out_w)
+        os.close(err_w)
+        self.ctl_r, self.out_r, self.err_r = ctl_r, out_r, err_r
+        for fd in (ctl_r, out_r, err_r):
+            os.set_blocking(fd, False)
+        self.generation += 1
+        return True
+
+    def close(self):
+        if self.proc is not None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+            self.proc.wait()
+            for fd in (self.ctl_r, self.out_r, self.err_r):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            self.proc = None
+
+    def run(self, call_id, header, code):
+        with self.lock:
+            self._run(call_id, header, code)
+
+    def _run(self, call_id, header, code):
+        started = time.monotonic()
+        restarted = self.ensure() and self.generation > 1
+        budget = OutputBudget(int(header.get("max_output", 10 << 20)))
+        timeout_s = int(header.get("timeout_ms") or DEFAULT_TIMEOUT_MS) / 1000.0
+        state = {"limit": None, "interrupted_at": None, "buf": b""}
+        req = json.dumps({"code": code}).encode("utf-8")
+        try:
+            self.proc.stdin.write(struct.pack(">I", len(req)) + req)
+            self.proc.stdin.flush()
+        except OSError:
+            pass
+        sel = selectors.DefaultSelector()
+        sel.register(self.out_r, selectors.EVENT_READ, "o")
+        sel.register(self.err_r, selectors.EVENT_READ, "e")
+        sel.register(self.ctl_r, selectors.EVENT_READ, "c")
+        deadline = started + timeout_s
+        reply = None
+        lost = False
+
+        def forward(fd, stream):
+            while True:
+                try:
+                    data = os.read(fd, CHUNK)
+                except BlockingIOError:
+                    return True
+                except OSError:
+                    return False
+                if not data:
+                    return False
+                allowed = budget.take(len(data))
+                if allowed:
+                    send({"id": call_id, "ev": "out", "s": stream}, data[:allowed])
+                if allowed < len(data) and state["limit"] is None:
+                    state["limit"] = "OUTPUT"
+                    interrupt()
+
+        def interrupt():
+            if state["interrupted_at"] is None:
+                state["interrupted_at"] = time.monotonic()
+                try:
+                    os.kill(self.proc.pid, signal.SIGINT)
+                except ProcessLookupError:
+                    pass
+
+        try:
+            while reply is None:
+                now = time.monotonic()
+                if now >= deadline and state["interrupted_at"] is None:
+                    state["limit"] = state["limit"] or "TIMEOUT"
+                    interrupt()
+                if state["interrupted_at"] is not None and now - state["interrupted_at"] > KILL_GRACE_S:
+                    lost = True
+                    break
+                wait = 0.25
+                if state["interrupted_at"] is None:
+                    wait = max(0.0, min(wait, deadline - now))
+                events = sel.select(timeout=wait)
+                eof = False
+                for key, _ in events:
+                    if key.data == "c":
+                        while True:
+                            try:
+                                data = os.read(self.ctl_r, CHUNK)
+                            except BlockingIOError:
+                                break
+                            if not data:
+                                eof = True
+                                break
+                            state["buf"] += data
+                        buf = state["buf"]
+                        if len(buf) >= 4:
+                            n = struct.unpack(">I", buf[:4])[0]
+                            if len(buf) >= 4 + n:
+                                reply = json.loads(buf[4 : 4 + n].decode("utf-8"))
+                                state["buf"] = buf[4 + n :]
+                    else:
+                        if not forward(key.fd, key.data):
+                            eof = True
+                if eof and reply is None and self.proc.poll() is not None:
+                    lost = True
+                    break
+            # Everything the worker printed before it replied is already in the pipes.
+            forward(self.out_r, "o")
+            forward(self.err_r, "e")
+        finally:
+            sel.close()
+        duration_ms = int((time.monotonic() - started) * 1000)
+        if lost:
+            rc = self.proc.poll()
+            self.close()
+            reason = "interpreter did not stop after interrupt; restarted"
+            if rc is not None:
+                reason = "interpreter exited with status %s (killed, e.g. by the memory limit)" % rc
+                if state["limit"] is None and rc in (-9, 137):
+                    state["limit"] = "MEMORY"
+            send_result(
+                call_id,
+                duration_ms=duration_ms,
+                limit=state["limit"],
+                truncated=budget.truncated,
+                state_lost=True,
+                restarted=restarted,
+                error={"name": "SessionLost", "value": reason, "traceback": ""},
+            )
+            return
+        rich = reply.pop("rich", None) or []
+        for item in rich:
+            try:
+                data = base64.b64decode(item.get("b64", ""))
+            except (ValueError, TypeError):
+                continue
+            send({"id": call_id, "ev": "rich", "mime": item.get("mime", "application/octet-stream")}, data)
+        reply.update(
+            duration_ms=duration_ms,
+            limit=state["limit"],
+            truncated=budget.truncated,
+            state_lost=False,
+            restarted=restarted,
+        )
+        send_result(call_id, **reply)
+
+
+SESSIONS = {}
+SESSIONS_LOCK = threading.Lock()
+
+
+def session(name):
+    with SESSIONS_LOCK:
+        s = SESSIONS.get(name)
+        if s is None:
+            s = Session(name)
+            SESSIONS[name] = s
+        return s
+
+
+# ----------------------------------------------------------------------------------- files
+
+WRITES = {}
+
+
+def fs_op(call_id, h, payload):
+    op = h["op"]
+    path = h.get("path", "")
+    try:
+        if op == "fs_write":
+            state = WRITES.get(call_id)
+            if state is None:
+                real = resolve(path)
+                parent = os.path.dirname(real)
+                if h.get("parents", True):
+                    os.makedirs(parent, exist_ok=True)
+                flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+                flags |= os.O_APPEND if h.get("append") else os.O_TRUNC
+                fd = os.open(real, flags, int(h.get("perm", 0o644)))
+                state = {"fd": fd, "size": 0, "real": real}
+                WRITES[call_id] = state
+            if payload:
+                view = memoryview(payload)
+                while view:
+                    n = os.write(state["fd"], view)
+                    view = view[n:]
+                state["size"] += len(payload)
+            if h.get("last", True):
+                os.close(state["fd"])
+                WRITES.pop(call_id, None)
+                send_result(call_id, size=state["size"], path=rel_of(state["real"]))
+            return
+        if op == "fs_read":
+            real = resolve(path, must_exist=True)
+            fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            try:
+                st = os.fstat(fd)
+                if not statmod.S_ISREG(st.st_mode):
+                    send_error(call_id, "NOT_A_FILE", "%r is not a regular file" % path)
+                    return
+                limit = int(h.get("max_bytes", 64 << 20))
+                if st.st_size > limit:
+                    send_error(
+                        call_id,
+                        "TOO_LARGE",
+                        "%r is %d bytes, more than the read limit of %d bytes" % (path, st.st_size, limit),
+                    )
+                    return
+                total = 0
+                while total <= limit:
+                    data = os.read(fd, min(CHUNK * 4, limit + 1 - total))
+                    if not data:
+                        break
+                    total += len(data)
+                    send({"id": call_id, "ev": "data"}, data)
+                send_result(call_id, size=total)
+            finally:
+                os.close(fd)
+            return
+        if op == "fs_stat":
+            real = resolve(path, must_exist=True)
+            send_result(call_id, entry=stat_entry(real, rel_of(real)))
+            return
+        if op == "fs_list":
+            real = resolve(path, must_exist=True)
+            if not os.path.isdir(real):
+                send_error(call_id, "NOT_A_DIRECTORY", "%r is not a directory" % path)
+                return
+            entries = []
+            limit = int(h.get("max_entries", 100_000))
+            recursive = bool(h.get("recursive"))
+            for dirpath, dirnames, filenames in os.walk(real):
+                dirnames.sort()
+                for name in sorted(dirnames + filenames):
+                    full = os.path.join(dirpath, name)
+                    try:
+                        entries.append(stat_entry(full, rel_of(full)))
+                    except FileNotFoundError:
+                        continue
+                    if len(entries) >= limit:
+                        break
+                if not recursive or len(entries) >= limit:
+                    break
+            send_result(call_id, entries=entries, truncated=len(entries) >= limit)
+            return
+        if op == "fs_delete":
+            real = resolve(path, must_exist=True)
+            if real == os.path.realpath(WORKSPACE):
+                send_error(call_id, "BAD_PATH", "refusing to delete the workspace root")
+                return
+            if os.path.isdir(real) and not os.path.islink(real):
+                if h.get("recursive"):
+                    import shutil
+
+                    shutil.rmtree(real)
+                else:
+                    os.rmdir(real)
+            else:
+                os.unlink(real)
+            send_result(call_id)
+            return
+        if op == "fs_mkdir":
+            real = resolve(path)
+            if h.get("parents", True):
+                os.makedirs(real, exist_ok=True)
+            else:
+                os.mkdir(real)
+            send_result(call_id, path=rel_of(real))
+            return
+        send_error(call_id, "UNKNOWN_OP", "unknown file operation %r" % op)
+    except PathRefused as e:
+        cleanup_write(call_id)
+        send_error(call_id, "BAD_PATH", str(e))
+    except FileNotFoundError:
+        cleanup_write(call_id)
+        send_error(call_id, "NOT_FOUND", "%r does not exist" % path)
+    except IsADirectoryError:
+        cleanup_write(call_id)
+        send_error(call_id, "IS_A_DIRECTORY", "%r is a directory" % path)
+    except NotADirectoryError:
+        cleanup_write(call_id)
+        send_error(call_id, "NOT_A_DIRECTORY", "a parent of %r is not a directory" % path)
+    except FileExistsError:
+        cleanup_write(call_id)
+        send_error(call_id, "EXISTS", "%r already exists" % path)
+    except OSError as e:
+        cleanup_write(call_id)
+        if e.errno == 40:  # ELOOP from O_NOFOLLOW: the final component is a symlink
+            send_error(call_id, "BAD_PATH", "%r is a symlink; the file API does not follow it" % path)
+        elif e.errno == 39:
+            send_error(call_id, "NOT_EMPTY", "%r is a non-empty directory: delete recursively" % path)
+        elif e.errno == 28:
+            send_error(call_id, "NO_SPACE", "no space left writing %r (workspace size limit)" % path)
+        else:
+            send_error(call_id, "IO", "%s on %r: %s" % (type(e).__name__, path, e.strerror))
+
+
+def cleanup_write(call_id):
+    state = WRITES.pop(call_id, None)
+    if state:
+        try:
+            os.close(state["fd"])
+        except OSError:
+            pass
+
+
+# ----------------------------------------------------------------------------------- main loop
+
+
+def spawn(target, *args):
+    t = threading.Thread(target=guard, args=(target,) + args, daemon=True)
+    t.start()
+
+
+def guard(target, *args):
+    call_id = args[0] if args else None
+    try:
+        target(*args)
+    except Exception as e:  # noqa: BLE001 - an agent bug must become an error reply, not a hang
+        send_error(call_id, "AGENT", "%s: %s" % (type(e).__name__, e))
+
+
+def handle(h, payload):
+    op = h.get("op")
+    call_id = h.get("id")
+    if not isinstance(call_id, int):
+        return
+    if op == "hello":
+        send_result(
+            call_id,
+            version=PROTOCOL_VERSION,
+            pid=os.getpid(),
+            uid=os.getuid(),
+            python=sys.version.split()[0],
+            workspace=WORKSPACE,
+        )
+    elif op == "exec":
+        spawn(lambda i: ExecCall(i, h, payload).run(), call_id)
+    elif op == "py":
+        name = str(h.get("session") or "default")
+        spawn(lambda i: session(name).run(i, h, payload.decode("utf-8", "replace")), call_id)
+    elif op == "py_close":
+        name = str(h.get("session") or "default")
+        with SESSIONS_LOCK:
+            s = SESSIONS.pop(name, None)
+        if s:
+            s.close()
+        send_result(call_id)
+    elif op == "signal":
+        target = RUNNING.get(h.get("target"))
+        if target:
+            target.stop(h.get("limit") or "CANCELLED")
+        send_result(call_id, found=target is not None)
+    elif op and op.startswith("fs_"):
+        # File ops run inline: they are short and the channel preserves their chunk order.
+        fs_op(call_id, h, payload)
+    elif op == "ping":
+        send_result(call_id)
+    else:
+        send_error(call_id, "UNKNOWN_OP", "unknown operation %r" % op)
+
+
+def main():
+    global WORKER_SOURCE
+    WORKER_SOURCE = AGENTNEST_WORKER_SOURCE  # noqa: F821 - injected by the bootstrap
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    send({"ev": "ready", "version": PROTOCOL_VERSION, "pid": os.getpid()})
+    while True:
+        frame = read_frame()
+        if frame is None:
+            # Host detached. Stay up: the host may reattach (Sandbox.connect); the container
+            # runtime keeps our stdin open while the container lives.
+            time.sleep(0.2)
+            continue
+        header, payload = frame
+        if header.get("op") == "shutdown":
+            for s in list(SESSIONS.values()):
+                s.close()
+            os._exit(0)
+        try:
+            handle(header, payload)
+        except Exception as e:  # noqa: BLE001
+            send_error(header.get("id"), "AGENT", "%s: %s" % (type(e).__name__, e))
+
+
+main()

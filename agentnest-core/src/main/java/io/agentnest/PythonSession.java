@@ -1,0 +1,22 @@
+package io.agentnest;
+
+/**
+ * A long-lived Python interpreter inside a sandbox. Variables, imports and definitions persist
+ * between calls.
+ *
+ * <pre>{@code
+ * PythonSession s = sandbox.pythonSession("analysis");
+ * s.run("import statistics; xs = [1, 2, 3]");
+ * s.run("statistics.mean(xs)").result();   // "2"
+ * }</pre>
+ */
+public interface PythonSession {
+  String name();
+
+  ExecResult run(String code);
+
+  ExecResult run(String code, ExecOptions options);
+
+  /** Ends the interpreter; the next call starts a fresh one. */
+  void close();
+}

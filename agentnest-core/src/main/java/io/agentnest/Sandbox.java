@@ -1,0 +1,83 @@
+package io.agentnest;
+
+import io.agentnest.internal.Backends;
+import io.agentnest.internal.DefaultSandbox;
+import java.util.List;
+
+/**
+ * An isolated sandbox: run Python in persistent sessions, shell commands, and work with files, all
+ * inside a hardened container with no network.
+ *
+ * <pre>{@code
+ * try (Sandbox sandbox = Sandbox.create()) {
+ *   sandbox.runCode("a = 10; print(a * 2)").output();   // "20\n"
+ *   sandbox.runCode("a + 1").result();                   // "11"
+ *   sandbox.exec("ls -la /workspace").exitCode();        // 0
+ *   sandbox.files().write("data/in.csv", bytes);
+ * }
+ * }</pre>
+ *
+ * <p>{@link #close()} destroys the sandbox; it is idempotent.
+ */
+public interface Sandbox extends AutoCloseable {
+
+  /** Creates a sandbox with {@link SandboxConfig#defaults()}. */
+  static Sandbox create() {
+    return create(SandboxConfig.defaults());
+  }
+
+  /** Creates a sandbox; throws when the backend cannot enforce the configuration. */
+  static Sandbox create(SandboxConfig config) {
+    return DefaultSandbox.create(config);
+  }
+
+  /** Reattaches to a running managed sandbox of the default backend by id (or unique prefix). */
+  static Sandbox connect(String id) {
+    return DefaultSandbox.connect(Backends.get("docker"), id);
+  }
+
+  /** Managed sandboxes of the default backend. */
+  static List<SandboxInfo> list() {
+    return Backends.get("docker").list();
+  }
+
+  /** Sandbox id (the backend's id). */
+  String id();
+
+  /** Runs Python code in the default session; variables persist across calls. */
+  ExecResult runCode(String code);
+
+  /** Runs Python code in the default session with per-call options. */
+  ExecResult runCode(String code, ExecOptions options);
+
+  /** A named, independent Python session (created on first use). */
+  PythonSession pythonSession(String name);
+
+  /** Runs a shell command ({@code /bin/sh -c}) in the workspace. */
+  ExecResult exec(String command);
+
+  /** Runs a shell command with per-call options. */
+  ExecResult exec(String command, ExecOptions options);
+
+  /** Runs a program with explicit arguments, no shell involved. */
+  ExecResult exec(List<String> argv, ExecOptions options);
+
+  /** Path-safe access to the workspace. */
+  SandboxFiles files();
+
+  /** The configuration the sandbox was created with. */
+  SandboxConfig config();
+
+  /** Whether the sandbox's agent still answers. */
+  boolean isAlive();
+
+  /** Closes this handle's channel but leaves the sandbox running (see {@link #connect}). */
+  void detach();
+
+  /** Destroys the sandbox and everything in it. Idempotent. */
+  void destroy();
+
+  /** Same as {@link #destroy()}. */
+  @Override
+  void close();
+}

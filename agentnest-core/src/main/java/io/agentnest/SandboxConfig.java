@@ -1,0 +1,377 @@
+package io.agentnest;
+
+import io.agentnest.internal.Sizes;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Immutable sandbox configuration. Every security control is on by default; {@link
+ * Builder#build()} validates and names the field and the fix when a value is wrong.
+ *
+ * <pre>{@code
+ * SandboxConfig config = SandboxConfig.builder()
+ *     .image("agentnest/python:latest")
+ *     .memory("1g")
+ *     .cpus(2)
+ *     .env("MODE", "test")
+ *     .execTimeout(Duration.ofSeconds(30))
+ *     .build();
+ * }</pre>
+ */
+public final class SandboxConfig {
+  /** The image {@code agentnest image build} produces. */
+  public static final String DEFAULT_IMAGE = "agentnest/python:latest";
+
+  /** Where the workspace lives inside every sandbox. */
+  public static final String WORKSPACE = "/workspace";
+
+  static final int MAX_STDIN_BYTES = 4 << 20;
+  private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
+  private static final Pattern LABEL_KEY = Pattern.compile("[a-z0-9]([a-z0-9._/-]{0,126}[a-z0-9])?");
+  private static final Pattern USER = Pattern.compile("[0-9]{1,10}(:[0-9]{1,10})?");
+
+  private final String backend;
+  private final String image;
+  private final @Nullable String runtime;
+  private final double cpus;
+  private final long memoryBytes;
+  private final long pidsLimit;
+  private final long tmpSizeBytes;
+  private final long workspaceSizeBytes;
+  private final Map<String, String> env;
+  private final String workdir;
+  private final Map<String, String> labels;
+  private final Duration execTimeout;
+  private final long maxOutputBytes;
+  private final Duration startTimeout;
+  private final String user;
+  private final boolean readOnlyRootFilesystem;
+  private final @Nullable String seccompProfile;
+
+  private SandboxConfig(Builder b) {
+    this.backend = b.backend;
+    this.image = b.image;
+    this.runtime = b.runtime;
+    this.cpus = b.cpus;
+    this.memoryBytes = b.memoryBytes;
+    this.pidsLimit = b.pidsLimit;
+    this.tmpSizeBytes = b.tmpSizeBytes;
+    this.workspaceSizeBytes = b.workspaceSizeBytes;
+    this.env = Map.copyOf(b.env);
+    this.workdir = b.workdir;
+    this.labels = Map.copyOf(b.labels);
+    this.execTimeout = b.execTimeout;
+    this.maxOutputBytes = b.maxOutputBytes;
+    this.startTimeout = b.startTimeout;
+    this.user = b.user;
+    this.readOnlyRootFilesystem = b.readOnlyRootFilesystem;
+    this.seccompProfile = b.seccompProfile;
+  }
+
+  /** The defaults: Docker, {@value #DEFAULT_IMAGE}, hardened, no network. */
+  public static SandboxConfig defaults() {
+    return builder().build();
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** A builder pre-filled with this configuration. */
+  public Builder toBuilder() {
+    Builder b = new Builder();
+    b.backend = backend;
+    b.image = image;
+    b.runtime = runtime;
+    b.cpus = cpus;
+    b.memoryBytes = memoryBytes;
+    b.pidsLimit = pidsLimit;
+    b.tmpSizeBytes = tmpSizeBytes;
+    b.workspaceSizeBytes = workspaceSizeBytes;
+    b.env.putAll(env);
+    b.workdir = workdir;
+    b.labels.putAll(labels);
+    b.execTimeout = execTimeout;
+    b.maxOutputBytes = maxOutputBytes;
+    b.startTimeout = startTimeout;
+    b.user = user;
+    b.readOnlyRootFilesystem = readOnlyRootFilesystem;
+    b.seccompProfile = seccompProfile;
+    return b;
+  }
+
+  public String backend() {
+    return backend;
+  }
+
+  public String image() {
+    return image;
+  }
+
+  /** OCI runtime name ({@code runc}, {@code gvisor}/{@code runsc}, ...) or null for the default. */
+  public @Nullable String runtime() {
+    return runtime;
+  }
+
+  public double cpus() {
+    return cpus;
+  }
+
+  public long memoryBytes() {
+    return memoryBytes;
+  }
+
+  public long pidsLimit() {
+    return pidsLimit;
+  }
+
+  public long tmpSizeBytes() {
+    return tmpSizeBytes;
+  }
+
+  public long workspaceSizeBytes() {
+    return workspaceSizeBytes;
+  }
+
+  public Map<String, String> env() {
+    return env;
+  }
+
+  public String workdir() {
+    return workdir;
+  }
+
+  public Map<String, String> labels() {
+    return labels;
+  }
+
+  public Duration execTimeout() {
+    return execTimeout;
+  }
+
+  public long maxOutputBytes() {
+    return maxOutputBytes;
+  }
+
+  public Duration startTimeout() {
+    return startTimeout;
+  }
+
+  public String user() {
+    return user;
+  }
+
+  public boolean readOnlyRootFilesystem() {
+    return readOnlyRootFilesystem;
+  }
+
+  /** A seccomp profile (JSON) replacing AgentNest's own, or null for AgentNest's own. */
+  public @Nullable String seccompProfile() {
+    return seccompProfile;
+  }
+
+  static void checkEnvName(String name) {
+    if (!ENV_NAME.matcher(name).matches()) {
+      throw new ConfigException(
+          "environment variable name '"
+              + name
+              + "' is invalid: use letters, digits and '_', not starting with a digit");
+    }
+  }
+
+  /** Builder; {@link #build()} validates every field. */
+  public static final class Builder {
+    private String backend = "docker";
+    private String image = DEFAULT_IMAGE;
+    private @Nullable String runtime;
+    private double cpus = 1.0;
+    private long memoryBytes = 512L << 20;
+    private long pidsLimit = 256;
+    private long tmpSizeBytes = 64L << 20;
+    private long workspaceSizeBytes = 512L << 20;
+    private final Map<String, String> env = new LinkedHashMap<>();
+    private String workdir = WORKSPACE;
+    private final Map<String, String> labels = new LinkedHashMap<>();
+    private Duration execTimeout = Duration.ofSeconds(60);
+    private long maxOutputBytes = 10L << 20;
+    private Duration startTimeout = Duration.ofSeconds(30);
+    private String user = "65534:65534";
+    private boolean readOnlyRootFilesystem = true;
+    private @Nullable String seccompProfile;
+
+    private Builder() {}
+
+    /** Backend name as registered through the {@code RuntimeBackend} SPI; default {@code docker}. */
+    public Builder backend(String backend) {
+      this.backend = Objects.requireNonNull(backend, "backend");
+      return this;
+    }
+
+    public Builder image(String image) {
+      this.image = Objects.requireNonNull(image, "image");
+      return this;
+    }
+
+    /** OCI runtime: {@code runc}, {@code gvisor} (alias of {@code runsc}), or any registered one. */
+    public Builder runtime(@Nullable String runtime) {
+      this.runtime = runtime;
+      return this;
+    }
+
+    public Builder cpus(double cpus) {
+      this.cpus = cpus;
+      return this;
+    }
+
+    public Builder memoryBytes(long bytes) {
+      this.memoryBytes = bytes;
+      return this;
+    }
+
+    /** Memory limit as a size such as {@code 512m} or {@code 2g}. */
+    public Builder memory(String size) {
+      this.memoryBytes = Sizes.parse("memory", size);
+      return this;
+    }
+
+    public Builder pidsLimit(long pids) {
+      this.pidsLimit = pids;
+      return this;
+    }
+
+    public Builder tmpSizeBytes(long bytes) {
+      this.tmpSizeBytes = bytes;
+      return this;
+    }
+
+    public Builder workspaceSizeBytes(long bytes) {
+      this.workspaceSizeBytes = bytes;
+      return this;
+    }
+
+    public Builder env(String name, String value) {
+      env.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(value, "value"));
+      return this;
+    }
+
+    public Builder env(Map<String, String> values) {
+      values.forEach(this::env);
+      return this;
+    }
+
+    /** Default working directory of commands: absolute, or relative to the workspace. */
+    public Builder workdir(String workdir) {
+      this.workdir = Objects.requireNonNull(workdir, "workdir");
+      return this;
+    }
+
+    /** A user label on the sandbox (keys under {@code agentnest.} are reserved). */
+    public Builder label(String key, String value) {
+      labels.put(Objects.requireNonNull(key, "key"), Objects.requireNonNull(value, "value"));
+      return this;
+    }
+
+    /** Default wall-time limit of each execution. */
+    public Builder execTimeout(Duration timeout) {
+      this.execTimeout = Objects.requireNonNull(timeout, "timeout");
+      return this;
+    }
+
+    /** Default cap on stdout+stderr bytes per execution. */
+    public Builder maxOutputBytes(long bytes) {
+      this.maxOutputBytes = bytes;
+      return this;
+    }
+
+    /** How long creating the sandbox and starting its agent may take. */
+    public Builder startTimeout(Duration timeout) {
+      this.startTimeout = Objects.requireNonNull(timeout, "timeout");
+      return this;
+    }
+
+    /** Numeric {@code uid[:gid]} to run as; default {@code 65534:65534} (nobody). */
+    public Builder user(String user) {
+      this.user = Objects.requireNonNull(user, "user");
+      return this;
+    }
+
+    /** Turns the read-only root filesystem off (on by default). */
+    public Builder readOnlyRootFilesystem(boolean readOnly) {
+      this.readOnlyRootFilesystem = readOnly;
+      return this;
+    }
+
+    /** Replaces AgentNest's seccomp profile with the given JSON profile. */
+    public Builder seccompProfile(@Nullable String json) {
+      this.seccompProfile = json;
+      return this;
+    }
+
+    public SandboxConfig build() {
+      if (backend.isBlank()) {
+        throw new ConfigException("backend is empty: use 'docker' (the default)");
+      }
+      if (image.isBlank() || image.chars().anyMatch(Character::isWhitespace)) {
+        throw new ConfigException(
+            "image '" + image + "' is invalid: use a name such as " + DEFAULT_IMAGE);
+      }
+      if (runtime != null && !runtime.matches("[A-Za-z0-9][A-Za-z0-9._-]{0,63}")) {
+        throw new ConfigException(
+            "runtime '" + runtime + "' is invalid: use runc, gvisor, or a registered runtime name");
+      }
+      if (!(cpus > 0 && cpus <= 1024)) {
+        throw new ConfigException("cpus must be in (0, 1024], got " + cpus + ": e.g. cpus(1.5)");
+      }
+      requireAtLeast("memory", memoryBytes, 16L << 20, "16m");
+      if (pidsLimit < 8) {
+        throw new ConfigException(
+            "pidsLimit must be at least 8 (the agent needs a few), got " + pidsLimit);
+      }
+      requireAtLeast("tmpSize", tmpSizeBytes, 1L << 20, "1m");
+      requireAtLeast("workspaceSize", workspaceSizeBytes, 1L << 20, "1m");
+      env.keySet().forEach(SandboxConfig::checkEnvName);
+      for (String key : labels.keySet()) {
+        if (!LABEL_KEY.matcher(key).matches()) {
+          throw new ConfigException(
+              "label key '" + key + "' is invalid: use lowercase letters, digits, '.', '-', '/'");
+        }
+        if (key.startsWith("agentnest.")) {
+          throw new ConfigException(
+              "label key '" + key + "' is reserved: keys under 'agentnest.' are set by AgentNest");
+        }
+      }
+      if (workdir.isBlank() || workdir.contains("\0")) {
+        throw new ConfigException("workdir is empty or contains NUL: use e.g. /workspace");
+      }
+      if (execTimeout.isNegative() || execTimeout.isZero()) {
+        throw new ConfigException("execTimeout must be positive, got " + execTimeout);
+      }
+      if (startTimeout.isNegative() || startTimeout.isZero()) {
+        throw new ConfigException("startTimeout must be positive, got " + startTimeout);
+      }
+      if (maxOutputBytes < 0) {
+        throw new ConfigException("maxOutputBytes must be >= 0, got " + maxOutputBytes);
+      }
+      if (!USER.matcher(user).matches()) {
+        throw new ConfigException(
+            "user '" + user + "' is invalid: use a numeric uid[:gid] such as 65534:65534");
+      }
+      if (user.equals("0") || user.startsWith("0:")) {
+        throw new ConfigException(
+            "user '" + user + "' is root: sandboxes run as a non-root user; use e.g. 1000:1000");
+      }
+      return new SandboxConfig(this);
+    }
+
+    private static void requireAtLeast(String field, long value, long min, String example) {
+      if (value < min) {
+        throw new ConfigException(
+            field + " must be at least " + example + " (" + min + " bytes), got " + value);
+      }
+    }
+  }
+}

@@ -1,0 +1,245 @@
+package io.agentnest.internal;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentnest.AgentNestException;
+import io.agentnest.SandboxClosedException;
+import io.agentnest.spi.BackendSandbox;
+import java.io.BufferedInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one long-lived, multiplexed channel to a sandbox's agent. Every call gets an id; a reader
+ * thread routes the agent's frames to the call they belong to. If the agent dies or breaks the
+ * protocol, every pending call fails at once with the reason: nothing waits forever.
+ */
+public final class AgentChannel implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(AgentChannel.class);
+
+  private final BackendSandbox connection;
+  private final String sandboxId;
+  private final InputStream in;
+  private final OutputStream out;
+  private final Object writeLock = new Object();
+  private final ConcurrentHashMap<Long, Pending> pending = new ConcurrentHashMap<>();
+  private final AtomicLong ids = new AtomicLong(1);
+  private final CompletableFuture<Frame> ready = new CompletableFuture<>();
+  private final Thread reader;
+  private volatile @Nullable String deathReason;
+  private volatile boolean closing;
+
+  private record Pending(Consumer<Frame> events, CompletableFuture<Frame> done) {}
+
+  public AgentChannel(BackendSandbox connection) {
+    this.connection = connection;
+    this.sandboxId = connection.id();
+    this.in = new BufferedInputStream(connection.fromAgent(), 256 * 1024);
+    this.out = connection.toAgent();
+    this.reader = new Thread(this::readLoop, "agentnest-channel-" + shortId(sandboxId));
+    this.reader.setDaemon(true);
+    this.reader.start();
+  }
+
+  private static String shortId(String id) {
+    return id.length() > 12 ? id.substring(0, 12) : id;
+  }
+
+  /** Sends raw bytes (the bootstrap payload) before the agent speaks the protocol. */
+  public void sendRaw(byte[] bytes) {
+    synchronized (writeLock) {
+      try {
+        out.write(bytes);
+        out.flush();
+      } catch (IOException e) {
+        throw die("cannot write to the sandbox: " + e.getMessage(), e);
+      }
+    }
+  }
+
+  /** Waits for the agent's first frame after the bootstrap. */
+  public Frame awaitReady(Duration timeout) {
+    return await(ready, timeout, "start");
+  }
+
+  public long newId() {
+    return ids.getAndIncrement();
+  }
+
+  /** Registers a call so that its frames are routed to {@code events} and its result awaited. */
+  public CompletableFuture<Frame> register(long id, Consumer<Frame> events) {
+    CompletableFuture<Frame> done = new CompletableFuture<>();
+    String dead = deathReason;
+    if (dead != null) {
+      done.completeExceptionally(closed(dead));
+      return done;
+    }
+    pending.put(id, new Pending(events, done));
+    return done;
+  }
+
+  /** Sends one frame of a call. */
+  public void send(ObjectNode header, byte[] payload) {
+    String dead = deathReason;
+    if (dead != null) {
+      throw closed(dead);
+    }
+    byte[] frame = FrameCodec.encode(header, payload);
+    synchronized (writeLock) {
+      try {
+        out.write(frame);
+        out.flush();
+      } catch (IOException e) {
+        throw die("cannot write to the sandbox agent: " + e.getMessage(), e);
+      }
+    }
+  }
+
+  /** Starts a call: registers it, sends its frame, returns the future of its final frame. */
+  public CompletableFuture<Frame> call(ObjectNode header, byte[] payload, Consumer<Frame> events) {
+    long id = newId();
+    header.put("id", id);
+    CompletableFuture<Frame> done = register(id, events);
+    try {
+      send(header, payload);
+    } catch (RuntimeException e) {
+      pending.remove(id);
+      throw e;
+    }
+    return done;
+  }
+
+  /** A call with no streamed events, awaited. */
+  public Frame request(ObjectNode header, byte[] payload, Duration timeout) {
+    return await(call(header, payload, f -> {}), timeout, header.path("op").asText());
+  }
+
+  public Frame await(CompletableFuture<Frame> done, Duration timeout, String what) {
+    try {
+      return done.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      throw new AgentNestException(
+          "the agent of sandbox "
+              + shortId(sandboxId)
+              + " did not answer '"
+              + what
+              + "' within "
+              + timeout.toMillis()
+              + " ms: the sandbox may be overloaded or stuck; check it with 'agentnest ls'"
+              + " or destroy it");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AgentNestException("interrupted while waiting for the sandbox agent", e);
+    } catch (ExecutionException e) {
+      Throwable c = e.getCause() == null ? e : e.getCause();
+      if (c instanceof AgentNestException ane) {
+        throw ane;
+      }
+      throw new AgentNestException("sandbox call failed: " + c, c);
+    }
+  }
+
+  /** Forgets a call whose result is no longer wanted. */
+  public void abandon(long id) {
+    pending.remove(id);
+  }
+
+  public boolean isAlive() {
+    return deathReason == null;
+  }
+
+  public @Nullable String deathReason() {
+    return deathReason;
+  }
+
+  private void readLoop() {
+    try {
+      while (true) {
+        Frame f = FrameCodec.read(in);
+        if (f == null) {
+          String diag = connection.diagnostics();
+          die(
+              closing
+                  ? "the sandbox channel was closed"
+                  : "the sandbox agent exited (channel closed)"
+                      + (diag.isBlank() ? "" : "; its last words: " + diag.strip()),
+              null);
+          return;
+        }
+        route(f);
+      }
+    } catch (ProtocolException e) {
+      die("protocol violation from sandbox: " + e.getMessage() + "; the sandbox is unusable", e);
+    } catch (IOException e) {
+      die(closing ? "the sandbox channel was closed" : "lost the sandbox channel: " + e, e);
+    } catch (RuntimeException e) {
+      die("channel reader failed: " + e, e);
+    }
+  }
+
+  private void route(Frame f) {
+    String ev = f.ev();
+    if (ev.equals("ready")) {
+      ready.complete(f);
+      return;
+    }
+    long id = f.id();
+    Pending p = pending.get(id);
+    if (p == null) {
+      LOG.debug("dropping frame '{}' for unknown call {}", ev, id);
+      return;
+    }
+    if (ev.equals("res") || ev.equals("err")) {
+      pending.remove(id);
+      p.done.complete(f);
+      return;
+    }
+    try {
+      p.events.accept(f);
+    } catch (RuntimeException e) {
+      LOG.warn("output listener of call {} failed", id, e);
+    }
+  }
+
+  private SandboxClosedException die(String reason, @Nullable Throwable cause) {
+    String first = deathReason;
+    if (first == null) {
+      deathReason = reason;
+      first = reason;
+      SandboxClosedException ex = closed(reason);
+      ready.completeExceptionally(ex);
+      for (Long id : pending.keySet()) {
+        Pending p = pending.remove(id);
+        if (p != null) {
+          p.done.completeExceptionally(ex);
+        }
+      }
+      if (cause != null) {
+        LOG.debug("channel of {} died", sandboxId, cause);
+      }
+    }
+    return closed(first);
+  }
+
+  private SandboxClosedException closed(String reason) {
+    return new SandboxClosedException("sandbox " + shortId(sandboxId) + ": " + reason);
+  }
+
+  @Override
+  public void close() {
+    closing = true;
+    connection.close();
+    die("the sandbox channel was closed", null);
+  }
+}

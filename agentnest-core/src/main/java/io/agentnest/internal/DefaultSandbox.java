@@ -1,0 +1,266 @@
+package io.agentnest.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentnest.AgentNestException;
+import io.agentnest.ExecOptions;
+import io.agentnest.ExecResult;
+import io.agentnest.ImageNotFoundException;
+import io.agentnest.PythonSession;
+import io.agentnest.Sandbox;
+import io.agentnest.SandboxClosedException;
+import io.agentnest.SandboxConfig;
+import io.agentnest.SandboxFiles;
+import io.agentnest.SandboxInfo;
+import io.agentnest.agent.AgentSources;
+import io.agentnest.spi.BackendSandbox;
+import io.agentnest.spi.Labels;
+import io.agentnest.spi.RuntimeBackend;
+import io.agentnest.spi.SandboxSpec;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The {@link Sandbox} implementation: policy translation, channel calls, lifecycle. */
+public final class DefaultSandbox implements Sandbox {
+  private static final Logger LOG = LoggerFactory.getLogger(DefaultSandbox.class);
+
+  /** Time the agent gets beyond a call's own timeout to stop it (TERM, grace, KILL) and answer. */
+  static final Duration ANSWER_MARGIN = Duration.ofSeconds(10);
+
+  private final RuntimeBackend backend;
+  private final String id;
+  private final SandboxConfig config;
+  private final AgentChannel channel;
+  private final DefaultSandboxFiles files;
+  private final Map<String, DefaultPythonSession> sessions = new ConcurrentHashMap<>();
+  private final AtomicBoolean destroyed = new AtomicBoolean();
+
+  private DefaultSandbox(
+      RuntimeBackend backend, String id, SandboxConfig config, AgentChannel channel) {
+    this.backend = backend;
+    this.id = id;
+    this.config = config;
+    this.channel = channel;
+    this.files = new DefaultSandboxFiles(channel);
+  }
+
+  public static Sandbox create(SandboxConfig config) {
+    RuntimeBackend backend = Backends.get(config.backend());
+    SandboxSpec spec = SecurityPolicy.specFor(config);
+    BackendSandbox bs = backend.create(spec);
+    AgentChannel channel = null;
+    try {
+      channel = new AgentChannel(bs);
+      channel.sendRaw(AgentSources.bootstrapPayload());
+      try {
+        channel.awaitReady(config.startTimeout());
+      } catch (SandboxClosedException e) {
+        String diag = bs.diagnostics();
+        if (diag.contains("python3") || diag.contains("executable file not found")) {
+          throw new ImageNotFoundException(
+              "image '"
+                  + config.image()
+                  + "' cannot run the AgentNest agent: it has no python3 ("
+                  + diag.strip()
+                  + "); use an image with python3, e.g. "
+                  + SandboxConfig.DEFAULT_IMAGE);
+        }
+        throw e;
+      }
+      DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), config, channel);
+      sb.hello();
+      return sb;
+    } catch (RuntimeException e) {
+      if (channel != null) {
+        channel.close();
+      } else {
+        bs.close();
+      }
+      try {
+        backend.destroy(bs.id());
+      } catch (RuntimeException cleanup) {
+        e.addSuppressed(cleanup);
+      }
+      throw e;
+    }
+  }
+
+  public static Sandbox connect(RuntimeBackend backend, String idOrPrefix) {
+    BackendSandbox bs = backend.attach(idOrPrefix);
+    SandboxInfo info =
+        backend
+            .inspect(bs.id())
+            .orElseThrow(
+                () -> new AgentNestException("sandbox " + idOrPrefix + " vanished while attaching"));
+    SandboxConfig.Builder b = SandboxConfig.builder().backend(backend.name()).image(info.image());
+    Map<String, String> labels = info.labels();
+    parseLong(labels.get(Labels.EXEC_TIMEOUT_MS))
+        .ifPresent(ms -> b.execTimeout(Duration.ofMillis(Math.max(1, ms))));
+    parseLong(labels.get(Labels.MAX_OUTPUT)).ifPresent(n -> b.maxOutputBytes(Math.max(0, n)));
+    AgentChannel channel = new AgentChannel(bs);
+    try {
+      DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), b.build(), channel);
+      sb.hello();
+      return sb;
+    } catch (RuntimeException e) {
+      channel.close();
+      throw e;
+    }
+  }
+
+  private static java.util.Optional<Long> parseLong(@org.jspecify.annotations.Nullable String s) {
+    if (s == null) {
+      return java.util.Optional.empty();
+    }
+    try {
+      return java.util.Optional.of(Long.parseLong(s));
+    } catch (NumberFormatException e) {
+      return java.util.Optional.empty();
+    }
+  }
+
+  private void hello() {
+    Frame f = channel.request(Json.object().put("op", "hello"), new byte[0], Duration.ofSeconds(10));
+    if (!f.ev().equals("res")) {
+      throw new AgentNestException("agent refused hello: " + f.header());
+    }
+    LOG.debug("sandbox {} agent {}", id, f.header());
+  }
+
+  @Override
+  public String id() {
+    return id;
+  }
+
+  @Override
+  public SandboxConfig config() {
+    return config;
+  }
+
+  @Override
+  public ExecResult runCode(String code) {
+    return pythonSession("default").run(code);
+  }
+
+  @Override
+  public ExecResult runCode(String code, ExecOptions options) {
+    return pythonSession("default").run(code, options);
+  }
+
+  @Override
+  public PythonSession pythonSession(String name) {
+    if (!name.matches("[A-Za-z0-9_.-]{1,64}")) {
+      throw new io.agentnest.ConfigException(
+          "session name '" + name + "' is invalid: use 1-64 letters, digits, '_', '.', '-'");
+    }
+    return sessions.computeIfAbsent(name, n -> new DefaultPythonSession(this, n));
+  }
+
+  @Override
+  public ExecResult exec(String command) {
+    return exec(command, ExecOptions.defaults());
+  }
+
+  @Override
+  public ExecResult exec(String command, ExecOptions options) {
+    ObjectNode h = Json.object().put("op", "exec").put("cmd", command);
+    return run(h, options.stdin(), options, false);
+  }
+
+  @Override
+  public ExecResult exec(List<String> argv, ExecOptions options) {
+    if (argv.isEmpty()) {
+      throw new io.agentnest.ConfigException("argv is empty: give at least the program to run");
+    }
+    ObjectNode h = Json.object().put("op", "exec");
+    argv.forEach(h.putArray("argv")::add);
+    return run(h, options.stdin(), options, false);
+  }
+
+  ExecResult run(ObjectNode h, byte[] payload, ExecOptions options, boolean python) {
+    checkUsable();
+    Duration timeout = options.timeout() != null ? options.timeout() : config.execTimeout();
+    long maxOut =
+        options.maxOutputBytes() != null ? options.maxOutputBytes() : config.maxOutputBytes();
+    h.put("timeout_ms", Math.max(1, timeout.toMillis())).put("max_output", maxOut);
+    if (!python) {
+      h.put("cwd", options.workdir() != null ? options.workdir() : config.workdir());
+      if (!options.env().isEmpty()) {
+        ObjectNode env = h.putObject("env");
+        options.env().forEach(env::put);
+      }
+    }
+    OutputCollector collector = new OutputCollector(maxOut, options.onOutput());
+    CompletableFuture<Frame> done = channel.call(h, payload, collector);
+    Frame f = channel.await(done, timeout.plus(ANSWER_MARGIN), h.path("op").asText());
+    if (f.ev().equals("err")) {
+      throw agentError(f.header());
+    }
+    return collector.toResult(f.header(), python);
+  }
+
+  static AgentNestException agentError(JsonNode h) {
+    String code = Bounded.text(h.path("code").asText("AGENT"), 64);
+    String msg = Bounded.text(h.path("message").asText("(no message)"), 4096);
+    if (code.equals("BAD_PATH")) {
+      return new io.agentnest.FileOperationException(code, msg);
+    }
+    return new AgentNestException("sandbox agent error " + code + ": " + msg);
+  }
+
+  AgentChannel channel() {
+    return channel;
+  }
+
+  void checkUsable() {
+    if (destroyed.get()) {
+      throw new SandboxClosedException(
+          "sandbox " + id + " was destroyed: create a new one with Sandbox.create()");
+    }
+  }
+
+  @Override
+  public SandboxFiles files() {
+    checkUsable();
+    return files;
+  }
+
+  @Override
+  public boolean isAlive() {
+    return !destroyed.get() && channel.isAlive();
+  }
+
+  @Override
+  public void detach() {
+    channel.close();
+  }
+
+  @Override
+  public void destroy() {
+    if (destroyed.compareAndSet(false, true)) {
+      channel.close();
+      backend.destroy(id);
+    }
+  }
+
+  @Override
+  public void close() {
+    destroy();
+  }
+
+  @Override
+  public String toString() {
+    return "Sandbox[" + id.substring(0, Math.min(12, id.length())) + ", " + config.image() + "]";
+  }
+
+  static byte[] utf8(String s) {
+    return s.getBytes(StandardCharsets.UTF_8);
+  }
+}

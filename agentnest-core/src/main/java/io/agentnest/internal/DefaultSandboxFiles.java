@@ -1,0 +1,184 @@
+package io.agentnest.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentnest.FileInfo;
+import io.agentnest.FileOperationException;
+import io.agentnest.SandboxFiles;
+import java.io.ByteArrayOutputStream;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.CompletableFuture;
+
+/** File operations over the agent channel; paths checked here and again by the agent. */
+final class DefaultSandboxFiles implements SandboxFiles {
+  static final int CHUNK = 1 << 20;
+  static final long MAX_READ = 64L << 20;
+  private static final Duration TIMEOUT = Duration.ofSeconds(60);
+
+  private final AgentChannel channel;
+
+  DefaultSandboxFiles(AgentChannel channel) {
+    this.channel = channel;
+  }
+
+  @Override
+  public FileInfo write(String path, byte[] data) {
+    String p = PathRules.checkEntry(path);
+    long id = channel.newId();
+    CompletableFuture<Frame> done = channel.register(id, f -> {});
+    int off = 0;
+    do {
+      int n = Math.min(CHUNK, data.length - off);
+      boolean last = off + n >= data.length;
+      ObjectNode h = Json.object().put("op", "fs_write").put("id", id).put("last", last);
+      if (off == 0) {
+        h.put("path", p);
+      }
+      channel.send(h, Arrays.copyOfRange(data, off, off + n));
+      off += n;
+      if (done.isDone()) {
+        break; // the agent refused early (bad path, no space); stop sending
+      }
+    } while (off < data.length);
+    JsonNode res = check(channel.await(done, TIMEOUT, "write " + p), p);
+    return new FileInfo(
+        res.path("path").asText(p), FileInfo.Type.FILE, res.path("size").asLong(), 0644,
+        Instant.now());
+  }
+
+  @Override
+  public byte[] read(String path) {
+    String p = PathRules.checkEntry(path);
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    long[] got = {0};
+    boolean[] over = {false};
+    ObjectNode h = Json.object().put("op", "fs_read").put("path", p).put("max_bytes", MAX_READ);
+    CompletableFuture<Frame> done =
+        channel.call(
+            h,
+            new byte[0],
+            f -> {
+              if (!f.ev().equals("data")) {
+                return;
+              }
+              synchronized (buf) {
+                got[0] += f.payload().length;
+                if (got[0] > MAX_READ) {
+                  over[0] = true;
+                  return;
+                }
+                buf.writeBytes(f.payload());
+              }
+            });
+    check(channel.await(done, TIMEOUT, "read " + p), p);
+    synchronized (buf) {
+      if (over[0]) {
+        throw new FileOperationException(
+            "TOO_LARGE", "'" + p + "' is larger than the read limit of " + MAX_READ + " bytes");
+      }
+      return buf.toByteArray();
+    }
+  }
+
+  @Override
+  public List<FileInfo> list(String path) {
+    return list(path, false);
+  }
+
+  @Override
+  public List<FileInfo> listRecursive(String path) {
+    return list(path, true);
+  }
+
+  private List<FileInfo> list(String path, boolean recursive) {
+    String p = PathRules.check(path);
+    ObjectNode h =
+        Json.object().put("op", "fs_list").put("path", p).put("recursive", recursive);
+    JsonNode res = check(channel.request(h, new byte[0], TIMEOUT), p);
+    List<FileInfo> out = new ArrayList<>();
+    for (JsonNode e : res.path("entries")) {
+      out.add(entry(e));
+      if (out.size() >= 100_000) {
+        break;
+      }
+    }
+    return List.copyOf(out);
+  }
+
+  @Override
+  public FileInfo stat(String path) {
+    String p = PathRules.check(path);
+    JsonNode res =
+        check(channel.request(Json.object().put("op", "fs_stat").put("path", p), new byte[0],
+            TIMEOUT), p);
+    return entry(res.path("entry"));
+  }
+
+  @Override
+  public boolean exists(String path) {
+    try {
+      stat(path);
+      return true;
+    } catch (FileOperationException e) {
+      if (e.code().equals("NOT_FOUND")) {
+        return false;
+      }
+      throw e;
+    }
+  }
+
+  @Override
+  public void delete(String path) {
+    delete(path, false);
+  }
+
+  @Override
+  public void deleteRecursive(String path) {
+    delete(path, true);
+  }
+
+  private void delete(String path, boolean recursive) {
+    String p = PathRules.checkEntry(path);
+    ObjectNode h =
+        Json.object().put("op", "fs_delete").put("path", p).put("recursive", recursive);
+    check(channel.request(h, new byte[0], TIMEOUT), p);
+  }
+
+  @Override
+  public FileInfo mkdir(String path) {
+    String p = PathRules.checkEntry(path);
+    check(
+        channel.request(Json.object().put("op", "fs_mkdir").put("path", p), new byte[0], TIMEOUT),
+        p);
+    return stat(p);
+  }
+
+  private static JsonNode check(Frame f, String path) {
+    if (f.ev().equals("err")) {
+      String code = Bounded.text(f.header().path("code").asText("IO"), 64);
+      String msg = Bounded.text(f.header().path("message").asText(""), 4096);
+      throw new FileOperationException(code, msg.isEmpty() ? code + " on '" + path + "'" : msg);
+    }
+    return f.header();
+  }
+
+  private static FileInfo entry(JsonNode e) {
+    FileInfo.Type type;
+    try {
+      type = FileInfo.Type.valueOf(e.path("type").asText("other").toUpperCase(Locale.ROOT));
+    } catch (IllegalArgumentException ex) {
+      type = FileInfo.Type.OTHER;
+    }
+    return new FileInfo(
+        Bounded.text(e.path("path").asText(""), PathRules.MAX_PATH_BYTES),
+        type,
+        e.path("size").asLong(0),
+        e.path("mode").asInt(0),
+        Instant.ofEpochMilli(e.path("mtime_ms").asLong(0)));
+  }
+}

@@ -1,0 +1,105 @@
+package io.agentnest.internal;
+
+import io.agentnest.SandboxConfig;
+import io.agentnest.agent.AgentSources;
+import io.agentnest.spi.Labels;
+import io.agentnest.spi.SandboxSpec;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The policy layer's translation of a {@link SandboxConfig} into the controls a backend must
+ * enforce. Backend-agnostic: it names controls, never Docker settings.
+ */
+public final class SecurityPolicy {
+  /** Sandboxes live at most this long unless extended (enforced by the TTL reaper). */
+  public static final Duration DEFAULT_TTL = Duration.ofMinutes(30);
+
+  public static final String VERSION = "0.1.0";
+  private static final String SECCOMP = loadSeccomp();
+
+  private SecurityPolicy() {}
+
+  public static String seccompProfile() {
+    return SECCOMP;
+  }
+
+  public static SandboxSpec specFor(SandboxConfig config) {
+    Map<String, String> labels = new LinkedHashMap<>(config.labels());
+    Instant now = Instant.now();
+    labels.put(Labels.MANAGED, "true");
+    labels.put(Labels.OWNER, ownerId());
+    labels.put(Labels.OWNER_PID, Long.toString(ProcessHandle.current().pid()));
+    labels.put(Labels.OWNER_HOST, hostName());
+    labels.put(Labels.CREATED, Long.toString(now.getEpochSecond()));
+    labels.put(Labels.EXPIRES, Long.toString(now.plus(DEFAULT_TTL).getEpochSecond()));
+    labels.put(Labels.VERSION, VERSION);
+    labels.put(Labels.EXEC_TIMEOUT_MS, Long.toString(config.execTimeout().toMillis()));
+    labels.put(Labels.MAX_OUTPUT, Long.toString(config.maxOutputBytes()));
+
+    Map<String, String> env = new LinkedHashMap<>();
+    env.put("HOME", SandboxConfig.WORKSPACE);
+    env.put("LANG", "C.UTF-8");
+    env.put("PYTHONDONTWRITEBYTECODE", "1");
+    env.put("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+    env.put("AGENTNEST_WORKSPACE", SandboxConfig.WORKSPACE);
+    env.putAll(config.env());
+
+    Map<String, Long> tmpfs = new LinkedHashMap<>();
+    tmpfs.put("/tmp", config.tmpSizeBytes());
+    tmpfs.put(SandboxConfig.WORKSPACE, config.workspaceSizeBytes());
+
+    String seccomp = config.seccompProfile() != null ? config.seccompProfile() : SECCOMP;
+    return new SandboxSpec(
+        config.image(),
+        config.runtime(),
+        List.of("python3", "-u", "-c", AgentSources.bootstrap()),
+        config.user(),
+        env,
+        "/",
+        labels,
+        config.cpus(),
+        config.memoryBytes(),
+        config.pidsLimit(),
+        tmpfs,
+        config.readOnlyRootFilesystem(),
+        seccomp,
+        true,
+        true,
+        true);
+  }
+
+  /** Identifies this host process: host name, pid and JVM start time (pids are reused). */
+  public static String ownerId() {
+    long start = ManagementFactory.getRuntimeMXBean().getStartTime();
+    return hostName() + ":" + ProcessHandle.current().pid() + ":" + start;
+  }
+
+  private static String hostName() {
+    try {
+      return InetAddress.getLocalHost().getHostName();
+    } catch (IOException e) {
+      return "unknown";
+    }
+  }
+
+  private static String loadSeccomp() {
+    try (InputStream in = SecurityPolicy.class.getResourceAsStream("seccomp.json")) {
+      if (in == null) {
+        throw new IllegalStateException("seccomp.json missing from agentnest-core");
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}

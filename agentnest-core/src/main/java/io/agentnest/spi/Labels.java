@@ -1,0 +1,16 @@
+package io.agentnest.spi;
+
+/** Label keys every managed resource carries, so any process can find and reap it. */
+public final class Labels {
+  public static final String MANAGED = "agentnest.managed";
+  public static final String OWNER = "agentnest.owner";
+  public static final String OWNER_PID = "agentnest.owner-pid";
+  public static final String OWNER_HOST = "agentnest.owner-host";
+  public static final String CREATED = "agentnest.created";
+  public static final String EXPIRES = "agentnest.expires";
+  public static final String VERSION = "agentnest.version";
+  public static final String EXEC_TIMEOUT_MS = "agentnest.exec-timeout-ms";
+  public static final String MAX_OUTPUT = "agentnest.max-output";
+
+  private Labels() {}
+}

@@ -1,0 +1,34 @@
+package io.agentnest.spi;
+
+import io.agentnest.SandboxInfo;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * An isolation backend (Docker, Kubernetes, ...), found with {@link java.util.ServiceLoader} under
+ * {@code META-INF/services/io.agentnest.spi.RuntimeBackend}. Implementations translate a {@link
+ * SandboxSpec} into their own primitives and must refuse (throw {@link
+ * io.agentnest.UnsupportedControlException}) any control they cannot enforce.
+ */
+public interface RuntimeBackend {
+  /** The name used in configuration, e.g. {@code docker}. */
+  String name();
+
+  /**
+   * Creates and starts a sandbox whose main process runs {@link SandboxSpec#command()}, with a
+   * connection to that process's stdin/stdout already open.
+   */
+  BackendSandbox create(SandboxSpec spec);
+
+  /** Opens a new connection to the agent of a running sandbox. */
+  BackendSandbox attach(String id);
+
+  /** Managed sandboxes, running or not. */
+  List<SandboxInfo> list();
+
+  /** Looks one managed sandbox up. */
+  Optional<SandboxInfo> inspect(String id);
+
+  /** Removes the sandbox and everything it owns; a no-op when it is already gone. */
+  void destroy(String id);
+}

@@ -1,0 +1,70 @@
+package io.agentnest.docker;
+
+import io.agentnest.SandboxInfo;
+import io.agentnest.docker.internal.DockerEngine;
+import io.agentnest.spi.BackendSandbox;
+import io.agentnest.spi.RuntimeBackend;
+import io.agentnest.spi.SandboxSpec;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The default backend: containers on a Docker engine, with runc, runsc (gVisor) or any OCI
+ * runtime registered in the daemon. Honours {@code DOCKER_HOST}; defaults to {@code
+ * unix:///var/run/docker.sock}.
+ */
+public final class DockerBackend implements RuntimeBackend {
+  private volatile @org.jspecify.annotations.Nullable DockerEngine engine;
+
+  /** ServiceLoader constructor; connects lazily. */
+  public DockerBackend() {}
+
+  private DockerEngine engine() {
+    DockerEngine e = engine;
+    if (e == null) {
+      synchronized (this) {
+        e = engine;
+        if (e == null) {
+          e = DockerEngine.connect();
+          engine = e;
+        }
+      }
+    }
+    return e;
+  }
+
+  /** The engine, for diagnostics (doctor, image build). */
+  public DockerEngine docker() {
+    return engine();
+  }
+
+  @Override
+  public String name() {
+    return "docker";
+  }
+
+  @Override
+  public BackendSandbox create(SandboxSpec spec) {
+    return engine().create(spec);
+  }
+
+  @Override
+  public BackendSandbox attach(String id) {
+    return engine().attach(id);
+  }
+
+  @Override
+  public List<SandboxInfo> list() {
+    return engine().listManaged();
+  }
+
+  @Override
+  public Optional<SandboxInfo> inspect(String id) {
+    return engine().inspectManaged(id);
+  }
+
+  @Override
+  public void destroy(String id) {
+    engine().remove(id);
+  }
+}

@@ -1,0 +1,412 @@
+package io.agentnest.docker.internal;
+
+import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.command.CreateContainerCmd;
+import com.github.dockerjava.api.command.InspectContainerResponse;
+import com.github.dockerjava.api.exception.DockerException;
+import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.model.Capability;
+import com.github.dockerjava.api.model.Container;
+import com.github.dockerjava.api.model.HostConfig;
+import com.github.dockerjava.api.model.Info;
+import com.github.dockerjava.api.model.LogConfig;
+import com.github.dockerjava.core.DefaultDockerClientConfig;
+import com.github.dockerjava.core.DockerClientConfig;
+import com.github.dockerjava.core.DockerClientImpl;
+import com.github.dockerjava.httpclient5.ApacheDockerHttpClient;
+import com.github.dockerjava.transport.DockerHttpClient;
+import io.agentnest.AgentNestException;
+import io.agentnest.BackendUnavailableException;
+import io.agentnest.ImageNotFoundException;
+import io.agentnest.SandboxConfig;
+import io.agentnest.SandboxInfo;
+import io.agentnest.SandboxNotFoundException;
+import io.agentnest.UnsupportedControlException;
+import io.agentnest.spi.BackendSandbox;
+import io.agentnest.spi.Labels;
+import io.agentnest.spi.SandboxSpec;
+import java.net.URI;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
+
+/** docker-java behind the backend: every Docker type stays in this package. */
+public final class DockerEngine {
+  /** Printed wherever the engine is missing. */
+  public static final String START_HINT =
+      "start it with 'scripts/setup-host.sh' (installs and starts dockerd on Debian) or"
+          + " 'dockerd &', then check with 'agentnest doctor'";
+
+  private final DockerClient client;
+  private final URI host;
+  private final Set<String> knownImages = ConcurrentHashMap.newKeySet();
+  private volatile @Nullable Map<String, Object> runtimes;
+
+  private DockerEngine(DockerClient client, URI host) {
+    this.client = client;
+    this.host = host;
+  }
+
+  public static DockerEngine connect() {
+    DockerClientConfig cfg = DefaultDockerClientConfig.createDefaultConfigBuilder().build();
+    URI host = cfg.getDockerHost();
+    DockerHttpClient http =
+        new ApacheDockerHttpClient.Builder()
+            .dockerHost(host)
+            .sslConfig(cfg.getSSLConfig())
+            .maxConnections(64)
+            .connectionTimeout(Duration.ofSeconds(5))
+            .responseTimeout(Duration.ofMinutes(5))
+            .build();
+    DockerClient client = DockerClientImpl.getInstance(cfg, http);
+    DockerEngine engine = new DockerEngine(client, host);
+    engine.ping();
+    return engine;
+  }
+
+  public URI host() {
+    return host;
+  }
+
+  public DockerClient client() {
+    return client;
+  }
+
+  void ping() {
+    try {
+      client.pingCmd().exec();
+    } catch (RuntimeException e) {
+      throw unavailable(e);
+    }
+  }
+
+  BackendUnavailableException unavailable(RuntimeException e) {
+    return new BackendUnavailableException(
+        "cannot reach the Docker engine at "
+            + host
+            + " ("
+            + rootMessage(e)
+            + "): "
+            + START_HINT
+            + "; set DOCKER_HOST if it listens elsewhere",
+        e);
+  }
+
+  static String rootMessage(Throwable e) {
+    Throwable t = e;
+    while (t.getCause() != null && t.getCause() != t) {
+      t = t.getCause();
+    }
+    String m = t.getMessage();
+    return t.getClass().getSimpleName() + (m == null ? "" : ": " + m.strip());
+  }
+
+  /** Runtimes registered in the daemon (runc, runsc, ...). */
+  public Map<String, Object> runtimes() {
+    Map<String, Object> r = runtimes;
+    if (r == null) {
+      Info info = info();
+      Map<String, Object> found = new LinkedHashMap<>();
+      if (info.getRuntimes() != null) {
+        found.putAll(info.getRuntimes());
+      }
+      r = found;
+      runtimes = r;
+    }
+    return r;
+  }
+
+  public Info info() {
+    try {
+      return client.infoCmd().exec();
+    } catch (DockerException e) {
+      throw new AgentNestException("Docker 'info' failed: " + e.getMessage(), e);
+    } catch (RuntimeException e) {
+      throw unavailable(e);
+    }
+  }
+
+  public boolean imageExists(String image) {
+    if (knownImages.contains(image)) {
+      return true;
+    }
+    try {
+      client.inspectImageCmd(image).exec();
+      knownImages.add(image);
+      return true;
+    } catch (NotFoundException e) {
+      return false;
+    } catch (DockerException e) {
+      throw new AgentNestException("Docker could not inspect image " + image + ": " + e.getMessage());
+    } catch (RuntimeException e) {
+      throw unavailable(e);
+    }
+  }
+
+  /** Maps the runtime alias to the daemon's name and refuses one the daemon does not know. */
+  @Nullable String resolveRuntime(@Nullable String requested) {
+    if (requested == null || requested.isBlank()) {
+      return null;
+    }
+    String name = requested.equals("gvisor") ? "runsc" : requested;
+    if (name.equals("kata")) {
+      name = runtimes().containsKey("kata") ? "kata" : "kata-runtime";
+    }
+    if (!runtimes().containsKey(name)) {
+      throw new UnsupportedControlException(
+          "runtime '"
+              + requested
+              + "' is not registered in the Docker daemon (it has "
+              + runtimes().keySet()
+              + "): install it and add it to /etc/docker/daemon.json, e.g. "
+              + "{\"runtimes\":{\"runsc\":{\"path\":\"/usr/bin/runsc\",\"runtimeArgs\":"
+              + "[\"--network=none\"]}}}, then restart dockerd; 'agentnest doctor' checks it");
+    }
+    return name;
+  }
+
+  public BackendSandbox create(SandboxSpec spec) {
+    if (!imageExists(spec.image())) {
+      String how =
+          spec.image().equals(SandboxConfig.DEFAULT_IMAGE)
+              ? "build it offline with 'agentnest image build'"
+              : "pull it with 'docker pull " + spec.image() + "' or build it";
+      throw new ImageNotFoundException(
+          "image '" + spec.image() + "' is not present in the Docker engine: " + how);
+    }
+    if (!spec.networkDisabled() || !spec.dropAllCapabilities() || !spec.noNewPrivileges()) {
+      // This backend only knows how to run sandboxes hardened; anything else is refused.
+      throw new UnsupportedControlException(
+          "the docker backend runs sandboxes only with network none, all capabilities dropped"
+              + " and no-new-privileges");
+    }
+    String runtime = resolveRuntime(spec.runtime());
+    HostConfig hc =
+        HostConfig.newHostConfig()
+            .withReadonlyRootfs(spec.readOnlyRootFilesystem())
+            .withCapDrop(Capability.ALL)
+            .withSecurityOpts(
+                List.of("no-new-privileges:true", "seccomp=" + spec.seccompProfileJson()))
+            .withPidsLimit(spec.pidsLimit())
+            .withMemory(spec.memoryBytes())
+            .withMemorySwap(spec.memoryBytes())
+            .withNanoCPUs((long) (spec.cpus() * 1_000_000_000L))
+            .withNetworkMode("none")
+            .withLogConfig(new LogConfig(LogConfig.LoggingType.NONE))
+            .withInit(true)
+            .withIpcMode("private")
+            .withTmpFs(tmpfs(spec))
+            .withAutoRemove(false);
+    if (runtime != null) {
+      hc.withRuntime(runtime);
+    }
+    String id;
+    try {
+      CreateContainerCmd cmd =
+          client
+              .createContainerCmd(spec.image())
+              .withCmd(spec.command())
+              .withEntrypoint(List.of())
+              .withUser(spec.user())
+              .withEnv(env(spec.env()))
+              .withWorkingDir(spec.workdir())
+              .withLabels(spec.labels())
+              .withAttachStdin(true)
+              .withAttachStdout(true)
+              .withAttachStderr(true)
+              .withStdinOpen(true)
+              .withStdInOnce(false)
+              .withTty(false)
+              .withNetworkDisabled(true)
+              .withHostConfig(hc);
+      id = cmd.exec().getId();
+    } catch (NotFoundException e) {
+      knownImages.remove(spec.image());
+      throw new ImageNotFoundException("image '" + spec.image() + "' vanished: " + e.getMessage());
+    } catch (DockerException e) {
+      throw new AgentNestException("Docker refused to create the sandbox: " + e.getMessage(), e);
+    } catch (RuntimeException e) {
+      throw unavailable(e);
+    }
+    DockerAttachment att = null;
+    try {
+      att = new DockerAttachment(host, id);
+      client.startContainerCmd(id).exec();
+      return att;
+    } catch (RuntimeException e) {
+      if (att != null) {
+        att.close();
+      }
+      remove(id);
+      String msg = e.getMessage() == null ? e.toString() : e.getMessage();
+      if (msg.contains("executable file not found") || msg.contains("no such file or directory")) {
+        throw new ImageNotFoundException(
+            "image '"
+                + spec.image()
+                + "' has no python3, which the AgentNest agent needs: use an image with python3,"
+                + " e.g. "
+                + SandboxConfig.DEFAULT_IMAGE
+                + " ('agentnest image build')");
+      }
+      if (e instanceof DockerException) {
+        throw new AgentNestException("Docker could not start the sandbox: " + msg, e);
+      }
+      if (e instanceof AgentNestException ane) {
+        throw ane;
+      }
+      throw unavailable(e);
+    }
+  }
+
+  private static Map<String, String> tmpfs(SandboxSpec spec) {
+    Map<String, String> out = new LinkedHashMap<>();
+    String[] ug = spec.user().split(":");
+    String uid = ug[0];
+    String gid = ug.length > 1 ? ug[1] : ug[0];
+    spec.tmpfs()
+        .forEach(
+            (path, size) -> {
+              String opts = "rw,nosuid,nodev,size=" + size;
+              if (path.equals("/tmp")) {
+                opts += ",mode=1777";
+              } else {
+                opts += ",mode=0755,uid=" + uid + ",gid=" + gid;
+              }
+              out.put(path, opts);
+            });
+    return out;
+  }
+
+  private static List<String> env(Map<String, String> env) {
+    List<String> out = new ArrayList<>();
+    env.forEach((k, v) -> out.add(k + "=" + v));
+    return out;
+  }
+
+  public BackendSandbox attach(String idOrPrefix) {
+    InspectContainerResponse c = inspectContainer(idOrPrefix);
+    Map<String, String> labels = c.getConfig().getLabels();
+    if (labels == null || !"true".equals(labels.get(Labels.MANAGED))) {
+      throw new SandboxNotFoundException(
+          "container " + idOrPrefix + " is not an AgentNest sandbox: list them with 'agentnest ls'");
+    }
+    if (c.getState() == null || !Boolean.TRUE.equals(c.getState().getRunning())) {
+      throw new SandboxNotFoundException(
+          "sandbox "
+              + idOrPrefix
+              + " is not running (its agent exited): remove it with 'agentnest rm "
+              + idOrPrefix
+              + "'");
+    }
+    return new DockerAttachment(host, c.getId());
+  }
+
+  private InspectContainerResponse inspectContainer(String idOrPrefix) {
+    if (!idOrPrefix.matches("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")) {
+      throw new SandboxNotFoundException("'" + idOrPrefix + "' is not a sandbox id");
+    }
+    try {
+      return client.inspectContainerCmd(idOrPrefix).exec();
+    } catch (NotFoundException e) {
+      throw new SandboxNotFoundException(
+          "no sandbox " + idOrPrefix + ": list them with 'agentnest ls'");
+    } catch (DockerException e) {
+      throw new AgentNestException("Docker could not inspect " + idOrPrefix + ": " + e.getMessage());
+    } catch (RuntimeException e) {
+      throw unavailable(e);
+    }
+  }
+
+  public List<SandboxInfo> listManaged() {
+    List<Container> cs;
+    try {
+      cs =
+          client
+              .listContainersCmd()
+              .withShowAll(true)
+              .withLabelFilter(Map.of(Labels.MANAGED, "true"))
+              .exec();
+    } catch (DockerException e) {
+      throw new AgentNestException("Docker could not list containers: " + e.getMessage());
+    } catch (RuntimeException e) {
+      throw unavailable(e);
+    }
+    List<SandboxInfo> out = new ArrayList<>();
+    for (Container c : cs) {
+      Map<String, String> labels = c.getLabels() == null ? Map.of() : c.getLabels();
+      out.add(
+          new SandboxInfo(
+              c.getId(),
+              "docker",
+              c.getImage() == null ? "" : c.getImage(),
+              runtimeOf(c.getId()),
+              c.getState() == null ? "unknown" : c.getState(),
+              Instant.ofEpochSecond(c.getCreated() == null ? 0 : c.getCreated()),
+              labels));
+    }
+    return out;
+  }
+
+  private String runtimeOf(String id) {
+    try {
+      String r = client.inspectContainerCmd(id).exec().getHostConfig().getRuntime();
+      return r == null ? "runc" : r;
+    } catch (RuntimeException e) {
+      return "unknown";
+    }
+  }
+
+  public Optional<SandboxInfo> inspectManaged(String idOrPrefix) {
+    InspectContainerResponse c;
+    try {
+      c = inspectContainer(idOrPrefix);
+    } catch (SandboxNotFoundException e) {
+      return Optional.empty();
+    }
+    Map<String, String> labels =
+        c.getConfig().getLabels() == null ? Map.of() : c.getConfig().getLabels();
+    if (!"true".equals(labels.get(Labels.MANAGED))) {
+      return Optional.empty();
+    }
+    String runtime = c.getHostConfig() == null ? null : c.getHostConfig().getRuntime();
+    String state = c.getState() == null ? null : c.getState().getStatus();
+    Instant created;
+    try {
+      created = Instant.parse(c.getCreated());
+    } catch (RuntimeException e) {
+      created = Instant.EPOCH;
+    }
+    return Optional.of(
+        new SandboxInfo(
+            c.getId(),
+            "docker",
+            c.getConfig().getImage() == null ? "" : c.getConfig().getImage(),
+            runtime == null ? "runc" : runtime,
+            state == null ? "unknown" : state,
+            created,
+            labels));
+  }
+
+  /** Force-removes a container; a no-op when it is already gone. */
+  public void remove(String id) {
+    try {
+      client.removeContainerCmd(id).withForce(true).withRemoveVolumes(true).exec();
+    } catch (NotFoundException e) {
+      // already gone: destroy is idempotent
+    } catch (DockerException e) {
+      if (e.getHttpStatus() == 409 && String.valueOf(e.getMessage()).contains("in progress")) {
+        return;
+      }
+      throw new AgentNestException("Docker could not remove sandbox " + id + ": " + e.getMessage());
+    } catch (RuntimeException e) {
+      throw unavailable(e);
+    }
+  }
+}

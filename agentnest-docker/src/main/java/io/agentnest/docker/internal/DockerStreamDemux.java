@@ -1,0 +1,87 @@
+package io.agentnest.docker.internal;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * Reads Docker's multiplexed attach stream (8-byte header per frame: stream type, 3 zero bytes,
+ * u32 size) and exposes stdout as a plain stream. Stderr goes to a small ring kept for error
+ * messages.
+ */
+final class DockerStreamDemux extends InputStream {
+  private static final int DIAG_MAX = 4096;
+  private final InputStream raw;
+  private final byte[] header = new byte[8];
+  private long remaining;
+  private final StringBuilder diag = new StringBuilder();
+
+  DockerStreamDemux(InputStream raw) {
+    this.raw = raw;
+  }
+
+  @Override
+  public int read() throws IOException {
+    byte[] one = new byte[1];
+    int n = read(one, 0, 1);
+    return n < 0 ? -1 : one[0] & 0xff;
+  }
+
+  @Override
+  public int read(byte[] b, int off, int len) throws IOException {
+    if (len == 0) {
+      return 0;
+    }
+    while (remaining == 0) {
+      int got = raw.readNBytes(header, 0, 8);
+      if (got < 8) {
+        return -1;
+      }
+      long size =
+          ((header[4] & 0xffL) << 24)
+              | ((header[5] & 0xffL) << 16)
+              | ((header[6] & 0xffL) << 8)
+              | (header[7] & 0xffL);
+      if (header[0] == 2) {
+        captureStderr(size);
+        continue;
+      }
+      remaining = size;
+    }
+    int n = raw.read(b, off, (int) Math.min(len, remaining));
+    if (n < 0) {
+      return -1;
+    }
+    remaining -= n;
+    return n;
+  }
+
+  private void captureStderr(long size) throws IOException {
+    long left = size;
+    byte[] buf = new byte[(int) Math.min(8192, Math.max(1, size))];
+    while (left > 0) {
+      int n = raw.read(buf, 0, (int) Math.min(buf.length, left));
+      if (n < 0) {
+        return;
+      }
+      left -= n;
+      synchronized (diag) {
+        diag.append(new String(buf, 0, n, StandardCharsets.UTF_8));
+        if (diag.length() > DIAG_MAX) {
+          diag.delete(0, diag.length() - DIAG_MAX);
+        }
+      }
+    }
+  }
+
+  String diagnostics() {
+    synchronized (diag) {
+      return diag.toString();
+    }
+  }
+
+  @Override
+  public void close() throws IOException {
+    raw.close();
+  }
+}
