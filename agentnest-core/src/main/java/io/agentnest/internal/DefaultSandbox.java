@@ -245,8 +245,11 @@ public final class DefaultSandbox implements Sandbox {
   @Override
   public void destroy() {
     if (destroyed.compareAndSet(false, true)) {
-      channel.close();
-      backend.destroy(id);
+      try {
+        backend.destroy(id);
+      } finally {
+        channel.close();
+      }
     }
   }
 

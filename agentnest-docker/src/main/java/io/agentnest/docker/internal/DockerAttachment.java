@@ -77,13 +77,27 @@ final class DockerAttachment implements BackendSandbox {
   public void close() {
     if (!closed) {
       closed = true;
+      // End stdin first so docker-java's pump thread finishes on its own; aborting the socket
+      // under it makes it die noisily. The socket is released shortly after, off the caller.
       stdin.close();
-      try {
-        response.close();
-      } catch (RuntimeException ignored) {
-        // already gone
-      }
-      closeQuietly();
+      Thread closer =
+          new Thread(
+              () -> {
+                try {
+                  Thread.sleep(100);
+                } catch (InterruptedException e) {
+                  Thread.currentThread().interrupt();
+                }
+                try {
+                  response.close();
+                } catch (RuntimeException ignored) {
+                  // already gone
+                }
+                closeQuietly();
+              },
+              "agentnest-attach-close");
+      closer.setDaemon(true);
+      closer.start();
     }
   }
 

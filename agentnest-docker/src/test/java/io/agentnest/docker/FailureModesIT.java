@@ -1,0 +1,181 @@
+package io.agentnest.docker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.agentnest.AgentNestException;
+import io.agentnest.BackendUnavailableException;
+import io.agentnest.ExecOptions;
+import io.agentnest.ImageNotFoundException;
+import io.agentnest.Sandbox;
+import io.agentnest.SandboxClosedException;
+import io.agentnest.SandboxConfig;
+import io.agentnest.SandboxInfo;
+import io.agentnest.SandboxNotFoundException;
+import io.agentnest.UnsupportedControlException;
+import io.agentnest.docker.internal.DockerEngine;
+import java.io.ByteArrayInputStream;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** Bad inputs and broken pieces: each gives a clear error and nothing hangs or leaks. */
+@ExtendWith(DockerEngineRequired.class)
+class FailureModesIT {
+
+  @Test
+  void missingImageSaysHowToGetIt() {
+    assertThatThrownBy(
+            () ->
+                Sandbox.create(SandboxConfig.builder().image("agentnest-test/absent:1").build()))
+        .isInstanceOf(ImageNotFoundException.class)
+        .hasMessageContaining("agentnest-test/absent:1")
+        .hasMessageContaining("docker pull");
+  }
+
+  @Test
+  void imageWithoutPythonIsRefusedAndLeavesNothing() throws Exception {
+    DockerEngine engine = DockerEngine.connect();
+    String image = "agentnest-test/nopython:1";
+    if (!engine.imageExists(image)) {
+      // An image whose filesystem is one empty directory: no python3, no shell.
+      java.io.ByteArrayOutputStream tar = new java.io.ByteArrayOutputStream();
+      try (org.apache.commons.compress.archivers.tar.TarArchiveOutputStream out =
+          new org.apache.commons.compress.archivers.tar.TarArchiveOutputStream(tar)) {
+        out.putArchiveEntry(new org.apache.commons.compress.archivers.tar.TarArchiveEntry("tmp/"));
+        out.closeArchiveEntry();
+      }
+      Process p = new ProcessBuilder("docker", "import", "-", image).start();
+      p.getOutputStream().write(tar.toByteArray());
+      p.getOutputStream().close();
+      assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+      assertThat(p.exitValue()).as(new String(p.getErrorStream().readAllBytes())).isZero();
+    }
+    int before = Sandbox.list().size();
+    assertThatThrownBy(() -> Sandbox.create(SandboxConfig.builder().image(image).build()))
+        .isInstanceOf(ImageNotFoundException.class)
+        .hasMessageContaining("python3");
+    assertThat(Sandbox.list()).hasSize(before);
+  }
+
+  @Test
+  void unknownRuntimeFailsClosed() {
+    assertThatThrownBy(
+            () -> Sandbox.create(SandboxConfig.builder().runtime("no-such-runtime").build()))
+        .isInstanceOf(UnsupportedControlException.class)
+        .hasMessageContaining("no-such-runtime")
+        .hasMessageContaining("daemon.json");
+  }
+
+  @Test
+  void agentKilledMidCallFailsThePendingCallWithReason() throws Exception {
+    try (Sandbox sb = Sandbox.create()) {
+      CompletableFuture<Object> call =
+          CompletableFuture.supplyAsync(
+              () -> sb.exec("sleep 20", ExecOptions.builder().timeout(Duration.ofSeconds(60)).build()));
+      Thread.sleep(300);
+      // The exec's parent is the agent: kill it from inside, as hostile code could.
+      try {
+        sb.exec("kill -9 $PPID");
+      } catch (SandboxClosedException expected) {
+        // this call dies with the agent too
+      }
+      assertThatThrownBy(() -> call.get(15, TimeUnit.SECONDS))
+          .hasCauseInstanceOf(SandboxClosedException.class)
+          .hasMessageContaining("agent");
+      assertThat(sb.isAlive()).isFalse();
+      assertThatThrownBy(() -> sb.runCode("1"))
+          .isInstanceOf(SandboxClosedException.class);
+    }
+  }
+
+  @Test
+  void garbageOnTheChannelIsAProtocolViolationNotAHang() {
+    try (Sandbox sb = Sandbox.create()) {
+      // Hostile code writes junk into the agent's channel pipe.
+      String code =
+          "import os\n"
+              + "agent = os.getppid()\n"
+              + "for fd in os.listdir('/proc/%d/fd' % agent):\n"
+              + "    try:\n"
+              + "        t = os.readlink('/proc/%d/fd/%s' % (agent, fd))\n"
+              + "        if t.startswith('pipe:'):\n"
+              + "            f = os.open('/proc/%d/fd/%s' % (agent, fd), os.O_WRONLY | os.O_NONBLOCK)\n"
+              + "            os.write(f, b'GARBAGE' * 100)\n"
+              + "    except OSError:\n"
+              + "        pass\n";
+      sb.files().write("evil.py", code);
+      assertThatThrownBy(
+              () -> {
+                sb.exec("exec python3 evil.py");
+                sb.exec("true");
+              })
+          .isInstanceOf(SandboxClosedException.class)
+          .hasMessageContaining("protocol violation");
+    }
+  }
+
+  @Test
+  void connectReattachesAndListShowsIt() {
+    Sandbox sb = Sandbox.create();
+    try {
+      sb.runCode("remember = 'me'");
+      assertThat(Sandbox.list()).extracting(SandboxInfo::id).contains(sb.id());
+      sb.detach();
+      try (Sandbox again = Sandbox.connect(sb.id().substring(0, 12))) {
+        assertThat(again.id()).isEqualTo(sb.id());
+        assertThat(again.runCode("remember").result()).isEqualTo("'me'");
+      }
+      assertThat(Sandbox.list()).extracting(SandboxInfo::id).doesNotContain(sb.id());
+    } finally {
+      sb.destroy();
+    }
+    assertThatThrownBy(() -> Sandbox.connect(sb.id()))
+        .isInstanceOf(SandboxNotFoundException.class)
+        .hasMessageContaining("agentnest ls");
+  }
+
+  @Test
+  void destroyIsIdempotentAndUseAfterDestroyIsClear() {
+    Sandbox sb = Sandbox.create();
+    sb.destroy();
+    sb.destroy();
+    sb.close();
+    assertThatThrownBy(() -> sb.exec("true"))
+        .isInstanceOf(SandboxClosedException.class)
+        .hasMessageContaining("destroyed");
+  }
+
+  @Test
+  void deadDaemonNamesTheSocketAndDoctor() throws Exception {
+    ProcessBuilder pb =
+        new ProcessBuilder(
+            ProcessHandle.current().info().command().orElse("java"),
+            "-cp",
+            System.getProperty("java.class.path"),
+            DeadDaemonProbe.class.getName());
+    pb.environment().put("DOCKER_HOST", "unix:///tmp/agentnest-no-such-docker.sock");
+    pb.redirectErrorStream(true);
+    Process p = pb.start();
+    assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    String out = new String(p.getInputStream().readAllBytes());
+    assertThat(out)
+        .contains(BackendUnavailableException.class.getSimpleName())
+        .contains("/tmp/agentnest-no-such-docker.sock")
+        .contains("agentnest doctor");
+  }
+
+  /** Runs in a child JVM whose DOCKER_HOST points at nothing. */
+  public static final class DeadDaemonProbe {
+    public static void main(String[] args) {
+      try {
+        Sandbox.create();
+        System.out.println("UNEXPECTED: created");
+      } catch (AgentNestException e) {
+        System.out.println(e.getClass().getSimpleName() + ": " + e.getMessage());
+      }
+    }
+  }
+}

@@ -1,0 +1,144 @@
+package io.agentnest.docker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.github.dockerjava.api.command.InspectContainerResponse;
+import io.agentnest.ExecResult;
+import io.agentnest.Sandbox;
+import io.agentnest.SandboxConfig;
+import io.agentnest.docker.internal.DockerEngine;
+import io.agentnest.spi.Labels;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** First escape probes: each tries something a hardened sandbox must not allow. */
+@ExtendWith(DockerEngineRequired.class)
+class SecurityDefaultsIT {
+  static Sandbox sandbox;
+
+  @BeforeAll
+  static void start() {
+    sandbox = Sandbox.create(SandboxConfig.defaults());
+  }
+
+  @AfterAll
+  static void stop() {
+    if (sandbox != null) {
+      sandbox.close();
+    }
+  }
+
+  private static ExecResult sh(String cmd) {
+    return sandbox.exec(cmd);
+  }
+
+  @Test
+  void runsAsNonRoot() {
+    assertThat(sh("id -u").stdout().strip()).isEqualTo("65534");
+    assertThat(sandbox.runCode("import os; os.getuid(), os.geteuid()").result())
+        .isEqualTo("(65534, 65534)");
+  }
+
+  @Test
+  void hasNoCapabilitiesAndNoNewPrivs() {
+    String status = sh("cat /proc/self/status").stdout();
+    assertThat(status).containsPattern("CapEff:\\s+0000000000000000");
+    assertThat(status).containsPattern("CapPrm:\\s+0000000000000000");
+    assertThat(status).containsPattern("CapBnd:\\s+0000000000000000");
+    assertThat(status).containsPattern("NoNewPrivs:\\s+1");
+    assertThat(status).containsPattern("Seccomp:\\s+2");
+  }
+
+  @Test
+  void rootFilesystemIsReadOnlyScratchIsWritable() {
+    ExecResult r = sh("touch /usr/evil 2>&1; echo rc=$?");
+    assertThat(r.stdout()).contains("Read-only file system").contains("rc=1");
+    assertThat(sh("touch /tmp/ok && touch /workspace/ok && echo fine").stdout()).contains("fine");
+    String mounts = sh("cat /proc/mounts").stdout();
+    assertThat(mounts).containsPattern("tmpfs /tmp tmpfs rw,nosuid,nodev");
+    assertThat(mounts).containsPattern("tmpfs /workspace tmpfs rw,nosuid,nodev");
+  }
+
+  @Test
+  void cannotMountOrUnshare() {
+    ExecResult mount = sh("mkdir -p /tmp/m && mount -t tmpfs none /tmp/m 2>&1; echo rc=$?");
+    assertThat(mount.stdout()).doesNotContain("rc=0");
+    ExecResult unshare =
+        sandbox.runCode(
+            "import ctypes, os\n"
+                + "libc = ctypes.CDLL(None, use_errno=True)\n"
+                + "(libc.unshare(0x10000000), ctypes.get_errno())");
+    assertThat(unshare.result()).isEqualTo("(-1, 1)");
+  }
+
+  @Test
+  void seccompDeniesIoUringKeyctlBpfUserfaultfd() {
+    ExecResult r =
+        sandbox.runCode(
+            "import ctypes\n"
+                + "libc = ctypes.CDLL(None, use_errno=True)\n"
+                + "def call(nr, *a):\n"
+                + "    ctypes.set_errno(0)\n"
+                + "    return (libc.syscall(nr, *a), ctypes.get_errno())\n"
+                + "# x86_64 numbers: io_uring_setup 425, keyctl 250, bpf 321, userfaultfd 323,"
+                + " perf_event_open 298, ptrace 101\n"
+                + "[call(425, 1, 0), call(250, 0, 0), call(321, 0, 0, 0), call(323, 0),"
+                + " call(298, 0, 0, 0, 0, 0), call(101, 16, 1)]");
+    assertThat(r.result())
+        .isEqualTo("[(-1, 38), (-1, 1), (-1, 1), (-1, 1), (-1, 1), (-1, 1)]");
+  }
+
+  @Test
+  void noNetworkButLoopback() {
+    String ifaces = sh("ls /sys/class/net").stdout().strip();
+    assertThat(ifaces).isEqualTo("lo");
+    ExecResult connect =
+        sandbox.runCode(
+            "import socket\n"
+                + "s = socket.socket(); s.settimeout(2)\n"
+                + "try:\n"
+                + "    s.connect(('1.1.1.1', 80)); r = 'connected'\n"
+                + "except OSError as e:\n"
+                + "    r = type(e).__name__\n"
+                + "r");
+    assertThat(connect.result()).isNotEqualTo("'connected'");
+    ExecResult raw =
+        sandbox.runCode(
+            "import socket\n"
+                + "try:\n"
+                + "    socket.socket(socket.AF_PACKET, socket.SOCK_RAW); r = 'open'\n"
+                + "except OSError as e:\n"
+                + "    r = e.errno\n"
+                + "r");
+    assertThat(raw.result()).isNotEqualTo("'open'");
+  }
+
+  @Test
+  void hostInterfacesNotReachable() {
+    assertThat(sh("cat /proc/kcore > /dev/null 2>&1 && echo READ || echo denied").stdout())
+        .contains("denied");
+    assertThat(sh("ls -la /var/run/docker.sock /run/docker.sock 2>&1").stdout())
+        .contains("No such file");
+    // The sandbox's environment is only what AgentNest set: nothing of the host's leaks in.
+    String env = sh("tr '\\0' '\\n' < /proc/1/environ; env").stdout();
+    assertThat(env).doesNotContain("HOME=/root").doesNotContain("JAVA_HOME").contains("HOME=/workspace");
+  }
+
+  @Test
+  void containerIsConfiguredHardenedAndLogsNothing() {
+    DockerEngine engine = DockerEngine.connect();
+    InspectContainerResponse c = engine.client().inspectContainerCmd(sandbox.id()).exec();
+    assertThat(c.getHostConfig().getLogConfig().getType().getType()).isEqualTo("none");
+    assertThat(c.getHostConfig().getReadonlyRootfs()).isTrue();
+    assertThat(c.getHostConfig().getNetworkMode()).isEqualTo("none");
+    assertThat(c.getHostConfig().getPidsLimit()).isEqualTo(256L);
+    assertThat(c.getHostConfig().getMemory()).isEqualTo(512L << 20);
+    assertThat(c.getHostConfig().getBinds()).isNullOrEmpty();
+    assertThat(c.getMounts()).allSatisfy(m -> assertThat(m.getSource()).isNullOrEmpty());
+    assertThat(c.getConfig().getLabels())
+        .containsEntry(Labels.MANAGED, "true")
+        .containsKeys(Labels.OWNER, Labels.CREATED, Labels.EXPIRES);
+  }
+}
