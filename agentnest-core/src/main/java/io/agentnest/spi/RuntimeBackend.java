@@ -31,4 +31,9 @@ public interface RuntimeBackend {
 
   /** Removes the sandbox and everything it owns; a no-op when it is already gone. */
   void destroy(String id);
+
+  /** Checks of this backend's host for {@code agentnest doctor}; never throws. */
+  default List<HealthCheck> diagnose() {
+    return List.of();
+  }
 }

@@ -1,7 +1,9 @@
 package io.agentnest.docker;
 
 import io.agentnest.SandboxInfo;
+import io.agentnest.docker.internal.DockerDoctor;
 import io.agentnest.docker.internal.DockerEngine;
+import io.agentnest.spi.HealthCheck;
 import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.RuntimeBackend;
 import io.agentnest.spi.SandboxSpec;
@@ -66,5 +68,10 @@ public final class DockerBackend implements RuntimeBackend {
   @Override
   public void destroy(String id) {
     engine().remove(id);
+  }
+
+  @Override
+  public List<HealthCheck> diagnose() {
+    return DockerDoctor.run();
   }
 }

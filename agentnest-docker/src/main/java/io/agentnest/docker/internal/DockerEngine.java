@@ -394,6 +394,49 @@ public final class DockerEngine {
             labels));
   }
 
+  /**
+   * Imports a root filesystem tar as an image ({@code docker import}), with Dockerfile-style
+   * {@code changes} such as {@code ENV LANG=C.UTF-8}. Returns the engine's last status line.
+   */
+  public String importImage(java.io.InputStream tar, String repo, String tag, List<String> changes) {
+    StringBuilder path = new StringBuilder("/images/create?fromSrc=-");
+    path.append("&repo=").append(enc(repo)).append("&tag=").append(enc(tag));
+    for (String c : changes) {
+      path.append("&changes=").append(enc(c));
+    }
+    DockerHttpClient http =
+        new ApacheDockerHttpClient.Builder().dockerHost(host).maxConnections(1).build();
+    try (http;
+        DockerHttpClient.Response resp =
+            http.execute(
+                DockerHttpClient.Request.builder()
+                    .method(DockerHttpClient.Request.Method.POST)
+                    .path(path.toString())
+                    .putHeader("Content-Type", "application/x-tar")
+                    .body(tar)
+                    .build())) {
+      byte[] body = resp.getBody().readNBytes(1 << 20);
+      String text = new String(body, java.nio.charset.StandardCharsets.UTF_8);
+      if (resp.getStatusCode() != 200 || text.contains("\"error")) {
+        throw new AgentNestException(
+            "Docker could not import the image (HTTP " + resp.getStatusCode() + "): " + text.strip());
+      }
+      knownImages.remove(repo + ":" + tag);
+      return text.strip();
+    } catch (java.io.IOException e) {
+      throw new AgentNestException("image import failed: " + e.getMessage(), e);
+    } catch (RuntimeException e) {
+      if (e instanceof AgentNestException ane) {
+        throw ane;
+      }
+      throw unavailable(e);
+    }
+  }
+
+  private static String enc(String s) {
+    return java.net.URLEncoder.encode(s, java.nio.charset.StandardCharsets.UTF_8);
+  }
+
   /** Force-removes a container; a no-op when it is already gone. */
   public void remove(String id) {
     try {

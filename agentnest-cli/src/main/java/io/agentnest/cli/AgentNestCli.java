@@ -1,0 +1,80 @@
+package io.agentnest.cli;
+
+import io.agentnest.AgentNestException;
+import io.agentnest.BackendUnavailableException;
+import io.agentnest.ConfigException;
+import io.agentnest.ImageNotFoundException;
+import io.agentnest.SandboxNotFoundException;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** The {@code agentnest} command. */
+@Command(
+    name = "agentnest",
+    mixinStandardHelpOptions = true,
+    versionProvider = AgentNestCli.Version.class,
+    description = "Secure, self-hosted execution sandboxes for AI agents.",
+    subcommands = {
+      DemoCommand.class,
+      DoctorCommand.class,
+      RunCommand.class,
+      ListCommand.class,
+      RemoveCommand.class,
+      ImageCommand.class,
+      BenchCommand.class,
+      CommandLine.HelpCommand.class
+    })
+public final class AgentNestCli implements Runnable {
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  public static void main(String[] args) {
+    System.exit(execute(args));
+  }
+
+  /** Runs the CLI and returns its exit code (used by tests). */
+  public static int execute(String... args) {
+    CommandLine cl = new CommandLine(new AgentNestCli());
+    cl.setExecutionExceptionHandler(
+        (ex, cmd, parsed) -> {
+          cmd.getErr().println("error: " + ex.getMessage());
+          if (System.getenv("AGENTNEST_DEBUG") != null) {
+            ex.printStackTrace(cmd.getErr());
+          }
+          return exitCodeOf(ex);
+        });
+    return cl.execute(args);
+  }
+
+  static int exitCodeOf(Throwable ex) {
+    if (ex instanceof BackendUnavailableException) {
+      return ExitCodes.BACKEND_UNAVAILABLE;
+    }
+    if (ex instanceof ImageNotFoundException) {
+      return ExitCodes.IMAGE_MISSING;
+    }
+    if (ex instanceof ConfigException) {
+      return ExitCodes.CONFIG;
+    }
+    if (ex instanceof SandboxNotFoundException) {
+      return ExitCodes.NOT_FOUND;
+    }
+    if (ex instanceof AgentNestException) {
+      return ExitCodes.FAILED;
+    }
+    return ExitCodes.FAILED;
+  }
+
+  @Override
+  public void run() {
+    spec.commandLine().usage(spec.commandLine().getOut());
+  }
+
+  /** Version from the jar manifest. */
+  static final class Version implements CommandLine.IVersionProvider {
+    @Override
+    public String[] getVersion() {
+      String v = AgentNestCli.class.getPackage().getImplementationVersion();
+      return new String[] {"agentnest " + (v == null ? "dev" : v)};
+    }
+  }
+}

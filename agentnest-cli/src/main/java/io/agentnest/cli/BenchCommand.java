@@ -1,0 +1,168 @@
+package io.agentnest.cli;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentnest.AgentNestException;
+import io.agentnest.ExecResult;
+import io.agentnest.Sandbox;
+import io.agentnest.SandboxConfig;
+import io.agentnest.internal.Json;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import me.tongfei.progressbar.ProgressBar;
+import me.tongfei.progressbar.ProgressBarBuilder;
+import me.tongfei.progressbar.ProgressBarStyle;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/** Latency benchmarks of the real engine, printed as p50/p95 per operation. */
+@Command(
+    name = "bench",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Measures p50/p95 latency per operation against the real engine:",
+      "  cold-start   create a sandbox, get a first Python result, destroy it",
+      "  exec         warm shell exec round trip ('true')",
+      "  session      warm Python session call ('x = 1')",
+      "  file-1mib    write then read back 1 MiB"
+    })
+final class BenchCommand implements Callable<Integer> {
+  @Option(names = {"-n", "--iterations"}, description = "Measured iterations per operation (default: ${DEFAULT-VALUE}).",
+      defaultValue = "50")
+  int iterations = 50;
+
+  @Option(names = "--warmup", description = "Unmeasured warm-up iterations (default: ${DEFAULT-VALUE}).",
+      defaultValue = "5")
+  int warmup = 5;
+
+  @Option(names = "--cold-iterations", description = "Iterations of cold start (default: ${DEFAULT-VALUE}).",
+      defaultValue = "20")
+  int coldIterations = 20;
+
+  @Option(names = "--only", split = ",", description = "Run only these operations.")
+  List<String> only = new ArrayList<>();
+
+  @Option(names = "--json", description = "Print results as JSON.")
+  boolean json;
+
+  @Mixin SandboxOptions sandbox = new SandboxOptions();
+
+  record Stat(String op, int n, double p50, double p95, double min, double max) {}
+
+  @Override
+  public Integer call() {
+    if (iterations < 1 || coldIterations < 1 || warmup < 0) {
+      throw new io.agentnest.ConfigException("iterations must be >= 1 and warmup >= 0");
+    }
+    SandboxConfig config = sandbox.toConfig();
+    Map<String, double[]> samples = new LinkedHashMap<>();
+    if (want("cold-start")) {
+      samples.put("cold-start", measure("cold-start", coldIterations, Math.min(warmup, 2), () -> {
+        try (Sandbox sb = Sandbox.create(config)) {
+          check(sb.runCode("1 + 1"), "2");
+        }
+      }));
+    }
+    try (Sandbox sb = Sandbox.create(config)) {
+      if (want("exec")) {
+        samples.put("exec", measure("exec", iterations, warmup, () -> {
+          ExecResult r = sb.exec("true");
+          if (r.exitCode() != 0) {
+            throw new AgentNestException("exec failed: " + r);
+          }
+        }));
+      }
+      if (want("session")) {
+        samples.put("session", measure("session", iterations, warmup, () -> check(sb.runCode("x = 1"), null)));
+      }
+      if (want("file-1mib")) {
+        byte[] data = new byte[1 << 20];
+        new java.util.Random(42).nextBytes(data);
+        samples.put("file-1mib", measure("file-1mib", iterations, warmup, () -> {
+          sb.files().write("bench.bin", data);
+          if (!Arrays.equals(sb.files().read("bench.bin"), data)) {
+            throw new AgentNestException("file round trip corrupted data");
+          }
+        }));
+      }
+    }
+    List<Stat> stats = new ArrayList<>();
+    samples.forEach((op, s) -> stats.add(stat(op, s)));
+    print(stats, config);
+    return ExitCodes.OK;
+  }
+
+  private boolean want(String op) {
+    return only.isEmpty() || only.contains(op);
+  }
+
+  private static void check(ExecResult r, @org.jspecify.annotations.Nullable String expected) {
+    if (r.error() != null || (expected != null && !expected.equals(r.result()))) {
+      throw new AgentNestException("benchmark call returned an unexpected result: " + r);
+    }
+  }
+
+  private double[] measure(String op, int n, int warm, Runnable body) {
+    for (int i = 0; i < warm; i++) {
+      body.run();
+    }
+    double[] ms = new double[n];
+    try (ProgressBar pb =
+        new ProgressBarBuilder()
+            .setTaskName(op)
+            .setInitialMax(n)
+            .setStyle(ProgressBarStyle.ASCII)
+            .setConsumer(new me.tongfei.progressbar.ConsoleProgressBarConsumer(System.err))
+            .build()) {
+      for (int i = 0; i < n; i++) {
+        long t0 = System.nanoTime();
+        body.run();
+        ms[i] = (System.nanoTime() - t0) / 1e6;
+        pb.step();
+      }
+    }
+    return ms;
+  }
+
+  static Stat stat(String op, double[] ms) {
+    double[] s = ms.clone();
+    Arrays.sort(s);
+    return new Stat(op, s.length, pct(s, 50), pct(s, 95), s[0], s[s.length - 1]);
+  }
+
+  static double pct(double[] sorted, int p) {
+    int idx = (int) Math.ceil(p / 100.0 * sorted.length) - 1;
+    return sorted[Math.max(0, Math.min(sorted.length - 1, idx))];
+  }
+
+  private void print(List<Stat> stats, SandboxConfig config) {
+    String runtime = config.runtime() == null ? "runc" : config.runtime();
+    if (json) {
+      ObjectNode root = Json.object();
+      root.put("image", config.image()).put("runtime", runtime);
+      root.put("cpus_host", Runtime.getRuntime().availableProcessors());
+      ArrayNode arr = root.putArray("results");
+      for (Stat s : stats) {
+        arr.addObject().put("op", s.op()).put("n", s.n()).put("p50_ms", round(s.p50()))
+            .put("p95_ms", round(s.p95())).put("min_ms", round(s.min())).put("max_ms", round(s.max()));
+      }
+      System.out.println(root);
+      return;
+    }
+    System.out.printf("agentnest bench: image %s, runtime %s, %d host cores%n", config.image(), runtime,
+        Runtime.getRuntime().availableProcessors());
+    System.out.printf("%-12s %6s %10s %10s %10s %10s%n", "operation", "n", "p50 ms", "p95 ms", "min ms", "max ms");
+    for (Stat s : stats) {
+      System.out.printf("%-12s %6d %10.2f %10.2f %10.2f %10.2f%n", s.op(), s.n(), s.p50(), s.p95(), s.min(), s.max());
+    }
+  }
+
+  private static double round(double v) {
+    return Math.round(v * 100) / 100.0;
+  }
+}

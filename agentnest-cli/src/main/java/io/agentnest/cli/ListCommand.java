@@ -1,0 +1,71 @@
+package io.agentnest.cli;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentnest.Sandbox;
+import io.agentnest.SandboxInfo;
+import io.agentnest.internal.Json;
+import io.agentnest.spi.Labels;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** Lists managed sandboxes. */
+@Command(
+    name = "ls",
+    aliases = "list",
+    mixinStandardHelpOptions = true,
+    description = "Lists the sandboxes AgentNest manages on this Docker engine.")
+final class ListCommand implements Callable<Integer> {
+  @Option(names = "--json", description = "Print a JSON array.")
+  boolean json;
+
+  @Override
+  public Integer call() {
+    List<SandboxInfo> all = Sandbox.list();
+    if (json) {
+      ArrayNode arr = Json.MAPPER.createArrayNode();
+      for (SandboxInfo s : all) {
+        ObjectNode o = arr.addObject();
+        o.put("id", s.id()).put("image", s.image()).put("runtime", s.runtime());
+        o.put("state", s.state()).put("created", s.created().toString());
+        o.put("owner", s.labels().getOrDefault(Labels.OWNER, ""));
+        o.put("expires", expires(s));
+        ObjectNode labels = o.putObject("labels");
+        s.labels().forEach(labels::put);
+      }
+      System.out.println(arr);
+      return ExitCodes.OK;
+    }
+    if (all.isEmpty()) {
+      System.out.println("no sandboxes");
+      return ExitCodes.OK;
+    }
+    System.out.printf("%-12s  %-26s  %-7s  %-8s  %-20s  %s%n",
+        "ID", "IMAGE", "RUNTIME", "STATE", "CREATED", "EXPIRES");
+    for (SandboxInfo s : all) {
+      System.out.printf("%-12s  %-26s  %-7s  %-8s  %-20s  %s%n",
+          s.id().substring(0, Math.min(12, s.id().length())),
+          s.image(),
+          s.runtime(),
+          s.state(),
+          s.created().toString().replace("T", " ").replaceAll("\\.\\d+Z$", "Z"),
+          expires(s));
+    }
+    return ExitCodes.OK;
+  }
+
+  private static String expires(SandboxInfo s) {
+    String e = s.labels().get(Labels.EXPIRES);
+    if (e == null) {
+      return "";
+    }
+    try {
+      return Instant.ofEpochSecond(Long.parseLong(e)).toString();
+    } catch (NumberFormatException ex) {
+      return "";
+    }
+  }
+}

@@ -1,0 +1,87 @@
+package io.agentnest;
+
+import static com.tngtech.archunit.base.DescribedPredicate.not;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.belongToAnyOf;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
+import io.agentnest.internal.Backends;
+import io.agentnest.internal.DefaultSandbox;
+import io.agentnest.internal.Sizes;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Layering of the core module: API and SPI stay free of backend and JSON libraries. */
+class ArchitectureTest {
+  private static JavaClasses classes;
+
+  @BeforeAll
+  static void importClasses() {
+    classes =
+        new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .importPackages("io.agentnest");
+  }
+
+  @Test
+  void importSeesTheCoreButNoTests() {
+    assertThat(classes.contain(Sandbox.class)).isTrue();
+    assertThat(classes.contain(DefaultSandbox.class)).isTrue();
+    assertThat(classes.contain(io.agentnest.spi.RuntimeBackend.class)).isTrue();
+    assertThat(classes.contain(ArchitectureTest.class)).isFalse();
+  }
+
+  @Test
+  void apiAndSpiDoNotDependOnBackendOrJsonLibraries() {
+    noClasses()
+        .that()
+        .resideInAnyPackage("io.agentnest", "io.agentnest.spi")
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage("com.github.dockerjava..", "io.fabric8..", "com.fasterxml.jackson..")
+        .because("the public API and the SPI must not leak Docker, Kubernetes or Jackson types")
+        .check(classes);
+  }
+
+  @Test
+  void coreDoesNotDependOnBackendsOrTheCli() {
+    noClasses()
+        .that()
+        .resideInAPackage("io.agentnest..")
+        .and()
+        .resideOutsideOfPackages("io.agentnest.docker..", "io.agentnest.cli..")
+        .should()
+        .dependOnClassesThat()
+        .resideInAnyPackage("io.agentnest.docker..", "io.agentnest.cli..")
+        .because("backends plug in through the SPI; the core must not know them")
+        .check(classes);
+  }
+
+  @Test
+  void apiUsesOnlyTheEntryPointsOfInternal() {
+    noClasses()
+        .that()
+        .resideInAPackage("io.agentnest")
+        .should()
+        .dependOnClassesThat(
+            resideInAPackage("io.agentnest.internal")
+                .and(not(belongToAnyOf(Backends.class, DefaultSandbox.class, Sizes.class))))
+        .because("Sandbox and SandboxConfig reach internal only through these entry points")
+        .check(classes);
+  }
+
+  @Test
+  void spiDoesNotDependOnInternal() {
+    noClasses()
+        .that()
+        .resideInAPackage("io.agentnest.spi")
+        .should()
+        .dependOnClassesThat()
+        .resideInAPackage("io.agentnest.internal..")
+        .check(classes);
+  }
+}
