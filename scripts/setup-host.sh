@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs and starts what AgentNest needs on a Debian 12 host: Docker engine, gVisor (runsc),
-# mmdebstrap; registers runsc; builds the agentnest/python base image. Idempotent: each step
-# checks first and skips what is already there.
+# mmdebstrap; registers runsc with Docker. Idempotent: each step checks first and skips what is
+# already there. The base image is built by 'agentnest image build'.
 set -euo pipefail
 
 log() { printf '[setup] %s\n' "$*" >&2; }
@@ -30,7 +30,7 @@ install_packages() {
 
 write_daemon_json() {
   need_root || return 0
-  local want='{"runtimes":{"runsc":{"path":"/usr/bin/runsc","runtimeArgs":["--network=none"]}},"experimental":true,"log-driver":"none"}'
+  local want='{"runtimes":{"runsc":{"path":"/usr/bin/runsc","runtimeArgs":["--network=none"]}},"experimental":true}'
   mkdir -p /etc/docker
   if [ -f /etc/docker/daemon.json ] && grep -q '"runsc"' /etc/docker/daemon.json && grep -q '"experimental"' /etc/docker/daemon.json; then
     log "daemon.json already registers runsc"
@@ -46,14 +46,13 @@ with open(path) as f:
     cur = json.load(f)
 cur.setdefault("runtimes", {}).update(want["runtimes"])
 cur["experimental"] = True
-cur.setdefault("log-driver", "none")
 with open(path, "w") as f:
     json.dump(cur, f, indent=2)
 PY
   else
     echo "$want" >/etc/docker/daemon.json
   fi
-  log "wrote /etc/docker/daemon.json (runsc runtime, experimental, log-driver none)"
+  log "wrote /etc/docker/daemon.json (runsc runtime, experimental)"
   DAEMON_JSON_CHANGED=1
 }
 
@@ -86,27 +85,7 @@ start_dockerd() {
   return 1
 }
 
-build_image() {
-  local image="${AGENTNEST_IMAGE:-agentnest/python:latest}"
-  if docker image inspect "$image" >/dev/null 2>&1; then
-    log "image present: $image"
-    return 0
-  fi
-  log "building $image offline with mmdebstrap (about 20-60 s)"
-  mmdebstrap --quiet --variant=essential \
-    --include=python3,python3-dill,ca-certificates,procps,coreutils \
-    bookworm - | docker import \
-      --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
-      --change 'ENV LANG=C.UTF-8' \
-      --change 'LABEL agentnest.image=python' \
-      - "$image" >/dev/null
-  log "built $image"
-}
-
 DAEMON_JSON_CHANGED=0
 install_packages
 write_daemon_json
 start_dockerd
-if [ "${1:-}" != "--no-image" ]; then
-  build_image
-fi

@@ -5,15 +5,16 @@ import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The outcome of a shell command or a Python session call. A failing command or a Python error is
- * a result, not an exception: check {@link #ok()}, {@link #exitCode()} and {@link #error()}.
+ * The outcome of a shell command or a Python session call. A failing command or a Python error is a
+ * result, not an exception: check {@link #ok()}, {@link #exitCode()} and {@link #error()}.
  *
  * <pre>{@code
  * ExecResult r = sandbox.runCode("1/0");
  * r.error().name();   // "ZeroDivisionError"
  * }</pre>
  *
- * @param exitCode process exit code (shell); 0 or 1 for Python calls (1 when {@link #error()} is set)
+ * @param exitCode process exit code (shell); 0 or 1 for Python calls (1 when {@link #error()} is
+ *     set)
  * @param stdout standard output, decoded as UTF-8 (invalid bytes become U+FFFD)
  * @param stderr standard error, decoded the same way
  * @param result repr of the last expression's value (Python), or null

@@ -9,8 +9,8 @@ import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Immutable sandbox configuration. Every security control is on by default; {@link
- * Builder#build()} validates and names the field and the fix when a value is wrong.
+ * Immutable sandbox configuration. Every security control is on by default; {@link Builder#build()}
+ * validates and names the field and the fix when a value is wrong.
  *
  * <pre>{@code
  * SandboxConfig config = SandboxConfig.builder()
@@ -31,7 +31,8 @@ public final class SandboxConfig {
 
   static final int MAX_STDIN_BYTES = 4 << 20;
   private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*");
-  private static final Pattern LABEL_KEY = Pattern.compile("[a-z0-9]([a-z0-9._/-]{0,126}[a-z0-9])?");
+  private static final Pattern LABEL_KEY =
+      Pattern.compile("[a-z0-9]([a-z0-9._/-]{0,126}[a-z0-9])?");
   private static final Pattern USER = Pattern.compile("[0-9]{1,10}(:[0-9]{1,10})?");
 
   private final String backend;
@@ -205,7 +206,9 @@ public final class SandboxConfig {
 
     private Builder() {}
 
-    /** Backend name as registered through the {@code RuntimeBackend} SPI; default {@code docker}. */
+    /**
+     * Backend name as registered through the {@code RuntimeBackend} SPI; default {@code docker}.
+     */
     public Builder backend(String backend) {
       this.backend = Objects.requireNonNull(backend, "backend");
       return this;
@@ -216,7 +219,9 @@ public final class SandboxConfig {
       return this;
     }
 
-    /** OCI runtime: {@code runc}, {@code gvisor} (alias of {@code runsc}), or any registered one. */
+    /**
+     * OCI runtime: {@code runc}, {@code gvisor} (alias of {@code runsc}), or any registered one.
+     */
     public Builder runtime(@Nullable String runtime) {
       this.runtime = runtime;
       return this;
@@ -360,9 +365,16 @@ public final class SandboxConfig {
         throw new ConfigException(
             "user '" + user + "' is invalid: use a numeric uid[:gid] such as 65534:65534");
       }
-      if (user.equals("0") || user.startsWith("0:")) {
+      if (Long.parseLong(user.split(":")[0]) == 0) {
         throw new ConfigException(
             "user '" + user + "' is root: sandboxes run as a non-root user; use e.g. 1000:1000");
+      }
+      if (seccompProfile != null && !seccompProfile.strip().startsWith("{")) {
+        throw new ConfigException(
+            "seccompProfile must be a JSON seccomp profile object; to weaken it, pass a profile"
+                + " that allows more, not '"
+                + (seccompProfile.length() > 40 ? seccompProfile.substring(0, 40) : seccompProfile)
+                + "'");
       }
       return new SandboxConfig(this);
     }

@@ -23,7 +23,7 @@ class ArchitectureTest {
   static void importClasses() {
     classes =
         new ClassFileImporter()
-            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .withImportOption(new ImportOption.DoNotIncludeTests())
             .importPackages("io.agentnest");
   }
 

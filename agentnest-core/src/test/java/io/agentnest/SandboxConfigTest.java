@@ -24,7 +24,9 @@ class SandboxConfigTest {
     SandboxConfig c = SandboxConfig.defaults();
 
     assertThat(c.backend()).isEqualTo("docker");
-    assertThat(c.image()).isEqualTo("agentnest/python:latest").isEqualTo(SandboxConfig.DEFAULT_IMAGE);
+    assertThat(c.image())
+        .isEqualTo("agentnest/python:latest")
+        .isEqualTo(SandboxConfig.DEFAULT_IMAGE);
     assertThat(c.runtime()).isNull();
     assertThat(c.user()).isEqualTo("65534:65534");
     assertThat(c.readOnlyRootFilesystem()).isTrue();
@@ -71,7 +73,9 @@ class SandboxConfigTest {
 
   @Test
   void tinyMemoryIsRefused() {
-    assertInvalid(b -> b.memoryBytes(1 << 20)).hasMessageContaining("memory").hasMessageContaining("16m");
+    assertInvalid(b -> b.memoryBytes(1 << 20))
+        .hasMessageContaining("memory")
+        .hasMessageContaining("16m");
     assertInvalid(b -> b.memory("15m")).hasMessageContaining("memory");
     assertThat(SandboxConfig.builder().memory("16m").build().memoryBytes()).isEqualTo(16L << 20);
   }
@@ -100,7 +104,8 @@ class SandboxConfigTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"nobody", "root", "1000:", ":1000", "1000:abc", "", "-1", "1000:1000:1000"})
+  @ValueSource(
+      strings = {"nobody", "root", "1000:", ":1000", "1000:abc", "", "-1", "1000:1000:1000"})
   void nonNumericUserIsRefused(String user) {
     assertInvalid(b -> b.user(user)).hasMessageContaining("user '" + user + "' is invalid");
   }
@@ -133,10 +138,17 @@ class SandboxConfigTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"Upper", "", "-lead", "trail-", "has space", "a".repeat(129), "a=b"})
+  @ValueSource(strings = {"Upper", "", "-lead", "trail-", "has space", "a=b"})
   void invalidLabelKeysAreRefused(String key) {
     assertInvalid(b -> b.label(key, "v"))
         .hasMessageContaining("label key '" + key + "' is invalid");
+  }
+
+  @Test
+  void labelKeyLongerThan128CharactersIsRefused() {
+    String key = "a".repeat(129);
+    assertInvalid(b -> b.label(key, "v")).hasMessageContaining("is invalid");
+    assertThat(SandboxConfig.builder().label("a".repeat(128), "v").build().labels()).hasSize(1);
   }
 
   @ParameterizedTest
@@ -266,5 +278,26 @@ class SandboxConfigTest {
     assertThatThrownBy(() -> c.env().put("B", "2"))
         .isInstanceOf(UnsupportedOperationException.class);
     assertThatThrownBy(() -> c.labels().clear()).isInstanceOf(UnsupportedOperationException.class);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"00", "000:0", "0000000000", "00:00"})
+  void rootWrittenWithLeadingZerosIsRefused(String user) {
+    assertThatThrownBy(() -> SandboxConfig.builder().user(user).build())
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("root");
+  }
+
+  @Test
+  void seccompProfileMustBeAJsonProfile() {
+    assertThatThrownBy(() -> SandboxConfig.builder().seccompProfile("unconfined").build())
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("seccompProfile");
+    assertThat(
+            SandboxConfig.builder()
+                .seccompProfile("{\"defaultAction\":\"SCMP_ACT_ALLOW\"}")
+                .build()
+                .seccompProfile())
+        .startsWith("{");
   }
 }

@@ -14,8 +14,7 @@ import java.nio.charset.StandardCharsets;
 public final class AgentSources {
   private static final byte[] AGENT = load("agent.py");
   private static final byte[] WORKER = load("worker.py");
-  private static final String BOOTSTRAP =
-      new String(load("bootstrap.py"), StandardCharsets.UTF_8);
+  private static final String BOOTSTRAP = new String(load("bootstrap.py"), StandardCharsets.UTF_8);
 
   private AgentSources() {}
 

@@ -32,15 +32,21 @@ import picocli.CommandLine.Option;
       "  file-1mib    write then read back 1 MiB"
     })
 final class BenchCommand implements Callable<Integer> {
-  @Option(names = {"-n", "--iterations"}, description = "Measured iterations per operation (default: ${DEFAULT-VALUE}).",
+  @Option(
+      names = {"-n", "--iterations"},
+      description = "Measured iterations per operation (default: ${DEFAULT-VALUE}).",
       defaultValue = "50")
   int iterations = 50;
 
-  @Option(names = "--warmup", description = "Unmeasured warm-up iterations (default: ${DEFAULT-VALUE}).",
+  @Option(
+      names = "--warmup",
+      description = "Unmeasured warm-up iterations (default: ${DEFAULT-VALUE}).",
       defaultValue = "5")
   int warmup = 5;
 
-  @Option(names = "--cold-iterations", description = "Iterations of cold start (default: ${DEFAULT-VALUE}).",
+  @Option(
+      names = "--cold-iterations",
+      description = "Iterations of cold start (default: ${DEFAULT-VALUE}).",
       defaultValue = "20")
   int coldIterations = 20;
 
@@ -62,33 +68,53 @@ final class BenchCommand implements Callable<Integer> {
     SandboxConfig config = sandbox.toConfig();
     Map<String, double[]> samples = new LinkedHashMap<>();
     if (want("cold-start")) {
-      samples.put("cold-start", measure("cold-start", coldIterations, Math.min(warmup, 2), () -> {
-        try (Sandbox sb = Sandbox.create(config)) {
-          check(sb.runCode("1 + 1"), "2");
-        }
-      }));
+      samples.put(
+          "cold-start",
+          measure(
+              "cold-start",
+              coldIterations,
+              Math.min(warmup, 2),
+              () -> {
+                try (Sandbox sb = Sandbox.create(config)) {
+                  check(sb.runCode("1 + 1"), "2");
+                }
+              }));
     }
     try (Sandbox sb = Sandbox.create(config)) {
       if (want("exec")) {
-        samples.put("exec", measure("exec", iterations, warmup, () -> {
-          ExecResult r = sb.exec("true");
-          if (r.exitCode() != 0) {
-            throw new AgentNestException("exec failed: " + r);
-          }
-        }));
+        samples.put(
+            "exec",
+            measure(
+                "exec",
+                iterations,
+                warmup,
+                () -> {
+                  ExecResult r = sb.exec("true");
+                  if (r.exitCode() != 0) {
+                    throw new AgentNestException("exec failed: " + r);
+                  }
+                }));
       }
       if (want("session")) {
-        samples.put("session", measure("session", iterations, warmup, () -> check(sb.runCode("x = 1"), null)));
+        samples.put(
+            "session",
+            measure("session", iterations, warmup, () -> check(sb.runCode("x = 1"), null)));
       }
       if (want("file-1mib")) {
         byte[] data = new byte[1 << 20];
         new java.util.Random(42).nextBytes(data);
-        samples.put("file-1mib", measure("file-1mib", iterations, warmup, () -> {
-          sb.files().write("bench.bin", data);
-          if (!Arrays.equals(sb.files().read("bench.bin"), data)) {
-            throw new AgentNestException("file round trip corrupted data");
-          }
-        }));
+        samples.put(
+            "file-1mib",
+            measure(
+                "file-1mib",
+                iterations,
+                warmup,
+                () -> {
+                  sb.files().write("bench.bin", data);
+                  if (!Arrays.equals(sb.files().read("bench.bin"), data)) {
+                    throw new AgentNestException("file round trip corrupted data");
+                  }
+                }));
       }
     }
     List<Stat> stats = new ArrayList<>();
@@ -148,17 +174,27 @@ final class BenchCommand implements Callable<Integer> {
       root.put("cpus_host", Runtime.getRuntime().availableProcessors());
       ArrayNode arr = root.putArray("results");
       for (Stat s : stats) {
-        arr.addObject().put("op", s.op()).put("n", s.n()).put("p50_ms", round(s.p50()))
-            .put("p95_ms", round(s.p95())).put("min_ms", round(s.min())).put("max_ms", round(s.max()));
+        arr.addObject()
+            .put("op", s.op())
+            .put("n", s.n())
+            .put("p50_ms", round(s.p50()))
+            .put("p95_ms", round(s.p95()))
+            .put("min_ms", round(s.min()))
+            .put("max_ms", round(s.max()));
       }
       System.out.println(root);
       return;
     }
-    System.out.printf("agentnest bench: image %s, runtime %s, %d host cores%n", config.image(), runtime,
-        Runtime.getRuntime().availableProcessors());
-    System.out.printf("%-12s %6s %10s %10s %10s %10s%n", "operation", "n", "p50 ms", "p95 ms", "min ms", "max ms");
+    System.out.printf(
+        "agentnest bench: image %s, runtime %s, %d host cores%n",
+        config.image(), runtime, Runtime.getRuntime().availableProcessors());
+    System.out.printf(
+        "%-12s %6s %10s %10s %10s %10s%n",
+        "operation", "n", "p50 ms", "p95 ms", "min ms", "max ms");
     for (Stat s : stats) {
-      System.out.printf("%-12s %6d %10.2f %10.2f %10.2f %10.2f%n", s.op(), s.n(), s.p50(), s.p95(), s.min(), s.max());
+      System.out.printf(
+          "%-12s %6d %10.2f %10.2f %10.2f %10.2f%n",
+          s.op(), s.n(), s.p50(), s.p95(), s.min(), s.max());
     }
   }
 

@@ -26,7 +26,8 @@ final class DemoCommand implements Callable<Integer> {
 
   private static void show(String label, @org.jspecify.annotations.Nullable String text) {
     String value = String.valueOf(text);
-    System.out.printf("   %-28s %s%n", label, value.strip().replace("\n", "\n   " + " ".repeat(29)));
+    System.out.printf(
+        "   %-28s %s%n", label, value.strip().replace("\n", "\n   " + " ".repeat(29)));
   }
 
   @Override
@@ -44,7 +45,9 @@ final class DemoCommand implements Callable<Integer> {
       show(">>> b = a + 1; then: b", sb.runCode("b").result());
       ExecResult err = sb.runCode("1 / 0");
       io.agentnest.ExecError pyErr = err.error();
-      show(">>> 1 / 0", (pyErr == null ? "?" : pyErr.name() + ": " + pyErr.value()) + " (a result, not a crash)");
+      show(
+          ">>> 1 / 0",
+          (pyErr == null ? "?" : pyErr.name() + ": " + pyErr.value()) + " (a result, not a crash)");
 
       say("Shell command");
       ExecResult ls = sb.exec("uname -sr && ls -la /workspace | head -5");
@@ -71,20 +74,30 @@ final class DemoCommand implements Callable<Integer> {
       show("no_new_privs", sb.exec("grep NoNewPrivs /proc/self/status | cut -f2").stdout());
       show("write to /usr", sb.exec("touch /usr/x 2>&1 || true").stdout());
       show("network interfaces", sb.exec("ls /sys/class/net").stdout());
-      show("connect to 1.1.1.1:80",
-          sb.runCode("import socket\ntry:\n    socket.create_connection(('1.1.1.1', 80), 2)\n    r = 'connected'\n"
-              + "except OSError as e:\n    r = 'blocked: ' + (e.strerror or type(e).__name__)\nr").result());
-      show("io_uring_setup",
-          sb.runCode("import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
-              + "'denied, errno %d' % ctypes.get_errno() if libc.syscall(425, 1, 0) < 0 else 'allowed'").result());
-      show("memory / pids limit",
-          sb.exec("cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/memory.max 2>/dev/null | head -1;"
-              + " cat /sys/fs/cgroup/pids/pids.max /sys/fs/cgroup/pids.max 2>/dev/null | head -1").stdout());
+      show(
+          "connect to 1.1.1.1:80",
+          sb.runCode(
+                  "import socket\ntry:\n    socket.create_connection(('1.1.1.1', 80), 2)\n    r = 'connected'\n"
+                      + "except OSError as e:\n    r = 'blocked: ' + (e.strerror or type(e).__name__)\nr")
+              .result());
+      show(
+          "io_uring_setup",
+          sb.runCode(
+                  "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\n"
+                      + "'denied, errno %d' % ctypes.get_errno() if libc.syscall(425, 1, 0) < 0 else 'allowed'")
+              .result());
+      show(
+          "memory / pids limit",
+          sb.exec(
+                  "cat /sys/fs/cgroup/memory/memory.limit_in_bytes /sys/fs/cgroup/memory.max 2>/dev/null | head -1;"
+                      + " cat /sys/fs/cgroup/pids/pids.max /sys/fs/cgroup/pids.max 2>/dev/null | head -1")
+              .stdout());
 
       say("Destroy the sandbox");
     }
     show("destroyed; total", (System.nanoTime() - t0) / 1_000_000 + " ms");
-    System.out.println("\nNext: 'agentnest run -c \"print(1)\"', 'agentnest doctor', 'agentnest bench'.");
+    System.out.println(
+        "\nNext: 'agentnest run -c \"print(1)\"', 'agentnest doctor', 'agentnest bench'.");
     return ExitCodes.OK;
   }
 }

@@ -82,9 +82,11 @@ final class DoctorCommand implements Callable<Integer> {
             "unexpected results: python=" + py.result() + " uid=" + id.stdout().strip(),
             "report this with 'agentnest doctor --json'");
       }
-      return HealthCheck.ok("sandbox start", "created, ran Python and shell as uid 65534 in " + ms + " ms");
+      return HealthCheck.ok(
+          "sandbox start", "created, ran Python and shell as uid 65534 in " + ms + " ms");
     } catch (AgentNestException e) {
-      return HealthCheck.fail("sandbox start", String.valueOf(e.getMessage()), "fix the checks above first");
+      return HealthCheck.fail(
+          "sandbox start", String.valueOf(e.getMessage()), "fix the checks above first");
     }
   }
 }

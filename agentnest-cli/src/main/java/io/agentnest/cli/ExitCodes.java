@@ -3,18 +3,25 @@ package io.agentnest.cli;
 /** Exit codes scripts can rely on. {@code agentnest run} exits with the code's own status. */
 public final class ExitCodes {
   public static final int OK = 0;
+
   /** A check or operation failed. */
   public static final int FAILED = 1;
+
   /** Bad command line (picocli's usage error). */
   public static final int USAGE = 2;
+
   /** The backend (Docker engine) is not reachable. */
   public static final int BACKEND_UNAVAILABLE = 3;
+
   /** The image is missing or cannot run the agent. */
   public static final int IMAGE_MISSING = 4;
+
   /** Invalid configuration. */
   public static final int CONFIG = 5;
+
   /** No such sandbox. */
   public static final int NOT_FOUND = 6;
+
   /** The execution hit a limit (timeout, output, memory); used by run when the code had none. */
   public static final int LIMIT = 124;
 

@@ -43,10 +43,12 @@ final class ListCommand implements Callable<Integer> {
       System.out.println("no sandboxes");
       return ExitCodes.OK;
     }
-    System.out.printf("%-12s  %-26s  %-7s  %-8s  %-20s  %s%n",
+    System.out.printf(
+        "%-12s  %-26s  %-7s  %-8s  %-20s  %s%n",
         "ID", "IMAGE", "RUNTIME", "STATE", "CREATED", "EXPIRES");
     for (SandboxInfo s : all) {
-      System.out.printf("%-12s  %-26s  %-7s  %-8s  %-20s  %s%n",
+      System.out.printf(
+          "%-12s  %-26s  %-7s  %-8s  %-20s  %s%n",
           s.id().substring(0, Math.min(12, s.id().length())),
           s.image(),
           s.runtime(),

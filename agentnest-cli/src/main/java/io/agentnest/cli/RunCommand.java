@@ -33,10 +33,14 @@ import picocli.CommandLine.Parameters;
     })
 final class RunCommand implements Callable<Integer> {
   static final class What {
-    @Option(names = {"-c", "--code"}, description = "Python code to run.")
+    @Option(
+        names = {"-c", "--code"},
+        description = "Python code to run.")
     @Nullable String code;
 
-    @Option(names = {"-f", "--file"}, description = "Local Python file to run.")
+    @Option(
+        names = {"-f", "--file"},
+        description = "Local Python file to run.")
     @Nullable Path file;
   }
 
@@ -46,7 +50,9 @@ final class RunCommand implements Callable<Integer> {
   @Parameters(description = "Command and arguments to run (after --).", arity = "0..*")
   List<String> command = new ArrayList<>();
 
-  @Option(names = "--json", description = "Print the result as one JSON object instead of streaming.")
+  @Option(
+      names = "--json",
+      description = "Print the result as one JSON object instead of streaming.")
   boolean json;
 
   @Mixin SandboxOptions sandbox = new SandboxOptions();
@@ -93,7 +99,10 @@ final class RunCommand implements Callable<Integer> {
         err.print(r.error().traceback());
       }
       if (r.limit() != null) {
-        err.println("agentnest: stopped by limit " + r.limit() + (r.truncated() ? " (output truncated)" : ""));
+        err.println(
+            "agentnest: stopped by limit "
+                + r.limit()
+                + (r.truncated() ? " (output truncated)" : ""));
       }
     }
     if (r.exitCode() != 0) {

@@ -8,7 +8,9 @@ import picocli.CommandLine.Option;
 
 /** Sandbox options shared by commands that create one. */
 final class SandboxOptions {
-  @Option(names = "--image", description = "Image to run (default: ${DEFAULT-VALUE}).",
+  @Option(
+      names = "--image",
+      description = "Image to run (default: ${DEFAULT-VALUE}).",
       defaultValue = SandboxConfig.DEFAULT_IMAGE)
   String image = SandboxConfig.DEFAULT_IMAGE;
 

@@ -37,7 +37,9 @@ final class DefaultPythonSession implements PythonSession {
     sandbox.checkUsable();
     sandbox
         .channel()
-        .request(Json.object().put("op", "py_close").put("session", name), new byte[0],
+        .request(
+            Json.object().put("op", "py_close").put("session", name),
+            new byte[0],
             Duration.ofSeconds(10));
   }
 }

@@ -98,7 +98,8 @@ public final class DefaultSandbox implements Sandbox {
         backend
             .inspect(bs.id())
             .orElseThrow(
-                () -> new AgentNestException("sandbox " + idOrPrefix + " vanished while attaching"));
+                () ->
+                    new AgentNestException("sandbox " + idOrPrefix + " vanished while attaching"));
     SandboxConfig.Builder b = SandboxConfig.builder().backend(backend.name()).image(info.image());
     Map<String, String> labels = info.labels();
     parseLong(labels.get(Labels.EXEC_TIMEOUT_MS))
@@ -127,7 +128,8 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   private void hello() {
-    Frame f = channel.request(Json.object().put("op", "hello"), new byte[0], Duration.ofSeconds(10));
+    Frame f =
+        channel.request(Json.object().put("op", "hello"), new byte[0], Duration.ofSeconds(10));
     if (!f.ev().equals("res")) {
       throw new AgentNestException("agent refused hello: " + f.header());
     }

@@ -47,7 +47,10 @@ final class DefaultSandboxFiles implements SandboxFiles {
     } while (off < data.length);
     JsonNode res = check(channel.await(done, TIMEOUT, "write " + p), p);
     return new FileInfo(
-        res.path("path").asText(p), FileInfo.Type.FILE, res.path("size").asLong(), 0644,
+        res.path("path").asText(p),
+        FileInfo.Type.FILE,
+        res.path("size").asLong(),
+        0644,
         Instant.now());
   }
 
@@ -97,8 +100,7 @@ final class DefaultSandboxFiles implements SandboxFiles {
 
   private List<FileInfo> list(String path, boolean recursive) {
     String p = PathRules.check(path);
-    ObjectNode h =
-        Json.object().put("op", "fs_list").put("path", p).put("recursive", recursive);
+    ObjectNode h = Json.object().put("op", "fs_list").put("path", p).put("recursive", recursive);
     JsonNode res = check(channel.request(h, new byte[0], TIMEOUT), p);
     List<FileInfo> out = new ArrayList<>();
     for (JsonNode e : res.path("entries")) {
@@ -114,8 +116,10 @@ final class DefaultSandboxFiles implements SandboxFiles {
   public FileInfo stat(String path) {
     String p = PathRules.check(path);
     JsonNode res =
-        check(channel.request(Json.object().put("op", "fs_stat").put("path", p), new byte[0],
-            TIMEOUT), p);
+        check(
+            channel.request(
+                Json.object().put("op", "fs_stat").put("path", p), new byte[0], TIMEOUT),
+            p);
     return entry(res.path("entry"));
   }
 
@@ -144,8 +148,7 @@ final class DefaultSandboxFiles implements SandboxFiles {
 
   private void delete(String path, boolean recursive) {
     String p = PathRules.checkEntry(path);
-    ObjectNode h =
-        Json.object().put("op", "fs_delete").put("path", p).put("recursive", recursive);
+    ObjectNode h = Json.object().put("op", "fs_delete").put("path", p).put("recursive", recursive);
     check(channel.request(h, new byte[0], TIMEOUT), p);
   }
 

@@ -15,8 +15,8 @@ import java.nio.ByteBuffer;
  *
  * <pre>MAGIC(2) | header_len u32 BE | payload_len u32 BE | header (JSON object) | payload</pre>
  *
- * Frames read from a sandbox are untrusted: lengths are bounded before anything is allocated,
- * and the header must be a JSON object.
+ * Frames read from a sandbox are untrusted: lengths are bounded before anything is allocated, and
+ * the header must be a JSON object.
  */
 public final class FrameCodec {
   static final byte MAGIC0 = (byte) 0xA9;
@@ -54,6 +54,9 @@ public final class FrameCodec {
       return null;
     }
     int m1 = in.read();
+    if (m1 < 0) {
+      throw new EOFException("channel ended inside a frame");
+    }
     if ((byte) m0 != MAGIC0 || (byte) m1 != MAGIC1) {
       throw new ProtocolException(
           String.format("bad frame magic 0x%02x%02x from the sandbox", m0 & 0xff, m1 & 0xff));

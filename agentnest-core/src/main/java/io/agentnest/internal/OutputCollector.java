@@ -34,7 +34,7 @@ final class OutputCollector implements Consumer<Frame> {
   private boolean hostTruncated;
 
   OutputCollector(long maxOutput, @Nullable Consumer<OutputChunk> listener) {
-    this.hostCap = maxOutput + SLACK;
+    this.hostCap = maxOutput > Long.MAX_VALUE - SLACK ? Long.MAX_VALUE : maxOutput + SLACK;
     this.listener = listener;
   }
 
@@ -50,6 +50,9 @@ final class OutputCollector implements Consumer<Frame> {
           return;
         }
         int n = (int) Math.min(room, data.length);
+        if (n < data.length) {
+          hostTruncated = true;
+        }
         boolean err = f.header().path("s").asText().equals("e");
         (err ? stderr : stdout).write(data, 0, n);
         if (listener != null) {

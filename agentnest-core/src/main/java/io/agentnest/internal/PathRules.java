@@ -39,7 +39,8 @@ public final class PathRules {
         throw bad(path, "has a name longer than " + MAX_NAME_BYTES + " bytes");
       }
       for (int i = 0; i < part.length(); i++) {
-        if (part.charAt(i) < 0x20) {
+        char c = part.charAt(i);
+        if (c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0)) {
           throw bad(path, "contains a control character");
         }
       }

@@ -5,8 +5,8 @@ import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What the policy layer asks a backend to create. Every field is a control the backend must
- * enforce or refuse.
+ * What the policy layer asks a backend to create. Every field is a control the backend must enforce
+ * or refuse.
  *
  * @param image image reference
  * @param runtime OCI runtime name, or null for the backend's default

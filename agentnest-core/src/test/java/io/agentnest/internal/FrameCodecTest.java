@@ -46,7 +46,7 @@ class FrameCodecTest {
 
   @Test
   void roundTrip() throws IOException {
-    ObjectNode h = Json.object().put("ev", "out").put("id", 42L).put("s", "o");
+    ObjectNode h = Json.object().put("ev", "out").put("id", 42).put("s", "o");
     h.putArray("argv").add("ls").add("-la");
     byte[] payload = {0, 1, 2, (byte) 0xff, 'x'};
 
@@ -99,8 +99,7 @@ class FrameCodecTest {
 
   @Test
   void encodeRefusesOversizedPayload() {
-    assertThatThrownBy(
-            () -> FrameCodec.encode(Json.object(), new byte[FrameCodec.MAX_PAYLOAD + 1]))
+    assertThatThrownBy(() -> FrameCodec.encode(Json.object(), new byte[FrameCodec.MAX_PAYLOAD + 1]))
         .isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining("too large");
   }
@@ -175,7 +174,8 @@ class FrameCodecTest {
 
   @Test
   void oversizedHeaderLengthIsRefusedBeforeReading() {
-    assertThatThrownBy(() -> FrameCodec.read(in(rawFrame(FrameCodec.MAX_HEADER + 1L, 0, new byte[0]))))
+    assertThatThrownBy(
+            () -> FrameCodec.read(in(rawFrame(FrameCodec.MAX_HEADER + 1L, 0, new byte[0]))))
         .isInstanceOf(ProtocolException.class)
         .hasMessageContaining("header length " + (FrameCodec.MAX_HEADER + 1L));
     // 0xFFFFFFFF is read as unsigned, not as -1.
@@ -262,7 +262,8 @@ class FrameCodecTest {
         Arbitraries.oneOf(
             Arbitraries.strings().ofMaxLength(30),
             Arbitraries.strings().withChars("{}[]\":,0123456789abe .-\\").ofMaxLength(30),
-            Arbitraries.of("{}", "{\"ev\":\"out\"}", "[]", "{\"id\":1e999}", "{\"a\":\"\\ud800\"}"));
+            Arbitraries.of(
+                "{}", "{\"ev\":\"out\"}", "[]", "{\"id\":1e999}", "{\"a\":\"\\ud800\"}"));
     Arbitrary<byte[]> payload = Arbitraries.bytes().array(byte[].class).ofMaxSize(16);
     Arbitrary<Integer> headerDelta = Arbitraries.integers().between(-3, 3);
     Arbitrary<Integer> payloadDelta = Arbitraries.integers().between(-3, 3);
@@ -301,5 +302,11 @@ class FrameCodecTest {
       assertThat(f.payload().length).isLessThanOrEqualTo(bytes.length);
     }
     fail("reader did not make progress over " + bytes.length + " bytes");
+  }
+
+  @Test
+  void streamEndingAfterTheFirstMagicByteIsEndOfStreamNotBadMagic() {
+    assertThatThrownBy(() -> FrameCodec.read(new ByteArrayInputStream(new byte[] {(byte) 0xA9})))
+        .isInstanceOf(EOFException.class);
   }
 }

@@ -134,7 +134,8 @@ class OutputCollectorTest {
 
     ObjectNode h2 = res();
     h2.putObject("error");
-    assertThat(new OutputCollector(1000, null).toResult(h2, true).error().name()).isEqualTo("Error");
+    assertThat(new OutputCollector(1000, null).toResult(h2, true).error().name())
+        .isEqualTo("Error");
   }
 
   @Test
@@ -245,9 +246,7 @@ class OutputCollectorTest {
     c.accept(out("x", "4")); // anything but "e" is stdout
     c.accept(new Frame(Json.object().put("ev", "progress"), new byte[] {9})); // ignored
 
-    assertThat(chunks)
-        .extracting(OutputChunk::text)
-        .containsExactly("1", "2", "3", "4");
+    assertThat(chunks).extracting(OutputChunk::text).containsExactly("1", "2", "3", "4");
     assertThat(chunks)
         .extracting(OutputChunk::stream)
         .containsExactly(
@@ -306,5 +305,24 @@ class OutputCollectorTest {
     assertThat(r.truncated()).isFalse();
     assertThat(r.limit()).isNull();
     assertThat(r.stdout()).isEmpty();
+  }
+
+  @Test
+  void aFrameCrossingTheHostCapIsReportedTruncated() {
+    OutputCollector c = new OutputCollector(0, null);
+    c.accept(out("o", new byte[SLACK + 1000]));
+    ExecResult r = c.toResult(res().put("exit_code", 0), false);
+    assertThat(r.stdout()).hasSize(SLACK);
+    assertThat(r.truncated()).isTrue();
+    assertThat(r.limit()).isEqualTo(Limit.OUTPUT);
+  }
+
+  @Test
+  void anUnlimitedCapDoesNotOverflow() {
+    OutputCollector c = new OutputCollector(Long.MAX_VALUE, null);
+    c.accept(out("o", "kept"));
+    ExecResult r = c.toResult(res().put("exit_code", 0), false);
+    assertThat(r.stdout()).isEqualTo("kept");
+    assertThat(r.truncated()).isFalse();
   }
 }

@@ -37,7 +37,7 @@ class PathRulesTest {
   }
 
   @ParameterizedTest
-  @ValueSource(strings = {"", ".", "./", "//.//", "././."})
+  @ValueSource(strings = {"", ".", "./", ".//.//", "././."})
   void emptyAndDotPathsNameTheRoot(String in) {
     assertThat(PathRules.check(in)).isEmpty();
   }
@@ -81,7 +81,7 @@ class PathRulesTest {
 
   @Test
   void tooLongPathIsRefused() {
-    String longPath = ("abcdefghi/").repeat(410) + "x"; // 4101 bytes, names are short
+    String longPath = "abcdefghi/".repeat(410) + "x"; // 4101 bytes, names are short
     assertBadPath(() -> PathRules.check(longPath), "longer than " + PathRules.MAX_PATH_BYTES);
   }
 
@@ -166,8 +166,7 @@ class PathRulesTest {
             Arbitraries.of("", ".", "..", "...", "a", "b.txt", "\0", "\n", "é"),
             Arbitraries.strings().ofMaxLength(8),
             Arbitraries.strings().withChars('a', '.', '/', '\\', '\0', '\u001f').ofMaxLength(6));
-    Arbitrary<String> joined =
-        segment.list().ofMaxSize(8).map(parts -> String.join("/", parts));
+    Arbitrary<String> joined = segment.list().ofMaxSize(8).map(parts -> String.join("/", parts));
     return Arbitraries.oneOf(joined, joined.map(s -> "/" + s), joined.map(s -> s + "/"));
   }
 
@@ -177,5 +176,13 @@ class PathRulesTest {
             FileOperationException.class, e -> assertThat(e.code()).isEqualTo("BAD_PATH"))
         .hasMessageStartingWith("refused path '")
         .hasMessageContaining(messagePart);
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"a\u007fb", "a\u0085b", "x/\u009b"})
+  void deleteAndC1ControlCharactersAreRefused(String path) {
+    assertThatThrownBy(() -> PathRules.check(path))
+        .isInstanceOf(FileOperationException.class)
+        .hasMessageContaining("control character");
   }
 }

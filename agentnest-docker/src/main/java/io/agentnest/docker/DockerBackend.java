@@ -3,16 +3,16 @@ package io.agentnest.docker;
 import io.agentnest.SandboxInfo;
 import io.agentnest.docker.internal.DockerDoctor;
 import io.agentnest.docker.internal.DockerEngine;
-import io.agentnest.spi.HealthCheck;
 import io.agentnest.spi.BackendSandbox;
+import io.agentnest.spi.HealthCheck;
 import io.agentnest.spi.RuntimeBackend;
 import io.agentnest.spi.SandboxSpec;
 import java.util.List;
 import java.util.Optional;
 
 /**
- * The default backend: containers on a Docker engine, with runc, runsc (gVisor) or any OCI
- * runtime registered in the daemon. Honours {@code DOCKER_HOST}; defaults to {@code
+ * The default backend: containers on a Docker engine, with runc, runsc (gVisor) or any OCI runtime
+ * registered in the daemon. Honours {@code DOCKER_HOST}; defaults to {@code
  * unix:///var/run/docker.sock}.
  */
 public final class DockerBackend implements RuntimeBackend {

@@ -2,16 +2,18 @@ package io.agentnest.docker;
 
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.agentnest.AgentNestException;
 import io.agentnest.BackendUnavailableException;
 import io.agentnest.SandboxConfig;
 import io.agentnest.docker.internal.DockerEngine;
+import java.util.List;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * Integration tests need a real Docker engine and the base image. Outside CI a missing engine
- * skips them with a visible reason; under {@code CI=true} it fails them, so CI can never pass
- * without having run them.
+ * Integration tests need a real Docker engine and the base image. Outside CI a missing engine skips
+ * them with a visible reason; under {@code CI=true} it fails them, so CI can never pass without
+ * having run them.
  */
 public final class DockerEngineRequired implements BeforeAllCallback {
   @Override
@@ -20,11 +22,18 @@ public final class DockerEngineRequired implements BeforeAllCallback {
     try {
       DockerEngine engine = DockerEngine.connect();
       if (!engine.imageExists(SandboxConfig.DEFAULT_IMAGE)) {
-        problem =
-            "image " + SandboxConfig.DEFAULT_IMAGE + " missing: run 'agentnest image build'";
+        // A fresh machine: build the base image once, as 'agentnest image build' would.
+        synchronized (DockerEngineRequired.class) {
+          if (!engine.imageExists(SandboxConfig.DEFAULT_IMAGE)) {
+            System.err.println("building " + SandboxConfig.DEFAULT_IMAGE + " for the tests...");
+            BaseImageBuilder.build(SandboxConfig.DEFAULT_IMAGE, List.of(), "bookworm", n -> {});
+          }
+        }
       }
     } catch (BackendUnavailableException e) {
       problem = e.getMessage();
+    } catch (AgentNestException e) {
+      problem = "cannot build the base image: " + e.getMessage();
     }
     if (problem == null) {
       return;

@@ -14,7 +14,6 @@ import io.agentnest.SandboxInfo;
 import io.agentnest.SandboxNotFoundException;
 import io.agentnest.UnsupportedControlException;
 import io.agentnest.docker.internal.DockerEngine;
-import java.io.ByteArrayInputStream;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -28,8 +27,7 @@ class FailureModesIT {
   @Test
   void missingImageSaysHowToGetIt() {
     assertThatThrownBy(
-            () ->
-                Sandbox.create(SandboxConfig.builder().image("agentnest-test/absent:1").build()))
+            () -> Sandbox.create(SandboxConfig.builder().image("agentnest-test/absent:1").build()))
         .isInstanceOf(ImageNotFoundException.class)
         .hasMessageContaining("agentnest-test/absent:1")
         .hasMessageContaining("docker pull");
@@ -74,7 +72,9 @@ class FailureModesIT {
     try (Sandbox sb = Sandbox.create()) {
       CompletableFuture<Object> call =
           CompletableFuture.supplyAsync(
-              () -> sb.exec("sleep 20", ExecOptions.builder().timeout(Duration.ofSeconds(60)).build()));
+              () ->
+                  sb.exec(
+                      "sleep 20", ExecOptions.builder().timeout(Duration.ofSeconds(60)).build()));
       Thread.sleep(300);
       // The exec's parent is the agent: kill it from inside, as hostile code could.
       try {
@@ -86,8 +86,7 @@ class FailureModesIT {
           .hasCauseInstanceOf(SandboxClosedException.class)
           .hasMessageContaining("agent");
       assertThat(sb.isAlive()).isFalse();
-      assertThatThrownBy(() -> sb.runCode("1"))
-          .isInstanceOf(SandboxClosedException.class);
+      assertThatThrownBy(() -> sb.runCode("1")).isInstanceOf(SandboxClosedException.class);
     }
   }
 

@@ -114,7 +114,8 @@ class SandboxIT {
             "pwd; echo $GREETING",
             ExecOptions.builder().workdir("sub/dir").env("GREETING", "hello").build());
     assertThat(cwd.stdout()).isEqualTo("/workspace/sub/dir\nhello\n");
-    ExecResult argv = sandbox.exec(List.of("printf", "%s|", "a b", "$HOME"), ExecOptions.defaults());
+    ExecResult argv =
+        sandbox.exec(List.of("printf", "%s|", "a b", "$HOME"), ExecOptions.defaults());
     assertThat(argv.stdout()).isEqualTo("a b|$HOME|");
     ExecResult missing = sandbox.exec("no-such-command-xyz");
     assertThat(missing.exitCode()).isEqualTo(127);
@@ -122,8 +123,7 @@ class SandboxIT {
 
   @Test
   void stdinIsFedToCommand() {
-    ExecResult r =
-        sandbox.exec("wc -c", ExecOptions.builder().stdin("12345".getBytes()).build());
+    ExecResult r = sandbox.exec("wc -c", ExecOptions.builder().stdin("12345".getBytes()).build());
     assertThat(r.stdout().strip()).isEqualTo("5");
   }
 

@@ -86,8 +86,7 @@ class SecurityDefaultsIT {
                 + " perf_event_open 298, ptrace 101\n"
                 + "[call(425, 1, 0), call(250, 0, 0), call(321, 0, 0, 0), call(323, 0),"
                 + " call(298, 0, 0, 0, 0, 0), call(101, 16, 1)]");
-    assertThat(r.result())
-        .isEqualTo("[(-1, 38), (-1, 1), (-1, 1), (-1, 1), (-1, 1), (-1, 1)]");
+    assertThat(r.result()).isEqualTo("[(-1, 38), (-1, 1), (-1, 1), (-1, 1), (-1, 1), (-1, 1)]");
   }
 
   @Test
@@ -123,7 +122,10 @@ class SecurityDefaultsIT {
         .contains("No such file");
     // The sandbox's environment is only what AgentNest set: nothing of the host's leaks in.
     String env = sh("tr '\\0' '\\n' < /proc/1/environ; env").stdout();
-    assertThat(env).doesNotContain("HOME=/root").doesNotContain("JAVA_HOME").contains("HOME=/workspace");
+    assertThat(env)
+        .doesNotContain("HOME=/root")
+        .doesNotContain("JAVA_HOME")
+        .contains("HOME=/workspace");
   }
 
   @Test

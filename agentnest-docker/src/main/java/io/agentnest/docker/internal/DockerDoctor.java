@@ -40,8 +40,9 @@ public final class DockerDoctor {
       v = engine.client().versionCmd().exec();
       info = engine.info();
     } catch (RuntimeException e) {
-      out.add(HealthCheck.fail("docker engine", "reachable but failing: " + e,
-          "check the daemon's log"));
+      out.add(
+          HealthCheck.fail(
+              "docker engine", "reachable but failing: " + e, "check the daemon's log"));
       return out;
     }
     out.add(
@@ -51,7 +52,11 @@ public final class DockerDoctor {
 
     // Runtimes
     var runtimes = engine.runtimes().keySet();
-    out.add(HealthCheck.ok("runtime runc", "registered; default runtime " + info.getRawValues().getOrDefault("DefaultRuntime", "runc")));
+    out.add(
+        HealthCheck.ok(
+            "runtime runc",
+            "registered; default runtime "
+                + info.getRawValues().getOrDefault("DefaultRuntime", "runc")));
     if (runtimes.contains("runsc")) {
       out.add(HealthCheck.ok("runtime runsc (gVisor)", "registered"));
     } else {
@@ -85,8 +90,11 @@ public final class DockerDoctor {
     }
 
     // cgroups and kernel features
-    String cg = "cgroup v" + info.getRawValues().getOrDefault("CgroupVersion", "?")
-        + ", driver " + info.getRawValues().getOrDefault("CgroupDriver", "?");
+    String cg =
+        "cgroup v"
+            + info.getRawValues().getOrDefault("CgroupVersion", "?")
+            + ", driver "
+            + info.getRawValues().getOrDefault("CgroupDriver", "?");
     List<String> missing = new ArrayList<>();
     if (!Boolean.TRUE.equals(info.getMemoryLimit())) {
       missing.add("memory limit");

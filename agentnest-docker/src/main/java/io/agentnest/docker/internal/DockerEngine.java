@@ -144,7 +144,8 @@ public final class DockerEngine {
     } catch (NotFoundException e) {
       return false;
     } catch (DockerException e) {
-      throw new AgentNestException("Docker could not inspect image " + image + ": " + e.getMessage());
+      throw new AgentNestException(
+          "Docker could not inspect image " + image + ": " + e.getMessage());
     } catch (RuntimeException e) {
       throw unavailable(e);
     }
@@ -295,7 +296,9 @@ public final class DockerEngine {
     Map<String, String> labels = c.getConfig().getLabels();
     if (labels == null || !"true".equals(labels.get(Labels.MANAGED))) {
       throw new SandboxNotFoundException(
-          "container " + idOrPrefix + " is not an AgentNest sandbox: list them with 'agentnest ls'");
+          "container "
+              + idOrPrefix
+              + " is not an AgentNest sandbox: list them with 'agentnest ls'");
     }
     if (c.getState() == null || !Boolean.TRUE.equals(c.getState().getRunning())) {
       throw new SandboxNotFoundException(
@@ -318,7 +321,8 @@ public final class DockerEngine {
       throw new SandboxNotFoundException(
           "no sandbox " + idOrPrefix + ": list them with 'agentnest ls'");
     } catch (DockerException e) {
-      throw new AgentNestException("Docker could not inspect " + idOrPrefix + ": " + e.getMessage());
+      throw new AgentNestException(
+          "Docker could not inspect " + idOrPrefix + ": " + e.getMessage());
     } catch (RuntimeException e) {
       throw unavailable(e);
     }
@@ -395,10 +399,11 @@ public final class DockerEngine {
   }
 
   /**
-   * Imports a root filesystem tar as an image ({@code docker import}), with Dockerfile-style
-   * {@code changes} such as {@code ENV LANG=C.UTF-8}. Returns the engine's last status line.
+   * Imports a root filesystem tar as an image ({@code docker import}), with Dockerfile-style {@code
+   * changes} such as {@code ENV LANG=C.UTF-8}. Returns the engine's last status line.
    */
-  public String importImage(java.io.InputStream tar, String repo, String tag, List<String> changes) {
+  public String importImage(
+      java.io.InputStream tar, String repo, String tag, List<String> changes) {
     StringBuilder path = new StringBuilder("/images/create?fromSrc=-");
     path.append("&repo=").append(enc(repo)).append("&tag=").append(enc(tag));
     for (String c : changes) {
@@ -419,7 +424,10 @@ public final class DockerEngine {
       String text = new String(body, java.nio.charset.StandardCharsets.UTF_8);
       if (resp.getStatusCode() != 200 || text.contains("\"error")) {
         throw new AgentNestException(
-            "Docker could not import the image (HTTP " + resp.getStatusCode() + "): " + text.strip());
+            "Docker could not import the image (HTTP "
+                + resp.getStatusCode()
+                + "): "
+                + text.strip());
       }
       knownImages.remove(repo + ":" + tag);
       return text.strip();

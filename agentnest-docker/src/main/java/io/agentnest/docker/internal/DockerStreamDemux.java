@@ -5,9 +5,8 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Reads Docker's multiplexed attach stream (8-byte header per frame: stream type, 3 zero bytes,
- * u32 size) and exposes stdout as a plain stream. Stderr goes to a small ring kept for error
- * messages.
+ * Reads Docker's multiplexed attach stream (8-byte header per frame: stream type, 3 zero bytes, u32
+ * size) and exposes stdout as a plain stream. Stderr goes to a small ring kept for error messages.
  */
 final class DockerStreamDemux extends InputStream {
   private static final int DIAG_MAX = 4096;

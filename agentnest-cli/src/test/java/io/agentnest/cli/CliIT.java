@@ -1,0 +1,160 @@
+package io.agentnest.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.agentnest.docker.DockerEngineRequired;
+import io.agentnest.internal.Json;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The packaged CLI ({@code target/agentnest.jar}) run as a user would, against the real engine. */
+@ExtendWith(DockerEngineRequired.class)
+class CliIT {
+  record Run(int exit, String out, String err) {}
+
+  static Run cli(String... args) throws IOException, InterruptedException {
+    Path jar = Path.of("target", "agentnest.jar");
+    assertThat(jar).as("package phase builds the CLI jar").exists();
+    List<String> cmd = new ArrayList<>();
+    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    cmd.add("-jar");
+    cmd.add(jar.toString());
+    cmd.addAll(List.of(args));
+    Process p = new ProcessBuilder(cmd).start();
+    p.getOutputStream().close();
+    byte[][] streams = new byte[2][];
+    Thread errReader =
+        new Thread(
+            () -> {
+              try {
+                streams[1] = p.getErrorStream().readNBytes(1 << 20);
+              } catch (IOException e) {
+                streams[1] = new byte[0];
+              }
+            });
+    errReader.start();
+    streams[0] = p.getInputStream().readNBytes(1 << 20);
+    assertThat(p.waitFor(120, TimeUnit.SECONDS)).as("CLI finished").isTrue();
+    errReader.join(5000);
+    return new Run(
+        p.exitValue(),
+        new String(streams[0], StandardCharsets.UTF_8),
+        new String(streams[1] == null ? new byte[0] : streams[1], StandardCharsets.UTF_8));
+  }
+
+  @Test
+  void runPythonPrintsOutputAndExitsZero() throws Exception {
+    Run r = cli("run", "-c", "print(6 * 7)");
+    assertThat(r.exit()).as(r.err()).isZero();
+    assertThat(r.out()).isEqualTo("42\n");
+  }
+
+  @Test
+  void runShellExitStatusIsTheCommands() throws Exception {
+    Run r = cli("run", "--", "sh", "-c", "echo out; echo err >&2; exit 7");
+    assertThat(r.exit()).isEqualTo(7);
+    assertThat(r.out()).isEqualTo("out\n");
+    assertThat(r.err()).contains("err");
+  }
+
+  @Test
+  void runPythonErrorExitsOneWithTraceback() throws Exception {
+    Run r = cli("run", "-c", "raise ValueError('bad')");
+    assertThat(r.exit()).isEqualTo(1);
+    assertThat(r.err()).contains("ValueError: bad");
+  }
+
+  @Test
+  void runFileAndJson(@TempDir Path dir) throws Exception {
+    Path f = dir.resolve("script.py");
+    Files.writeString(f, "import sys\nprint('from file')\nsys.version_info[0]\n");
+    Run r = cli("run", "-f", f.toString(), "--json");
+    assertThat(r.exit()).as(r.err()).isZero();
+    JsonNode j = Json.MAPPER.readTree(r.out());
+    assertThat(j.path("stdout").asText()).isEqualTo("from file\n");
+    assertThat(j.path("result").asText()).isEqualTo("3");
+    assertThat(j.path("exit_code").asInt()).isZero();
+    assertThat(j.has("duration_ms")).isTrue();
+  }
+
+  @Test
+  void runTimeoutReportsTheLimit() throws Exception {
+    Run r = cli("run", "--timeout", "500ms", "--", "sleep", "30");
+    assertThat(r.exit()).isNotZero();
+    assertThat(r.err()).contains("TIMEOUT");
+  }
+
+  @Test
+  void badArgumentsGiveUsageErrors() throws Exception {
+    assertThat(cli("run").exit()).isEqualTo(ExitCodes.CONFIG);
+    assertThat(cli("run", "--memory", "lots", "-c", "1").err()).contains("not a size");
+    assertThat(cli("run", "--no-such-flag").exit()).isEqualTo(ExitCodes.USAGE);
+    Run missing = cli("run", "--image", "agentnest-test/absent:1", "-c", "1");
+    assertThat(missing.exit()).isEqualTo(ExitCodes.IMAGE_MISSING);
+    assertThat(missing.err()).contains("docker pull");
+  }
+
+  @Test
+  void everyCommandHasHelp() throws Exception {
+    for (String c : List.of("demo", "doctor", "run", "ls", "rm", "image", "bench")) {
+      Run r = cli(c, "--help");
+      assertThat(r.exit()).as(c).isZero();
+      assertThat(r.out()).as(c).contains("Usage: agentnest " + c);
+    }
+  }
+
+  @Test
+  void doctorJsonReportsChecks() throws Exception {
+    Run r = cli("doctor", "--json");
+    assertThat(r.exit()).as(r.out() + r.err()).isZero();
+    JsonNode checks = Json.MAPPER.readTree(r.out());
+    List<String> names = new ArrayList<>();
+    checks.forEach(c -> names.add(c.path("check").asText()));
+    assertThat(names).contains("docker engine", "base image", "cgroups", "sandbox start");
+  }
+
+  @Test
+  void lsAndRmSeeSandboxesOfOtherProcesses() throws Exception {
+    try (io.agentnest.Sandbox sb = io.agentnest.Sandbox.create()) {
+      Run ls = cli("ls", "--json");
+      assertThat(ls.exit()).isZero();
+      assertThat(ls.out()).contains(sb.id());
+      Run rm = cli("rm", sb.id().substring(0, 12));
+      assertThat(rm.exit()).as(rm.err()).isZero();
+      assertThat(cli("ls").out()).doesNotContain(sb.id().substring(0, 12));
+      assertThat(cli("rm", sb.id()).exit()).isEqualTo(ExitCodes.NOT_FOUND);
+    }
+  }
+
+  @Test
+  void demoRunsEndToEnd() throws Exception {
+    Run r = cli("demo");
+    assertThat(r.exit()).as(r.err()).isZero();
+    assertThat(r.out())
+        .contains("20")
+        .contains("ZeroDivisionError")
+        .contains("refused: BAD_PATH")
+        .contains("Read-only file system")
+        .contains("0000000000000000");
+  }
+
+  @Test
+  void benchPrintsPercentiles() throws Exception {
+    Run r = cli("bench", "-n", "3", "--warmup", "1", "--cold-iterations", "2", "--json");
+    assertThat(r.exit()).as(r.err()).isZero();
+    JsonNode j = Json.MAPPER.readTree(r.out());
+    List<String> ops = new ArrayList<>();
+    j.path("results").forEach(x -> ops.add(x.path("op").asText()));
+    assertThat(ops).containsExactly("cold-start", "exec", "session", "file-1mib");
+    j.path("results").forEach(x -> assertThat(x.path("p50_ms").asDouble()).isPositive());
+  }
+}
