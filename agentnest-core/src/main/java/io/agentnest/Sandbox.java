@@ -68,6 +68,12 @@ public interface Sandbox extends AutoCloseable {
   /** The configuration the sandbox was created with. */
   SandboxConfig config();
 
+  /** When the sandbox's TTL runs out and it is destroyed. */
+  java.time.Instant expiresAt();
+
+  /** Pushes the expiry later by {@code more}. */
+  void extend(java.time.Duration more);
+
   /** Whether the sandbox's agent still answers. */
   boolean isAlive();
 

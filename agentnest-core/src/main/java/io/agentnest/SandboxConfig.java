@@ -49,6 +49,7 @@ public final class SandboxConfig {
   private final Duration execTimeout;
   private final long maxOutputBytes;
   private final Duration startTimeout;
+  private final Duration ttl;
   private final String user;
   private final boolean readOnlyRootFilesystem;
   private final @Nullable String seccompProfile;
@@ -68,6 +69,7 @@ public final class SandboxConfig {
     this.execTimeout = b.execTimeout;
     this.maxOutputBytes = b.maxOutputBytes;
     this.startTimeout = b.startTimeout;
+    this.ttl = b.ttl;
     this.user = b.user;
     this.readOnlyRootFilesystem = b.readOnlyRootFilesystem;
     this.seccompProfile = b.seccompProfile;
@@ -99,6 +101,7 @@ public final class SandboxConfig {
     b.execTimeout = execTimeout;
     b.maxOutputBytes = maxOutputBytes;
     b.startTimeout = startTimeout;
+    b.ttl = ttl;
     b.user = user;
     b.readOnlyRootFilesystem = readOnlyRootFilesystem;
     b.seccompProfile = seccompProfile;
@@ -162,6 +165,11 @@ public final class SandboxConfig {
     return startTimeout;
   }
 
+  /** Lifetime of the sandbox; it is destroyed when it expires (see {@code Sandbox.extend}). */
+  public Duration ttl() {
+    return ttl;
+  }
+
   public String user() {
     return user;
   }
@@ -193,13 +201,14 @@ public final class SandboxConfig {
     private long memoryBytes = 512L << 20;
     private long pidsLimit = 256;
     private long tmpSizeBytes = 64L << 20;
-    private long workspaceSizeBytes = 512L << 20;
+    private long workspaceSizeBytes = 256L << 20;
     private final Map<String, String> env = new LinkedHashMap<>();
     private String workdir = WORKSPACE;
     private final Map<String, String> labels = new LinkedHashMap<>();
     private Duration execTimeout = Duration.ofSeconds(60);
     private long maxOutputBytes = 10L << 20;
     private Duration startTimeout = Duration.ofSeconds(30);
+    private Duration ttl = Duration.ofMinutes(30);
     private String user = "65534:65534";
     private boolean readOnlyRootFilesystem = true;
     private @Nullable String seccompProfile;
@@ -298,6 +307,15 @@ public final class SandboxConfig {
       return this;
     }
 
+    /**
+     * Lifetime of the sandbox (default 30 minutes). The owning process destroys it at expiry; if
+     * that process dies, the sandbox's agent stops it and {@code agentnest prune} removes it.
+     */
+    public Builder ttl(Duration ttl) {
+      this.ttl = Objects.requireNonNull(ttl, "ttl");
+      return this;
+    }
+
     /** Numeric {@code uid[:gid]} to run as; default {@code 65534:65534} (nobody). */
     public Builder user(String user) {
       this.user = Objects.requireNonNull(user, "user");
@@ -357,6 +375,10 @@ public final class SandboxConfig {
       }
       if (startTimeout.isNegative() || startTimeout.isZero()) {
         throw new ConfigException("startTimeout must be positive, got " + startTimeout);
+      }
+      if (ttl.compareTo(Duration.ofSeconds(1)) < 0 || ttl.compareTo(Duration.ofDays(365)) > 0) {
+        throw new ConfigException(
+            "ttl must be between 1s and 365 days, got " + ttl + ": e.g. ttl(Duration.ofMinutes(30))");
       }
       if (maxOutputBytes < 0) {
         throw new ConfigException("maxOutputBytes must be >= 0, got " + maxOutputBytes);

@@ -37,7 +37,8 @@ class SandboxConfigTest {
     assertThat(c.startTimeout()).isEqualTo(Duration.ofSeconds(30));
     assertThat(c.maxOutputBytes()).isEqualTo(10L * 1024 * 1024);
     assertThat(c.tmpSizeBytes()).isEqualTo(64L << 20);
-    assertThat(c.workspaceSizeBytes()).isEqualTo(512L << 20);
+    assertThat(c.workspaceSizeBytes()).isEqualTo(256L << 20);
+    assertThat(c.ttl()).isEqualTo(Duration.ofMinutes(30));
     assertThat(c.workdir()).isEqualTo("/workspace").isEqualTo(SandboxConfig.WORKSPACE);
     assertThat(c.env()).isEmpty();
     assertThat(c.labels()).isEmpty();

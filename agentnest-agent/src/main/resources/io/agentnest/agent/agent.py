@@ -174,6 +174,159 @@ class OutputBudget:
             return allowed
 
 
+class Timer:
+    """One thread for every deadline in the agent, started up front: enforcing a limit must not
+    need a new thread (the pids limit may be exhausted exactly then)."""
+
+    def __init__(self):
+        self.cond = threading.Condition()
+        self.heap = []
+        self.seq = 0
+        threading.Thread(target=self._loop, daemon=True, name="timer").start()
+
+    def schedule(self, delay_s, fn):
+        import heapq
+
+        with self.cond:
+            self.seq += 1
+            entry = [time.monotonic() + delay_s, self.seq, fn]
+            heapq.heappush(self.heap, entry)
+            self.cond.notify()
+            return entry
+
+    @staticmethod
+    def cancel(entry):
+        entry[2] = None
+
+    def _loop(self):
+        import heapq
+
+        while True:
+            with self.cond:
+                while not self.heap or self.heap[0][0] > time.monotonic():
+                    wait = self.heap[0][0] - time.monotonic() if self.heap else None
+                    self.cond.wait(wait)
+                _, _, fn = heapq.heappop(self.heap)
+            if fn is not None:
+                try:
+                    fn()
+                except Exception:  # noqa: BLE001 - a failed kill must not stop the timer
+                    pass
+
+
+TIMER = Timer()
+
+
+class Pool:
+    """Pre-started call threads; grows when all are busy and the pids limit allows."""
+
+    def __init__(self, size):
+        import queue
+
+        self.queue = queue.SimpleQueue()
+        self.idle = 0
+        self.lock = threading.Lock()
+        for _ in range(size):
+            self._start()
+
+    def _start(self):
+        t = threading.Thread(target=self._loop, daemon=True, name="call")
+        t.start()
+
+    def _loop(self):
+        while True:
+            with self.lock:
+                self.idle += 1
+            fn, args = self.queue.get()
+            with self.lock:
+                self.idle -= 1
+            guard(fn, *args)
+
+    def submit(self, fn, *args):
+        with self.lock:
+            busy = self.idle == 0
+        if busy:
+            try:
+                self._start()
+            except RuntimeError:
+                pass  # out of pids: the call waits for a free thread
+        self.queue.put((fn, args))
+
+
+def read_counter(paths, key):
+    for path in paths:
+        try:
+            with open(path) as f:
+                for line in f:
+                    parts = line.split()
+                    if len(parts) == 2 and parts[0] == key:
+                        return int(parts[1])
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+class LimitProbe:
+    """Snapshots the sandbox's own cgroup counters around a call to tell which limit it hit."""
+
+    OOM = ("/sys/fs/cgroup/memory/memory.oom_control", "/sys/fs/cgroup/memory.events")
+    PIDS = ("/sys/fs/cgroup/pids/pids.events", "/sys/fs/cgroup/pids.events")
+
+    def __init__(self):
+        self.oom = read_counter(self.OOM, "oom_kill")
+        self.pids = read_counter(self.PIDS, "max")
+
+    def hit(self, check_disk=True, disk_paths=(WORKSPACE, "/tmp")):
+        oom = read_counter(self.OOM, "oom_kill")
+        if oom is not None and self.oom is not None and oom > self.oom:
+            return "MEMORY"
+        pids = read_counter(self.PIDS, "max")
+        if pids is not None and self.pids is not None and pids > self.pids:
+            return "PIDS"
+        for path in disk_paths if check_disk else ():
+            try:
+                st = os.statvfs(path)
+                if st.f_blocks and st.f_bavail == 0:
+                    return "DISK"
+            except OSError:
+                continue
+        return None
+
+
+def raise_oom_score(pid):
+    # Make sandbox code, not the agent, the OOM killer's choice. Raising needs no privilege.
+    try:
+        with open("/proc/%d/oom_score_adj" % pid, "w") as f:
+            f.write("800")
+    except OSError:
+        pass
+
+
+def descendants(root):
+    """Pids below root (by parent links), to stop children that left the process group."""
+    children = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return []
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % name, "rb") as f:
+                stat = f.read()
+            ppid = int(stat[stat.rindex(b")") + 2 :].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(name))
+    out, todo = [], [root]
+    while todo and len(out) < 100_000:
+        for c in children.get(todo.pop(), []):
+            out.append(c)
+            todo.append(c)
+    return out
+
+
 class ExecCall:
     def __init__(self, call_id, header, stdin_bytes):
         self.id = call_id
@@ -182,112 +335,134 @@ class ExecCall:
         self.proc = None
         self.limit = None
         self.budget = OutputBudget(int(header.get("max_output", 10 << 20)))
+        self.kill_timer = None
 
     def kill_tree(self, sig):
         if self.proc is None:
             return
-        try:
-            os.killpg(self.proc.pid, sig)
-        except (ProcessLookupError, PermissionError):
-            pass
+        pids = descendants(self.proc.pid)
+        # Repeat for a process group that is still forking (a fork bomb), bounded.
+        for _ in range(20):
+            try:
+                os.killpg(self.proc.pid, sig)
+            except (ProcessLookupError, PermissionError):
+                break
+            if sig != signal.SIGKILL:
+                break
+            time.sleep(0.005)
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except (ProcessLookupError, PermissionError):
+                pass
 
     def stop(self, limit):
+        """TERM now, KILL after the grace period; safe to call from the timer thread."""
         if self.limit is None:
             self.limit = limit
         self.kill_tree(signal.SIGTERM)
-
-        def later():
-            time.sleep(KILL_GRACE_S)
-            self.kill_tree(signal.SIGKILL)
-
-        threading.Thread(target=later, daemon=True).start()
-
-    def pump(self, fd, stream):
-        while True:
-            try:
-                data = os.read(fd, CHUNK)
-            except OSError:
-                break
-            if not data:
-                break
-            allowed = self.budget.take(len(data))
-            if allowed:
-                send({"id": self.id, "ev": "out", "s": stream}, data[:allowed])
-            if allowed < len(data) and self.limit is None:
-                self.stop("OUTPUT")
-        os.close(fd)
+        if self.kill_timer is None:
+            self.kill_timer = TIMER.schedule(KILL_GRACE_S, lambda: self.kill_tree(signal.SIGKILL))
 
     def run(self):
         h = self.header
         started = time.monotonic()
+        probe = LimitProbe()
         env = dict(os.environ)
-        env.pop("AGENTNEST_BOOTSTRAP", None)
         env.update({str(k): str(v) for k, v in (h.get("env") or {}).items()})
         cwd = h.get("cwd") or WORKSPACE
         try:
             cwd = resolve_cwd(cwd)
-        except PathRefused as e:
-            send_error(self.id, "BAD_PATH", str(e))
+        except (PathRefused, FileNotFoundError) as e:
+            send_error(self.id, "BAD_PATH", "working directory: %s" % e)
             return
         argv = h.get("argv")
         if not argv:
             argv = ["/bin/sh", "-c", h.get("cmd", "")]
-        out_r, out_w = os.pipe()
-        err_r, err_w = os.pipe()
         try:
             self.proc = subprocess.Popen(
                 argv,
                 cwd=cwd,
                 env=env,
                 stdin=subprocess.PIPE if self.stdin_bytes else subprocess.DEVNULL,
-                stdout=out_w,
-                stderr=err_w,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
                 start_new_session=True,
                 close_fds=True,
             )
         except OSError as e:
-            os.close(out_r)
-            os.close(err_r)
-            os.close(out_w)
-            os.close(err_w)
-            send_result(self.id, exit_code=127, duration_ms=0, error="%s: %s" % (type(e).__name__, e))
+            limit = probe.hit()
+            send_result(
+                self.id,
+                exit_code=126 if limit else 127,
+                duration_ms=0,
+                limit=limit,
+                error="cannot start %r: %s" % (argv[0], e.strerror or e),
+            )
             return
-        finally:
-            pass
-        os.close(out_w)
-        os.close(err_w)
+        raise_oom_score(self.proc.pid)
         RUNNING[self.id] = self
-        readers = [
-            threading.Thread(target=self.pump, args=(out_r, "o"), daemon=True),
-            threading.Thread(target=self.pump, args=(err_r, "e"), daemon=True),
-        ]
-        for t in readers:
-            t.start()
+        timeout_ms = int(h.get("timeout_ms") or DEFAULT_TIMEOUT_MS)
+        deadline = TIMER.schedule(timeout_ms / 1000.0, lambda: self.stop("TIMEOUT"))
         if self.stdin_bytes:
             try:
                 self.proc.stdin.write(self.stdin_bytes)
                 self.proc.stdin.close()
             except OSError:
                 pass
-        timeout_ms = int(h.get("timeout_ms") or DEFAULT_TIMEOUT_MS)
+        streams = {self.proc.stdout.fileno(): "o", self.proc.stderr.fileno(): "e"}
+        sel = selectors.DefaultSelector()
+        for fd in streams:
+            sel.register(fd, selectors.EVENT_READ)
+        exited_at = None
+        killed_leftovers = False
         try:
-            self.proc.wait(timeout=timeout_ms / 1000.0)
-        except subprocess.TimeoutExpired:
-            self.stop("TIMEOUT")
-            self.proc.wait()
-        # The shell may exit while background children still hold the pipes; those are killed
-        # with the group so the readers end.
-        self.kill_tree(signal.SIGKILL)
-        for t in readers:
-            t.join(timeout=5)
+            while streams:
+                events = sel.select(timeout=0.1 if exited_at else 1.0)
+                for key, _ in events:
+                    fd = key.fd
+                    try:
+                        data = os.read(fd, CHUNK)
+                    except OSError:
+                        data = b""
+                    if not data:
+                        sel.unregister(fd)
+                        del streams[fd]
+                        continue
+                    allowed = self.budget.take(len(data))
+                    if allowed:
+                        send({"id": self.id, "ev": "out", "s": streams[fd]}, data[:allowed])
+                    if allowed < len(data) and self.limit is None:
+                        self.stop("OUTPUT")
+                if exited_at is None and self.proc.poll() is not None:
+                    exited_at = time.monotonic()
+                elif exited_at is not None and not events and not killed_leftovers:
+                    # The command is done but background children still hold its output: they
+                    # belong to this call and end with it. A process meant to outlive the call
+                    # redirects its output (cmd > log 2>&1 &).
+                    killed_leftovers = True
+                    self.kill_tree(signal.SIGKILL)
+                elif killed_leftovers and time.monotonic() - exited_at > 5:
+                    break
+        finally:
+            sel.close()
+        self.proc.wait()
+        Timer.cancel(deadline)
+        if self.limit is not None:
+            self.kill_tree(signal.SIGKILL)
+        if self.kill_timer is not None:
+            Timer.cancel(self.kill_timer)
+        self.proc.stdout.close()
+        self.proc.stderr.close()
         RUNNING.pop(self.id, None)
         code = self.proc.returncode
+        limit = probe.hit(check_disk=code != 0)
         send_result(
             self.id,
             exit_code=code if code >= 0 else 128 - code,
             signal=-code if code < 0 else None,
             duration_ms=int((time.monotonic() - started) * 1000),
-            limit=self.limit,
+            limit=limit or self.limit,
             truncated=self.budget.truncated,
             output_bytes=self.budget.sent,
         )
@@ -341,6 +516,7 @@ class Session:
         os.close(ctl_w)
         os.close(out_w)
         os.close(err_w)
+        raise_oom_score(self.proc.pid)
         self.ctl_r, self.out_r, self.err_r = ctl_r, out_r, err_r
         for fd in (ctl_r, out_r, err_r):
             os.set_blocking(fd, False)
@@ -367,6 +543,7 @@ class Session:
 
     def _run(self, call_id, header, code):
         started = time.monotonic()
+        probe = LimitProbe()
         restarted = self.ensure() and self.generation > 1
         budget = OutputBudget(int(header.get("max_output", 10 << 20)))
         timeout_s = int(header.get("timeout_ms") or DEFAULT_TIMEOUT_MS) / 1000.0
@@ -457,10 +634,12 @@ class Session:
             rc = self.proc.poll()
             self.close()
             reason = "interpreter did not stop after interrupt; restarted"
+            hit = probe.hit()
             if rc is not None:
-                reason = "interpreter exited with status %s (killed, e.g. by the memory limit)" % rc
-                if state["limit"] is None and rc in (-9, 137):
-                    state["limit"] = "MEMORY"
+                reason = "interpreter exited with status %s" % rc
+                if hit == "MEMORY":
+                    reason = "interpreter was killed by the memory limit; the session restarts"
+                state["limit"] = hit or state["limit"]
             send_result(
                 call_id,
                 duration_ms=duration_ms,
@@ -478,9 +657,10 @@ class Session:
             except (ValueError, TypeError):
                 continue
             send({"id": call_id, "ev": "rich", "mime": item.get("mime", "application/octet-stream")}, data)
+        hit = probe.hit(check_disk=reply.get("error") is not None)
         reply.update(
             duration_ms=duration_ms,
-            limit=state["limit"],
+            limit=hit if hit in ("MEMORY", "PIDS") else (state["limit"] or hit),
             truncated=budget.truncated,
             state_lost=False,
             restarted=restarted,
@@ -650,9 +830,29 @@ def cleanup_write(call_id):
 # ----------------------------------------------------------------------------------- main loop
 
 
+POOL = None
+EXPIRY = [0.0]
+
+
+def set_expiry(expires_at):
+    """The sandbox's own end of life: when the host that owns it is gone, nobody else will stop
+    it, so at expiry the agent ends itself and with it the container."""
+    EXPIRY[0] = expires_at
+    TIMER.schedule(max(0.0, expires_at - time.time()), check_expiry)
+
+
+def check_expiry():
+    if EXPIRY[0] and time.time() >= EXPIRY[0] - 0.05:
+        try:
+            send({"ev": "expired", "expires_at": EXPIRY[0]})
+        finally:
+            for s in list(SESSIONS.values()):
+                s.close()
+            os._exit(0)
+
+
 def spawn(target, *args):
-    t = threading.Thread(target=guard, args=(target,) + args, daemon=True)
-    t.start()
+    POOL.submit(target, *args)
 
 
 def guard(target, *args):
@@ -699,13 +899,17 @@ def handle(h, payload):
         fs_op(call_id, h, payload)
     elif op == "ping":
         send_result(call_id)
+    elif op == "set_ttl":
+        set_expiry(float(h.get("expires_at", 0)))
+        send_result(call_id, expires_at=EXPIRY[0])
     else:
         send_error(call_id, "UNKNOWN_OP", "unknown operation %r" % op)
 
 
 def main():
-    global WORKER_SOURCE
+    global WORKER_SOURCE, POOL
     WORKER_SOURCE = AGENTNEST_WORKER_SOURCE  # noqa: F821 - injected by the bootstrap
+    POOL = Pool(8)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     send({"ev": "ready", "version": PROTOCOL_VERSION, "pid": os.getpid()})
     while True:

@@ -39,6 +39,7 @@ public final class AgentChannel implements AutoCloseable {
   private final Thread reader;
   private volatile @Nullable String deathReason;
   private volatile boolean closing;
+  private volatile boolean expired;
 
   private record Pending(Consumer<Frame> events, CompletableFuture<Frame> done) {}
 
@@ -155,6 +156,15 @@ public final class AgentChannel implements AutoCloseable {
     pending.remove(id);
   }
 
+  /** The sandbox ended because its TTL ran out. */
+  public boolean expired() {
+    return expired;
+  }
+
+  void markExpired() {
+    expired = true;
+  }
+
   public boolean isAlive() {
     return deathReason == null;
   }
@@ -170,7 +180,10 @@ public final class AgentChannel implements AutoCloseable {
         if (f == null) {
           String diag = connection.diagnostics();
           die(
-              closing
+              expired
+                  ? "the sandbox expired (its TTL ran out): create a new one, or extend() it"
+                      + " before expiry"
+                  : closing
                   ? "the sandbox channel was closed"
                   : "the sandbox agent exited (channel closed)"
                       + (diag.isBlank() ? "" : "; its last words: " + diag.strip()),
@@ -192,6 +205,10 @@ public final class AgentChannel implements AutoCloseable {
     String ev = f.ev();
     if (ev.equals("ready")) {
       ready.complete(f);
+      return;
+    }
+    if (ev.equals("expired")) {
+      expired = true;
       return;
     }
     long id = f.id();

@@ -19,6 +19,8 @@ import io.agentnest.spi.RuntimeBackend;
 import io.agentnest.spi.SandboxSpec;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -41,6 +43,7 @@ public final class DefaultSandbox implements Sandbox {
   private final DefaultSandboxFiles files;
   private final Map<String, DefaultPythonSession> sessions = new ConcurrentHashMap<>();
   private final AtomicBoolean destroyed = new AtomicBoolean();
+  private volatile Instant expiresAt;
 
   private DefaultSandbox(
       RuntimeBackend backend, String id, SandboxConfig config, AgentChannel channel) {
@@ -49,6 +52,7 @@ public final class DefaultSandbox implements Sandbox {
     this.config = config;
     this.channel = channel;
     this.files = new DefaultSandboxFiles(channel);
+    this.expiresAt = Instant.now().plus(config.ttl());
   }
 
   public static Sandbox create(SandboxConfig config) {
@@ -76,6 +80,8 @@ public final class DefaultSandbox implements Sandbox {
       }
       DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), config, channel);
       sb.hello();
+      sb.expiresAt = labelExpiry(spec.labels()).orElse(sb.expiresAt);
+      sb.arm();
       return sb;
     } catch (RuntimeException e) {
       if (channel != null) {
@@ -109,6 +115,13 @@ public final class DefaultSandbox implements Sandbox {
     try {
       DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), b.build(), channel);
       sb.hello();
+      Instant expiry = labelExpiry(labels).orElse(sb.expiresAt);
+      Optional<HostState.Entry> state = HostState.read(sb.id);
+      if (state.isPresent() && state.get().expiresAt().isAfter(expiry)) {
+        expiry = state.get().expiresAt();
+      }
+      sb.expiresAt = expiry;
+      sb.arm();
       return sb;
     } catch (RuntimeException e) {
       channel.close();
@@ -125,6 +138,42 @@ public final class DefaultSandbox implements Sandbox {
     } catch (NumberFormatException e) {
       return java.util.Optional.empty();
     }
+  }
+
+  private static Optional<Instant> labelExpiry(Map<String, String> labels) {
+    return parseLong(labels.get(Labels.EXPIRES)).map(Instant::ofEpochSecond);
+  }
+
+  /** Tells the agent, the host state and this process's reaper about the current expiry. */
+  private void arm() {
+    channel.request(
+        Json.object().put("op", "set_ttl").put("expires_at", expiresAt.getEpochSecond()),
+        new byte[0],
+        Duration.ofSeconds(10));
+    HostState.write(
+        new HostState.Entry(id, backend.name(), SecurityPolicy.ownerId(), expiresAt));
+    ExpiryReaper.schedule(this, expiresAt);
+  }
+
+  @Override
+  public Instant expiresAt() {
+    return expiresAt;
+  }
+
+  @Override
+  public synchronized void extend(Duration more) {
+    if (more.isNegative() || more.isZero()) {
+      throw new io.agentnest.ConfigException("extend() needs a positive duration, got " + more);
+    }
+    checkUsable();
+    expiresAt = expiresAt.plus(more);
+    arm();
+  }
+
+  /** Called by the reaper at expiry. */
+  void expire() {
+    channel.markExpired();
+    destroy();
   }
 
   private void hello() {
@@ -222,6 +271,14 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   void checkUsable() {
+    if (channel.expired()) {
+      throw new SandboxClosedException(
+          "sandbox "
+              + id
+              + " expired (its TTL ran out at "
+              + expiresAt
+              + "): create a new one, and call extend() before expiry to keep one longer");
+    }
     if (destroyed.get()) {
       throw new SandboxClosedException(
           "sandbox " + id + " was destroyed: create a new one with Sandbox.create()");
@@ -247,8 +304,10 @@ public final class DefaultSandbox implements Sandbox {
   @Override
   public void destroy() {
     if (destroyed.compareAndSet(false, true)) {
+      ExpiryReaper.cancel(id);
       try {
         backend.destroy(id);
+        HostState.delete(id);
       } finally {
         channel.close();
       }

@@ -10,7 +10,6 @@ import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -21,10 +20,10 @@ import java.util.Map;
  * enforce. Backend-agnostic: it names controls, never Docker settings.
  */
 public final class SecurityPolicy {
-  /** Sandboxes live at most this long unless extended (enforced by the TTL reaper). */
-  public static final Duration DEFAULT_TTL = Duration.ofMinutes(30);
-
   public static final String VERSION = "0.1.0";
+
+  /** Per-process open files; the agent needs a few dozen. */
+  public static final long OPEN_FILES_LIMIT = 4096;
   private static final String SECCOMP = loadSeccomp();
 
   private SecurityPolicy() {}
@@ -41,7 +40,7 @@ public final class SecurityPolicy {
     labels.put(Labels.OWNER_PID, Long.toString(ProcessHandle.current().pid()));
     labels.put(Labels.OWNER_HOST, hostName());
     labels.put(Labels.CREATED, Long.toString(now.getEpochSecond()));
-    labels.put(Labels.EXPIRES, Long.toString(now.plus(DEFAULT_TTL).getEpochSecond()));
+    labels.put(Labels.EXPIRES, Long.toString(now.plus(config.ttl()).getEpochSecond()));
     labels.put(Labels.VERSION, VERSION);
     labels.put(Labels.EXEC_TIMEOUT_MS, Long.toString(config.execTimeout().toMillis()));
     labels.put(Labels.MAX_OUTPUT, Long.toString(config.maxOutputBytes()));
@@ -75,16 +74,22 @@ public final class SecurityPolicy {
         seccomp,
         true,
         true,
-        true);
+        true,
+        OPEN_FILES_LIMIT);
   }
 
-  /** Identifies this host process: host name, pid and JVM start time (pids are reused). */
+  /** Identifies this host process: host name, pid and process start time (pids are reused). */
   public static String ownerId() {
-    long start = ManagementFactory.getRuntimeMXBean().getStartTime();
-    return hostName() + ":" + ProcessHandle.current().pid() + ":" + start;
+    ProcessHandle self = ProcessHandle.current();
+    long start =
+        self.info()
+            .startInstant()
+            .map(Instant::toEpochMilli)
+            .orElse(ManagementFactory.getRuntimeMXBean().getStartTime());
+    return hostName() + ":" + self.pid() + ":" + start;
   }
 
-  private static String hostName() {
+  public static String hostName() {
     try {
       return InetAddress.getLocalHost().getHostName();
     } catch (IOException e) {

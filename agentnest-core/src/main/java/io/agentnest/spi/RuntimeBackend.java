@@ -32,6 +32,18 @@ public interface RuntimeBackend {
   /** Removes the sandbox and everything it owns; a no-op when it is already gone. */
   void destroy(String id);
 
+  /** Every resource this backend created for AgentNest, across all owners. */
+  default List<ManagedResource> resources() {
+    return List.of();
+  }
+
+  /** Removes one resource found by {@link #resources()}; a no-op when it is already gone. */
+  default void remove(ManagedResource resource) {
+    if (resource.kind().equals("container")) {
+      destroy(resource.id());
+    }
+  }
+
   /** Checks of this backend's host for {@code agentnest doctor}; never throws. */
   default List<HealthCheck> diagnose() {
     return List.of();

@@ -24,6 +24,7 @@ import org.jspecify.annotations.Nullable;
  * @param noNewPrivileges set no_new_privs
  * @param dropAllCapabilities drop every Linux capability
  * @param networkDisabled no network interface but loopback
+ * @param openFilesLimit per-process limit of open files
  */
 public record SandboxSpec(
     String image,
@@ -41,7 +42,8 @@ public record SandboxSpec(
     String seccompProfileJson,
     boolean noNewPrivileges,
     boolean dropAllCapabilities,
-    boolean networkDisabled) {
+    boolean networkDisabled,
+    long openFilesLimit) {
   public SandboxSpec {
     command = List.copyOf(command);
     env = Map.copyOf(env);

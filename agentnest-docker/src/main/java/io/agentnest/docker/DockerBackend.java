@@ -5,6 +5,7 @@ import io.agentnest.docker.internal.DockerDoctor;
 import io.agentnest.docker.internal.DockerEngine;
 import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.HealthCheck;
+import io.agentnest.spi.ManagedResource;
 import io.agentnest.spi.RuntimeBackend;
 import io.agentnest.spi.SandboxSpec;
 import java.util.List;
@@ -68,6 +69,16 @@ public final class DockerBackend implements RuntimeBackend {
   @Override
   public void destroy(String id) {
     engine().remove(id);
+  }
+
+  @Override
+  public List<ManagedResource> resources() {
+    return engine().resources();
+  }
+
+  @Override
+  public void remove(ManagedResource resource) {
+    engine().removeResource(resource);
   }
 
   @Override

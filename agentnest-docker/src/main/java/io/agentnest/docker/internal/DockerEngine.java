@@ -24,6 +24,7 @@ import io.agentnest.SandboxNotFoundException;
 import io.agentnest.UnsupportedControlException;
 import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.Labels;
+import io.agentnest.spi.ManagedResource;
 import io.agentnest.spi.SandboxSpec;
 import java.net.URI;
 import java.time.Duration;
@@ -204,6 +205,10 @@ public final class DockerEngine {
             .withInit(true)
             .withIpcMode("private")
             .withTmpFs(tmpfs(spec))
+            .withUlimits(
+                List.of(
+                    new com.github.dockerjava.api.model.Ulimit(
+                        "nofile", spec.openFilesLimit(), spec.openFilesLimit())))
             .withAutoRemove(false);
     if (runtime != null) {
       hc.withRuntime(runtime);
@@ -443,6 +448,72 @@ public final class DockerEngine {
 
   private static String enc(String s) {
     return java.net.URLEncoder.encode(s, java.nio.charset.StandardCharsets.UTF_8);
+  }
+
+  /** Every container, network and volume labelled as managed by AgentNest. */
+  public List<ManagedResource> resources() {
+    Map<String, String> filter = Map.of(Labels.MANAGED, "true");
+    List<ManagedResource> out = new ArrayList<>();
+    try {
+      for (Container c :
+          client.listContainersCmd().withShowAll(true).withShowSize(true).withLabelFilter(filter)
+              .exec()) {
+        out.add(
+            new ManagedResource(
+                "container",
+                c.getId(),
+                c.getNames() != null && c.getNames().length > 0 ? c.getNames()[0] : c.getId(),
+                c.getState() == null ? "unknown" : c.getState(),
+                Instant.ofEpochSecond(c.getCreated() == null ? 0 : c.getCreated()),
+                c.getSizeRw() == null ? -1 : c.getSizeRw(),
+                c.getLabels() == null ? Map.of() : c.getLabels()));
+      }
+      for (com.github.dockerjava.api.model.Network n :
+          client.listNetworksCmd().withFilter("label", List.of(Labels.MANAGED + "=true")).exec()) {
+        out.add(
+            new ManagedResource(
+                "network",
+                n.getId(),
+                n.getName(),
+                "",
+                n.getCreated() == null ? Instant.EPOCH : n.getCreated().toInstant(),
+                -1,
+                n.getLabels() == null ? Map.of() : n.getLabels()));
+      }
+      var volumes =
+          client.listVolumesCmd().withFilter("label", List.of(Labels.MANAGED + "=true")).exec();
+      if (volumes.getVolumes() != null) {
+        for (var v : volumes.getVolumes()) {
+          Map<String, String> labels = v.getLabels() == null ? Map.of() : v.getLabels();
+          out.add(new ManagedResource("volume", v.getName(), v.getName(), "", Instant.EPOCH, -1, labels));
+        }
+      }
+    } catch (DockerException e) {
+      throw new AgentNestException("Docker could not list managed resources: " + e.getMessage());
+    } catch (RuntimeException e) {
+      throw unavailable(e);
+    }
+    return out;
+  }
+
+  public void removeResource(ManagedResource r) {
+    try {
+      switch (r.kind()) {
+        case "container" -> remove(r.id());
+        case "network" -> client.removeNetworkCmd(r.id()).exec();
+        case "volume" -> client.removeVolumeCmd(r.id()).exec();
+        default -> throw new AgentNestException("unknown resource kind " + r.kind());
+      }
+    } catch (NotFoundException e) {
+      // already gone
+    } catch (DockerException e) {
+      throw new AgentNestException(
+          "Docker could not remove " + r.kind() + " " + r.id() + ": " + e.getMessage());
+    } catch (AgentNestException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      throw unavailable(e);
+    }
   }
 
   /** Force-removes a container; a no-op when it is already gone. */
