@@ -28,8 +28,12 @@ public final class ExecOptions {
   private final Map<String, String> env;
   private final byte[] stdin;
   private final @Nullable Consumer<OutputChunk> onOutput;
+  private final Backpressure backpressure;
+  private final int streamBuffer;
 
   private ExecOptions(Builder b) {
+    this.backpressure = b.backpressure;
+    this.streamBuffer = b.streamBuffer;
     this.timeout = b.timeout;
     this.maxOutputBytes = b.maxOutputBytes;
     this.workdir = b.workdir;
@@ -71,6 +75,16 @@ public final class ExecOptions {
     return onOutput;
   }
 
+  /** What a streamed execution does with a slow consumer. */
+  public Backpressure backpressure() {
+    return backpressure;
+  }
+
+  /** Events a streamed execution buffers for its consumer. */
+  public int streamBuffer() {
+    return streamBuffer;
+  }
+
   /** Builder; {@link #build()} validates. */
   public static final class Builder {
     private @Nullable Duration timeout;
@@ -79,8 +93,22 @@ public final class ExecOptions {
     private final Map<String, String> env = new LinkedHashMap<>();
     private byte[] stdin = new byte[0];
     private @Nullable Consumer<OutputChunk> onOutput;
+    private Backpressure backpressure = Backpressure.BLOCK;
+    private int streamBuffer = 256;
 
     private Builder() {}
+
+    /** Slow-consumer policy of streamed executions (default {@link Backpressure#BLOCK}). */
+    public Builder backpressure(Backpressure policy) {
+      this.backpressure = java.util.Objects.requireNonNull(policy, "policy");
+      return this;
+    }
+
+    /** How many events a streamed execution buffers (default 256; chunks are at most 64 KiB). */
+    public Builder streamBuffer(int events) {
+      this.streamBuffer = events;
+      return this;
+    }
 
     /** Wall-time limit of this call; the process tree is stopped when it runs out. */
     public Builder timeout(Duration timeout) {
@@ -130,6 +158,9 @@ public final class ExecOptions {
       if (maxOutputBytes != null && maxOutputBytes < 0) {
         throw new ConfigException(
             "maxOutputBytes must be >= 0, got " + maxOutputBytes + ": pass e.g. 10_000_000");
+      }
+      if (streamBuffer < 1 || streamBuffer > 65536) {
+        throw new ConfigException("streamBuffer must be in [1, 65536] events, got " + streamBuffer);
       }
       for (String name : env.keySet()) {
         SandboxConfig.checkEnvName(name);

@@ -24,6 +24,8 @@ import org.jspecify.annotations.Nullable;
  * @param limit the limit that stopped the execution, or null
  * @param truncated whether output was cut at the output cap
  * @param stateLost whether the Python session had to be restarted and lost its variables
+ * @param redactions how many values were masked, by secret name or credential rule (never the
+ *     values themselves)
  */
 public record ExecResult(
     int exitCode,
@@ -35,10 +37,12 @@ public record ExecResult(
     Duration duration,
     @Nullable Limit limit,
     boolean truncated,
-    boolean stateLost) {
+    boolean stateLost,
+    java.util.Map<String, Integer> redactions) {
 
   public ExecResult {
     rich = List.copyOf(rich);
+    redactions = java.util.Map.copyOf(redactions);
   }
 
   /** Standard output; the same as {@link #stdout()}. */

@@ -17,6 +17,12 @@ public interface PythonSession {
 
   ExecResult run(String code, ExecOptions options);
 
+  /** Starts code whose output streams as events. */
+  Execution start(String code, ExecOptions options);
+
+  /** Async call; cancelling the future interrupts the code (KeyboardInterrupt). */
+  java.util.concurrent.CompletableFuture<ExecResult> runAsync(String code, ExecOptions options);
+
   /** Ends the interpreter; the next call starts a fresh one. */
   void close();
 }

@@ -62,6 +62,24 @@ public interface Sandbox extends AutoCloseable {
   /** Runs a program with explicit arguments, no shell involved. */
   ExecResult exec(List<String> argv, ExecOptions options);
 
+  /**
+   * Starts a shell command whose output streams as {@link ExecEvent}s (consume as a {@code
+   * Flow.Publisher} or by iterating).
+   */
+  Execution start(String command, ExecOptions options);
+
+  /** Starts a program with explicit arguments, streaming. */
+  Execution start(List<String> argv, ExecOptions options);
+
+  /** Starts Python code in the default session, streaming. */
+  Execution startCode(String code, ExecOptions options);
+
+  /** Async shell command; cancelling the future stops the command in the sandbox. */
+  java.util.concurrent.CompletableFuture<ExecResult> execAsync(String command, ExecOptions options);
+
+  /** Async Python call in the default session; cancelling interrupts it. */
+  java.util.concurrent.CompletableFuture<ExecResult> runCodeAsync(String code, ExecOptions options);
+
   /** Path-safe access to the workspace. */
   SandboxFiles files();
 

@@ -44,6 +44,8 @@ public final class SandboxConfig {
   private final long tmpSizeBytes;
   private final long workspaceSizeBytes;
   private final Map<String, String> env;
+  private final Map<String, Secret> secretEnv;
+  private final boolean redactCredentials;
   private final String workdir;
   private final Map<String, String> labels;
   private final Duration execTimeout;
@@ -64,6 +66,8 @@ public final class SandboxConfig {
     this.tmpSizeBytes = b.tmpSizeBytes;
     this.workspaceSizeBytes = b.workspaceSizeBytes;
     this.env = Map.copyOf(b.env);
+    this.secretEnv = Map.copyOf(b.secretEnv);
+    this.redactCredentials = b.redactCredentials;
     this.workdir = b.workdir;
     this.labels = Map.copyOf(b.labels);
     this.execTimeout = b.execTimeout;
@@ -96,6 +100,8 @@ public final class SandboxConfig {
     b.tmpSizeBytes = tmpSizeBytes;
     b.workspaceSizeBytes = workspaceSizeBytes;
     b.env.putAll(env);
+    b.secretEnv.putAll(secretEnv);
+    b.redactCredentials = redactCredentials;
     b.workdir = workdir;
     b.labels.putAll(labels);
     b.execTimeout = execTimeout;
@@ -143,6 +149,16 @@ public final class SandboxConfig {
 
   public Map<String, String> env() {
     return env;
+  }
+
+  /** Secret environment variables: set in the sandbox, masked in everything coming out. */
+  public Map<String, Secret> secretEnv() {
+    return secretEnv;
+  }
+
+  /** Whether well-known credential shapes (cloud keys, tokens, JWTs, ...) are masked too. */
+  public boolean redactCredentials() {
+    return redactCredentials;
   }
 
   public String workdir() {
@@ -203,6 +219,8 @@ public final class SandboxConfig {
     private long tmpSizeBytes = 64L << 20;
     private long workspaceSizeBytes = 256L << 20;
     private final Map<String, String> env = new LinkedHashMap<>();
+    private final Map<String, Secret> secretEnv = new LinkedHashMap<>();
+    private boolean redactCredentials = true;
     private String workdir = WORKSPACE;
     private final Map<String, String> labels = new LinkedHashMap<>();
     private Duration execTimeout = Duration.ofSeconds(60);
@@ -274,6 +292,21 @@ public final class SandboxConfig {
 
     public Builder env(Map<String, String> values) {
       values.forEach(this::env);
+      return this;
+    }
+
+    /**
+     * A secret environment variable: its value is available to code in the sandbox, and masked
+     * (also base64/hex/URL-encoded, also split across chunks) in everything that comes out.
+     */
+    public Builder secretEnv(String name, Secret value) {
+      secretEnv.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(value, "value"));
+      return this;
+    }
+
+    /** Turns masking of well-known credential shapes off (secrets are always masked). */
+    public Builder redactCredentials(boolean on) {
+      this.redactCredentials = on;
       return this;
     }
 
@@ -357,6 +390,13 @@ public final class SandboxConfig {
       requireAtLeast("tmpSize", tmpSizeBytes, 1L << 20, "1m");
       requireAtLeast("workspaceSize", workspaceSizeBytes, 1L << 20, "1m");
       env.keySet().forEach(SandboxConfig::checkEnvName);
+      for (String name : secretEnv.keySet()) {
+        checkEnvName(name);
+        if (env.containsKey(name)) {
+          throw new ConfigException(
+              "'" + name + "' is both a plain and a secret environment variable: keep one");
+        }
+      }
       for (String key : labels.keySet()) {
         if (!LABEL_KEY.matcher(key).matches()) {
           throw new ConfigException(

@@ -492,6 +492,7 @@ class Session:
         self.lock = threading.Lock()
         self.current = None
         self.generation = 0
+        self.state = None
 
     def ensure(self):
         if self.proc is not None and self.proc.poll() is None:
@@ -541,13 +542,36 @@ class Session:
         with self.lock:
             self._run(call_id, header, code)
 
+    def interrupt(self, limit=None):
+        """SIGINT to the interpreter (KeyboardInterrupt); the call loop escalates if it hangs."""
+        state = self.state
+        if state is None:
+            return
+        if limit and state["limit"] is None:
+            state["limit"] = limit
+        if state["interrupted_at"] is None:
+            state["interrupted_at"] = time.monotonic()
+            try:
+                os.kill(self.proc.pid, signal.SIGINT)
+            except (ProcessLookupError, AttributeError):
+                pass
+
     def _run(self, call_id, header, code):
+        try:
+            self._call(call_id, header, code)
+        finally:
+            PY_RUNNING.pop(call_id, None)
+            self.state = None
+
+    def _call(self, call_id, header, code):
         started = time.monotonic()
         probe = LimitProbe()
         restarted = self.ensure() and self.generation > 1
         budget = OutputBudget(int(header.get("max_output", 10 << 20)))
         timeout_s = int(header.get("timeout_ms") or DEFAULT_TIMEOUT_MS) / 1000.0
         state = {"limit": None, "interrupted_at": None, "buf": b""}
+        self.state = state
+        PY_RUNNING[call_id] = self
         req = json.dumps({"code": code}).encode("utf-8")
         try:
             self.proc.stdin.write(struct.pack(">I", len(req)) + req)
@@ -580,12 +604,7 @@ class Session:
                     interrupt()
 
         def interrupt():
-            if state["interrupted_at"] is None:
-                state["interrupted_at"] = time.monotonic()
-                try:
-                    os.kill(self.proc.pid, signal.SIGINT)
-                except ProcessLookupError:
-                    pass
+            self.interrupt()
 
         try:
             while reply is None:
@@ -669,6 +688,7 @@ class Session:
 
 
 SESSIONS = {}
+PY_RUNNING = {}
 SESSIONS_LOCK = threading.Lock()
 
 
@@ -890,10 +910,14 @@ def handle(h, payload):
             s.close()
         send_result(call_id)
     elif op == "signal":
+        limit = h.get("limit") or "CANCELLED"
         target = RUNNING.get(h.get("target"))
+        py = PY_RUNNING.get(h.get("target"))
         if target:
-            target.stop(h.get("limit") or "CANCELLED")
-        send_result(call_id, found=target is not None)
+            target.stop(limit)
+        elif py:
+            py.interrupt(limit)
+        send_result(call_id, found=bool(target or py))
     elif op and op.startswith("fs_"):
         # File ops run inline: they are short and the channel preserves their chunk order.
         fs_op(call_id, h, payload)

@@ -33,6 +33,18 @@ final class DefaultPythonSession implements PythonSession {
   }
 
   @Override
+  public io.agentnest.Execution start(String code, ExecOptions options) {
+    ObjectNode h = Json.object().put("op", "py").put("session", name);
+    return sandbox.start(h, DefaultSandbox.utf8(code), options, true);
+  }
+
+  @Override
+  public java.util.concurrent.CompletableFuture<ExecResult> runAsync(
+      String code, ExecOptions options) {
+    return start(code, options).result();
+  }
+
+  @Override
   public void close() {
     sandbox.checkUsable();
     sandbox

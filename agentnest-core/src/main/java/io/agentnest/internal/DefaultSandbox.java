@@ -43,6 +43,7 @@ public final class DefaultSandbox implements Sandbox {
   private final DefaultSandboxFiles files;
   private final Map<String, DefaultPythonSession> sessions = new ConcurrentHashMap<>();
   private final AtomicBoolean destroyed = new AtomicBoolean();
+  private final io.agentnest.internal.redact.Redactor redactor;
   private volatile Instant expiresAt;
 
   private DefaultSandbox(
@@ -51,7 +52,13 @@ public final class DefaultSandbox implements Sandbox {
     this.id = id;
     this.config = config;
     this.channel = channel;
-    this.files = new DefaultSandboxFiles(channel);
+    Map<String, String> secrets = new java.util.LinkedHashMap<>();
+    config.secretEnv().forEach((k, v) -> secrets.put(k, v.reveal()));
+    this.redactor =
+        config.redactCredentials()
+            ? io.agentnest.internal.redact.Redactor.of(secrets)
+            : io.agentnest.internal.redact.Redactor.secretsOnly(secrets);
+    this.files = new DefaultSandboxFiles(channel, redactor);
     this.expiresAt = Instant.now().plus(config.ttl());
   }
 
@@ -236,6 +243,24 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   ExecResult run(ObjectNode h, byte[] payload, ExecOptions options, boolean python) {
+    Call c = begin(h, payload, options, python, null);
+    Frame f = channel.await(c.done, c.timeout.plus(ANSWER_MARGIN), h.path("op").asText());
+    if (f.ev().equals("err")) {
+      throw agentError(f.header());
+    }
+    return c.collector.toResult(f.header(), python);
+  }
+
+  /** A started call: its final frame's future and the collector of its output. */
+  private record Call(
+      long id, CompletableFuture<Frame> done, OutputCollector collector, Duration timeout) {}
+
+  private Call begin(
+      ObjectNode h,
+      byte[] payload,
+      ExecOptions options,
+      boolean python,
+      @org.jspecify.annotations.Nullable DefaultExecution events) {
     checkUsable();
     Duration timeout = options.timeout() != null ? options.timeout() : config.execTimeout();
     long maxOut =
@@ -248,13 +273,90 @@ public final class DefaultSandbox implements Sandbox {
         options.env().forEach(env::put);
       }
     }
-    OutputCollector collector = new OutputCollector(maxOut, options.onOutput());
+    OutputCollector collector = new OutputCollector(maxOut, options.onOutput(), redactor, events);
     CompletableFuture<Frame> done = channel.call(h, payload, collector);
-    Frame f = channel.await(done, timeout.plus(ANSWER_MARGIN), h.path("op").asText());
-    if (f.ev().equals("err")) {
-      throw agentError(f.header());
+    return new Call(h.path("id").asLong(), done, collector, timeout);
+  }
+
+  /** Starts a call whose events stream into an {@link io.agentnest.Execution}. */
+  DefaultExecution start(ObjectNode h, byte[] payload, ExecOptions options, boolean python) {
+    DefaultExecution ex = new DefaultExecution(options.streamBuffer(), options.backpressure());
+    Call c = begin(h, payload, options, python, ex);
+    ex.onCancel(() -> signal(c.id, "CANCELLED"));
+    c.done
+        .orTimeout(c.timeout.plus(ANSWER_MARGIN).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
+        .whenComplete(
+            (f, err) -> {
+              if (err != null) {
+                Throwable cause =
+                    err instanceof java.util.concurrent.TimeoutException
+                        ? new AgentNestException(
+                            "the agent of sandbox "
+                                + id
+                                + " did not answer within "
+                                + c.timeout.plus(ANSWER_MARGIN).toMillis()
+                                + " ms; the sandbox may be overloaded or stuck")
+                        : err;
+                channel.abandon(c.id);
+                ex.fail(cause);
+                return;
+              }
+              if (f.ev().equals("err")) {
+                ex.fail(agentError(f.header()));
+                return;
+              }
+              try {
+                ex.accept(new io.agentnest.ExecEvent.Finished(c.collector.toResult(f.header(), python)));
+              } catch (RuntimeException e) {
+                ex.fail(e);
+              }
+            });
+    return ex;
+  }
+
+  /** Asks the agent to stop a running call; best effort, never blocks the caller long. */
+  void signal(long callId, String limit) {
+    if (!channel.isAlive()) {
+      return;
     }
-    return collector.toResult(f.header(), python);
+    try {
+      channel.call(
+          Json.object().put("op", "signal").put("target", callId).put("limit", limit),
+          new byte[0],
+          f -> {});
+    } catch (RuntimeException e) {
+      LOG.debug("could not signal call {} of {}", callId, id, e);
+    }
+  }
+
+  @Override
+  public io.agentnest.Execution start(String command, ExecOptions options) {
+    return start(Json.object().put("op", "exec").put("cmd", command), options.stdin(), options, false);
+  }
+
+  @Override
+  public io.agentnest.Execution start(List<String> argv, ExecOptions options) {
+    if (argv.isEmpty()) {
+      throw new io.agentnest.ConfigException("argv is empty: give at least the program to run");
+    }
+    ObjectNode h = Json.object().put("op", "exec");
+    argv.forEach(h.putArray("argv")::add);
+    return start(h, options.stdin(), options, false);
+  }
+
+  @Override
+  public io.agentnest.Execution startCode(String code, ExecOptions options) {
+    return pythonSession("default").start(code, options);
+  }
+
+  @Override
+  public CompletableFuture<ExecResult> execAsync(String command, ExecOptions options) {
+    return start(command, options).result();
+  }
+
+  @Override
+  public CompletableFuture<ExecResult> runCodeAsync(String code, ExecOptions options) {
+    return startCode(code, options).result();
   }
 
   static AgentNestException agentError(JsonNode h) {

@@ -21,9 +21,11 @@ final class DefaultSandboxFiles implements SandboxFiles {
   private static final Duration TIMEOUT = Duration.ofSeconds(60);
 
   private final AgentChannel channel;
+  private final io.agentnest.internal.redact.Redactor redactor;
 
-  DefaultSandboxFiles(AgentChannel channel) {
+  DefaultSandboxFiles(AgentChannel channel, io.agentnest.internal.redact.Redactor redactor) {
     this.channel = channel;
+    this.redactor = redactor;
   }
 
   @Override
@@ -84,7 +86,8 @@ final class DefaultSandboxFiles implements SandboxFiles {
         throw new FileOperationException(
             "TOO_LARGE", "'" + p + "' is larger than the read limit of " + MAX_READ + " bytes");
       }
-      return buf.toByteArray();
+      // File contents leave the sandbox too: secrets in them are masked like output.
+      return redactor.redact(buf.toByteArray(), (rule, n) -> {});
     }
   }
 

@@ -2,22 +2,28 @@ package io.agentnest.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.agentnest.ExecError;
+import io.agentnest.ExecEvent;
 import io.agentnest.ExecResult;
 import io.agentnest.Limit;
 import io.agentnest.OutputChunk;
 import io.agentnest.RichOutput;
+import io.agentnest.internal.redact.RedactingStream;
+import io.agentnest.internal.redact.Redactor;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Gathers one call's streamed frames into an {@link ExecResult}. The host enforces its own output
- * bound (the agent's cap plus slack), because the agent's word is not trusted.
+ * Gathers one call's streamed frames into an {@link ExecResult}. Everything passes the redactor
+ * before anyone sees it. The host enforces its own output bound (the agent's cap plus slack),
+ * because the agent's word is not trusted.
  */
 final class OutputCollector implements Consumer<Frame> {
   private static final int SLACK = 256 * 1024;
@@ -26,16 +32,35 @@ final class OutputCollector implements Consumer<Frame> {
 
   private final long hostCap;
   private final @Nullable Consumer<OutputChunk> listener;
+  private final @Nullable Consumer<ExecEvent> events;
+  private final Redactor redactor;
+  private final RedactingStream outRedactor;
+  private final RedactingStream errRedactor;
   private final ByteArrayOutputStream stdout = new ByteArrayOutputStream();
   private final ByteArrayOutputStream stderr = new ByteArrayOutputStream();
   private final List<RichOutput> rich = new ArrayList<>();
+  private final Map<String, Integer> redactions = new LinkedHashMap<>();
   private long richBytes;
   private long received;
+  private long delivered;
   private boolean hostTruncated;
+  private boolean truncationAnnounced;
 
   OutputCollector(long maxOutput, @Nullable Consumer<OutputChunk> listener) {
+    this(maxOutput, listener, Redactor.defaults(), null);
+  }
+
+  OutputCollector(
+      long maxOutput,
+      @Nullable Consumer<OutputChunk> listener,
+      Redactor redactor,
+      @Nullable Consumer<ExecEvent> events) {
     this.hostCap = maxOutput > Long.MAX_VALUE - SLACK ? Long.MAX_VALUE : maxOutput + SLACK;
     this.listener = listener;
+    this.events = events;
+    this.redactor = redactor;
+    this.outRedactor = redactor.stream();
+    this.errRedactor = redactor.stream();
   }
 
   @Override
@@ -46,19 +71,15 @@ final class OutputCollector implements Consumer<Frame> {
         long room = hostCap - received;
         received += data.length;
         if (room <= 0) {
-          hostTruncated = true;
+          truncate();
           return;
         }
         int n = (int) Math.min(room, data.length);
-        if (n < data.length) {
-          hostTruncated = true;
-        }
         boolean err = f.header().path("s").asText().equals("e");
-        (err ? stderr : stdout).write(data, 0, n);
-        if (listener != null) {
-          byte[] slice = n == data.length ? data : java.util.Arrays.copyOf(data, n);
-          listener.accept(
-              new OutputChunk(err ? OutputChunk.Stream.STDERR : OutputChunk.Stream.STDOUT, slice));
+        byte[] safe = (err ? errRedactor : outRedactor).feed(data, 0, n);
+        deliver(err, safe);
+        if (n < data.length) {
+          truncate();
         }
       }
       case "rich" -> {
@@ -66,32 +87,77 @@ final class OutputCollector implements Consumer<Frame> {
         if (rich.size() < MAX_RICH_ITEMS && richBytes + data.length <= MAX_RICH_BYTES) {
           richBytes += data.length;
           String mime = f.header().path("mime").asText("application/octet-stream");
-          rich.add(new RichOutput(mime.length() > 100 ? mime.substring(0, 100) : mime, data));
+          mime = mime.length() > 100 ? mime.substring(0, 100) : mime;
+          if (mime.startsWith("text/") || mime.contains("json") || mime.contains("svg")) {
+            data = redactor.redact(data, this::count);
+          }
+          RichOutput ro = new RichOutput(mime, data);
+          rich.add(ro);
+          if (events != null) {
+            events.accept(new ExecEvent.Rich(ro));
+          }
         }
       }
       default -> {}
     }
   }
 
+  private void deliver(boolean err, byte[] safe) {
+    if (safe.length == 0) {
+      return;
+    }
+    (err ? stderr : stdout).writeBytes(safe);
+    delivered += safe.length;
+    OutputChunk chunk =
+        new OutputChunk(err ? OutputChunk.Stream.STDERR : OutputChunk.Stream.STDOUT, safe);
+    if (listener != null) {
+      listener.accept(chunk);
+    }
+    if (events != null) {
+      events.accept(new ExecEvent.Output(chunk));
+    }
+  }
+
+  private void truncate() {
+    hostTruncated = true;
+    announceTruncation();
+  }
+
+  private void announceTruncation() {
+    if (!truncationAnnounced) {
+      truncationAnnounced = true;
+      if (events != null) {
+        events.accept(new ExecEvent.Truncated(delivered));
+      }
+    }
+  }
+
+  private void count(String rule, int n) {
+    redactions.merge(rule, n, Integer::sum);
+  }
+
+  private String clean(String s, int max) {
+    return Bounded.text(redactor.redact(s, this::count), max);
+  }
+
   synchronized ExecResult toResult(JsonNode res, boolean python) {
+    deliver(false, outRedactor.finish());
+    deliver(true, errRedactor.finish());
+    outRedactor.counts().forEach(this::count);
+    errRedactor.counts().forEach(this::count);
     ExecError error = null;
     JsonNode e = res.path("error");
     if (e.isObject()) {
       error =
           new ExecError(
-              Bounded.text(e.path("name").asText("Error"), 200),
-              Bounded.text(e.path("value").asText(""), 1 << 20),
-              Bounded.text(e.path("traceback").asText(""), 1 << 20));
+              clean(e.path("name").asText("Error"), 200),
+              clean(e.path("value").asText(""), 1 << 20),
+              clean(e.path("traceback").asText(""), 1 << 20));
     }
-    int exit;
-    if (python) {
-      exit = error == null ? 0 : 1;
-    } else {
-      exit = res.path("exit_code").asInt(-1);
-    }
+    int exit = python ? (error == null ? 0 : 1) : res.path("exit_code").asInt(-1);
     String resultText = null;
     if (res.path("result").isTextual()) {
-      resultText = Bounded.text(res.path("result").asText(), 1 << 20);
+      resultText = clean(res.path("result").asText(), 1 << 20);
     }
     Limit limit = null;
     String l = res.path("limit").asText("");
@@ -105,10 +171,13 @@ final class OutputCollector implements Consumer<Frame> {
     if (limit == null && hostTruncated) {
       limit = Limit.OUTPUT;
     }
+    boolean truncated = res.path("truncated").asBoolean(false) || hostTruncated;
+    if (truncated) {
+      announceTruncation();
+    }
     if (!python && res.path("error").isTextual() && error == null) {
       // The command could not be started at all (e.g. not found).
-      stderr.writeBytes(
-          (Bounded.text(res.path("error").asText(), 4096) + "\n").getBytes(StandardCharsets.UTF_8));
+      deliver(true, (clean(res.path("error").asText(), 4096) + "\n").getBytes(StandardCharsets.UTF_8));
     }
     long ms = Math.max(0, res.path("duration_ms").asLong(0));
     return new ExecResult(
@@ -120,7 +189,8 @@ final class OutputCollector implements Consumer<Frame> {
         error,
         Duration.ofMillis(ms),
         limit,
-        res.path("truncated").asBoolean(false) || hostTruncated,
-        res.path("state_lost").asBoolean(false));
+        truncated,
+        res.path("state_lost").asBoolean(false),
+        redactions);
   }
 }

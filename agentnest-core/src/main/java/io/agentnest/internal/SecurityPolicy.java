@@ -52,6 +52,7 @@ public final class SecurityPolicy {
     env.put("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
     env.put("AGENTNEST_WORKSPACE", SandboxConfig.WORKSPACE);
     env.putAll(config.env());
+    config.secretEnv().forEach((k, v) -> env.put(k, v.reveal()));
 
     Map<String, Long> tmpfs = new LinkedHashMap<>();
     tmpfs.put("/tmp", config.tmpSizeBytes());
