@@ -29,7 +29,9 @@ import picocli.CommandLine.Option;
       "  cold-start   create a sandbox, get a first Python result, destroy it",
       "  exec         warm shell exec round trip ('true')",
       "  session      warm Python session call ('x = 1')",
-      "  file-1mib    write then read back 1 MiB"
+      "  file-1mib    write then read back 1 MiB",
+      "  first-byte   time from the sandbox printing a line to the consumer receiving it",
+      "  redaction    redaction throughput (MB/s) with 100 secrets and the default patterns"
     })
 final class BenchCommand implements Callable<Integer> {
   @Option(
@@ -116,11 +118,45 @@ final class BenchCommand implements Callable<Integer> {
                   }
                 }));
       }
+      if (want("first-byte")) {
+        samples.put("first-byte", firstByte(sb, iterations));
+      }
+    }
+    if (want("redaction")) {
+      samples.put("redaction", RedactionBench.run(Math.max(3, iterations / 10)));
     }
     List<Stat> stats = new ArrayList<>();
     samples.forEach((op, s) -> stats.add(stat(op, s)));
     print(stats, config);
     return ExitCodes.OK;
+  }
+
+  /** The sandbox prints its wall clock; the listener compares it with ours on arrival. */
+  private static double[] firstByte(Sandbox sb, int n) {
+    List<Double> deltas = new ArrayList<>();
+    String code =
+        "import time, sys\nfor i in range(" + n + "):\n"
+            + "    sys.stdout.write('%d\\n' % time.time_ns()); sys.stdout.flush(); time.sleep(0.01)\n";
+    StringBuilder partial = new StringBuilder();
+    sb.runCode(
+        code,
+        io.agentnest.ExecOptions.builder()
+            .onOutput(
+                c -> {
+                  java.time.Instant now = java.time.Instant.now();
+                  long nowNs = now.getEpochSecond() * 1_000_000_000L + now.getNano();
+                  partial.append(c.text());
+                  int nl;
+                  while ((nl = partial.indexOf("\n")) >= 0) {
+                    String line = partial.substring(0, nl).strip();
+                    partial.delete(0, nl + 1);
+                    if (line.matches("[0-9]{10,25}")) {
+                      deltas.add((nowNs - Long.parseLong(line)) / 1e6);
+                    }
+                  }
+                })
+            .build());
+    return deltas.stream().mapToDouble(Double::doubleValue).toArray();
   }
 
   private boolean want(String op) {
@@ -196,6 +232,10 @@ final class BenchCommand implements Callable<Integer> {
           "%-12s %6d %10.2f %10.2f %10.2f %10.2f%n",
           s.op(), s.n(), s.p50(), s.p95(), s.min(), s.max());
     }
+  }
+
+  static String unit(String op) {
+    return op.equals("redaction") || op.startsWith("egress-throughput") ? "MB/s" : "ms";
   }
 
   private static double round(double v) {

@@ -57,6 +57,36 @@ final class RunCommand implements Callable<Integer> {
 
   @Mixin SandboxOptions sandbox = new SandboxOptions();
 
+  @Option(
+      names = "--secret",
+      description = "Secret environment variable NAME=VALUE: set in the sandbox, masked in output.")
+  List<String> secrets = new ArrayList<>();
+
+  @Option(
+      names = "--secret-env",
+      description = "Secret environment variable taken from this host's environment variable NAME.")
+  List<String> secretEnv = new ArrayList<>();
+
+  private io.agentnest.SandboxConfig config() {
+    io.agentnest.SandboxConfig.Builder b = sandbox.toConfig().toBuilder();
+    for (String s : secrets) {
+      int eq = s.indexOf('=');
+      if (eq <= 0) {
+        throw new ConfigException("--secret '" + s.replaceAll("=.*", "=...") + "' must be NAME=VALUE");
+      }
+      b.secretEnv(s.substring(0, eq), io.agentnest.Secret.of(s.substring(eq + 1)));
+    }
+    for (String name : secretEnv) {
+      String v = System.getenv(name);
+      if (v == null) {
+        throw new ConfigException(
+            "--secret-env " + name + ": no such variable in this environment; export it first");
+      }
+      b.secretEnv(name, io.agentnest.Secret.of(v));
+    }
+    return b.build();
+  }
+
   @Override
   public Integer call() throws IOException {
     String code = null;
@@ -86,7 +116,7 @@ final class RunCommand implements Callable<Integer> {
           });
     }
     ExecResult r;
-    try (Sandbox sb = Sandbox.create(sandbox.toConfig())) {
+    try (Sandbox sb = Sandbox.create(config())) {
       r = code != null ? sb.runCode(code, opts.build()) : sb.exec(command, opts.build());
     }
     if (json) {

@@ -203,9 +203,14 @@ class OutputCollectorTest {
     assertThat(r.stderr()).isEqualTo("b".repeat(10));
     assertThat(r.truncated()).isTrue();
     assertThat(r.limit()).isEqualTo(Limit.OUTPUT);
-    assertThat(chunks).hasSize(2);
-    assertThat(chunks.get(1).stream()).isEqualTo(OutputChunk.Stream.STDERR);
-    assertThat(chunks.get(1).data()).hasSize(10);
+    // The redactor may hold a trailing byte back until the end ('b' could start "bearer "),
+    // so count bytes per stream rather than chunks.
+    assertThat(
+            chunks.stream()
+                .filter(ch -> ch.stream() == OutputChunk.Stream.STDERR)
+                .mapToInt(ch -> ch.data().length)
+                .sum())
+        .isEqualTo(10);
   }
 
   @Test

@@ -53,14 +53,13 @@ public final class RedactingStream {
     System.arraycopy(data, off, buf, len, n);
     int from = len;
     len += n;
-    int[] next = r.next;
     int s = state;
     for (int i = from; i < len; i++) {
       int b = buf[i] & 0xff;
       if (!candidates.isEmpty()) {
         advanceCandidates(i, b);
       }
-      s = next[(s << 8) | b];
+      s = r.step(s, b);
       int[] out = r.outputs[s];
       if (out != null) {
         found(out, i);

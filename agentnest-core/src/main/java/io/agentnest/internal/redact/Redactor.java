@@ -146,8 +146,15 @@ public final class Redactor {
                   + " KEY-----)",
               16384));
 
-  // Automaton: dense transition table, one row of 256 per state.
-  final int[] next;
+  /** States shallower than this have a full row of 256 transitions; the rest are sparse. */
+  private static final int DENSE_DEPTH = 3;
+
+  // Automaton: Aho-Corasick over bytes.
+  private final int[] dense;
+  private final int[] denseIndex;
+  private final byte[][] childBytes;
+  private final int[][] childStates;
+  private final int[] fail;
   final int[] depth;
   /** Per state: pattern ids ending here (through failure links too), or null. */
   final int[][] outputs;
@@ -215,36 +222,59 @@ public final class Redactor {
     }
     this.maxLiteral = maxLit;
     int n = gotoRows.size();
-    int[] fail = new int[n];
-    next = new int[n * 256];
+    // Children per state, sparse; failure links by BFS.
+    childBytes = new byte[n][];
+    childStates = new int[n][];
+    for (int i = 0; i < n; i++) {
+      int[] row = gotoRows.get(i);
+      int count = 0;
+      for (int c = 0; c < 256; c++) {
+        count += row[c] >= 0 ? 1 : 0;
+      }
+      byte[] cb = new byte[count];
+      int[] cs = new int[count];
+      int k = 0;
+      for (int c = 0; c < 256; c++) {
+        if (row[c] >= 0) {
+          cb[k] = (byte) c;
+          cs[k++] = row[c];
+        }
+      }
+      childBytes[i] = cb;
+      childStates[i] = cs;
+      gotoRows.set(i, null); // free the build-time rows as we go
+    }
+    fail = new int[n];
     depth = new int[n];
     for (int i = 0; i < n; i++) {
       depth[i] = depths.get(i);
     }
-    // BFS to build failure links and the dense DFA.
-    ArrayDeque<Integer> queue = new ArrayDeque<>();
-    int[] root = gotoRows.get(0);
-    for (int c = 0; c < 256; c++) {
-      if (root[c] >= 0) {
-        next[c] = root[c];
-        fail[root[c]] = 0;
-        queue.add(root[c]);
-      } else {
-        next[c] = 0;
+    denseIndex = new int[n];
+    java.util.Arrays.fill(denseIndex, -1);
+    int denseCount = 0;
+    for (int i = 0; i < n; i++) {
+      if (depth[i] < DENSE_DEPTH) {
+        denseIndex[i] = denseCount++;
       }
     }
+    dense = new int[denseCount * 256];
+    ArrayDeque<Integer> queue = new ArrayDeque<>();
+    queue.add(0);
     while (!queue.isEmpty()) {
-      int s = queue.poll();
-      outs.get(s).addAll(outs.get(fail[s]));
-      int[] row = gotoRows.get(s);
-      for (int c = 0; c < 256; c++) {
-        int t = row[c];
-        if (t >= 0) {
-          fail[t] = next[fail[s] * 256 + c];
-          next[s * 256 + c] = t;
-          queue.add(t);
-        } else {
-          next[s * 256 + c] = next[fail[s] * 256 + c];
+      int st = queue.poll();
+      byte[] cb = childBytes[st];
+      int[] cs = childStates[st];
+      for (int k = 0; k < cb.length; k++) {
+        int t = cs[k];
+        fail[t] = st == 0 ? 0 : step(fail[st], cb[k] & 0xff);
+        outs.get(t).addAll(outs.get(fail[t]));
+        queue.add(t);
+      }
+      if (denseIndex[st] >= 0) {
+        int base = denseIndex[st] * 256;
+        for (int c = 0; c < 256; c++) {
+          int child = child(st, c);
+          dense[base + c] = child >= 0 ? child : (st == 0 ? 0 : step(fail[st], c));
         }
       }
     }
@@ -254,6 +284,31 @@ public final class Redactor {
       if (!o.isEmpty()) {
         outputs[i] = o.stream().distinct().mapToInt(Integer::intValue).toArray();
       }
+    }
+  }
+
+  private int child(int st, int c) {
+    byte[] cb = childBytes[st];
+    for (int k = 0; k < cb.length; k++) {
+      if ((cb[k] & 0xff) == c) {
+        return childStates[st][k];
+      }
+    }
+    return -1;
+  }
+
+  /** The automaton's transition: dense rows near the root, child lists and failure links deeper. */
+  int step(int st, int c) {
+    while (true) {
+      int d = denseIndex[st];
+      if (d >= 0) {
+        return dense[d * 256 + c];
+      }
+      int t = child(st, c);
+      if (t >= 0) {
+        return t;
+      }
+      st = fail[st];
     }
   }
 
