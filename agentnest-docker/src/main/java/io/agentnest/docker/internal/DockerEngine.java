@@ -241,9 +241,9 @@ public final class DockerEngine {
     } catch (RuntimeException e) {
       throw unavailable(e);
     }
-    DockerAttachment att = null;
+    BackendSandbox att = null;
     try {
-      att = new DockerAttachment(host, id);
+      att = openAttachment(id);
       client.startContainerCmd(id).exec();
       return att;
     } catch (RuntimeException e) {
@@ -313,7 +313,14 @@ public final class DockerEngine {
               + idOrPrefix
               + "'");
     }
-    return new DockerAttachment(host, c.getId());
+    return openAttachment(c.getId());
+  }
+
+  private BackendSandbox openAttachment(String id) {
+    if ("unix".equals(host.getScheme()) && host.getPath() != null) {
+      return new UnixSocketAttachment(java.nio.file.Path.of(host.getPath()), id);
+    }
+    return new DockerAttachment(host, id);
   }
 
   private InspectContainerResponse inspectContainer(String idOrPrefix) {

@@ -1,0 +1,144 @@
+package io.agentnest.docker.internal;
+
+import io.agentnest.BackendUnavailableException;
+import io.agentnest.spi.BackendSandbox;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+
+/**
+ * The attach connection over the engine's Unix socket, upgraded by hand ({@code Upgrade: tcp}) so
+ * that both directions are one raw, full-duplex socket: large writes go out as they are, with no
+ * copy pump in between. docker-java's hijacking pump moves stdin in 1 KiB writes, which caps file
+ * uploads and egress downloads far below what the socket does. Used for {@code unix://} hosts;
+ * {@link DockerAttachment} covers the rest.
+ */
+final class UnixSocketAttachment implements BackendSandbox {
+  private static final int MAX_HEAD = 16 * 1024;
+
+  private final String id;
+  private final SocketChannel ch;
+  private final DockerStreamDemux stdout;
+  private final OutputStream stdin;
+  private volatile boolean closed;
+
+  UnixSocketAttachment(Path socket, String id) {
+    this.id = id;
+    try {
+      ch = SocketChannel.open(UnixDomainSocketAddress.of(socket));
+      String req =
+          "POST /containers/"
+              + id
+              + "/attach?stream=1&stdin=1&stdout=1&stderr=1 HTTP/1.1\r\n"
+              + "Host: docker\r\nUpgrade: tcp\r\nConnection: Upgrade\r\nContent-Length: 0\r\n\r\n";
+      writeFully(ByteBuffer.wrap(req.getBytes(StandardCharsets.US_ASCII)));
+      String head = readHead();
+      String status = head.lines().findFirst().orElse("");
+      if (!status.matches("HTTP/1\\.[01] (101|200) .*")) {
+        ch.close();
+        throw new BackendUnavailableException(
+            "Docker refused to attach to container " + id + ": " + status.strip());
+      }
+    } catch (IOException e) {
+      throw new BackendUnavailableException(
+          "cannot attach to container " + id + " over " + socket + ": " + e.getMessage(), e);
+    }
+    this.stdout = new DockerStreamDemux(new ChannelIn());
+    this.stdin = new ChannelOut();
+  }
+
+  /** Reads the response head byte by byte, so nothing of the stream after it is consumed. */
+  private String readHead() throws IOException {
+    StringBuilder sb = new StringBuilder();
+    ByteBuffer one = ByteBuffer.allocate(1);
+    while (sb.length() < MAX_HEAD) {
+      one.clear();
+      if (ch.read(one) < 0) {
+        throw new IOException("connection closed during the attach handshake");
+      }
+      sb.append((char) (one.get(0) & 0xff));
+      if (sb.length() >= 4 && sb.substring(sb.length() - 4).equals("\r\n\r\n")) {
+        return sb.toString();
+      }
+    }
+    throw new IOException("attach response head larger than " + MAX_HEAD + " bytes");
+  }
+
+  private void writeFully(ByteBuffer b) throws IOException {
+    while (b.hasRemaining()) {
+      ch.write(b);
+    }
+  }
+
+  // SocketChannel reads and writes proceed concurrently; Channels.newInputStream would serialise
+  // them on the channel's blocking lock, so these adapters call the channel directly.
+  private final class ChannelIn extends InputStream {
+    @Override
+    public int read() throws IOException {
+      byte[] b = new byte[1];
+      int n = read(b, 0, 1);
+      return n < 0 ? -1 : b[0] & 0xff;
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+      if (len == 0) {
+        return 0;
+      }
+      int n = ch.read(ByteBuffer.wrap(b, off, len));
+      return n;
+    }
+  }
+
+  private final class ChannelOut extends OutputStream {
+    @Override
+    public void write(int b) throws IOException {
+      write(new byte[] {(byte) b}, 0, 1);
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) throws IOException {
+      if (closed) {
+        throw new IOException("sandbox connection closed");
+      }
+      writeFully(ByteBuffer.wrap(b, off, len));
+    }
+  }
+
+  @Override
+  public String id() {
+    return id;
+  }
+
+  @Override
+  public InputStream fromAgent() {
+    return stdout;
+  }
+
+  @Override
+  public OutputStream toAgent() {
+    return stdin;
+  }
+
+  @Override
+  public String diagnostics() {
+    return stdout.diagnostics();
+  }
+
+  @Override
+  public void close() {
+    if (!closed) {
+      closed = true;
+      try {
+        ch.close();
+      } catch (IOException ignored) {
+        // already closed
+      }
+    }
+  }
+}
