@@ -46,6 +46,9 @@ public final class SandboxConfig {
   private final Map<String, String> env;
   private final Map<String, Secret> secretEnv;
   private final boolean redactCredentials;
+  private final NetworkPolicy network;
+  private final java.util.List<java.util.function.Consumer<NetworkEvent>> networkListeners;
+  private final @Nullable ApprovalHandler approvalHandler;
   private final String workdir;
   private final Map<String, String> labels;
   private final Duration execTimeout;
@@ -68,6 +71,9 @@ public final class SandboxConfig {
     this.env = Map.copyOf(b.env);
     this.secretEnv = Map.copyOf(b.secretEnv);
     this.redactCredentials = b.redactCredentials;
+    this.network = b.network;
+    this.networkListeners = java.util.List.copyOf(b.networkListeners);
+    this.approvalHandler = b.approvalHandler;
     this.workdir = b.workdir;
     this.labels = Map.copyOf(b.labels);
     this.execTimeout = b.execTimeout;
@@ -102,6 +108,9 @@ public final class SandboxConfig {
     b.env.putAll(env);
     b.secretEnv.putAll(secretEnv);
     b.redactCredentials = redactCredentials;
+    b.network = network;
+    b.networkListeners.addAll(networkListeners);
+    b.approvalHandler = approvalHandler;
     b.workdir = workdir;
     b.labels.putAll(labels);
     b.execTimeout = execTimeout;
@@ -154,6 +163,21 @@ public final class SandboxConfig {
   /** Secret environment variables: set in the sandbox, masked in everything coming out. */
   public Map<String, Secret> secretEnv() {
     return secretEnv;
+  }
+
+  /** What the sandbox may reach; {@link NetworkPolicy#none()} by default. */
+  public NetworkPolicy network() {
+    return network;
+  }
+
+  /** Receivers of every connection attempt (allowed, denied, approved). */
+  public java.util.List<java.util.function.Consumer<NetworkEvent>> networkListeners() {
+    return networkListeners;
+  }
+
+  /** Who decides operations that need a person (e.g. hosts not on the allowlist in ASK mode). */
+  public @Nullable ApprovalHandler approvalHandler() {
+    return approvalHandler;
   }
 
   /** Whether well-known credential shapes (cloud keys, tokens, JWTs, ...) are masked too. */
@@ -221,6 +245,10 @@ public final class SandboxConfig {
     private final Map<String, String> env = new LinkedHashMap<>();
     private final Map<String, Secret> secretEnv = new LinkedHashMap<>();
     private boolean redactCredentials = true;
+    private NetworkPolicy network = NetworkPolicy.none();
+    private final java.util.List<java.util.function.Consumer<NetworkEvent>> networkListeners =
+        new java.util.ArrayList<>();
+    private @Nullable ApprovalHandler approvalHandler;
     private String workdir = WORKSPACE;
     private final Map<String, String> labels = new LinkedHashMap<>();
     private Duration execTimeout = Duration.ofSeconds(60);
@@ -301,6 +329,27 @@ public final class SandboxConfig {
      */
     public Builder secretEnv(String name, Secret value) {
       secretEnv.put(Objects.requireNonNull(name, "name"), Objects.requireNonNull(value, "value"));
+      return this;
+    }
+
+    /**
+     * Network egress: denied by default; {@code NetworkPolicy.allowlist("pypi.org",
+     * "*.pythonhosted.org")} lets code reach exactly those through the host's proxy.
+     */
+    public Builder network(NetworkPolicy policy) {
+      this.network = Objects.requireNonNull(policy, "policy");
+      return this;
+    }
+
+    /** Receives every connection attempt of the sandbox (on a proxy thread: keep it quick). */
+    public Builder onNetworkEvent(java.util.function.Consumer<NetworkEvent> listener) {
+      networkListeners.add(Objects.requireNonNull(listener, "listener"));
+      return this;
+    }
+
+    /** Decides operations that need approval; without one they are denied. */
+    public Builder approvalHandler(@Nullable ApprovalHandler handler) {
+      this.approvalHandler = handler;
       return this;
     }
 

@@ -13,6 +13,7 @@ import json
 import os
 import selectors
 import signal
+import socket
 import stat as statmod
 import struct
 import subprocess
@@ -847,6 +848,149 @@ def cleanup_write(call_id):
             pass
 
 
+# ----------------------------------------------------------------------------------- egress
+
+TUNNEL_WINDOW = 1 << 20
+TUNNELS = {}
+TUNNELS_LOCK = threading.Lock()
+
+
+class Tunnel:
+    """One TCP connection from sandbox code to the local proxy port, carried over the channel to
+    the host's egress proxy. Credit-based flow control in both directions keeps every buffer
+    bounded: at most TUNNEL_WINDOW bytes are in flight each way."""
+
+    def __init__(self, tid, sock):
+        import collections
+
+        self.tid = tid
+        self.sock = sock
+        self.cond = threading.Condition()
+        self.credit = TUNNEL_WINDOW  # bytes we may still send to the host
+        self.outq = collections.deque()  # host -> sandbox code
+        self.out_eof = False
+        self.close_after_drain = False
+        self.closed = False
+
+    def start(self):
+        threading.Thread(target=self._up, daemon=True, name="tunnel-up").start()
+        threading.Thread(target=self._down, daemon=True, name="tunnel-down").start()
+
+    def _up(self):
+        try:
+            while True:
+                with self.cond:
+                    while self.credit <= 0 and not self.closed:
+                        self.cond.wait()
+                    if self.closed:
+                        return
+                    room = self.credit
+                data = self.sock.recv(min(CHUNK, room))
+                if not data:
+                    break
+                with self.cond:
+                    self.credit -= len(data)
+                send({"ev": "tcp_data", "tid": self.tid}, data)
+        except OSError:
+            pass
+        send({"ev": "tcp_eof", "tid": self.tid})
+
+    def _down(self):
+        try:
+            while True:
+                with self.cond:
+                    while not self.outq and not self.out_eof and not self.closed:
+                        self.cond.wait()
+                    if self.closed or (not self.outq and self.out_eof):
+                        break
+                    data = self.outq.popleft()
+                self.sock.sendall(data)
+                send({"ev": "tcp_ack", "tid": self.tid, "n": len(data)})
+            if self.out_eof and not self.closed:
+                self.sock.shutdown(socket.SHUT_WR)
+            if self.close_after_drain:
+                self.close()
+        except OSError:
+            self.close(notify=True)
+
+    def from_host(self, data):
+        with self.cond:
+            self.outq.append(data)
+            self.cond.notify_all()
+
+    def host_eof(self):
+        with self.cond:
+            self.out_eof = True
+            self.cond.notify_all()
+
+    def ack(self, n):
+        with self.cond:
+            self.credit += n
+            self.cond.notify_all()
+
+    def close(self, notify=False):
+        with self.cond:
+            if self.closed:
+                return
+            self.closed = True
+            self.cond.notify_all()
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+        with TUNNELS_LOCK:
+            TUNNELS.pop(self.tid, None)
+        if notify:
+            send({"ev": "tcp_close", "tid": self.tid})
+
+
+def egress_listen(port):
+    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    srv.bind(("127.0.0.1", port))
+    srv.listen(128)
+
+    def accept_loop():
+        tid = 0
+        while True:
+            try:
+                conn, _ = srv.accept()
+            except OSError:
+                time.sleep(0.05)
+                continue
+            tid += 1
+            t = Tunnel(tid, conn)
+            with TUNNELS_LOCK:
+                TUNNELS[tid] = t
+            send({"ev": "tcp_open", "tid": tid})
+            try:
+                t.start()
+            except RuntimeError:  # out of pids
+                t.close(notify=True)
+
+    threading.Thread(target=accept_loop, daemon=True, name="egress-accept").start()
+    return srv.getsockname()[1]
+
+
+def tunnel_op(h, payload):
+    with TUNNELS_LOCK:
+        t = TUNNELS.get(h.get("tid"))
+    if t is None:
+        return
+    op = h["op"]
+    if op == "tcp_data":
+        t.from_host(payload)
+    elif op == "tcp_eof":
+        t.host_eof()
+    elif op == "tcp_ack":
+        t.ack(int(h.get("n", 0)))
+    elif op == "tcp_close":
+        # The host is done: deliver what is queued, then close.
+        with t.cond:
+            t.close_after_drain = True
+        t.host_eof()
+
+
 # ----------------------------------------------------------------------------------- main loop
 
 
@@ -885,6 +1029,9 @@ def guard(target, *args):
 
 def handle(h, payload):
     op = h.get("op")
+    if op in ("tcp_data", "tcp_eof", "tcp_ack", "tcp_close"):
+        tunnel_op(h, payload)
+        return
     call_id = h.get("id")
     if not isinstance(call_id, int):
         return
@@ -923,6 +1070,12 @@ def handle(h, payload):
         fs_op(call_id, h, payload)
     elif op == "ping":
         send_result(call_id)
+    elif op == "egress_listen":
+        try:
+            port = egress_listen(int(h.get("port", 3128)))
+            send_result(call_id, port=port)
+        except OSError as e:
+            send_error(call_id, "EGRESS", "cannot listen on 127.0.0.1:%s: %s" % (h.get("port"), e))
     elif op == "set_ttl":
         set_expiry(float(h.get("expires_at", 0)))
         send_result(call_id, expires_at=EXPIRY[0])

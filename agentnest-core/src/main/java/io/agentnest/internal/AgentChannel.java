@@ -40,6 +40,7 @@ public final class AgentChannel implements AutoCloseable {
   private volatile @Nullable String deathReason;
   private volatile boolean closing;
   private volatile boolean expired;
+  private volatile @Nullable Consumer<Frame> tunnelListener;
 
   private record Pending(Consumer<Frame> events, CompletableFuture<Frame> done) {}
 
@@ -156,6 +157,11 @@ public final class AgentChannel implements AutoCloseable {
     pending.remove(id);
   }
 
+  /** Receives the egress tunnel frames (tcp_open, tcp_data, ...), which belong to no call. */
+  void onTunnelFrames(Consumer<Frame> listener) {
+    this.tunnelListener = listener;
+  }
+
   /** The sandbox ended because its TTL ran out. */
   public boolean expired() {
     return expired;
@@ -209,6 +215,13 @@ public final class AgentChannel implements AutoCloseable {
     }
     if (ev.equals("expired")) {
       expired = true;
+      return;
+    }
+    if (ev.startsWith("tcp_")) {
+      Consumer<Frame> t = tunnelListener;
+      if (t != null) {
+        t.accept(f);
+      }
       return;
     }
     long id = f.id();

@@ -87,6 +87,7 @@ public final class DefaultSandbox implements Sandbox {
       }
       DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), config, channel);
       sb.hello();
+      sb.startEgress();
       sb.expiresAt = labelExpiry(spec.labels()).orElse(sb.expiresAt);
       sb.arm();
       return sb;
@@ -146,6 +147,58 @@ public final class DefaultSandbox implements Sandbox {
       return java.util.Optional.empty();
     }
   }
+
+  /** Tests map names to loopback servers with this; production resolves through the system. */
+  private static volatile io.agentnest.internal.egress.@org.jspecify.annotations.Nullable Resolver
+      testResolver;
+
+  /** For tests only: the resolver the egress proxy of sandboxes created afterwards uses. */
+  public static void setTestResolver(
+      io.agentnest.internal.egress.@org.jspecify.annotations.Nullable Resolver resolver) {
+    testResolver = resolver;
+  }
+
+  private void startEgress() {
+    if (config.network().isNone()) {
+      return;
+    }
+    io.agentnest.internal.egress.Resolver resolver = testResolver;
+    if (resolver == null) {
+      resolver = io.agentnest.internal.egress.SystemResolver.INSTANCE;
+    }
+    java.util.List<java.util.function.Consumer<io.agentnest.NetworkEvent>> listeners =
+        config.networkListeners();
+    io.agentnest.internal.egress.EgressProxy proxy =
+        new io.agentnest.internal.egress.EgressProxy(
+            config.network(),
+            resolver,
+            e -> {
+              for (var l : listeners) {
+                try {
+                  l.accept(e);
+                } catch (RuntimeException ex) {
+                  LOG.warn("network event listener failed", ex);
+                }
+              }
+            },
+            config.approvalHandler(),
+            id);
+    EgressTunnels tunnels = new EgressTunnels(channel, proxy);
+    channel.onTunnelFrames(tunnels);
+    Frame f =
+        channel.request(
+            Json.object().put("op", "egress_listen").put("port", SecurityPolicy.EGRESS_PORT),
+            new byte[0],
+            Duration.ofSeconds(10));
+    if (f.ev().equals("err")) {
+      throw new io.agentnest.UnsupportedControlException(
+          "cannot start the egress proxy endpoint in the sandbox: "
+              + Bounded.text(f.header().path("message").asText(), 500));
+    }
+    egress = tunnels;
+  }
+
+  private volatile @org.jspecify.annotations.Nullable EgressTunnels egress;
 
   private static Optional<Instant> labelExpiry(Map<String, String> labels) {
     return parseLong(labels.get(Labels.EXPIRES)).map(Instant::ofEpochSecond);
@@ -411,6 +464,10 @@ public final class DefaultSandbox implements Sandbox {
         backend.destroy(id);
         HostState.delete(id);
       } finally {
+        EgressTunnels t = egress;
+        if (t != null) {
+          t.closeAll();
+        }
         channel.close();
       }
     }

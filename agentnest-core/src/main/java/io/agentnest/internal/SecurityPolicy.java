@@ -22,6 +22,9 @@ import java.util.Map;
 public final class SecurityPolicy {
   public static final String VERSION = "0.1.0";
 
+  /** The sandbox-local port of the egress proxy. */
+  public static final int EGRESS_PORT = 3128;
+
   /** Per-process open files; the agent needs a few dozen. */
   public static final long OPEN_FILES_LIMIT = 4096;
   private static final String SECCOMP = loadSeccomp();
@@ -53,6 +56,16 @@ public final class SecurityPolicy {
     env.put("AGENTNEST_WORKSPACE", SandboxConfig.WORKSPACE);
     env.putAll(config.env());
     config.secretEnv().forEach((k, v) -> env.put(k, v.reveal()));
+    if (!config.network().isNone()) {
+      // The only way out: the agent's local proxy port, tunnelled to the host's egress proxy.
+      String proxy = "http://127.0.0.1:" + EGRESS_PORT;
+      for (String k : new String[] {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"}) {
+        env.put(k, proxy);
+        env.put(k.toLowerCase(java.util.Locale.ROOT), proxy);
+      }
+      env.put("NO_PROXY", "localhost,127.0.0.1,::1");
+      env.put("no_proxy", "localhost,127.0.0.1,::1");
+    }
 
     Map<String, Long> tmpfs = new LinkedHashMap<>();
     tmpfs.put("/tmp", config.tmpSizeBytes());

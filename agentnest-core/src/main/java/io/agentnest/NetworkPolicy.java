@@ -1,0 +1,441 @@
+package io.agentnest;
+
+import io.agentnest.internal.egress.AddressRules;
+import java.net.IDN;
+import java.net.InetAddress;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Which network destinations code in a sandbox may reach through AgentNest's egress proxy.
+ * Immutable; the default, {@link #none()}, denies everything. {@link Builder#build()} validates
+ * every rule and names the field and the fix when one is wrong.
+ *
+ * <pre>{@code
+ * NetworkPolicy policy = NetworkPolicy.builder()
+ *     .allow("pypi.org")                 // exactly pypi.org, ports 80 and 443
+ *     .allow("*.pythonhosted.org")       // files.pythonhosted.org, a.b.pythonhosted.org; not the bare name
+ *     .allow("registry.example.com:8443")// only port 8443
+ *     .allowAddress("10.20.0.0/16")      // names may resolve into this private range; IP targets in it too
+ *     .onUnknownHost(NetworkPolicy.Mode.ASK)  // ask an ApprovalHandler about everything else
+ *     .approvalTimeout(Duration.ofSeconds(30))
+ *     .build();
+ *
+ * policy.match("files.pythonhosted.org", 443);   // Optional[Match[rule=*.pythonhosted.org, ...]]
+ * policy.match("evil-pythonhosted.org", 443);    // Optional.empty
+ * }</pre>
+ *
+ * <p>Rules:
+ *
+ * <ul>
+ *   <li>A name ({@code pypi.org}) matches exactly that host; a wildcard ({@code *.pypi.org})
+ *       matches every name below it at any depth, but neither the bare domain nor names that merely
+ *       end with the same text ({@code evil-pypi.org}). A wildcard must name at least a
+ *       second-level domain ({@code *.com} is refused).
+ *   <li>Without a port a rule allows ports 80 and 443; {@code host:8443} allows only that port.
+ *   <li>Names are compared case-insensitively, without a trailing dot, and internationalised names
+ *       in their ASCII (punycode) form as {@link IDN#toASCII(String)} produces it: {@code
+ *       bücher.example} and {@code xn--bcher-kva.example} are the same rule.
+ *   <li>IP addresses are not names: targets given as IP literals are refused, and so are names
+ *       resolving to loopback, private, link-local (cloud metadata), multicast and other non-public
+ *       addresses, unless {@link Builder#allowAddress(String)} covers the address (then on any
+ *       port).
+ * </ul>
+ */
+public final class NetworkPolicy {
+  /** The ports a rule without an explicit port allows. */
+  public static final Set<Integer> DEFAULT_PORTS = Set.of(80, 443);
+
+  /** Default of {@link Builder#approvalTimeout(Duration)}. */
+  public static final Duration DEFAULT_APPROVAL_TIMEOUT = Duration.ofSeconds(60);
+
+  private static final Pattern LABEL = Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?");
+  private static final NetworkPolicy NONE = builder().build();
+
+  /** What happens to a destination that no rule allows. */
+  public enum Mode {
+    /** Refuse it (the default). */
+    DENY,
+    /** Ask the sandbox's {@link ApprovalHandler}; no answer within the approval timeout denies. */
+    ASK
+  }
+
+  /**
+   * The rule that allowed a destination.
+   *
+   * @param rule the rule in canonical form, e.g. {@code *.pythonhosted.org}, {@code
+   *     example.com:8443} or, for an address allowance, {@code 127.0.0.0/8}
+   * @param address whether it is an {@code allowAddress} range rather than a name rule
+   */
+  public record Match(String rule, boolean address) {
+    public Match {
+      Objects.requireNonNull(rule, "rule");
+    }
+  }
+
+  private static final class Rule {
+    final String text;
+    final String name; // without "*."
+    final boolean wildcard;
+    final int port; // 0 = default ports
+
+    Rule(String text, String name, boolean wildcard, int port) {
+      this.text = text;
+      this.name = name;
+      this.wildcard = wildcard;
+      this.port = port;
+    }
+
+    boolean matches(String host, int p) {
+      boolean portOk = port == 0 ? DEFAULT_PORTS.contains(p) : port == p;
+      if (!portOk) {
+        return false;
+      }
+      if (wildcard) {
+        return host.length() > name.length() + 1
+            && host.endsWith(name)
+            && host.charAt(host.length() - name.length() - 1) == '.';
+      }
+      return host.equals(name);
+    }
+  }
+
+  private final List<Rule> rules;
+  private final List<AddressRules.Cidr> addresses;
+  private final Mode mode;
+  private final Duration approvalTimeout;
+
+  private NetworkPolicy(List<Rule> rules, List<AddressRules.Cidr> addresses, Builder b) {
+    this.rules = List.copyOf(rules);
+    this.addresses = List.copyOf(addresses);
+    this.mode = b.mode;
+    this.approvalTimeout = b.approvalTimeout;
+  }
+
+  /** No network at all: every destination is refused (the default of every sandbox). */
+  public static NetworkPolicy none() {
+    return NONE;
+  }
+
+  /**
+   * Exactly the given name rules, everything else refused.
+   *
+   * @throws ConfigException when a rule is invalid
+   */
+  public static NetworkPolicy allowlist(String... rules) {
+    Builder b = builder();
+    for (String r : rules) {
+      b.allow(r);
+    }
+    return b.build();
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** A builder pre-filled with this policy. */
+  public Builder toBuilder() {
+    Builder b = new Builder();
+    rules.forEach(r -> b.rules.add(r.text));
+    addresses.forEach(a -> b.addresses.add(a.toString()));
+    b.mode = mode;
+    b.approvalTimeout = approvalTimeout;
+    return b;
+  }
+
+  /**
+   * Which rule allows connecting to {@code host} on {@code port}, if any. {@code host} is a name
+   * (normalised like the rules: case, trailing dot, IDN) or an IP literal (IPv6 with or without
+   * brackets), which only {@code allowAddress} ranges match. A name that is invalid or looks like a
+   * non-canonical IP address ({@code 127.1}, {@code 0x7f000001}) matches nothing.
+   */
+  public Optional<Match> match(String host, int port) {
+    if (port < 1 || port > 65535) {
+      return Optional.empty();
+    }
+    Optional<InetAddress> literal = AddressRules.parseLiteral(host);
+    if (literal.isPresent()) {
+      return matchAddress(literal.get());
+    }
+    Optional<String> name = normalizeHost(host);
+    if (name.isEmpty()) {
+      return Optional.empty();
+    }
+    for (Rule r : rules) {
+      if (r.matches(name.get(), port)) {
+        return Optional.of(new Match(r.text, false));
+      }
+    }
+    return Optional.empty();
+  }
+
+  /** Which {@code allowAddress} range covers the address, if any. */
+  public Optional<Match> matchAddress(InetAddress address) {
+    for (AddressRules.Cidr c : addresses) {
+      if (c.contains(address)) {
+        return Optional.of(new Match(c.toString(), true));
+      }
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * The canonical form of a host name as rules compare it: lowercase ASCII (punycode), no trailing
+   * dot; empty when it is not a valid DNS name or looks like an IP address.
+   */
+  public static Optional<String> normalizeHost(String host) {
+    try {
+      return Optional.of(canonicalName(host, false));
+    } catch (IllegalArgumentException e) {
+      return Optional.empty();
+    }
+  }
+
+  /** The name rules in canonical form, in the order given. */
+  public List<String> rules() {
+    return rules.stream().map(r -> r.text).toList();
+  }
+
+  /** The {@code allowAddress} ranges in canonical form. */
+  public List<String> allowedAddresses() {
+    return addresses.stream().map(AddressRules.Cidr::toString).toList();
+  }
+
+  public Mode onUnknownHost() {
+    return mode;
+  }
+
+  public Duration approvalTimeout() {
+    return approvalTimeout;
+  }
+
+  /** Whether no destination can ever be reached (no rules, no addresses, not asking). */
+  public boolean isNone() {
+    return rules.isEmpty() && addresses.isEmpty() && mode == Mode.DENY;
+  }
+
+  @Override
+  public boolean equals(@Nullable Object o) {
+    if (!(o instanceof NetworkPolicy)) {
+      return false;
+    }
+    NetworkPolicy p = (NetworkPolicy) o;
+    return rules().equals(p.rules())
+        && addresses.equals(p.addresses)
+        && mode == p.mode
+        && approvalTimeout.equals(p.approvalTimeout);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(rules(), addresses, mode, approvalTimeout);
+  }
+
+  @Override
+  public String toString() {
+    return "NetworkPolicy[allow="
+        + rules()
+        + ", allowAddress="
+        + allowedAddresses()
+        + ", onUnknownHost="
+        + mode
+        + ", approvalTimeout="
+        + approvalTimeout
+        + "]";
+  }
+
+  /**
+   * Lowercase punycode name without trailing dot; throws IllegalArgumentException with the reason.
+   */
+  private static String canonicalName(String host, boolean forRule) {
+    if (host.isEmpty()) {
+      throw new IllegalArgumentException("the name is empty");
+    }
+    for (int i = 0; i < host.length(); i++) {
+      char c = host.charAt(i);
+      if (Character.isWhitespace(c) || Character.isISOControl(c) || Character.isSpaceChar(c)) {
+        throw new IllegalArgumentException("it contains whitespace or control characters");
+      }
+    }
+    String s = host.endsWith(".") ? host.substring(0, host.length() - 1) : host;
+    String ascii;
+    if (s.chars().allMatch(c -> c < 0x80)) {
+      ascii = s.toLowerCase(Locale.ROOT);
+    } else {
+      try {
+        ascii = IDN.toASCII(s, 0).toLowerCase(Locale.ROOT);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(
+            "it is not a valid internationalised name (" + e.getMessage() + ")", e);
+      }
+    }
+    if (ascii.isEmpty() || ascii.startsWith(".") || ascii.endsWith(".") || ascii.contains("..")) {
+      throw new IllegalArgumentException("it has an empty label");
+    }
+    if (ascii.length() > 253) {
+      throw new IllegalArgumentException("it is longer than 253 characters");
+    }
+    if (AddressRules.looksLikeIpLiteral(ascii)) {
+      throw new IllegalArgumentException(
+          forRule
+              ? "it is an IP address, not a name: use allowAddress(\"" + host + "\") for addresses"
+              : "it looks like an IP address");
+    }
+    for (String label : ascii.split("\\.", -1)) {
+      if (!LABEL.matcher(label).matches()) {
+        throw new IllegalArgumentException(
+            "label '"
+                + label
+                + "' is invalid: use letters, digits and '-' (not at either end), at most 63"
+                + " characters");
+      }
+    }
+    return ascii;
+  }
+
+  /** Builder; {@link #build()} validates every rule. */
+  public static final class Builder {
+    private final List<String> rules = new ArrayList<>();
+    private final List<String> addresses = new ArrayList<>();
+    private Mode mode = Mode.DENY;
+    private Duration approvalTimeout = DEFAULT_APPROVAL_TIMEOUT;
+
+    private Builder() {}
+
+    /**
+     * Allows a name ({@code pypi.org}), a wildcard ({@code *.pythonhosted.org}), each optionally
+     * with a port ({@code example.com:8443}; default ports 80 and 443).
+     */
+    public Builder allow(String rule) {
+      rules.add(Objects.requireNonNull(rule, "rule"));
+      return this;
+    }
+
+    /** {@link #allow(String)} for each rule. */
+    public Builder allow(Collection<String> rules) {
+      rules.forEach(this::allow);
+      return this;
+    }
+
+    /**
+     * Explicitly allows an address range ({@code 127.0.0.0/8}, {@code fd00::/8}) or a single
+     * address ({@code 10.1.2.3}) that would otherwise be refused as non-public: allowlisted names
+     * may resolve into it, and IP-literal targets in it are allowed on any port.
+     */
+    public Builder allowAddress(String cidr) {
+      addresses.add(Objects.requireNonNull(cidr, "cidr"));
+      return this;
+    }
+
+    /** What happens to destinations no rule allows: {@link Mode#DENY} (default) or ASK. */
+    public Builder onUnknownHost(Mode mode) {
+      this.mode = Objects.requireNonNull(mode, "mode");
+      return this;
+    }
+
+    /** How long to wait for an {@link ApprovalHandler} in ASK mode; no answer denies. */
+    public Builder approvalTimeout(Duration timeout) {
+      this.approvalTimeout = Objects.requireNonNull(timeout, "timeout");
+      return this;
+    }
+
+    /**
+     * Validates and builds.
+     *
+     * @throws ConfigException naming the field, the bad value and the fix
+     */
+    public NetworkPolicy build() {
+      List<Rule> parsed = new ArrayList<>();
+      Set<String> seen = new LinkedHashSet<>();
+      for (String r : rules) {
+        Rule rule = parseRule(r);
+        if (seen.add(rule.text)) {
+          parsed.add(rule);
+        }
+      }
+      List<AddressRules.Cidr> cidrs = new ArrayList<>();
+      for (String a : addresses) {
+        AddressRules.Cidr c;
+        try {
+          c = AddressRules.Cidr.parse(a);
+        } catch (IllegalArgumentException e) {
+          throw new ConfigException(
+              "network.allowAddress '"
+                  + a
+                  + "' is invalid: "
+                  + e.getMessage()
+                  + "; use an address or a CIDR range such as 127.0.0.0/8 or fd00::/8");
+        }
+        if (!cidrs.contains(c)) {
+          cidrs.add(c);
+        }
+      }
+      if (approvalTimeout.isNegative()
+          || approvalTimeout.isZero()
+          || approvalTimeout.compareTo(Duration.ofHours(1)) > 0) {
+        throw new ConfigException(
+            "network.approvalTimeout must be between 1 ms and 1 hour, got "
+                + approvalTimeout
+                + ": e.g. approvalTimeout(Duration.ofSeconds(60))");
+      }
+      return new NetworkPolicy(parsed, cidrs, this);
+    }
+
+    private static Rule parseRule(String raw) {
+      String s = raw;
+      int port = 0;
+      int colon = s.lastIndexOf(':');
+      if (colon >= 0) {
+        String p = s.substring(colon + 1);
+        if (!p.matches("[0-9]{1,5}") || Integer.parseInt(p) < 1 || Integer.parseInt(p) > 65535) {
+          throw invalidRule(raw, "port '" + p + "' is not a number from 1 to 65535");
+        }
+        port = Integer.parseInt(p);
+        s = s.substring(0, colon);
+        if (s.indexOf(':') >= 0 || s.startsWith("[")) {
+          throw invalidRule(raw, "it is an IP address, not a name: use allowAddress(...) instead");
+        }
+      }
+      boolean wildcard = s.startsWith("*.");
+      String name = wildcard ? s.substring(2) : s;
+      if (name.contains("*")) {
+        throw invalidRule(raw, "'*' is only allowed as the whole first label, as in *.example.com");
+      }
+      String canonical;
+      try {
+        canonical = canonicalName(name, true);
+      } catch (IllegalArgumentException e) {
+        throw invalidRule(raw, e.getMessage());
+      }
+      if (wildcard && canonical.indexOf('.') < 0) {
+        throw invalidRule(
+            raw,
+            "a wildcard must name at least a second-level domain ('*."
+                + canonical
+                + "' would allow a whole top-level domain)");
+      }
+      String text = (wildcard ? "*." : "") + canonical + (port == 0 ? "" : ":" + port);
+      return new Rule(text, canonical, wildcard, port);
+    }
+
+    private static ConfigException invalidRule(String raw, @Nullable String why) {
+      return new ConfigException(
+          "network.allow rule '"
+              + raw
+              + "' is invalid: "
+              + why
+              + "; use a name such as pypi.org, a wildcard such as *.pythonhosted.org, optionally"
+              + " with a port (example.com:8443)");
+    }
+  }
+}
