@@ -20,8 +20,10 @@ import picocli.CommandLine.Command;
       RunCommand.class,
       ListCommand.class,
       RemoveCommand.class,
+      PruneCommand.class,
       ImageCommand.class,
       BenchCommand.class,
+      ConfigCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class AgentNestCli implements Runnable {

@@ -31,7 +31,9 @@ import picocli.CommandLine.Option;
       "  session      warm Python session call ('x = 1')",
       "  file-1mib    write then read back 1 MiB",
       "  first-byte   time from the sandbox printing a line to the consumer receiving it",
-      "  redaction    redaction throughput (MB/s) with 100 secrets and the default patterns"
+      "  redaction    redaction throughput (MB/s) with 100 secrets and the default patterns",
+      "  egress       egress proxy on loopback: 100 MB download (MB/s) and GET latency, proxied",
+      "               and direct (no sandbox involved)"
     })
 final class BenchCommand implements Callable<Integer> {
   @Option(
@@ -120,6 +122,15 @@ final class BenchCommand implements Callable<Integer> {
       }
       if (want("first-byte")) {
         samples.put("first-byte", firstByte(sb, iterations));
+      }
+    }
+    if (want("egress")) {
+      try {
+        Map<String, double[]> e =
+            io.agentnest.internal.egress.EgressBenchmark.run(Math.max(5, iterations / 5), 100L << 20);
+        e.forEach((k, v) -> samples.put("egress " + k, v));
+      } catch (java.io.IOException ex) {
+        throw new AgentNestException("egress benchmark failed: " + ex.getMessage(), ex);
       }
     }
     if (want("redaction")) {
@@ -216,7 +227,8 @@ final class BenchCommand implements Callable<Integer> {
             .put("p50_ms", round(s.p50()))
             .put("p95_ms", round(s.p95()))
             .put("min_ms", round(s.min()))
-            .put("max_ms", round(s.max()));
+            .put("max_ms", round(s.max()))
+            .put("unit", unit(s.op()));
       }
       System.out.println(root);
       return;
@@ -225,17 +237,16 @@ final class BenchCommand implements Callable<Integer> {
         "agentnest bench: image %s, runtime %s, %d host cores%n",
         config.image(), runtime, Runtime.getRuntime().availableProcessors());
     System.out.printf(
-        "%-12s %6s %10s %10s %10s %10s%n",
-        "operation", "n", "p50 ms", "p95 ms", "min ms", "max ms");
+        "%-34s %6s %10s %10s %10s %10s  %s%n", "operation", "n", "p50", "p95", "min", "max", "unit");
     for (Stat s : stats) {
       System.out.printf(
-          "%-12s %6d %10.2f %10.2f %10.2f %10.2f%n",
-          s.op(), s.n(), s.p50(), s.p95(), s.min(), s.max());
+          "%-34s %6d %10.2f %10.2f %10.2f %10.2f  %s%n",
+          s.op(), s.n(), s.p50(), s.p95(), s.min(), s.max(), unit(s.op()));
     }
   }
 
   static String unit(String op) {
-    return op.equals("redaction") || op.startsWith("egress-throughput") ? "MB/s" : "ms";
+    return op.equals("redaction") || op.endsWith("MBps") ? "MB/s" : "ms";
   }
 
   private static double round(double v) {

@@ -1,18 +1,39 @@
 package io.agentnest.cli;
 
 import io.agentnest.SandboxConfig;
+import io.agentnest.config.AgentNestConfig;
 import io.agentnest.internal.Sizes;
+import java.nio.file.Path;
 import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Option;
 
-/** Sandbox options shared by commands that create one. */
+/**
+ * Sandbox options shared by commands that create one: the configuration file's settings ({@code
+ * --config}, {@code --profile}, see {@link AgentNestConfig}), then the flags given explicitly.
+ */
 final class SandboxOptions {
   @Option(
+      names = "--config",
+      paramLabel = "FILE",
+      description =
+          "Configuration file (default: $AGENTNEST_CONFIG, ./agentnest.yaml, then"
+              + " ~/.config/agentnest/agentnest.yaml; none: built-in defaults).")
+  @Nullable Path config;
+
+  @Option(
+      names = "--profile",
+      paramLabel = "NAME",
+      description = "Profile of the configuration file (default: $AGENTNEST_PROFILE, else none).")
+  @Nullable String profile;
+
+  @Option(
       names = "--image",
-      description = "Image to run (default: ${DEFAULT-VALUE}).",
-      defaultValue = SandboxConfig.DEFAULT_IMAGE)
-  String image = SandboxConfig.DEFAULT_IMAGE;
+      description =
+          "Image to run (default: from the configuration, else "
+              + SandboxConfig.DEFAULT_IMAGE
+              + ").")
+  @Nullable String image;
 
   @Option(names = "--runtime", description = "OCI runtime: runc, gvisor, or a registered one.")
   @Nullable String runtime;
@@ -32,8 +53,16 @@ final class SandboxOptions {
   @Option(names = "--max-output", description = "Cap on output bytes per execution, e.g. 10m.")
   @Nullable String maxOutput;
 
+  /** The configuration file's settings (and AGENTNEST_* overrides), then the explicit flags. */
   SandboxConfig toConfig() {
-    SandboxConfig.Builder b = SandboxConfig.builder().image(image).runtime(runtime);
+    AgentNestConfig file = config != null ? AgentNestConfig.load(config) : AgentNestConfig.load();
+    SandboxConfig.Builder b = file.sandboxConfig(profile).toBuilder();
+    if (image != null) {
+      b.image(image);
+    }
+    if (runtime != null) {
+      b.runtime(runtime);
+    }
     if (memory != null) {
       b.memory(memory);
     }

@@ -1,0 +1,457 @@
+package io.agentnest.config;
+
+import io.agentnest.ConfigException;
+import io.agentnest.SandboxConfig;
+import io.agentnest.internal.Sizes;
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Set;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Schema version 1 of a settings section ({@code defaults:} or a profile): every key, its type, an
+ * example, how it maps onto {@link SandboxConfig.Builder} and back, and its environment variable.
+ * Groups ({@code limits}, {@code security}, {@code network}) are the dotted prefixes.
+ */
+final class Schema {
+  /** The config file versions this code reads. */
+  static final List<Integer> VERSIONS = List.of(1);
+
+  static final String ENV_PREFIX = "AGENTNEST_";
+
+  private static final Pattern SIZE =
+      Pattern.compile("\\s*[0-9]+(\\.[0-9]+)?\\s*[kmgtKMGT]?([iI]?[bB])?\\s*");
+  private static final Pattern DURATION =
+      Pattern.compile("\\s*([0-9]{1,12})\\s*(ms|s|m|h|d)?\\s*", Pattern.CASE_INSENSITIVE);
+  private static final Pattern NUMBER =
+      Pattern.compile("\\s*[-+]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*");
+  private static final Pattern INTEGER = Pattern.compile("\\s*[-+]?[0-9]{1,18}\\s*");
+
+  /** Value types. */
+  enum Kind {
+    STRING("a string"),
+    SIZE("a size (a number with k, m, g or t)"),
+    DURATION("a duration (a number with ms, s, m, h or d)"),
+    NUMBER("a number"),
+    INTEGER("an integer"),
+    BOOLEAN("a boolean (true or false)"),
+    STRING_MAP("a map of names to strings"),
+    FILE("a file path"),
+    CHOICE("one of the supported values");
+
+    final String description;
+
+    Kind(String description) {
+      this.description = description;
+    }
+  }
+
+  /** Puts one entry of a map-valued key into the builder. */
+  interface EntryApplier {
+    void put(SandboxConfig.Builder builder, String key, String value);
+  }
+
+  /** A seccomp profile file, read at load time. */
+  record FileValue(String path, String content) {}
+
+  /** One leaf key of a settings section. */
+  static final class Field {
+    final String path;
+    final String key;
+    final String group;
+    final Kind kind;
+    final String example;
+    final List<String> choices;
+    final String help;
+    final @Nullable BiConsumer<SandboxConfig.Builder, Object> apply;
+    final @Nullable EntryApplier putEntry;
+    final @Nullable Function<SandboxConfig, @Nullable Object> read;
+
+    private Field(
+        String path,
+        Kind kind,
+        String example,
+        List<String> choices,
+        String help,
+        @Nullable BiConsumer<SandboxConfig.Builder, Object> apply,
+        @Nullable EntryApplier putEntry,
+        @Nullable Function<SandboxConfig, @Nullable Object> read) {
+      this.path = path;
+      int dot = path.lastIndexOf('.');
+      this.key = path.substring(dot + 1);
+      this.group = dot < 0 ? "" : path.substring(0, dot);
+      this.kind = kind;
+      this.example = example;
+      this.choices = choices;
+      this.help = help;
+      this.apply = apply;
+      this.putEntry = putEntry;
+      this.read = read;
+    }
+
+    /**
+     * {@code AGENTNEST_} + the path joined with '_', upper-cased; null for keys without one (maps
+     * and files).
+     */
+    @Nullable String envName() {
+      if (kind == Kind.STRING_MAP || kind == Kind.FILE) {
+        return null;
+      }
+      return ENV_PREFIX + path.replace('.', '_').toUpperCase(Locale.ROOT);
+    }
+
+    @Override
+    public String toString() {
+      return path;
+    }
+  }
+
+  static final List<Field> FIELDS =
+      List.of(
+          scalar(
+              "backend", Kind.STRING, "docker", (b, v) -> b.backend((String) v), c -> c.backend()),
+          scalar(
+              "image",
+              Kind.STRING,
+              "agentnest/python:latest",
+              (b, v) -> b.image((String) v),
+              c -> c.image()),
+          scalar(
+              "runtime", Kind.STRING, "gvisor", (b, v) -> b.runtime((String) v), c -> c.runtime()),
+          scalar(
+              "user", Kind.STRING, "\"65534:65534\"", (b, v) -> b.user((String) v), c -> c.user()),
+          scalar(
+              "workdir",
+              Kind.STRING,
+              "/workspace",
+              (b, v) -> b.workdir((String) v),
+              c -> c.workdir()),
+          map("env", "{MODE: test}", (b, k, v) -> b.env(k, v), c -> c.env()),
+          map("labels", "{team: search}", (b, k, v) -> b.label(k, v), c -> c.labels()),
+          scalar("limits.cpus", Kind.NUMBER, "1.5", (b, v) -> b.cpus((Double) v), c -> c.cpus()),
+          scalar(
+              "limits.memory",
+              Kind.SIZE,
+              "512m",
+              (b, v) -> b.memoryBytes((Long) v),
+              c -> c.memoryBytes()),
+          scalar(
+              "limits.pids",
+              Kind.INTEGER,
+              "256",
+              (b, v) -> b.pidsLimit((Long) v),
+              c -> c.pidsLimit()),
+          scalar(
+              "limits.tmp_size",
+              Kind.SIZE,
+              "64m",
+              (b, v) -> b.tmpSizeBytes((Long) v),
+              c -> c.tmpSizeBytes()),
+          scalar(
+              "limits.workspace_size",
+              Kind.SIZE,
+              "256m",
+              (b, v) -> b.workspaceSizeBytes((Long) v),
+              c -> c.workspaceSizeBytes()),
+          scalar(
+              "limits.exec_timeout",
+              Kind.DURATION,
+              "60s",
+              (b, v) -> b.execTimeout((Duration) v),
+              c -> c.execTimeout()),
+          scalar(
+              "limits.max_output",
+              Kind.SIZE,
+              "10m",
+              (b, v) -> b.maxOutputBytes((Long) v),
+              c -> c.maxOutputBytes()),
+          scalar("limits.ttl", Kind.DURATION, "30m", (b, v) -> b.ttl((Duration) v), c -> c.ttl()),
+          scalar(
+              "limits.start_timeout",
+              Kind.DURATION,
+              "30s",
+              (b, v) -> b.startTimeout((Duration) v),
+              c -> c.startTimeout()),
+          scalar(
+              "security.read_only_root",
+              Kind.BOOLEAN,
+              "true",
+              (b, v) -> b.readOnlyRootFilesystem((Boolean) v),
+              c -> c.readOnlyRootFilesystem()),
+          new Field(
+              "security.seccomp_profile",
+              Kind.FILE,
+              "./seccomp.json",
+              List.of(),
+              "",
+              (b, v) -> b.seccompProfile(((FileValue) v).content()),
+              null,
+              null),
+          new Field(
+              "network.mode",
+              Kind.CHOICE,
+              "none",
+              List.of("none"),
+              "sandboxes have no network; other modes are not implemented yet",
+              null,
+              null,
+              null));
+
+  private Schema() {}
+
+  private static Field scalar(
+      String path,
+      Kind kind,
+      String example,
+      BiConsumer<SandboxConfig.Builder, Object> apply,
+      Function<SandboxConfig, @Nullable Object> read) {
+    return new Field(path, kind, example, List.of(), "", apply, null, read);
+  }
+
+  private static Field map(
+      String path,
+      String example,
+      EntryApplier putEntry,
+      Function<SandboxConfig, @Nullable Object> read) {
+    return new Field(path, Kind.STRING_MAP, example, List.of(), "", null, putEntry, read);
+  }
+
+  /** The keys allowed directly under a group ("" for the section itself), in schema order. */
+  static List<String> keysUnder(String group) {
+    Set<String> keys = new LinkedHashSet<>();
+    String prefix = group.isEmpty() ? "" : group + ".";
+    for (Field f : FIELDS) {
+      if (f.path.startsWith(prefix)) {
+        String rest = f.path.substring(prefix.length());
+        int dot = rest.indexOf('.');
+        keys.add(dot < 0 ? rest : rest.substring(0, dot));
+      }
+    }
+    return List.copyOf(keys);
+  }
+
+  /** The groups ({@code limits}, ...), in schema order. */
+  static List<String> groups() {
+    Set<String> groups = new LinkedHashSet<>();
+    for (Field f : FIELDS) {
+      if (!f.group.isEmpty()) {
+        groups.add(f.group);
+      }
+    }
+    return new ArrayList<>(groups);
+  }
+
+  static boolean isGroup(String path) {
+    return groups().contains(path);
+  }
+
+  static @Nullable Field field(String path) {
+    for (Field f : FIELDS) {
+      if (f.path.equals(path)) {
+        return f;
+      }
+    }
+    return null;
+  }
+
+  /** The last segment of a path. */
+  static String keyOf(String path) {
+    return path.substring(path.lastIndexOf('.') + 1);
+  }
+
+  /**
+   * "; did you mean 'memory'?" among the keys of {@code group}; else a key of another group the
+   * word is near ("; did you mean 'read_only_root' under 'security:'?"); else the valid keys.
+   */
+  static String unknownKeyHint(String key, String group) {
+    List<String> valid = keysUnder(group);
+    if (Suggestions.nearest(key, valid).isPresent()) {
+      return Suggestions.hint(key, valid, "valid keys here");
+    }
+    List<String> elsewhere = new ArrayList<>();
+    for (String g : groups()) {
+      if (!g.equals(group)) {
+        elsewhere.add(g);
+      }
+    }
+    if (!group.isEmpty()) {
+      elsewhere.add("");
+    }
+    List<String> paths = new ArrayList<>();
+    for (String g : elsewhere) {
+      for (String k : keysUnder(g)) {
+        if (!isGroup(g.isEmpty() ? k : g + "." + k)) {
+          paths.add(g.isEmpty() ? k : g + "." + k);
+        }
+      }
+    }
+    List<String> leafKeys = new ArrayList<>();
+    paths.forEach(p -> leafKeys.add(keyOf(p)));
+    java.util.Optional<String> near = Suggestions.nearest(key, leafKeys);
+    if (near.isPresent()) {
+      String path = paths.get(leafKeys.indexOf(near.get()));
+      int dot = path.lastIndexOf('.');
+      if (dot < 0) {
+        return "; '" + near.get() + "' goes directly in the section, not under '" + group + ":'";
+      }
+      return "; did you mean '" + near.get() + "' (under '" + path.substring(0, dot) + ":')?";
+    }
+    return Suggestions.hint(key, valid, "valid keys here");
+  }
+
+  /** An example map for a group, for error messages: {@code {memory: 512m}}. */
+  static String groupExample(String group) {
+    List<String> keys = keysUnder(group);
+    String first = keys.get(0);
+    String path = group.isEmpty() ? first : group + "." + first;
+    Field f = field(path);
+    return "{" + first + ": " + (f == null ? groupExample(path) : f.example) + "}";
+  }
+
+  /**
+   * Converts a scalar to the field's Java value, or throws a {@link ConfigException} whose message
+   * (without location) names the expected type with an example.
+   *
+   * @param text the scalar's text
+   * @param bool the YAML boolean the parser saw (YAML accepts yes/no too), or null
+   * @param number the YAML number the parser saw, or null
+   */
+  static Object convert(Field f, String text, @Nullable Boolean bool, @Nullable Number number) {
+    return switch (f.kind) {
+      case STRING, FILE -> text;
+      case CHOICE -> {
+        if (!f.choices.contains(text)) {
+          throw new ConfigException(
+              "'"
+                  + text
+                  + "' is not supported; supported: "
+                  + String.join(", ", f.choices)
+                  + (f.help.isEmpty() ? "" : " (" + f.help + ")"));
+        }
+        yield text;
+      }
+      case SIZE -> {
+        Long integral = integral(f, number);
+        if (integral != null) {
+          yield integral;
+        }
+        if (!SIZE.matcher(text).matches()) {
+          throw typeError(f, "'" + text + "'");
+        }
+        yield Sizes.parse(f.key, text);
+      }
+      case DURATION -> {
+        Long integral = integral(f, number);
+        if (integral != null) {
+          yield Duration.ofSeconds(integral);
+        }
+        Matcher m = DURATION.matcher(text);
+        if (!m.matches()) {
+          throw typeError(f, "'" + text + "'");
+        }
+        long n = Long.parseLong(m.group(1));
+        String unit = m.group(2) == null ? "s" : m.group(2).toLowerCase(Locale.ROOT);
+        yield switch (unit) {
+          case "ms" -> Duration.ofMillis(n);
+          case "m" -> Duration.ofMinutes(n);
+          case "h" -> Duration.ofHours(n);
+          case "d" -> Duration.ofDays(n);
+          default -> Duration.ofSeconds(n);
+        };
+      }
+      case NUMBER -> {
+        if (number != null) {
+          yield number.doubleValue();
+        }
+        if (!NUMBER.matcher(text).matches()) {
+          throw typeError(f, "'" + text + "'");
+        }
+        yield Double.parseDouble(text.strip());
+      }
+      case INTEGER -> {
+        Long integral = integral(f, number);
+        if (integral != null) {
+          yield integral;
+        }
+        if (number != null || !INTEGER.matcher(text).matches()) {
+          throw typeError(f, "'" + text + "'");
+        }
+        yield Long.parseLong(text.strip());
+      }
+      case BOOLEAN -> {
+        if (bool != null) {
+          yield bool;
+        }
+        if (text.equalsIgnoreCase("true") || text.equalsIgnoreCase("false")) {
+          yield Boolean.parseBoolean(text);
+        }
+        throw typeError(f, "'" + text + "'");
+      }
+      case STRING_MAP -> throw typeError(f, "'" + text + "'");
+    };
+  }
+
+  private static @Nullable Long integral(Field f, @Nullable Number number) {
+    if (number == null) {
+      return null;
+    }
+    if (number instanceof BigInteger big) {
+      if (big.bitLength() > 62) {
+        throw new ConfigException(f.key + " " + big + " is too large");
+      }
+      return big.longValue();
+    }
+    if (number instanceof BigDecimal || number instanceof Double || number instanceof Float) {
+      return null;
+    }
+    return number.longValue();
+  }
+
+  static ConfigException typeError(Field f, String got) {
+    return new ConfigException(typeMessage(f, got));
+  }
+
+  static String typeMessage(Field f, String got) {
+    return "expected " + f.kind.description + ", e.g. " + f.example + "; got " + got;
+  }
+
+  /** The value written to the effective config: sizes and durations as text, others as is. */
+  static @Nullable Object output(Field f, @Nullable Object value) {
+    if (value == null) {
+      return null;
+    }
+    return switch (f.kind) {
+      case SIZE -> Sizes.format((Long) value);
+      case DURATION -> formatDuration((Duration) value);
+      case FILE -> value instanceof FileValue fv ? fv.path() : value;
+      default -> value;
+    };
+  }
+
+  /** {@code 1d}, {@code 2h}, {@code 30m}, {@code 45s}, {@code 500ms}: the largest exact unit. */
+  static String formatDuration(Duration d) {
+    long ms = d.toMillis();
+    if (ms != 0 && ms % 86_400_000L == 0) {
+      return ms / 86_400_000L + "d";
+    }
+    if (ms != 0 && ms % 3_600_000L == 0) {
+      return ms / 3_600_000L + "h";
+    }
+    if (ms != 0 && ms % 60_000L == 0) {
+      return ms / 60_000L + "m";
+    }
+    if (ms % 1000 == 0) {
+      return ms / 1000 + "s";
+    }
+    return ms + "ms";
+  }
+}
