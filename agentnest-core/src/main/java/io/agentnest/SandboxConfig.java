@@ -341,6 +341,11 @@ public final class SandboxConfig {
       return this;
     }
 
+    /** The network policy set so far (for layering configuration sources). */
+    public NetworkPolicy currentNetwork() {
+      return network;
+    }
+
     /** Receives every connection attempt of the sandbox (on a proxy thread: keep it quick). */
     public Builder onNetworkEvent(java.util.function.Consumer<NetworkEvent> listener) {
       networkListeners.add(Objects.requireNonNull(listener, "listener"));

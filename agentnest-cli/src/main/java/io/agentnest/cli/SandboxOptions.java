@@ -54,6 +54,13 @@ final class SandboxOptions {
   @Nullable String maxOutput;
 
   /** The configuration file's settings (and AGENTNEST_* overrides), then the explicit flags. */
+  @Option(
+      names = "--allow",
+      description =
+          "Allow egress to DOMAIN[:PORT] through the host proxy (repeatable; wildcards like"
+              + " *.pypi.org; default ports 80 and 443).")
+  java.util.List<String> allow = new java.util.ArrayList<>();
+
   SandboxConfig toConfig() {
     AgentNestConfig file = config != null ? AgentNestConfig.load(config) : AgentNestConfig.load();
     SandboxConfig.Builder b = file.sandboxConfig(profile).toBuilder();
@@ -77,6 +84,11 @@ final class SandboxOptions {
     }
     if (maxOutput != null) {
       b.maxOutputBytes(Sizes.parse("--max-output", maxOutput));
+    }
+    if (!allow.isEmpty()) {
+      io.agentnest.NetworkPolicy.Builder nb = b.currentNetwork().toBuilder();
+      allow.forEach(nb::allow);
+      b.network(nb.build());
     }
     return b.build();
   }

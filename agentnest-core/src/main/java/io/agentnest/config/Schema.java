@@ -200,11 +200,67 @@ final class Schema {
               "network.mode",
               Kind.CHOICE,
               "none",
-              List.of("none"),
-              "sandboxes have no network; other modes are not implemented yet",
+              List.of("none", "allowlist"),
+              "none: no network at all; allowlist: only network.allow, through the host's proxy",
+              (b, v) -> {
+                if ("none".equals(v)) {
+                  b.network(io.agentnest.NetworkPolicy.none());
+                }
+              },
               null,
+              null),
+          scalar(
+              "network.allow",
+              Kind.STRING,
+              "\"pypi.org, *.pythonhosted.org, api.example.com:8443\"",
+              (b, v) -> b.network(withList(b.currentNetwork(), (String) v, false)),
+              c -> String.join(", ", c.network().rules())),
+          scalar(
+              "network.allow_addresses",
+              Kind.STRING,
+              "\"10.0.0.0/8\"",
+              (b, v) -> b.network(withList(b.currentNetwork(), (String) v, true)),
+              c -> String.join(", ", c.network().allowedAddresses())),
+          new Field(
+              "network.on_unknown_host",
+              Kind.CHOICE,
+              "deny",
+              List.of("deny", "ask"),
+              "ask: a host not on the allowlist waits for an approval; a timeout denies",
+              (b, v) ->
+                  b.network(
+                      b.currentNetwork().toBuilder()
+                          .onUnknownHost(
+                              "ask".equals(v)
+                                  ? io.agentnest.NetworkPolicy.Mode.ASK
+                                  : io.agentnest.NetworkPolicy.Mode.DENY)
+                          .build()),
               null,
-              null));
+              null),
+          scalar(
+              "network.approval_timeout",
+              Kind.DURATION,
+              "60s",
+              (b, v) ->
+                  b.network(b.currentNetwork().toBuilder().approvalTimeout((Duration) v).build()),
+              c -> c.network().approvalTimeout()));
+
+  /** Adds comma-separated rules (or addresses) to a policy. */
+  private static io.agentnest.NetworkPolicy withList(
+      io.agentnest.NetworkPolicy p, String list, boolean addresses) {
+    io.agentnest.NetworkPolicy.Builder b = p.toBuilder();
+    for (String item : list.split(",")) {
+      String t = item.strip();
+      if (!t.isEmpty()) {
+        if (addresses) {
+          b.allowAddress(t);
+        } else {
+          b.allow(t);
+        }
+      }
+    }
+    return b.build();
+  }
 
   private Schema() {}
 

@@ -218,7 +218,7 @@ class AgentNestConfigTest {
           defaults:\\n  image: [a, b] | agentnest.yaml:2:10: defaults.image: expected a string, e.g. agentnest/python:latest; got a list
           defaults:\\n  env: [a] | agentnest.yaml:2:8: defaults.env: expected a map of names to strings, e.g. {MODE: test}; got a list
           defaults:\\n  env:\\n    A: {b: 1} | agentnest.yaml:3:8: defaults.env.A: expected a string value, e.g. A: value; got a map
-          defaults:\\n  network:\\n    mode: bridge | agentnest.yaml:3:11: defaults.network.mode: 'bridge' is not supported; supported: none (sandboxes have no network; other modes are not implemented yet)
+          defaults:\\n  network:\\n    mode: bridge | agentnest.yaml:3:11: defaults.network.mode: 'bridge' is not supported; supported: none, allowlist (none: no network at all; allowlist: only network.allow, through the host's proxy)
           version: 2 | agentnest.yaml:1:10: version: unsupported version 2; this AgentNest reads version 1
           version: one | agentnest.yaml:1:10: version: expected an integer, e.g. version: 1; got 'one'
           defaults:\\n  image: a\\n  image: b | agentnest.yaml:3:3: defaults.image: duplicate key (first defined at line 2, column 3)
@@ -307,7 +307,11 @@ class AgentNestConfigTest {
             "AGENTNEST_LIMITS_TTL",
             "AGENTNEST_LIMITS_START_TIMEOUT",
             "AGENTNEST_SECURITY_READ_ONLY_ROOT",
-            "AGENTNEST_NETWORK_MODE");
+            "AGENTNEST_NETWORK_MODE",
+            "AGENTNEST_NETWORK_ALLOW",
+            "AGENTNEST_NETWORK_ALLOW_ADDRESSES",
+            "AGENTNEST_NETWORK_ON_UNKNOWN_HOST",
+            "AGENTNEST_NETWORK_APPROVAL_TIMEOUT");
     assertThat(AgentNestConfig.environmentVariables())
         .containsEntry("AGENTNEST_LIMITS_TMP_SIZE", "limits.tmp_size");
   }
@@ -354,7 +358,7 @@ class AgentNestConfigTest {
           AGENTNEST_LIMITS_MEMORY | lots | environment variable AGENTNEST_LIMITS_MEMORY: expected a size (a number with k, m, g or t), e.g. 512m; got 'lots'
           AGENTNEST_LIMITS_PIDS | 2 | environment variable AGENTNEST_LIMITS_PIDS: pidsLimit must be at least 8 (the agent needs a few), got 2
           AGENTNEST_SECURITY_READ_ONLY_ROOT | yes | environment variable AGENTNEST_SECURITY_READ_ONLY_ROOT: expected a boolean (true or false), e.g. true; got 'yes'
-          AGENTNEST_NETWORK_MODE | host | environment variable AGENTNEST_NETWORK_MODE: 'host' is not supported; supported: none (sandboxes have no network; other modes are not implemented yet)
+          AGENTNEST_NETWORK_MODE | host | environment variable AGENTNEST_NETWORK_MODE: 'host' is not supported; supported: none, allowlist (none: no network at all; allowlist: only network.allow, through the host's proxy)
           AGENTNEST_USER | 0:0 | environment variable AGENTNEST_USER: user '0:0' is root: sandboxes run as a non-root user; use e.g. 1000:1000
           """)
   void invalidEnvironmentValueNamesTheVariable(String name, String value, String message) {
@@ -513,5 +517,35 @@ class AgentNestConfigTest {
     assertThat(config.sandboxConfig("data").memoryBytes())
         .isGreaterThan(config.sandboxConfig().memoryBytes());
     assertThat(config.sandboxConfig("gvisor").runtime()).isEqualTo("gvisor");
+  }
+
+  @Test
+  void networkAllowlistMapsOntoThePolicy() {
+    AgentNestConfig c =
+        AgentNestConfig.parse(
+            "version: 1\ndefaults:\n  network:\n    mode: allowlist\n"
+                + "    allow: \"pypi.org, *.pythonhosted.org:443\"\n"
+                + "    on_unknown_host: ask\n    approval_timeout: 5s\n",
+            "net.yaml");
+    io.agentnest.NetworkPolicy p = c.sandboxConfig().network();
+    assertThat(p.isNone()).isFalse();
+    assertThat(p.match("files.pythonhosted.org", 443)).isPresent();
+    assertThat(p.match("pypi.org", 443)).isPresent();
+    assertThat(p.match("evil.org", 443)).isEmpty();
+    assertThat(p.onUnknownHost()).isEqualTo(io.agentnest.NetworkPolicy.Mode.ASK);
+    assertThat(p.approvalTimeout()).isEqualTo(java.time.Duration.ofSeconds(5));
+    assertThat(AgentNestConfig.parse(c.effectiveYaml(null), "round.yaml").sandboxConfig().network())
+        .isEqualTo(p);
+  }
+
+  @Test
+  void badNetworkRuleNamesTheLine() {
+    assertThatThrownBy(
+            () ->
+                AgentNestConfig.parse(
+                    "version: 1\ndefaults:\n  network:\n    allow: \"a..b\"\n", "bad.yaml"))
+        .isInstanceOf(io.agentnest.ConfigException.class)
+        .hasMessageStartingWith("bad.yaml:4:")
+        .hasMessageContaining("defaults.network.allow");
   }
 }
