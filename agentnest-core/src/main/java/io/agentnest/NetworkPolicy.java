@@ -226,10 +226,9 @@ public final class NetworkPolicy {
 
   @Override
   public boolean equals(@Nullable Object o) {
-    if (!(o instanceof NetworkPolicy)) {
+    if (!(o instanceof NetworkPolicy p)) {
       return false;
     }
-    NetworkPolicy p = (NetworkPolicy) o;
     return rules().equals(p.rules())
         && addresses.equals(p.addresses)
         && mode == p.mode

@@ -159,6 +159,15 @@ final class EgressTunnels implements Consumer<Frame> {
         notifyAll();
       }
 
+      /** The proxy tears the tunnel down: wake a blocked read, drop what is queued. */
+      @Override
+      public synchronized void close() {
+        eof = true;
+        queue.clear();
+        current = null;
+        notifyAll();
+      }
+
       @Override
       public int read() throws IOException {
         byte[] one = new byte[1];

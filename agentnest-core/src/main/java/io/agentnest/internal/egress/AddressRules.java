@@ -130,7 +130,7 @@ public final class AddressRules {
 
     @Override
     public boolean equals(@Nullable Object o) {
-      return o instanceof Cidr && ((Cidr) o).text.equals(text);
+      return o instanceof Cidr c && c.text.equals(text);
     }
 
     @Override

@@ -1157,12 +1157,9 @@ public final class EgressProxy {
         throws IOException, BadMessage {
       byte[] buf = new byte[BUFFER_SIZE];
       switch (kind) {
-        case NONE:
-          return;
-        case LENGTH:
-          copyExactly(in, out, length, buf, count, flushEach);
-          return;
-        case UNTIL_CLOSE:
+        case NONE -> {}
+        case LENGTH -> copyExactly(in, out, length, buf, count, flushEach);
+        case UNTIL_CLOSE -> {
           int n;
           while ((n = readBody(in, buf, buf.length)) >= 0) {
             out.write(buf, 0, n);
@@ -1171,10 +1168,8 @@ public final class EgressProxy {
             }
             count.addAndGet(n);
           }
-          return;
-        case CHUNKED:
-          copyChunked(in, out, buf, count, flushEach);
-          return;
+        }
+        case CHUNKED -> copyChunked(in, out, buf, count, flushEach);
       }
     }
 
