@@ -1,14 +1,14 @@
 package io.agentnest;
 
 /**
- * What a streamed execution does when its consumer is slower than the sandbox produces. Either
- * way host memory stays bounded by the stream buffer ({@link ExecOptions.Builder#streamBuffer}).
+ * What a streamed execution does when its consumer is slower than the sandbox produces. Either way
+ * host memory stays bounded by the stream buffer ({@link ExecOptions.Builder#streamBuffer}).
  */
 public enum Backpressure {
   /**
    * Buffer, then pause the producer: the sandbox's channel stops being read until the consumer
-   * catches up, so the program in the sandbox blocks on its writes. Other calls on the same
-   * sandbox wait too. Nothing is lost. The default.
+   * catches up, so the program in the sandbox blocks on its writes. Other calls on the same sandbox
+   * wait too. Nothing is lost. The default.
    */
   BLOCK,
   /**

@@ -1,8 +1,8 @@
 package io.agentnest;
 
 /**
- * What a streamed execution produces, in order: output chunks and rich results as they happen,
- * then exactly one {@link Finished}.
+ * What a streamed execution produces, in order: output chunks and rich results as they happen, then
+ * exactly one {@link Finished}.
  *
  * <pre>{@code
  * for (ExecEvent e : sandbox.start("make", ExecOptions.defaults())) {

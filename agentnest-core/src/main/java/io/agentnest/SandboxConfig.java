@@ -472,7 +472,9 @@ public final class SandboxConfig {
       }
       if (ttl.compareTo(Duration.ofSeconds(1)) < 0 || ttl.compareTo(Duration.ofDays(365)) > 0) {
         throw new ConfigException(
-            "ttl must be between 1s and 365 days, got " + ttl + ": e.g. ttl(Duration.ofMinutes(30))");
+            "ttl must be between 1s and 365 days, got "
+                + ttl
+                + ": e.g. ttl(Duration.ofMinutes(30))");
       }
       if (maxOutputBytes < 0) {
         throw new ConfigException("maxOutputBytes must be >= 0, got " + maxOutputBytes);

@@ -127,7 +127,8 @@ final class BenchCommand implements Callable<Integer> {
     if (want("egress")) {
       try {
         Map<String, double[]> e =
-            io.agentnest.internal.egress.EgressBenchmark.run(Math.max(5, iterations / 5), 100L << 20);
+            io.agentnest.internal.egress.EgressBenchmark.run(
+                Math.max(5, iterations / 5), 100L << 20);
         e.forEach((k, v) -> samples.put("egress " + k, v));
       } catch (java.io.IOException ex) {
         throw new AgentNestException("egress benchmark failed: " + ex.getMessage(), ex);
@@ -146,7 +147,9 @@ final class BenchCommand implements Callable<Integer> {
   private static double[] firstByte(Sandbox sb, int n) {
     List<Double> deltas = new ArrayList<>();
     String code =
-        "import time, sys\nfor i in range(" + n + "):\n"
+        "import time, sys\nfor i in range("
+            + n
+            + "):\n"
             + "    sys.stdout.write('%d\\n' % time.time_ns()); sys.stdout.flush(); time.sleep(0.01)\n";
     StringBuilder partial = new StringBuilder();
     sb.runCode(
@@ -237,7 +240,8 @@ final class BenchCommand implements Callable<Integer> {
         "agentnest bench: image %s, runtime %s, %d host cores%n",
         config.image(), runtime, Runtime.getRuntime().availableProcessors());
     System.out.printf(
-        "%-34s %6s %10s %10s %10s %10s  %s%n", "operation", "n", "p50", "p95", "min", "max", "unit");
+        "%-34s %6s %10s %10s %10s %10s  %s%n",
+        "operation", "n", "p50", "p95", "min", "max", "unit");
     for (Stat s : stats) {
       System.out.printf(
           "%-34s %6d %10.2f %10.2f %10.2f %10.2f  %s%n",

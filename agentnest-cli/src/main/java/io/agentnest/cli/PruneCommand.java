@@ -75,8 +75,7 @@ final class PruneCommand implements Callable<Integer> {
     if (report.stateFilesRemoved() > 0) {
       System.out.printf(
           "%s %d stale host state file(s)%n",
-          report.dryRun() ? "would remove" : "removed",
-          report.stateFilesRemoved());
+          report.dryRun() ? "would remove" : "removed", report.stateFilesRemoved());
     }
     if (!report.dryRun()) {
       System.out.printf("freed %.1f MiB%n", report.freedBytes() / (1024.0 * 1024.0));

@@ -15,12 +15,25 @@ final class RedactionBench {
     Random rnd = new Random(7);
     Map<String, String> secrets = new LinkedHashMap<>();
     for (int i = 0; i < 100; i++) {
-      secrets.put("SECRET_" + i, "sk-" + Long.toHexString(rnd.nextLong()) + Long.toHexString(rnd.nextLong()));
+      secrets.put(
+          "SECRET_" + i,
+          "sk-" + Long.toHexString(rnd.nextLong()) + Long.toHexString(rnd.nextLong()));
     }
     Redactor r = Redactor.of(secrets);
     // Log-like text with occasional secrets and tokens, 32 MiB.
     StringBuilder sb = new StringBuilder();
-    String[] words = {"INFO", "request", "user=alice", "took", "12ms", "GET", "/api/v1/items", "ok", "id=4f2a9", "200"};
+    String[] words = {
+      "INFO",
+      "request",
+      "user=alice",
+      "took",
+      "12ms",
+      "GET",
+      "/api/v1/items",
+      "ok",
+      "id=4f2a9",
+      "200"
+    };
     while (sb.length() < 32 << 20) {
       for (int i = 0; i < 12; i++) {
         sb.append(words[rnd.nextInt(words.length)]).append(' ');
@@ -29,7 +42,8 @@ final class RedactionBench {
         sb.append(secrets.get("SECRET_" + rnd.nextInt(100)));
       }
       if (rnd.nextInt(200) == 0) {
-        sb.append(" https://example.com/x Authorization: Bearer abcdefgh12345678 eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcdefgh");
+        sb.append(
+            " https://example.com/x Authorization: Bearer abcdefgh12345678 eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abcdefgh");
       }
       sb.append('\n');
     }

@@ -72,7 +72,8 @@ final class RunCommand implements Callable<Integer> {
     for (String s : secrets) {
       int eq = s.indexOf('=');
       if (eq <= 0) {
-        throw new ConfigException("--secret '" + s.replaceAll("=.*", "=...") + "' must be NAME=VALUE");
+        throw new ConfigException(
+            "--secret '" + s.replaceAll("=.*", "=...") + "' must be NAME=VALUE");
       }
       b.secretEnv(s.substring(0, eq), io.agentnest.Secret.of(s.substring(eq + 1)));
     }

@@ -190,9 +190,9 @@ public final class AgentChannel implements AutoCloseable {
                   ? "the sandbox expired (its TTL ran out): create a new one, or extend() it"
                       + " before expiry"
                   : closing
-                  ? "the sandbox channel was closed"
-                  : "the sandbox agent exited (channel closed)"
-                      + (diag.isBlank() ? "" : "; its last words: " + diag.strip()),
+                      ? "the sandbox channel was closed"
+                      : "the sandbox agent exited (channel closed)"
+                          + (diag.isBlank() ? "" : "; its last words: " + diag.strip()),
               null);
           return;
         }

@@ -18,8 +18,8 @@ import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A bounded event queue between the sandbox's channel thread (producer) and one consumer
- * (a Flow subscriber served on a shared executor, or a blocking iterator). No thread per stream.
+ * A bounded event queue between the sandbox's channel thread (producer) and one consumer (a Flow
+ * subscriber served on a shared executor, or a blocking iterator). No thread per stream.
  */
 final class DefaultExecution implements Execution, Consumer<ExecEvent> {
   static final Executor DELIVERY = ForkJoinPool.commonPool();

@@ -20,9 +20,9 @@ import io.agentnest.spi.SandboxSpec;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Optional;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -210,8 +210,7 @@ public final class DefaultSandbox implements Sandbox {
         Json.object().put("op", "set_ttl").put("expires_at", expiresAt.getEpochSecond()),
         new byte[0],
         Duration.ofSeconds(10));
-    HostState.write(
-        new HostState.Entry(id, backend.name(), SecurityPolicy.ownerId(), expiresAt));
+    HostState.write(new HostState.Entry(id, backend.name(), SecurityPolicy.ownerId(), expiresAt));
     ExpiryReaper.schedule(this, expiresAt);
   }
 
@@ -337,7 +336,8 @@ public final class DefaultSandbox implements Sandbox {
     Call c = begin(h, payload, options, python, ex);
     ex.onCancel(() -> signal(c.id, "CANCELLED"));
     c.done
-        .orTimeout(c.timeout.plus(ANSWER_MARGIN).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
+        .orTimeout(
+            c.timeout.plus(ANSWER_MARGIN).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
         .whenComplete(
             (f, err) -> {
               if (err != null) {
@@ -359,7 +359,8 @@ public final class DefaultSandbox implements Sandbox {
                 return;
               }
               try {
-                ex.accept(new io.agentnest.ExecEvent.Finished(c.collector.toResult(f.header(), python)));
+                ex.accept(
+                    new io.agentnest.ExecEvent.Finished(c.collector.toResult(f.header(), python)));
               } catch (RuntimeException e) {
                 ex.fail(e);
               }
@@ -384,7 +385,8 @@ public final class DefaultSandbox implements Sandbox {
 
   @Override
   public io.agentnest.Execution start(String command, ExecOptions options) {
-    return start(Json.object().put("op", "exec").put("cmd", command), options.stdin(), options, false);
+    return start(
+        Json.object().put("op", "exec").put("cmd", command), options.stdin(), options, false);
   }
 
   @Override
@@ -412,9 +414,11 @@ public final class DefaultSandbox implements Sandbox {
     return startCode(code, options).result();
   }
 
-  static AgentNestException agentError(JsonNode h) {
+  /** An error reply of the agent, with secrets masked: error text leaves the sandbox too. */
+  AgentNestException agentError(JsonNode h) {
     String code = Bounded.text(h.path("code").asText("AGENT"), 64);
-    String msg = Bounded.text(h.path("message").asText("(no message)"), 4096);
+    String msg =
+        redactor.redact(Bounded.text(h.path("message").asText("(no message)"), 4096), (r, n) -> {});
     if (code.equals("BAD_PATH")) {
       return new io.agentnest.FileOperationException(code, msg);
     }

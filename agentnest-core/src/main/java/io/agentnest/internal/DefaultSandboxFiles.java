@@ -164,10 +164,11 @@ final class DefaultSandboxFiles implements SandboxFiles {
     return stat(p);
   }
 
-  private static JsonNode check(Frame f, String path) {
+  private JsonNode check(Frame f, String path) {
     if (f.ev().equals("err")) {
       String code = Bounded.text(f.header().path("code").asText("IO"), 64);
-      String msg = Bounded.text(f.header().path("message").asText(""), 4096);
+      String msg =
+          redactor.redact(Bounded.text(f.header().path("message").asText(""), 4096), (r, n) -> {});
       throw new FileOperationException(code, msg.isEmpty() ? code + " on '" + path + "'" : msg);
     }
     return f.header();

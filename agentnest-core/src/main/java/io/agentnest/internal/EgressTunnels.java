@@ -203,7 +203,8 @@ final class EgressTunnels implements Consumer<Frame> {
           buffered -= n;
           unacked += n;
         }
-        if (unacked >= 64 * 1024 || (queue.isEmpty() && (current == null || pos >= current.length))) {
+        if (unacked >= 64 * 1024
+            || (queue.isEmpty() && (current == null || pos >= current.length))) {
           int ack;
           synchronized (this) {
             ack = unacked;
@@ -256,7 +257,9 @@ final class EgressTunnels implements Consumer<Frame> {
             n = (int) Math.min(Math.min(len, credit), MAX_FRAME);
             credit -= n;
           }
-          send(Json.object().put("op", "tcp_data").put("tid", tid), Arrays.copyOfRange(b, off, off + n));
+          send(
+              Json.object().put("op", "tcp_data").put("tid", tid),
+              Arrays.copyOfRange(b, off, off + n));
           off += n;
           len -= n;
         }

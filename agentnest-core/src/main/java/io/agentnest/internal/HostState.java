@@ -41,7 +41,8 @@ public final class HostState {
       Path tmp = Files.createTempFile(target.getParent(), ".tmp-", ".json");
       Files.write(tmp, Json.MAPPER.writeValueAsBytes(o));
       try {
-        Files.move(tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        Files.move(
+            tmp, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
       } catch (AtomicMoveNotSupportedException ex) {
         Files.move(tmp, target, StandardCopyOption.REPLACE_EXISTING);
       }

@@ -177,7 +177,8 @@ final class OutputCollector implements Consumer<Frame> {
     }
     if (!python && res.path("error").isTextual() && error == null) {
       // The command could not be started at all (e.g. not found).
-      deliver(true, (clean(res.path("error").asText(), 4096) + "\n").getBytes(StandardCharsets.UTF_8));
+      deliver(
+          true, (clean(res.path("error").asText(), 4096) + "\n").getBytes(StandardCharsets.UTF_8));
     }
     long ms = Math.max(0, res.path("duration_ms").asLong(0));
     return new ExecResult(

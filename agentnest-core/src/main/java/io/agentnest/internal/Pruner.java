@@ -14,9 +14,9 @@ import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Finds and removes what AgentNest left behind: expired sandboxes, sandboxes whose owner process
- * is gone (a crashed or killed host), stopped ones, and host-side state of sandboxes that no
- * longer exist. Backend-agnostic: it decides from labels what a backend lists.
+ * Finds and removes what AgentNest left behind: expired sandboxes, sandboxes whose owner process is
+ * gone (a crashed or killed host), stopped ones, and host-side state of sandboxes that no longer
+ * exist. Backend-agnostic: it decides from labels what a backend lists.
  */
 public final class Pruner {
   /** Grace for a container between create and start, which another process may be doing now. */
@@ -33,7 +33,12 @@ public final class Pruner {
 
   /** One resource prune looked at and removed (or would remove). */
   public record Item(
-      String kind, String id, String reason, long sizeBytes, boolean removed, @Nullable String error) {}
+      String kind,
+      String id,
+      String reason,
+      long sizeBytes,
+      boolean removed,
+      @Nullable String error) {}
 
   /** What a prune did. */
   public record Report(List<Item> items, long freedBytes, int stateFilesRemoved, boolean dryRun) {}

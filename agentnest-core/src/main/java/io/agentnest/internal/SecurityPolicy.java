@@ -27,6 +27,7 @@ public final class SecurityPolicy {
 
   /** Per-process open files; the agent needs a few dozen. */
   public static final long OPEN_FILES_LIMIT = 4096;
+
   private static final String SECCOMP = loadSeccomp();
 
   private SecurityPolicy() {}

@@ -4,8 +4,8 @@ import java.time.Instant;
 import java.util.Map;
 
 /**
- * Anything a backend created for AgentNest (container, network, volume, ...), found by its
- * {@link Labels}. {@code agentnest prune} decides from these what to remove.
+ * Anything a backend created for AgentNest (container, network, volume, ...), found by its {@link
+ * Labels}. {@code agentnest prune} decides from these what to remove.
  *
  * @param kind e.g. {@code container}, {@code network}, {@code volume}
  * @param id backend id

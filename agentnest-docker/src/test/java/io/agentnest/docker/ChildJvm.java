@@ -44,8 +44,8 @@ public final class ChildJvm {
   }
 
   /**
-   * A host process that creates sandboxes and then just waits (at most two minutes), so a test
-   * can kill it with SIGKILL while it holds them. Args: count, ttl seconds.
+   * A host process that creates sandboxes and then just waits (at most two minutes), so a test can
+   * kill it with SIGKILL while it holds them. Args: count, ttl seconds.
    */
   public static final class SandboxOwner {
     public static void main(String[] args) throws InterruptedException {

@@ -32,8 +32,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * Egress through the host proxy, from real code in a real sandbox. The test servers listen on the
- * host's loopback; a test-only resolver maps test names to them, and the policy explicitly
- * allows 127.0.0.1 as the test allowance. Nothing leaves this machine.
+ * host's loopback; a test-only resolver maps test names to them, and the policy explicitly allows
+ * 127.0.0.1 as the test allowance. Nothing leaves this machine.
  */
 @ExtendWith(DockerEngineRequired.class)
 class EgressIT {
@@ -45,13 +45,17 @@ class EgressIT {
   static Sandbox sandbox;
   static final List<NetworkEvent> events = new CopyOnWriteArrayList<>();
 
+  /** The OCI runtime under test; subclasses run the same tests on another one. */
+  static String runtime = "runc";
+
   @BeforeAll
   static void start() throws Exception {
     http = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
     http.createContext(
         "/",
         ex -> {
-          byte[] body = ("hello from " + ex.getRequestURI().getPath()).getBytes(StandardCharsets.UTF_8);
+          byte[] body =
+              ("hello from " + ex.getRequestURI().getPath()).getBytes(StandardCharsets.UTF_8);
           if (ex.getRequestURI().getPath().equals("/big")) {
             body = new byte[20 << 20];
             for (int i = 0; i < body.length; i++) {
@@ -96,21 +100,25 @@ class EgressIT {
             .with("metadata.test", "169.254.169.254")
             .with("private.test", "10.1.2.3")
             .with("ask.test", "127.0.0.1"));
-    sandbox =
-        Sandbox.create(
-            SandboxConfig.builder()
-                .network(
-                    NetworkPolicy.builder()
-                        .allow("allowed.test:" + httpPort)
-                        .allow("allowed.test:" + echoPort)
-                        .allow("*.pypi.test:" + httpPort)
-                        .allow("rebind.test:" + httpPort)
-                        .allow("metadata.test:" + httpPort)
-                        .allow("private.test:" + httpPort)
-                        .allowAddress("127.0.0.1")
-                        .build())
-                .onNetworkEvent(events::add)
-                .build());
+    sandbox = createMain();
+  }
+
+  static Sandbox createMain() {
+    return Sandbox.create(
+        SandboxConfig.builder()
+            .runtime(runtime)
+            .network(
+                NetworkPolicy.builder()
+                    .allow("allowed.test:" + httpPort)
+                    .allow("allowed.test:" + echoPort)
+                    .allow("*.pypi.test:" + httpPort)
+                    .allow("rebind.test:" + httpPort)
+                    .allow("metadata.test:" + httpPort)
+                    .allow("private.test:" + httpPort)
+                    .allowAddress("127.0.0.1")
+                    .build())
+            .onNetworkEvent(events::add)
+            .build());
   }
 
   @AfterAll
@@ -130,7 +138,8 @@ class EgressIT {
   }
 
   static String py(String code) {
-    ExecResult r = sandbox.runCode(code, ExecOptions.builder().timeout(Duration.ofSeconds(60)).build());
+    ExecResult r =
+        sandbox.runCode(code, ExecOptions.builder().timeout(Duration.ofSeconds(60)).build());
     assertThat(r.error()).as(r.stdout() + r.stderr()).isNull();
     return String.valueOf(r.result());
   }
@@ -139,7 +148,9 @@ class EgressIT {
     return py(
         "import urllib.request, urllib.error\n"
             + "try:\n"
-            + "    r = urllib.request.urlopen('" + url + "', timeout=20)\n"
+            + "    r = urllib.request.urlopen('"
+            + url
+            + "', timeout=20)\n"
             + "    out = '%d %s' % (r.status, r.read()[:200].decode())\n"
             + "except urllib.error.HTTPError as e:\n"
             + "    out = '%d %s' % (e.code, e.read().decode()[:300])\n"
@@ -153,7 +164,11 @@ class EgressIT {
     return py(
         "import socket\n"
             + "s = socket.create_connection(('127.0.0.1', 3128), timeout=20)\n"
-            + "s.sendall(b'CONNECT " + target + " HTTP/1.1\\r\\nHost: " + target + "\\r\\n\\r\\n')\n"
+            + "s.sendall(b'CONNECT "
+            + target
+            + " HTTP/1.1\\r\\nHost: "
+            + target
+            + "\\r\\n\\r\\n')\n"
             + "head = b''\n"
             + "while b'\\r\\n\\r\\n' not in head and len(head) < 65536:\n"
             + "    c = s.recv(4096)\n"
@@ -178,7 +193,8 @@ class EgressIT {
 
   @Test
   void plainHttpToAnAllowedNameWorksAndIsAudited() {
-    assertThat(get("http://allowed.test:" + httpPort + "/hello")).isEqualTo("'200 hello from /hello'");
+    assertThat(get("http://allowed.test:" + httpPort + "/hello"))
+        .isEqualTo("'200 hello from /hello'");
     NetworkEvent e = onlyEvent();
     assertThat(e.decision()).isEqualTo(NetworkEvent.Decision.ALLOWED);
     assertThat(e.host()).isEqualTo("allowed.test");
@@ -202,7 +218,9 @@ class EgressIT {
     String r =
         py(
             "import urllib.request, hashlib\n"
-                + "b = urllib.request.urlopen('http://allowed.test:" + httpPort + "/big', timeout=60).read()\n"
+                + "b = urllib.request.urlopen('http://allowed.test:"
+                + httpPort
+                + "/big', timeout=60).read()\n"
                 + "(len(b), hashlib.sha256(b).hexdigest()[:16])");
     byte[] body = new byte[20 << 20];
     for (int i = 0; i < body.length; i++) {
@@ -230,7 +248,8 @@ class EgressIT {
     assertThat(get("http://metadata.test:" + httpPort + "/latest/meta-data")).startsWith("'403");
     assertThat(get("http://private.test:" + httpPort + "/x")).startsWith("'403");
     // an allowed name on a port not allowed
-    assertThat(get("http://allowed.test:" + (httpPort == 65535 ? 1 : httpPort + 1) + "/x")).startsWith("'403");
+    assertThat(get("http://allowed.test:" + (httpPort == 65535 ? 1 : httpPort + 1) + "/x"))
+        .startsWith("'403");
     // evil-pypi.test against *.pypi.test, and the real subdomain for contrast
     assertThat(get("http://evil-pypi.test:" + httpPort + "/x")).startsWith("'403");
     assertThat(get("http://files.pypi.test:" + httpPort + "/simple")).startsWith("'200");
@@ -239,7 +258,9 @@ class EgressIT {
         py(
             "import socket\n"
                 + "s = socket.create_connection(('127.0.0.1', 3128), timeout=20)\n"
-                + "s.sendall(b'GET http://allowed.test:" + httpPort + "/x HTTP/1.1\\r\\nHost: evil.test\\r\\n\\r\\n')\n"
+                + "s.sendall(b'GET http://allowed.test:"
+                + httpPort
+                + "/x HTTP/1.1\\r\\nHost: evil.test\\r\\n\\r\\n')\n"
                 + "s.recv(200).split(b'\\r\\n')[0].decode()");
     assertThat(mismatch).contains("403");
     assertThat(events)
@@ -283,6 +304,7 @@ class EgressIT {
     try (Sandbox ask =
         Sandbox.create(
             SandboxConfig.builder()
+                .runtime(runtime)
                 .network(
                     NetworkPolicy.builder()
                         .allow("allowed.test:" + httpPort)
@@ -294,7 +316,8 @@ class EgressIT {
                     req -> {
                       asked.add(req.target());
                       if (req.target().startsWith("ask.test")) {
-                        return CompletableFuture.completedFuture(ApprovalDecision.allow("test says yes"));
+                        return CompletableFuture.completedFuture(
+                            ApprovalDecision.allow("test says yes"));
                       }
                       return new CompletableFuture<>(); // never answers: the timeout denies
                     })
@@ -302,23 +325,28 @@ class EgressIT {
                 .build())) {
       ExecResult ok =
           ask.runCode(
-              "import urllib.request\nurllib.request.urlopen('http://ask.test:" + httpPort + "/a', timeout=20).status");
+              "import urllib.request\nurllib.request.urlopen('http://ask.test:"
+                  + httpPort
+                  + "/a', timeout=20).status");
       assertThat(ok.result()).isEqualTo("200");
       ExecResult denied =
           ask.runCode(
               "import urllib.request, urllib.error\ntry:\n"
-                  + "    urllib.request.urlopen('http://unknown.test:" + httpPort + "/a', timeout=20); r = 0\n"
+                  + "    urllib.request.urlopen('http://unknown.test:"
+                  + httpPort
+                  + "/a', timeout=20); r = 0\n"
                   + "except urllib.error.HTTPError as e:\n    r = e.code\nr");
       assertThat(denied.result()).isEqualTo("403");
     }
     assertThat(asked).hasSize(2);
-    assertThat(events).extracting(NetworkEvent::decision)
+    assertThat(events)
+        .extracting(NetworkEvent::decision)
         .containsExactly(NetworkEvent.Decision.APPROVED, NetworkEvent.Decision.DENIED);
   }
 
   @Test
   void sandboxWithoutAPolicyHasNoProxyAtAll() {
-    try (Sandbox none = Sandbox.create()) {
+    try (Sandbox none = Sandbox.create(SandboxConfig.builder().runtime(runtime).build())) {
       ExecResult r =
           none.runCode(
               "import os, socket\n"

@@ -146,8 +146,7 @@ class LifecycleIT {
       assertThat(report.items()).extracting(Pruner.Item::id).doesNotContain(sb.id());
       assertThat(sb.runCode("1").result()).isEqualTo("1");
       Pruner.Report older =
-          Pruner.prune(
-              Backends.get("docker"), new Pruner.Options(true, Duration.ofHours(1), true));
+          Pruner.prune(Backends.get("docker"), new Pruner.Options(true, Duration.ofHours(1), true));
       assertThat(older.items()).extracting(Pruner.Item::id).doesNotContain(sb.id());
     }
   }

@@ -68,7 +68,8 @@ class LimitsIT {
   void forkBombHitsThePidsLimitAndIsCleanedUp() throws Exception {
     try (Sandbox sb = hostile(SandboxConfig.builder().pidsLimit(64))) {
       ExecResult r =
-          whileNeighbourAnswers(() -> sb.exec("bomb() { bomb | bomb & }; bomb; sleep 3", timeout(6)));
+          whileNeighbourAnswers(
+              () -> sb.exec("bomb() { bomb | bomb & }; bomb; sleep 3", timeout(6)));
       assertThat(r.limit()).isIn(Limit.PIDS, Limit.TIMEOUT);
       assertThat(r.limit()).isEqualTo(Limit.PIDS);
       ExecResult after = sb.exec("echo alive; ps -e --no-headers | wc -l", timeout(10));

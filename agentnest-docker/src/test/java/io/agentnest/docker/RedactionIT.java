@@ -24,7 +24,8 @@ class RedactionIT {
   @BeforeAll
   static void start() {
     sandbox =
-        Sandbox.create(SandboxConfig.builder().secretEnv("SERVICE_TOKEN", Secret.of(TOKEN)).build());
+        Sandbox.create(
+            SandboxConfig.builder().secretEnv("SERVICE_TOKEN", Secret.of(TOKEN)).build());
   }
 
   @AfterAll
@@ -56,9 +57,11 @@ class RedactionIT {
             + "sys.stdout.write(t[:7]); sys.stdout.flush(); time.sleep(0.2)\n"
             + "sys.stdout.write(t[7:] + '\\n')\n";
     List<String> chunks = new ArrayList<>();
-    ExecResult r = sandbox.runCode(code, ExecOptions.builder().onOutput(c -> chunks.add(c.text())).build());
+    ExecResult r =
+        sandbox.runCode(code, ExecOptions.builder().onOutput(c -> chunks.add(c.text())).build());
     assertThat(r.stdout()).doesNotContain(TOKEN).doesNotContain(TOKEN.substring(4));
-    assertThat(r.stdout().lines()).allSatisfy(l -> assertThat(l).contains("[REDACTED:SERVICE_TOKEN]"));
+    assertThat(r.stdout().lines())
+        .allSatisfy(l -> assertThat(l).contains("[REDACTED:SERVICE_TOKEN]"));
     assertThat(String.join("", chunks)).isEqualTo(r.stdout());
   }
 
@@ -66,7 +69,8 @@ class RedactionIT {
   void resultsTracebacksAndFileReadsAreMasked() {
     ExecResult value = sandbox.runCode("import os; os.environ['SERVICE_TOKEN']");
     assertThat(value.result()).isEqualTo("'[REDACTED:SERVICE_TOKEN]'");
-    ExecResult err = sandbox.runCode("import os\nraise ValueError('bad ' + os.environ['SERVICE_TOKEN'])");
+    ExecResult err =
+        sandbox.runCode("import os\nraise ValueError('bad ' + os.environ['SERVICE_TOKEN'])");
     assertThat(err.error().value()).isEqualTo("bad [REDACTED:SERVICE_TOKEN]");
     assertThat(err.error().traceback()).doesNotContain(TOKEN);
     sandbox.exec("echo \"cfg: $SERVICE_TOKEN\" > /workspace/leak.txt");

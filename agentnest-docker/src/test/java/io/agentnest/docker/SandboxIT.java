@@ -25,9 +25,14 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class SandboxIT {
   static Sandbox sandbox;
 
+  /** The OCI runtime under test; subclasses run the same tests on another one. */
+  static String runtime = "runc";
+
   @BeforeAll
   static void start() {
-    sandbox = Sandbox.create(SandboxConfig.builder().label("test", "sandbox-it").build());
+    sandbox =
+        Sandbox.create(
+            SandboxConfig.builder().runtime(runtime).label("test", "sandbox-it").build());
   }
 
   @AfterAll

@@ -11,8 +11,8 @@ import java.util.regex.Matcher;
 /**
  * Redacts one output stream chunk by chunk. A secret split across chunks is still masked: the
  * stream holds back exactly the trailing bytes that could still become part of a match (the
- * automaton's current depth, or an open credential token) and releases everything else at once,
- * so streaming stays live. Memory is bounded by the longest secret or token rule.
+ * automaton's current depth, or an open credential token) and releases everything else at once, so
+ * streaming stays live. Memory is bounded by the longest secret or token rule.
  *
  * <p>Not thread-safe: one per stream.
  */
@@ -21,6 +21,7 @@ public final class RedactingStream {
 
   private final Redactor r;
   private byte[] buf = new byte[8192];
+
   /** Absolute offset of buf[0]. */
   private long base;
 

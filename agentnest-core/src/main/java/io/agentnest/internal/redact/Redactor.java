@@ -75,8 +75,7 @@ public final class Redactor {
       if (!anyByte || end - start < 60 || buf[end - 1] != '-') {
         return false;
       }
-      String tail =
-          new String(buf, end - 60, 60, StandardCharsets.ISO_8859_1);
+      String tail = new String(buf, end - 60, 60, StandardCharsets.ISO_8859_1);
       return tail.endsWith("KEY-----") && tail.contains("-----END ");
     }
 
@@ -105,7 +104,11 @@ public final class Redactor {
               "((?:gh[pousr]_[A-Za-z0-9]{30,255})|(?:github_pat_[A-Za-z0-9_]{22,255}))",
               300),
           new TokenRule(
-              "gitlab-token", List.of("glpat-"), "A-Za-z0-9_\\-", "(glpat-[A-Za-z0-9_\\-]{20,})", 300),
+              "gitlab-token",
+              List.of("glpat-"),
+              "A-Za-z0-9_\\-",
+              "(glpat-[A-Za-z0-9_\\-]{20,})",
+              300),
           new TokenRule(
               "slack-token",
               List.of("xoxb-", "xoxa-", "xoxp-", "xoxr-", "xoxs-"),
@@ -156,10 +159,13 @@ public final class Redactor {
   private final int[][] childStates;
   private final int[] fail;
   final int[] depth;
+
   /** Per state: pattern ids ending here (through failure links too), or null. */
   final int[][] outputs;
+
   /** Per pattern id: length in bytes. */
   final int[] patternLength;
+
   /** Per pattern id: secret label when >= 0 maps into labels; token rule index otherwise. */
   final String[] secretLabel;
 
@@ -404,8 +410,13 @@ public final class Redactor {
     StringBuilder pct = new StringBuilder();
     for (byte b : raw) {
       int c = b & 0xff;
-      if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-          || c == '-' || c == '.' || c == '_' || c == '~') {
+      if ((c >= 'a' && c <= 'z')
+          || (c >= 'A' && c <= 'Z')
+          || (c >= '0' && c <= '9')
+          || c == '-'
+          || c == '.'
+          || c == '_'
+          || c == '~') {
         pct.append((char) c);
       } else {
         pct.append('%').append(String.format("%02X", c));

@@ -79,8 +79,11 @@ class RedactorTest {
     String b64 = Base64.getEncoder().encodeToString(SECRET.getBytes(StandardCharsets.UTF_8));
     for (String prefix : new String[] {"", "x", "xy"}) {
       String enc =
-          Base64.getEncoder().encodeToString((prefix + SECRET + "tail").getBytes(StandardCharsets.UTF_8));
-      assertThat(redact(R, "data: " + enc)).as("base64 aligned %d", prefix.length()).contains("[REDACTED:API_KEY]");
+          Base64.getEncoder()
+              .encodeToString((prefix + SECRET + "tail").getBytes(StandardCharsets.UTF_8));
+      assertThat(redact(R, "data: " + enc))
+          .as("base64 aligned %d", prefix.length())
+          .contains("[REDACTED:API_KEY]");
     }
     assertThat(redact(R, b64)).contains("[REDACTED:API_KEY]");
     String urlSafe = Base64.getUrlEncoder().encodeToString(SECRET.getBytes(StandardCharsets.UTF_8));
@@ -121,7 +124,8 @@ class RedactorTest {
         .isEqualTo("Authorization: Bearer [REDACTED:bearer-token]");
     assertThat(redact(Redactor.defaults(), "postgres://admin:hunter2pass@db:5432/x"))
         .isEqualTo("postgres://admin:[REDACTED:url-password]@db:5432/x");
-    assertThat(redact(Redactor.defaults(), "see https://example.com/path")).isEqualTo("see https://example.com/path");
+    assertThat(redact(Redactor.defaults(), "see https://example.com/path"))
+        .isEqualTo("see https://example.com/path");
   }
 
   @Test
@@ -150,7 +154,9 @@ class RedactorTest {
   @Test
   void countsRedactionsByRule() {
     Map<String, Integer> counts = new HashMap<>();
-    R.redact(SECRET + " and " + SECRET + " and AKIAIOSFODNN7EXAMPLE", (k, v) -> counts.merge(k, v, Integer::sum));
+    R.redact(
+        SECRET + " and " + SECRET + " and AKIAIOSFODNN7EXAMPLE",
+        (k, v) -> counts.merge(k, v, Integer::sum));
     assertThat(counts).containsEntry("API_KEY", 2).containsEntry("aws-access-key", 1);
   }
 }

@@ -463,7 +463,11 @@ public final class DockerEngine {
     List<ManagedResource> out = new ArrayList<>();
     try {
       for (Container c :
-          client.listContainersCmd().withShowAll(true).withShowSize(true).withLabelFilter(filter)
+          client
+              .listContainersCmd()
+              .withShowAll(true)
+              .withShowSize(true)
+              .withLabelFilter(filter)
               .exec()) {
         out.add(
             new ManagedResource(
@@ -492,7 +496,9 @@ public final class DockerEngine {
       if (volumes.getVolumes() != null) {
         for (var v : volumes.getVolumes()) {
           Map<String, String> labels = v.getLabels() == null ? Map.of() : v.getLabels();
-          out.add(new ManagedResource("volume", v.getName(), v.getName(), "", Instant.EPOCH, -1, labels));
+          out.add(
+              new ManagedResource(
+                  "volume", v.getName(), v.getName(), "", Instant.EPOCH, -1, labels));
         }
       }
     } catch (DockerException e) {
