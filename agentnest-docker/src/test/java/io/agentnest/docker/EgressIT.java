@@ -39,7 +39,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class EgressIT {
   static HttpServer http;
   static ServerSocket echo;
-  static ExecutorService pool = Executors.newCachedThreadPool();
+  static ExecutorService pool;
   static int httpPort;
   static int echoPort;
   static Sandbox sandbox;
@@ -50,6 +50,7 @@ class EgressIT {
 
   @BeforeAll
   static void start() throws Exception {
+    pool = Executors.newCachedThreadPool();
     http = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
     http.createContext(
         "/",
@@ -186,7 +187,15 @@ class EgressIT {
             + "line");
   }
 
+  /** Events are recorded when the proxy finishes a connection, just after the client saw it. */
+  static void awaitEvents(int n) {
+    org.awaitility.Awaitility.await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> events.size() >= n);
+  }
+
   NetworkEvent onlyEvent() {
+    awaitEvents(1);
     assertThat(events).hasSize(1);
     return events.get(0);
   }
@@ -263,6 +272,7 @@ class EgressIT {
                 + "/x HTTP/1.1\\r\\nHost: evil.test\\r\\n\\r\\n')\n"
                 + "s.recv(200).split(b'\\r\\n')[0].decode()");
     assertThat(mismatch).contains("403");
+    awaitEvents(9);
     assertThat(events)
         .filteredOn(e -> e.decision() == NetworkEvent.Decision.DENIED)
         .hasSize(8)
@@ -339,6 +349,7 @@ class EgressIT {
       assertThat(denied.result()).isEqualTo("403");
     }
     assertThat(asked).hasSize(2);
+    awaitEvents(2);
     assertThat(events)
         .extracting(NetworkEvent::decision)
         .containsExactly(NetworkEvent.Decision.APPROVED, NetworkEvent.Decision.DENIED);
