@@ -105,7 +105,8 @@ class CliIT {
 
   @Test
   void everyCommandHasHelp() throws Exception {
-    for (String c : List.of("demo", "doctor", "run", "ls", "rm", "image", "bench")) {
+    for (String c :
+        List.of("demo", "doctor", "run", "ls", "rm", "prune", "image", "bench", "config")) {
       Run r = cli(c, "--help");
       assertThat(r.exit()).as(c).isZero();
       assertThat(r.out()).as(c).contains("Usage: agentnest " + c);
@@ -168,5 +169,32 @@ class CliIT {
     assertThat(ops)
         .containsExactly("cold-start", "exec", "session", "file-1mib", "first-byte", "redaction");
     j.path("results").forEach(x -> assertThat(x.path("p50_ms").asDouble()).isPositive());
+  }
+
+  @Test
+  void pruneDryRunReportsAsJson() throws Exception {
+    Run r = cli("prune", "--dry-run", "--json");
+    assertThat(r.exit()).as(r.err()).isZero();
+    JsonNode j = Json.MAPPER.readTree(r.out());
+    assertThat(j.path("dry_run").asBoolean()).isTrue();
+    assertThat(j.has("items")).isTrue();
+  }
+
+  @Test
+  void runWithAnAllowlistGetsAProxyThatDeniesOtherHosts() throws Exception {
+    Run r =
+        cli(
+            "run",
+            "--allow",
+            "allowed.invalid",
+            "-c",
+            "import os, urllib.request\n"
+                + "print(os.environ['HTTPS_PROXY'])\n"
+                + "try:\n"
+                + "    urllib.request.urlopen('https://other.invalid/', timeout=10)\n"
+                + "except Exception as e:\n"
+                + "    print('denied' if '403' in str(e) else repr(e))");
+    assertThat(r.exit()).as(r.err()).isZero();
+    assertThat(r.out()).isEqualTo("http://127.0.0.1:3128\ndenied\n");
   }
 }
