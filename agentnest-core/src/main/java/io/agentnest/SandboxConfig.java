@@ -49,6 +49,7 @@ public final class SandboxConfig {
   private final NetworkPolicy network;
   private final java.util.List<java.util.function.Consumer<NetworkEvent>> networkListeners;
   private final @Nullable ApprovalHandler approvalHandler;
+  private final io.agentnest.audit.@Nullable AuditLog auditLog;
   private final String workdir;
   private final Map<String, String> labels;
   private final Duration execTimeout;
@@ -74,6 +75,7 @@ public final class SandboxConfig {
     this.network = b.network;
     this.networkListeners = java.util.List.copyOf(b.networkListeners);
     this.approvalHandler = b.approvalHandler;
+    this.auditLog = b.auditLog;
     this.workdir = b.workdir;
     this.labels = Map.copyOf(b.labels);
     this.execTimeout = b.execTimeout;
@@ -111,6 +113,7 @@ public final class SandboxConfig {
     b.network = network;
     b.networkListeners.addAll(networkListeners);
     b.approvalHandler = approvalHandler;
+    b.auditLog = auditLog;
     b.workdir = workdir;
     b.labels.putAll(labels);
     b.execTimeout = execTimeout;
@@ -178,6 +181,11 @@ public final class SandboxConfig {
   /** Who decides operations that need a person (e.g. hosts not on the allowlist in ASK mode). */
   public @Nullable ApprovalHandler approvalHandler() {
     return approvalHandler;
+  }
+
+  /** The audit log events go to, or null for the default one under {@code AGENTNEST_HOME}. */
+  public io.agentnest.audit.@Nullable AuditLog auditLog() {
+    return auditLog;
   }
 
   /** Whether well-known credential shapes (cloud keys, tokens, JWTs, ...) are masked too. */
@@ -249,6 +257,7 @@ public final class SandboxConfig {
     private final java.util.List<java.util.function.Consumer<NetworkEvent>> networkListeners =
         new java.util.ArrayList<>();
     private @Nullable ApprovalHandler approvalHandler;
+    private io.agentnest.audit.@Nullable AuditLog auditLog;
     private String workdir = WORKSPACE;
     private final Map<String, String> labels = new LinkedHashMap<>();
     private Duration execTimeout = Duration.ofSeconds(60);
@@ -349,6 +358,12 @@ public final class SandboxConfig {
     /** Receives every connection attempt of the sandbox (on a proxy thread: keep it quick). */
     public Builder onNetworkEvent(java.util.function.Consumer<NetworkEvent> listener) {
       networkListeners.add(Objects.requireNonNull(listener, "listener"));
+      return this;
+    }
+
+    /** Sends this sandbox's audit events to {@code log} instead of the default log. */
+    public Builder auditLog(io.agentnest.audit.@Nullable AuditLog log) {
+      this.auditLog = log;
       return this;
     }
 

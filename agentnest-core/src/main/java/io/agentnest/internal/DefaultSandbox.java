@@ -44,6 +44,7 @@ public final class DefaultSandbox implements Sandbox {
   private final Map<String, DefaultPythonSession> sessions = new ConcurrentHashMap<>();
   private final AtomicBoolean destroyed = new AtomicBoolean();
   private final io.agentnest.internal.redact.Redactor redactor;
+  private final io.agentnest.audit.AuditLog audit;
   private volatile Instant expiresAt;
 
   private DefaultSandbox(
@@ -58,7 +59,9 @@ public final class DefaultSandbox implements Sandbox {
         config.redactCredentials()
             ? io.agentnest.internal.redact.Redactor.of(secrets)
             : io.agentnest.internal.redact.Redactor.secretsOnly(secrets);
-    this.files = new DefaultSandboxFiles(channel, redactor);
+    io.agentnest.audit.AuditLog log = config.auditLog();
+    this.audit = log != null ? log : Audit.shared();
+    this.files = new DefaultSandboxFiles(channel, redactor, (type, data) -> audit(type, data));
     this.expiresAt = Instant.now().plus(config.ttl());
   }
 
@@ -90,6 +93,17 @@ public final class DefaultSandbox implements Sandbox {
       sb.startEgress();
       sb.expiresAt = labelExpiry(spec.labels()).orElse(sb.expiresAt);
       sb.arm();
+      Map<String, Object> created = new java.util.LinkedHashMap<>();
+      created.put("image", config.image());
+      created.put("runtime", config.runtime() == null ? "runc" : config.runtime());
+      created.put("backend", config.backend());
+      created.put("expires_at", sb.expiresAt.toString());
+      created.put("memory_bytes", config.memoryBytes());
+      created.put("cpus", config.cpus());
+      created.put("pids", config.pidsLimit());
+      created.put("network", config.network().isNone() ? "none" : config.network().rules());
+      created.put("secrets", config.secretEnv().keySet());
+      sb.audit("sandbox.created", created);
       return sb;
     } catch (RuntimeException e) {
       if (channel != null) {
@@ -173,6 +187,22 @@ public final class DefaultSandbox implements Sandbox {
             config.network(),
             resolver,
             e -> {
+              Map<String, Object> d = new java.util.LinkedHashMap<>();
+              d.put("method", e.method());
+              d.put("host", e.host());
+              d.put("port", e.port());
+              if (e.resolvedAddress() != null) {
+                d.put("address", e.resolvedAddress());
+              }
+              d.put("decision", e.decision().name());
+              if (e.rule() != null) {
+                d.put("rule", e.rule());
+              }
+              d.put("reason", e.reason());
+              d.put("bytes_up", e.bytesUp());
+              d.put("bytes_down", e.bytesDown());
+              d.put("duration_ms", e.duration().toMillis());
+              audit("network.attempt", d);
               for (var l : listeners) {
                 try {
                   l.accept(e);
@@ -181,7 +211,7 @@ public final class DefaultSandbox implements Sandbox {
                 }
               }
             },
-            config.approvalHandler(),
+            auditedApprovals(config.approvalHandler()),
             id);
     EgressTunnels tunnels = new EgressTunnels(channel, proxy);
     channel.onTunnelFrames(tunnels);
@@ -199,6 +229,38 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   private volatile @org.jspecify.annotations.Nullable EgressTunnels egress;
+
+  /** Every approval request and decision is audited: who, when, why, how long it waited. */
+  private io.agentnest.@org.jspecify.annotations.Nullable ApprovalHandler auditedApprovals(
+      io.agentnest.@org.jspecify.annotations.Nullable ApprovalHandler handler) {
+    if (handler == null) {
+      return null;
+    }
+    return req -> {
+      long t0 = System.nanoTime();
+      audit(
+          "approval.requested",
+          Map.of("kind", req.kind(), "target", req.target(), "detail", req.detail()));
+      return handler
+          .decide(req)
+          .whenComplete(
+              (d, err) -> {
+                Map<String, Object> m = new java.util.LinkedHashMap<>();
+                m.put("kind", req.kind());
+                m.put("target", req.target());
+                m.put("waited_ms", (System.nanoTime() - t0) / 1_000_000);
+                if (d != null) {
+                  m.put("allowed", d.allowed());
+                  m.put("reason", d.reason());
+                  m.put("decided_by", d.decidedBy());
+                } else {
+                  m.put("allowed", false);
+                  m.put("reason", "handler failed: " + err);
+                }
+                audit("approval.decided", m);
+              });
+    };
+  }
 
   private static Optional<Instant> labelExpiry(Map<String, String> labels) {
     return parseLong(labels.get(Labels.EXPIRES)).map(Instant::ofEpochSecond);
@@ -232,7 +294,70 @@ public final class DefaultSandbox implements Sandbox {
   /** Called by the reaper at expiry. */
   void expire() {
     channel.markExpired();
+    if (!destroyed.get()) {
+      audit("sandbox.expired", Map.of("expires_at", expiresAt.toString()));
+    }
     destroy();
+  }
+
+  void audit(String type, Map<String, ?> data) {
+    Audit.record(audit, type, id, data);
+  }
+
+  private void auditStart(ObjectNode h, byte[] payload, long callId) {
+    Map<String, Object> d = new java.util.LinkedHashMap<>();
+    d.put("call", callId);
+    String op = h.path("op").asText();
+    if (op.equals("py")) {
+      d.put("kind", "python");
+      d.put("session", h.path("session").asText("default"));
+      d.put(
+          "code",
+          redactor.redact(
+              Bounded.text(new String(payload, java.nio.charset.StandardCharsets.UTF_8), 4096),
+              (r, n) -> {}));
+    } else {
+      d.put("kind", "shell");
+      String cmd = h.has("argv") ? h.path("argv").toString() : h.path("cmd").asText();
+      d.put("command", redactor.redact(Bounded.text(cmd, 4096), (r, n) -> {}));
+      d.put("cwd", h.path("cwd").asText());
+    }
+    d.put("timeout_ms", h.path("timeout_ms").asLong());
+    audit("exec.started", d);
+  }
+
+  private void auditFinish(
+      long callId,
+      @org.jspecify.annotations.Nullable ExecResult r,
+      @org.jspecify.annotations.Nullable Throwable failure) {
+    Map<String, Object> d = new java.util.LinkedHashMap<>();
+    d.put("call", callId);
+    if (r == null) {
+      d.put(
+          "error",
+          failure == null
+              ? "unknown"
+              : redactor.redact(String.valueOf(failure.getMessage()), (x, n) -> {}));
+      audit("exec.finished", d);
+      return;
+    }
+    d.put("exit", r.exitCode());
+    d.put("duration_ms", r.duration().toMillis());
+    if (r.error() != null) {
+      d.put("error", r.error().name());
+    }
+    if (r.limit() != null) {
+      d.put("limit", r.limit().name());
+    }
+    d.put("truncated", r.truncated());
+    d.put("state_lost", r.stateLost());
+    audit("exec.finished", d);
+    if (r.limit() != null) {
+      audit("limit.hit", Map.of("call", callId, "limit", r.limit().name()));
+    }
+    if (!r.redactions().isEmpty()) {
+      audit("secret.redacted", Map.of("call", callId, "rules", r.redactions()));
+    }
   }
 
   private void hello() {
@@ -296,11 +421,18 @@ public final class DefaultSandbox implements Sandbox {
 
   ExecResult run(ObjectNode h, byte[] payload, ExecOptions options, boolean python) {
     Call c = begin(h, payload, options, python, null);
-    Frame f = channel.await(c.done, c.timeout.plus(ANSWER_MARGIN), h.path("op").asText());
-    if (f.ev().equals("err")) {
-      throw agentError(f.header());
+    try {
+      Frame f = channel.await(c.done, c.timeout.plus(ANSWER_MARGIN), h.path("op").asText());
+      if (f.ev().equals("err")) {
+        throw agentError(f.header());
+      }
+      ExecResult r = c.collector.toResult(f.header(), python);
+      auditFinish(c.id, r, null);
+      return r;
+    } catch (RuntimeException e) {
+      auditFinish(c.id, null, e);
+      throw e;
     }
-    return c.collector.toResult(f.header(), python);
   }
 
   /** A started call: its final frame's future and the collector of its output. */
@@ -327,7 +459,9 @@ public final class DefaultSandbox implements Sandbox {
     }
     OutputCollector collector = new OutputCollector(maxOut, options.onOutput(), redactor, events);
     CompletableFuture<Frame> done = channel.call(h, payload, collector);
-    return new Call(h.path("id").asLong(), done, collector, timeout);
+    long callId = h.path("id").asLong();
+    auditStart(h, payload, callId);
+    return new Call(callId, done, collector, timeout);
   }
 
   /** Starts a call whose events stream into an {@link io.agentnest.Execution}. */
@@ -351,6 +485,7 @@ public final class DefaultSandbox implements Sandbox {
                                 + " ms; the sandbox may be overloaded or stuck")
                         : err;
                 channel.abandon(c.id);
+                auditFinish(c.id, null, cause);
                 ex.fail(cause);
                 return;
               }
@@ -464,6 +599,7 @@ public final class DefaultSandbox implements Sandbox {
   public void destroy() {
     if (destroyed.compareAndSet(false, true)) {
       ExpiryReaper.cancel(id);
+      audit("sandbox.destroyed", Map.of("expired", channel.expired()));
       try {
         backend.destroy(id);
         HostState.delete(id);

@@ -23,9 +23,15 @@ final class DefaultSandboxFiles implements SandboxFiles {
   private final AgentChannel channel;
   private final io.agentnest.internal.redact.Redactor redactor;
 
-  DefaultSandboxFiles(AgentChannel channel, io.agentnest.internal.redact.Redactor redactor) {
+  private final java.util.function.BiConsumer<String, java.util.Map<String, ?>> audit;
+
+  DefaultSandboxFiles(
+      AgentChannel channel,
+      io.agentnest.internal.redact.Redactor redactor,
+      java.util.function.BiConsumer<String, java.util.Map<String, ?>> audit) {
     this.channel = channel;
     this.redactor = redactor;
+    this.audit = audit;
   }
 
   @Override
@@ -48,6 +54,10 @@ final class DefaultSandboxFiles implements SandboxFiles {
       }
     } while (off < data.length);
     JsonNode res = check(channel.await(done, TIMEOUT, "write " + p), p);
+    audit.accept(
+        "file.write",
+        java.util.Map.of(
+            "path", redactor.redact(p, (r, n) -> {}), "size", res.path("size").asLong()));
     return new FileInfo(
         res.path("path").asText(p),
         FileInfo.Type.FILE,
@@ -86,6 +96,9 @@ final class DefaultSandboxFiles implements SandboxFiles {
         throw new FileOperationException(
             "TOO_LARGE", "'" + p + "' is larger than the read limit of " + MAX_READ + " bytes");
       }
+      audit.accept(
+          "file.read",
+          java.util.Map.of("path", redactor.redact(p, (r, n) -> {}), "size", buf.size()));
       // File contents leave the sandbox too: secrets in them are masked like output.
       return redactor.redact(buf.toByteArray(), (rule, n) -> {});
     }
@@ -153,6 +166,9 @@ final class DefaultSandboxFiles implements SandboxFiles {
     String p = PathRules.checkEntry(path);
     ObjectNode h = Json.object().put("op", "fs_delete").put("path", p).put("recursive", recursive);
     check(channel.request(h, new byte[0], TIMEOUT), p);
+    audit.accept(
+        "file.delete",
+        java.util.Map.of("path", redactor.redact(p, (r, n) -> {}), "recursive", recursive));
   }
 
   @Override

@@ -1,0 +1,109 @@
+package io.agentnest.audit;
+
+import java.time.Instant;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * One record of the audit trail: a line of {@code events.jsonl}. The schema (version {@value
+ * #SCHEMA}) is documented in {@code docs/audit.md}.
+ *
+ * <p>{@code hash} is the SHA-256 (lower-case hex) of the record's canonical JSON without the {@code
+ * hash} field, that is of every other field including {@code prevHash}; {@code prevHash} is the
+ * previous record's {@code hash} ({@link #GENESIS} for the first record). Records are chained:
+ * editing, deleting, inserting or reordering a line breaks the chain, and {@link AuditLog#verify()}
+ * finds where.
+ *
+ * @param seq position in the log, 1 for the first record, no gaps
+ * @param time when the record was written (microsecond precision, UTC)
+ * @param type one of the documented types ({@link #TYPES})
+ * @param sandboxId the sandbox concerned; {@code null} only for {@link #CONFIG_LOADED}
+ * @param actor the host process that wrote the record ({@code host:pid:start-millis})
+ * @param data type-specific fields: strings, numbers, booleans, null, lists and maps of these
+ *     (never secret values)
+ * @param prevHash hash of the previous record
+ * @param hash hash of this record
+ * @param schema the schema version, {@value #SCHEMA}
+ */
+public record AuditEvent(
+    long seq,
+    Instant time,
+    String type,
+    @Nullable String sandboxId,
+    String actor,
+    Map<String, Object> data,
+    String prevHash,
+    String hash,
+    int schema) {
+
+  /** The current schema version. */
+  public static final int SCHEMA = 1;
+
+  /** {@code prevHash} of the first record: 64 zeros. */
+  public static final String GENESIS = "0".repeat(64);
+
+  public static final String SANDBOX_CREATED = "sandbox.created";
+  public static final String SANDBOX_DESTROYED = "sandbox.destroyed";
+  public static final String SANDBOX_EXPIRED = "sandbox.expired";
+  public static final String EXEC_STARTED = "exec.started";
+  public static final String EXEC_FINISHED = "exec.finished";
+  public static final String FILE_READ = "file.read";
+  public static final String FILE_WRITE = "file.write";
+  public static final String FILE_DELETE = "file.delete";
+  public static final String NETWORK_ATTEMPT = "network.attempt";
+  public static final String APPROVAL_REQUESTED = "approval.requested";
+  public static final String APPROVAL_DECIDED = "approval.decided";
+  public static final String POLICY_VIOLATION = "policy.violation";
+  public static final String LIMIT_HIT = "limit.hit";
+  public static final String SECRET_REDACTED = "secret.redacted";
+  public static final String CONFIG_LOADED = "config.loaded";
+
+  /** Every documented event type; {@link AuditLog#record} refuses others. */
+  public static final Set<String> TYPES =
+      Set.of(
+          SANDBOX_CREATED,
+          SANDBOX_DESTROYED,
+          SANDBOX_EXPIRED,
+          EXEC_STARTED,
+          EXEC_FINISHED,
+          FILE_READ,
+          FILE_WRITE,
+          FILE_DELETE,
+          NETWORK_ATTEMPT,
+          APPROVAL_REQUESTED,
+          APPROVAL_DECIDED,
+          POLICY_VIOLATION,
+          LIMIT_HIT,
+          SECRET_REDACTED,
+          CONFIG_LOADED);
+
+  public AuditEvent {
+    Objects.requireNonNull(time, "time");
+    Objects.requireNonNull(type, "type");
+    Objects.requireNonNull(actor, "actor");
+    Objects.requireNonNull(data, "data");
+    Objects.requireNonNull(prevHash, "prevHash");
+    Objects.requireNonNull(hash, "hash");
+  }
+
+  /** The {@code decision} field of {@link #data} when it is a string (network, approvals). */
+  public @Nullable String decision() {
+    return data.get("decision") instanceof String s ? s : null;
+  }
+
+  /** This record as its line of {@code events.jsonl} (without the newline). */
+  public String toJson() {
+    return AuditJson.line(this);
+  }
+
+  /**
+   * Parses one line of {@code events.jsonl}.
+   *
+   * @throws IllegalArgumentException when the line is not a well-formed record
+   */
+  public static AuditEvent fromJson(String line) {
+    return AuditJson.parse(line);
+  }
+}

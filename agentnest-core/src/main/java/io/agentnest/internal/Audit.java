@@ -1,0 +1,54 @@
+package io.agentnest.internal;
+
+import io.agentnest.AgentNestException;
+import io.agentnest.audit.AuditLog;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The process-wide default audit log under {@code AGENTNEST_HOME/audit}, opened on first use. A
+ * sandbox that cannot be audited is not created (fail closed).
+ */
+public final class Audit {
+  private static final Logger LOG = LoggerFactory.getLogger(Audit.class);
+  private static volatile @Nullable AuditLog shared;
+
+  private Audit() {}
+
+  public static AuditLog shared() {
+    AuditLog a = shared;
+    if (a == null) {
+      synchronized (Audit.class) {
+        a = shared;
+        if (a == null) {
+          try {
+            a = AuditLog.openDefault();
+          } catch (RuntimeException e) {
+            throw new AgentNestException(
+                "cannot open the audit log under "
+                    + AuditLog.defaultDir()
+                    + " ("
+                    + e.getMessage()
+                    + "): make it writable, or point AGENTNEST_HOME elsewhere",
+                e);
+          }
+          AuditLog opened = a;
+          Runtime.getRuntime().addShutdownHook(new Thread(opened::close, "agentnest-audit-close"));
+          shared = a;
+        }
+      }
+    }
+    return a;
+  }
+
+  /** Records without ever failing the operation being audited after it happened. */
+  static void record(AuditLog log, String type, @Nullable String sandboxId, Map<String, ?> data) {
+    try {
+      log.record(type, sandboxId, data);
+    } catch (RuntimeException e) {
+      LOG.warn("audit record {} for {} failed: {}", type, sandboxId, e.toString());
+    }
+  }
+}
