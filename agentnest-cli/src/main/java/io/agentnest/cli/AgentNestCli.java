@@ -24,6 +24,7 @@ import picocli.CommandLine.Command;
       ImageCommand.class,
       BenchCommand.class,
       ConfigCommand.class,
+      AuditCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class AgentNestCli implements Runnable {

@@ -33,7 +33,9 @@ import picocli.CommandLine.Option;
       "  first-byte   time from the sandbox printing a line to the consumer receiving it",
       "  redaction    redaction throughput (MB/s) with 100 secrets and the default patterns",
       "  egress       egress proxy on loopback: 100 MB download (MB/s) and GET latency, proxied",
-      "               and direct (no sandbox involved)"
+      "               and direct (no sandbox involved)",
+      "  audit        only with --only audit: write 1,000,000 audit events (events/s), then query",
+      "               latency (ms) over them, in a temporary directory"
     })
 final class BenchCommand implements Callable<Integer> {
   @Option(
@@ -133,6 +135,16 @@ final class BenchCommand implements Callable<Integer> {
       } catch (java.io.IOException ex) {
         throw new AgentNestException("egress benchmark failed: " + ex.getMessage(), ex);
       }
+    }
+    if (only.contains("audit")) {
+      java.nio.file.Path dir;
+      try {
+        dir = java.nio.file.Files.createTempDirectory("agentnest-audit-bench-");
+      } catch (java.io.IOException ex) {
+        throw new AgentNestException("cannot create a temporary directory: " + ex.getMessage(), ex);
+      }
+      io.agentnest.audit.AuditBenchmark.run(dir, 1_000_000, Math.max(20, iterations))
+          .forEach((k, v) -> samples.put("audit " + k, v));
     }
     if (want("redaction")) {
       samples.put("redaction", RedactionBench.run(Math.max(3, iterations / 10)));
@@ -250,6 +262,12 @@ final class BenchCommand implements Callable<Integer> {
   }
 
   static String unit(String op) {
+    if (op.endsWith("_per_s")) {
+      return "events/s";
+    }
+    if (op.endsWith("_mib")) {
+      return "MiB";
+    }
     return op.equals("redaction") || op.endsWith("MBps") ? "MB/s" : "ms";
   }
 

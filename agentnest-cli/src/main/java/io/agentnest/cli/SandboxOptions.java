@@ -53,7 +53,6 @@ final class SandboxOptions {
   @Option(names = "--max-output", description = "Cap on output bytes per execution, e.g. 10m.")
   @Nullable String maxOutput;
 
-  /** The configuration file's settings (and AGENTNEST_* overrides), then the explicit flags. */
   @Option(
       names = "--allow",
       description =
@@ -61,8 +60,20 @@ final class SandboxOptions {
               + " *.pypi.org; default ports 80 and 443).")
   java.util.List<String> allow = new java.util.ArrayList<>();
 
+  /** The configuration file's settings (and AGENTNEST_* overrides), then the explicit flags. */
   SandboxConfig toConfig() {
     AgentNestConfig file = config != null ? AgentNestConfig.load(config) : AgentNestConfig.load();
+    if (file.source().isPresent()) {
+      io.agentnest.internal.Audit.shared()
+          .record(
+              "config.loaded",
+              null,
+              java.util.Map.of(
+                  "source",
+                  file.source().get().toString(),
+                  "profile",
+                  profile == null ? "" : profile));
+    }
     SandboxConfig.Builder b = file.sandboxConfig(profile).toBuilder();
     if (image != null) {
       b.image(image);

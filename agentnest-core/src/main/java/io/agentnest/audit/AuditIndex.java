@@ -18,6 +18,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The SQLite index ({@code index.db}), see docs/audit.md. {@code events}: one row per record with
@@ -29,6 +31,7 @@ import org.jspecify.annotations.Nullable;
  */
 final class AuditIndex implements AutoCloseable {
   /** A row to insert. {@code text} is the line without its two hash fields. */
+  @SuppressWarnings("ArrayRecordComponent") // internal, never compared
   record Row(
       long seq,
       long timeMicros,
@@ -61,6 +64,11 @@ final class AuditIndex implements AutoCloseable {
     return (type + " " + dataJson).toLowerCase(Locale.ROOT);
   }
 
+  /** Version of the table layout, kept in {@code meta}; another one is dropped and rebuilt. */
+  static final String LAYOUT = "1";
+
+  private static final Logger LOG = LoggerFactory.getLogger(AuditIndex.class);
+
   /** Largest IN list for a sandbox prefix; more matching ids use a subquery. */
   private static final int MAX_IDS = 200;
 
@@ -81,6 +89,7 @@ final class AuditIndex implements AutoCloseable {
       st.execute("PRAGMA temp_store=MEMORY");
       st.execute("PRAGMA cache_size=-65536");
       st.execute("PRAGMA wal_autocheckpoint=10000");
+      dropOtherLayout(st);
       st.execute(
           "CREATE TABLE IF NOT EXISTS events("
               + "seq INTEGER PRIMARY KEY, time INTEGER NOT NULL, type TEXT NOT NULL,"
@@ -98,7 +107,7 @@ final class AuditIndex implements AutoCloseable {
           "CREATE TABLE IF NOT EXISTS search(time INTEGER NOT NULL, seq INTEGER NOT NULL,"
               + " s TEXT NOT NULL, PRIMARY KEY(time, seq)) WITHOUT ROWID");
       st.execute("CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT)");
-      st.execute("INSERT OR IGNORE INTO meta(key, value) VALUES('schema', '1')");
+      st.execute("INSERT OR IGNORE INTO meta(key, value) VALUES('layout', '" + LAYOUT + "')");
     }
     write.setAutoCommit(false);
     write.commit();
@@ -116,6 +125,37 @@ final class AuditIndex implements AutoCloseable {
       st.execute("PRAGMA temp_store=MEMORY");
       // queries read through a memory map: a full free-text scan costs no read() per page
       st.execute("PRAGMA mmap_size=" + (1L << 30));
+    }
+  }
+
+  /**
+   * Drops the tables of an index with another layout (or none recorded): it is rebuilt from
+   * events.jsonl by the log's catch-up.
+   */
+  private static void dropOtherLayout(Statement st) throws SQLException {
+    boolean hasEvents;
+    try (ResultSet rs =
+        st.executeQuery(
+            "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='events'")) {
+      hasEvents = rs.next() && rs.getInt(1) > 0;
+    }
+    if (!hasEvents) {
+      return;
+    }
+    String layout = null;
+    try (ResultSet rs =
+        st.executeQuery("SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'")) {
+      if (rs.next() && rs.getInt(1) > 0) {
+        try (ResultSet v = st.executeQuery("SELECT value FROM meta WHERE key = 'layout'")) {
+          layout = v.next() ? v.getString(1) : null;
+        }
+      }
+    }
+    if (!LAYOUT.equals(layout)) {
+      LOG.warn("audit index has layout {} (this version uses {}): rebuilding it", layout, LAYOUT);
+      for (String t : List.of("events", "search", "sandboxes", "meta")) {
+        st.execute("DROP TABLE IF EXISTS " + t);
+      }
     }
   }
 

@@ -278,6 +278,7 @@ final class AuditJson {
   }
 
   /** A sealed record: its hash and its line as UTF-8 bytes ending with a newline. */
+  @SuppressWarnings("ArrayRecordComponent") // internal, never compared
   record Sealed(String hash, byte[] line) {}
 
   private static final byte[] HASH_FIELD = ",\"hash\":\"".getBytes(StandardCharsets.US_ASCII);

@@ -87,6 +87,7 @@ public final class AuditLog implements AutoCloseable {
           0);
 
   /** A written record on its way to the index: the line's bytes include the newline. */
+  @SuppressWarnings("ArrayRecordComponent") // internal, never compared
   private record Pending(AuditEvent event, byte[] line, long offset) {
     String text() {
       return new String(line, 0, line.length - 1, StandardCharsets.UTF_8);
@@ -225,6 +226,9 @@ public final class AuditLog implements AutoCloseable {
     }
     if (sandboxId == null && !AuditEvent.CONFIG_LOADED.equals(type)) {
       throw new IllegalArgumentException(type + " needs a sandbox id");
+    }
+    if (Thread.currentThread() == writer) {
+      throw new IllegalStateException("an audit sink must not record (it runs on the writer)");
     }
     AuditJson.Data d = AuditJson.normalize(data);
     boolean interrupted = Thread.interrupted();
@@ -419,6 +423,9 @@ public final class AuditLog implements AutoCloseable {
   /** Stops the writer after it has drained the queue, fsyncs and closes files, index and sinks. */
   @Override
   public void close() {
+    if (Thread.currentThread() == writer) {
+      throw new IllegalStateException("an audit sink must not close the log");
+    }
     synchronized (appendLock) {
       if (closed) {
         return;
@@ -455,6 +462,7 @@ public final class AuditLog implements AutoCloseable {
 
   // ---- writer thread ----
 
+  @SuppressWarnings("ReferenceEquality") // STOP is a sentinel instance
   private void writeLoop() {
     List<Pending> batch = new ArrayList<>(BATCH);
     List<AuditIndex.Row> rows = new ArrayList<>(BATCH);
@@ -535,6 +543,9 @@ public final class AuditLog implements AutoCloseable {
   }
 
   private void awaitProcessed(long target, long timeoutNanos) {
+    if (Thread.currentThread() == writer) {
+      return; // called from a sink: the writer cannot wait for itself
+    }
     long deadline = System.nanoTime() + timeoutNanos;
     boolean interrupted = false;
     synchronized (progress) {

@@ -91,7 +91,7 @@ final class JsonlReader implements Closeable {
     return true;
   }
 
-  /** Cheap seq of a line that starts like ours ({@code {"seq":N,}), or -1. */
+  /** Cheap seq of a line written by AuditLog (its seq field comes first), or -1. */
   static long quickSeq(String line) {
     if (!line.startsWith("{\"seq\":")) {
       return -1;

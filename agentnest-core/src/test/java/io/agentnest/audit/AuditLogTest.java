@@ -198,6 +198,22 @@ class AuditLogTest {
   }
 
   @Test
+  void indexWithAnotherLayoutIsRebuilt() throws Exception {
+    tenRecords();
+    try (java.sql.Connection c =
+            java.sql.DriverManager.getConnection(
+                "jdbc:sqlite:" + dir.resolve(AuditLog.INDEX_FILE));
+        java.sql.Statement st = c.createStatement()) {
+      st.execute("UPDATE meta SET value = 'old' WHERE key = 'layout'");
+      st.execute("UPDATE search SET s = 'nothing'"); // only a rebuild restores it
+    }
+    try (AuditLog log = AuditLog.open(dir)) {
+      assertThat(log.query(AuditQuery.builder().limit(1000).build())).hasSize(10);
+      assertThat(log.query(AuditQuery.builder().text("echo 7").build())).hasSize(1);
+    }
+  }
+
+  @Test
   void verifyAcceptsAnIntactOrEmptyLog() {
     assertThat(AuditLog.verify(dir).ok()).isTrue();
     tenRecords();
