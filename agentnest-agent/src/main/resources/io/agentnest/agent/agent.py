@@ -1089,6 +1089,17 @@ def main():
     POOL = Pool(8)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     send({"ev": "ready", "version": PROTOCOL_VERSION, "pid": os.getpid()})
+
+    def warm_default_session():
+        # The first Python call should not pay for starting an interpreter.
+        s = session("default")
+        with s.lock:
+            try:
+                s.ensure()
+            except OSError:
+                pass
+
+    threading.Thread(target=warm_default_session, daemon=True, name="warm").start()
     while True:
         frame = read_frame()
         if frame is None:
