@@ -197,4 +197,21 @@ class CliIT {
     assertThat(r.exit()).as(r.err()).isZero();
     assertThat(r.out()).isEqualTo("http://127.0.0.1:3128\ndenied\n");
   }
+
+  @Test
+  void auditRecordsWhatTheCliDidAndVerifies(@TempDir Path home) throws Exception {
+    Path dir = home.resolve("audit");
+    try (io.agentnest.audit.AuditLog log = io.agentnest.audit.AuditLog.open(dir)) {
+      try (io.agentnest.Sandbox sb =
+          io.agentnest.Sandbox.create(io.agentnest.SandboxConfig.builder().auditLog(log).build())) {
+        sb.exec("echo audited");
+      }
+      log.flush();
+    }
+    Run q = cli("audit", "query", "--dir", dir.toString(), "--type", "exec.started", "--json");
+    assertThat(q.exit()).as(q.err()).isZero();
+    assertThat(q.out()).contains("echo audited");
+    Run v = cli("audit", "verify", "--dir", dir.toString());
+    assertThat(v.exit()).as(v.out() + v.err()).isZero();
+  }
 }
