@@ -602,17 +602,14 @@ class Session:
                     send({"id": call_id, "ev": "out", "s": stream}, data[:allowed])
                 if allowed < len(data) and state["limit"] is None:
                     state["limit"] = "OUTPUT"
-                    interrupt()
-
-        def interrupt():
-            self.interrupt()
+                    self.interrupt()
 
         try:
             while reply is None:
                 now = time.monotonic()
                 if now >= deadline and state["interrupted_at"] is None:
                     state["limit"] = state["limit"] or "TIMEOUT"
-                    interrupt()
+                    self.interrupt()
                 if state["interrupted_at"] is not None and now - state["interrupted_at"] > KILL_GRACE_S:
                     lost = True
                     break

@@ -53,21 +53,25 @@ final class AuditCommand implements Callable<Integer> {
   @Mixin Filter filter = new Filter();
   @Mixin Dir dir = new Dir();
   @Mixin Output output = new Output();
-
-  @Option(
-      names = {"-n", "--limit"},
-      paramLabel = "N",
-      description = "At most N events (default: ${DEFAULT-VALUE}).",
-      converter = LimitConverter.class,
-      defaultValue = "100")
-  int limit;
-
-  @Option(names = "--oldest-first", description = "Oldest first (default: newest first).")
-  boolean oldestFirst;
+  @Mixin Page page = new Page();
 
   @Override
   public Integer call() {
-    return Query.run(dir, filter, output, limit, oldestFirst);
+    return Query.run(dir, filter, output, page);
+  }
+
+  /** How many events and in which order; {@code audit} and {@code audit query} share it. */
+  static final class Page {
+    @Option(
+        names = {"-n", "--limit"},
+        paramLabel = "N",
+        description = "At most N events (default: ${DEFAULT-VALUE}).",
+        converter = LimitConverter.class,
+        defaultValue = "100")
+    int limit;
+
+    @Option(names = "--oldest-first", description = "Oldest first (default: newest first).")
+    boolean oldestFirst;
   }
 
   /** {@code audit query}. */
@@ -85,26 +89,16 @@ final class AuditCommand implements Callable<Integer> {
     @Mixin Filter filter = new Filter();
     @Mixin Dir dir = new Dir();
     @Mixin Output output = new Output();
-
-    @Option(
-        names = {"-n", "--limit"},
-        paramLabel = "N",
-        description = "At most N events (default: ${DEFAULT-VALUE}).",
-        converter = LimitConverter.class,
-        defaultValue = "100")
-    int limit;
-
-    @Option(names = "--oldest-first", description = "Oldest first (default: newest first).")
-    boolean oldestFirst;
+    @Mixin Page page = new Page();
 
     @Override
     public Integer call() {
-      return run(dir, filter, output, limit, oldestFirst);
+      return run(dir, filter, output, page);
     }
 
-    static int run(Dir dir, Filter filter, Output output, int limit, boolean oldestFirst) {
-      AuditQuery.Builder b = filter.builder().limit(Math.max(1, limit));
-      if (oldestFirst) {
+    static int run(Dir dir, Filter filter, Output output, Page page) {
+      AuditQuery.Builder b = filter.builder().limit(Math.max(1, page.limit));
+      if (page.oldestFirst) {
         b.oldestFirst();
       }
       List<AuditEvent> events;

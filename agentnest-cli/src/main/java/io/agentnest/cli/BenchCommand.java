@@ -7,12 +7,14 @@ import io.agentnest.ExecResult;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.internal.Json;
+import io.agentnest.internal.Percentiles;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.stream.Stream;
 import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
 import me.tongfei.progressbar.ProgressBarStyle;
@@ -86,45 +88,9 @@ final class BenchCommand implements Callable<Integer> {
                 }
               }));
     }
-    try (Sandbox sb = Sandbox.create(config)) {
-      if (want("exec")) {
-        samples.put(
-            "exec",
-            measure(
-                "exec",
-                iterations,
-                warmup,
-                () -> {
-                  ExecResult r = sb.exec("true");
-                  if (r.exitCode() != 0) {
-                    throw new AgentNestException("exec failed: " + r);
-                  }
-                }));
-      }
-      if (want("session")) {
-        samples.put(
-            "session",
-            measure("session", iterations, warmup, () -> check(sb.runCode("x = 1"), null)));
-      }
-      if (want("file-1mib")) {
-        byte[] data = new byte[1 << 20];
-        new java.util.Random(42).nextBytes(data);
-        samples.put(
-            "file-1mib",
-            measure(
-                "file-1mib",
-                iterations,
-                warmup,
-                () -> {
-                  sb.files().write("bench.bin", data);
-                  if (!Arrays.equals(sb.files().read("bench.bin"), data)) {
-                    throw new AgentNestException("file round trip corrupted data");
-                  }
-                }));
-      }
-      if (want("first-byte")) {
-        samples.put("first-byte", firstByte(sb, iterations));
-      }
+    boolean warmOps = Stream.of("exec", "session", "file-1mib", "first-byte").anyMatch(this::want);
+    if (warmOps) {
+      warm(config, samples);
     }
     if (want("egress")) {
       try {
@@ -185,6 +151,50 @@ final class BenchCommand implements Callable<Integer> {
     return deltas.stream().mapToDouble(Double::doubleValue).toArray();
   }
 
+  /** The operations that need one warm sandbox, measured on the same one. */
+  private void warm(SandboxConfig config, Map<String, double[]> samples) {
+    try (Sandbox sb = Sandbox.create(config)) {
+      if (want("exec")) {
+        samples.put(
+            "exec",
+            measure(
+                "exec",
+                iterations,
+                warmup,
+                () -> {
+                  ExecResult r = sb.exec("true");
+                  if (r.exitCode() != 0) {
+                    throw new AgentNestException("exec failed: " + r);
+                  }
+                }));
+      }
+      if (want("session")) {
+        samples.put(
+            "session",
+            measure("session", iterations, warmup, () -> check(sb.runCode("x = 1"), null)));
+      }
+      if (want("file-1mib")) {
+        byte[] data = new byte[1 << 20];
+        new java.util.Random(42).nextBytes(data);
+        samples.put(
+            "file-1mib",
+            measure(
+                "file-1mib",
+                iterations,
+                warmup,
+                () -> {
+                  sb.files().write("bench.bin", data);
+                  if (!Arrays.equals(sb.files().read("bench.bin"), data)) {
+                    throw new AgentNestException("file round trip corrupted data");
+                  }
+                }));
+      }
+      if (want("first-byte")) {
+        samples.put("first-byte", firstByte(sb, iterations));
+      }
+    }
+  }
+
   private boolean want(String op) {
     return only.isEmpty() || only.contains(op);
   }
@@ -220,12 +230,13 @@ final class BenchCommand implements Callable<Integer> {
   static Stat stat(String op, double[] ms) {
     double[] s = ms.clone();
     Arrays.sort(s);
-    return new Stat(op, s.length, pct(s, 50), pct(s, 95), s[0], s[s.length - 1]);
-  }
-
-  static double pct(double[] sorted, int p) {
-    int idx = (int) Math.ceil(p / 100.0 * sorted.length) - 1;
-    return sorted[Math.max(0, Math.min(sorted.length - 1, idx))];
+    return new Stat(
+        op,
+        s.length,
+        Percentiles.nearestRank(s, 50),
+        Percentiles.nearestRank(s, 95),
+        s[0],
+        s[s.length - 1]);
   }
 
   private void print(List<Stat> stats, SandboxConfig config) {

@@ -4,7 +4,6 @@ import io.agentnest.SandboxConfig;
 import io.agentnest.config.AgentNestConfig;
 import io.agentnest.internal.Sizes;
 import java.nio.file.Path;
-import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Option;
 
@@ -102,9 +101,5 @@ final class SandboxOptions {
       b.network(nb.build());
     }
     return b.build();
-  }
-
-  @Nullable Duration timeoutOrNull() {
-    return timeout == null ? null : Durations.parse("--timeout", timeout);
   }
 }

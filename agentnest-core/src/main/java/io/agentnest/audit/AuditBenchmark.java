@@ -6,7 +6,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -226,14 +225,6 @@ public final class AuditBenchmark {
     }
   }
 
-  /** Nearest-rank percentile of {@code values} ({@code p} in 0..100). */
-  public static double percentile(double[] values, double p) {
-    double[] s = values.clone();
-    Arrays.sort(s);
-    int rank = (int) Math.ceil(p / 100.0 * s.length);
-    return s[Math.max(0, Math.min(s.length - 1, rank - 1))];
-  }
-
   /** {@code [events [queries [dir]]]}: defaults 1,000,000, 200 and a temporary directory. */
   public static void main(String[] args) throws IOException {
     int events = args.length > 0 ? Integer.parseInt(args[0].replace("_", "")) : 1_000_000;
@@ -257,7 +248,11 @@ public final class AuditBenchmark {
         lines.add(
             String.format(
                 "  %-22s p50 %8.2f  p95 %8.2f  max %8.2f  (n=%d)",
-                e.getKey(), percentile(v, 50), percentile(v, 95), percentile(v, 100), v.length));
+                e.getKey(),
+                io.agentnest.internal.Percentiles.nearestRank(v, 50),
+                io.agentnest.internal.Percentiles.nearestRank(v, 95),
+                io.agentnest.internal.Percentiles.nearestRank(v, 100),
+                v.length));
       }
     }
     lines.forEach(System.out::println);

@@ -411,12 +411,17 @@ public final class DefaultSandbox implements Sandbox {
 
   @Override
   public ExecResult exec(List<String> argv, ExecOptions options) {
+    return run(argvRequest(argv), options.stdin(), options, false);
+  }
+
+  /** An exec request for a program with explicit arguments, no shell involved. */
+  private static ObjectNode argvRequest(List<String> argv) {
     if (argv.isEmpty()) {
       throw new io.agentnest.ConfigException("argv is empty: give at least the program to run");
     }
     ObjectNode h = Json.object().put("op", "exec");
     argv.forEach(h.putArray("argv")::add);
-    return run(h, options.stdin(), options, false);
+    return h;
   }
 
   ExecResult run(ObjectNode h, byte[] payload, ExecOptions options, boolean python) {
@@ -526,12 +531,7 @@ public final class DefaultSandbox implements Sandbox {
 
   @Override
   public io.agentnest.Execution start(List<String> argv, ExecOptions options) {
-    if (argv.isEmpty()) {
-      throw new io.agentnest.ConfigException("argv is empty: give at least the program to run");
-    }
-    ObjectNode h = Json.object().put("op", "exec");
-    argv.forEach(h.putArray("argv")::add);
-    return start(h, options.stdin(), options, false);
+    return start(argvRequest(argv), options.stdin(), options, false);
   }
 
   @Override

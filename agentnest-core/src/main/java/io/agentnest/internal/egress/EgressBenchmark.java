@@ -101,14 +101,6 @@ public final class EgressBenchmark {
     }
   }
 
-  /** Nearest-rank percentile of the samples, {@code p} in (0, 100]. */
-  public static double percentile(double[] samples, double p) {
-    double[] s = samples.clone();
-    Arrays.sort(s);
-    int rank = (int) Math.ceil(p / 100.0 * s.length);
-    return s[Math.max(0, Math.min(s.length - 1, rank - 1))];
-  }
-
   public static void main(String[] args) throws IOException {
     int iterations = args.length > 0 ? Integer.parseInt(args[0]) : 20;
     long bodyBytes = args.length > 1 ? Long.parseLong(args[1]) : 32L << 20;
@@ -127,8 +119,8 @@ public final class EgressBenchmark {
                 Locale.ROOT,
                 "%-24s %12.2f %12.2f%n",
                 name,
-                percentile(samples, 50),
-                percentile(samples, 95)));
+                io.agentnest.internal.Percentiles.nearestRank(samples, 50),
+                io.agentnest.internal.Percentiles.nearestRank(samples, 95)));
   }
 
   private static final class Client {

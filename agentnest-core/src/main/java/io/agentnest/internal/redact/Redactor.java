@@ -346,18 +346,9 @@ public final class Redactor {
 
   /** Redacts a whole text at once (results, tracebacks, error messages). */
   public String redact(String text, Counter counter) {
-    RedactingStream s = stream();
     byte[] in = text.getBytes(StandardCharsets.UTF_8);
-    byte[] a = s.feed(in, 0, in.length);
-    byte[] b = s.finish();
-    s.counts().forEach(counter::add);
-    if (s.counts().isEmpty()) {
-      return text;
-    }
-    byte[] all = new byte[a.length + b.length];
-    System.arraycopy(a, 0, all, 0, a.length);
-    System.arraycopy(b, 0, all, a.length, b.length);
-    return new String(all, StandardCharsets.UTF_8);
+    byte[] out = redact(in, counter);
+    return out == in ? text : new String(out, StandardCharsets.UTF_8);
   }
 
   /** Redacts bytes at once (file reads). */

@@ -864,8 +864,10 @@ class EgressProxyTest {
               assertThat(v).hasSize(2);
               assertThat(java.util.Arrays.stream(v).min().orElse(0)).isPositive();
             });
-    assertThat(EgressBenchmark.percentile(new double[] {3, 1, 2, 4}, 50)).isEqualTo(2);
-    assertThat(EgressBenchmark.percentile(new double[] {3, 1, 2, 4}, 95)).isEqualTo(4);
+    assertThat(io.agentnest.internal.Percentiles.nearestRank(new double[] {3, 1, 2, 4}, 50))
+        .isEqualTo(2);
+    assertThat(io.agentnest.internal.Percentiles.nearestRank(new double[] {3, 1, 2, 4}, 95))
+        .isEqualTo(4);
   }
 
   // ---------------------------------------------------------------------------------------------
