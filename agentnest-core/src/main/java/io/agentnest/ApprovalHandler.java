@@ -31,6 +31,19 @@ public interface ApprovalHandler {
             new ApprovalDecision(false, "denied by the deny-all approval handler", "denyAll"));
   }
 
+  /**
+   * Allows every request and hands it to {@code recorder} first (the audit log records every
+   * request and decision anyway): for watching what an agent would ask before enforcing rules.
+   */
+  static ApprovalHandler allowAndRecord(java.util.function.Consumer<ApprovalRequest> recorder) {
+    java.util.Objects.requireNonNull(recorder, "recorder");
+    return request -> {
+      recorder.accept(request);
+      return CompletableFuture.completedFuture(
+          new ApprovalDecision(true, "allowed and recorded", "allowAndRecord"));
+    };
+  }
+
   /** Allows every request: for tests and trusted, interactive use only. */
   static ApprovalHandler allowAll() {
     return request ->

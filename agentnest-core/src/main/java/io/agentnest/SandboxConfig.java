@@ -49,6 +49,7 @@ public final class SandboxConfig {
   private final NetworkPolicy network;
   private final java.util.List<java.util.function.Consumer<NetworkEvent>> networkListeners;
   private final @Nullable ApprovalHandler approvalHandler;
+  private final ApprovalPolicy approvals;
   private final io.agentnest.audit.@Nullable AuditLog auditLog;
   private final String workdir;
   private final Map<String, String> labels;
@@ -75,6 +76,7 @@ public final class SandboxConfig {
     this.network = b.network;
     this.networkListeners = java.util.List.copyOf(b.networkListeners);
     this.approvalHandler = b.approvalHandler;
+    this.approvals = b.approvals;
     this.auditLog = b.auditLog;
     this.workdir = b.workdir;
     this.labels = Map.copyOf(b.labels);
@@ -113,6 +115,7 @@ public final class SandboxConfig {
     b.network = network;
     b.networkListeners.addAll(networkListeners);
     b.approvalHandler = approvalHandler;
+    b.approvals = approvals;
     b.auditLog = auditLog;
     b.workdir = workdir;
     b.labels.putAll(labels);
@@ -181,6 +184,11 @@ public final class SandboxConfig {
   /** Who decides operations that need a person (e.g. hosts not on the allowlist in ASK mode). */
   public @Nullable ApprovalHandler approvalHandler() {
     return approvalHandler;
+  }
+
+  /** Which operations need approval or are refused; {@link ApprovalPolicy#none()} by default. */
+  public ApprovalPolicy approvals() {
+    return approvals;
   }
 
   /** The audit log events go to, or null for the default one under {@code AGENTNEST_HOME}. */
@@ -257,6 +265,7 @@ public final class SandboxConfig {
     private final java.util.List<java.util.function.Consumer<NetworkEvent>> networkListeners =
         new java.util.ArrayList<>();
     private @Nullable ApprovalHandler approvalHandler;
+    private ApprovalPolicy approvals = ApprovalPolicy.none();
     private io.agentnest.audit.@Nullable AuditLog auditLog;
     private String workdir = WORKSPACE;
     private final Map<String, String> labels = new LinkedHashMap<>();
@@ -371,6 +380,17 @@ public final class SandboxConfig {
     public Builder approvalHandler(@Nullable ApprovalHandler handler) {
       this.approvalHandler = handler;
       return this;
+    }
+
+    /** Which operations need approval (file deletion, system changes, shell and Python rules). */
+    public Builder approvals(ApprovalPolicy policy) {
+      this.approvals = Objects.requireNonNull(policy, "policy");
+      return this;
+    }
+
+    /** The approval policy set so far (for layering configuration sources). */
+    public ApprovalPolicy currentApprovals() {
+      return approvals;
     }
 
     /** Turns masking of well-known credential shapes off (secrets are always masked). */

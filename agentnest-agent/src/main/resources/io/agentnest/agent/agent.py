@@ -29,6 +29,11 @@ PROTOCOL_VERSION = 1
 WORKSPACE = os.environ.get("AGENTNEST_WORKSPACE", "/workspace")
 DEFAULT_TIMEOUT_MS = 60_000
 KILL_GRACE_S = 2.0
+# Approval questions from a session: at most this many per call; an unanswered one is denied
+# this long after the host's own approval timeout.
+MAX_ASKS_PER_CALL = 256
+ASK_MARGIN_S = 15.0
+MAX_CTL_MESSAGE = 64 << 20
 
 # The channel is the agent's private copy of the original fds; 0/1/2 are pointed at /dev/null so
 # that nothing else can write protocol bytes by accident (a child inheriting fd 1, say).
@@ -550,12 +555,54 @@ class Session:
             return
         if limit and state["limit"] is None:
             state["limit"] = limit
+        for ask in list(state["pending"]):
+            self.answer(ask, False, "the call was interrupted")
         if state["interrupted_at"] is None:
             state["interrupted_at"] = time.monotonic()
             try:
                 os.kill(self.proc.pid, signal.SIGINT)
             except (ProcessLookupError, AttributeError):
                 pass
+
+    def answer(self, ask, allowed, reason):
+        """Passes the host's decision on an approval question to the waiting interpreter."""
+        state = self.state
+        if state is None or state["pending"].pop(ask, None) is None:
+            return False
+        state["paused"] += time.monotonic() - state["asked_at"].pop(ask, time.monotonic())
+        msg = json.dumps({"answer": ask, "allowed": bool(allowed), "reason": str(reason)[:1000]})
+        data = msg.encode("utf-8")
+        try:
+            self.proc.stdin.write(struct.pack(">I", len(data)) + data)
+            self.proc.stdin.flush()
+        except (OSError, ValueError):
+            pass
+        return True
+
+    def ask(self, call_id, msg, ask_wait_s):
+        """Forwards an approval question of the interpreter to the host; the call's clock stops."""
+        state = self.state
+        try:
+            ask = int(msg.get("ask"))
+        except (TypeError, ValueError):
+            return
+        state["asks"] += 1
+        now = time.monotonic()
+        state["pending"][ask] = now + ask_wait_s
+        state["asked_at"][ask] = now
+        if state["asks"] > MAX_ASKS_PER_CALL:
+            self.answer(ask, False, "more than %d approval questions in one call" % MAX_ASKS_PER_CALL)
+            return
+        send(
+            {
+                "id": call_id,
+                "ev": "ask",
+                "ask": ask,
+                "event": str(msg.get("event", ""))[:100],
+                "target": str(msg.get("target", ""))[:1000],
+                "detail": str(msg.get("detail", ""))[:1000],
+            }
+        )
 
     def _run(self, call_id, header, code):
         try:
@@ -570,10 +617,19 @@ class Session:
         restarted = self.ensure() and self.generation > 1
         budget = OutputBudget(int(header.get("max_output", 10 << 20)))
         timeout_s = int(header.get("timeout_ms") or DEFAULT_TIMEOUT_MS) / 1000.0
-        state = {"limit": None, "interrupted_at": None, "buf": b""}
+        state = {
+            "limit": None,
+            "interrupted_at": None,
+            "buf": b"",
+            "pending": {},
+            "asked_at": {},
+            "paused": 0.0,
+            "asks": 0,
+        }
+        ask_wait_s = int(header.get("approval_timeout_ms") or 60000) / 1000.0 + ASK_MARGIN_S
         self.state = state
         PY_RUNNING[call_id] = self
-        req = json.dumps({"code": code}).encode("utf-8")
+        req = json.dumps({"code": code, "watch": header.get("watch")}).encode("utf-8")
         try:
             self.proc.stdin.write(struct.pack(">I", len(req)) + req)
             self.proc.stdin.flush()
@@ -607,6 +663,13 @@ class Session:
         try:
             while reply is None:
                 now = time.monotonic()
+                for ask, give_up in list(state["pending"].items()):
+                    if now > give_up:
+                        self.answer(ask, False, "no decision arrived from the host in time")
+                # Time spent waiting for a person does not count against the call's timeout.
+                deadline = started + timeout_s + state["paused"]
+                if state["pending"]:
+                    deadline = max(deadline, now + 1)
                 if now >= deadline and state["interrupted_at"] is None:
                     state["limit"] = state["limit"] or "TIMEOUT"
                     self.interrupt()
@@ -629,16 +692,31 @@ class Session:
                                 eof = True
                                 break
                             state["buf"] += data
-                        buf = state["buf"]
-                        if len(buf) >= 4:
+                        while reply is None and len(state["buf"]) >= 4:
+                            buf = state["buf"]
                             n = struct.unpack(">I", buf[:4])[0]
-                            if len(buf) >= 4 + n:
-                                reply = json.loads(buf[4 : 4 + n].decode("utf-8"))
-                                state["buf"] = buf[4 + n :]
+                            if n > MAX_CTL_MESSAGE:
+                                lost = True
+                                break
+                            if len(buf) < 4 + n:
+                                break
+                            state["buf"] = buf[4 + n :]
+                            try:
+                                msg = json.loads(buf[4 : 4 + n].decode("utf-8"))
+                            except ValueError:
+                                msg = None
+                            if not isinstance(msg, dict):
+                                continue
+                            if "ask" in msg:
+                                self.ask(call_id, msg, ask_wait_s)
+                            else:
+                                reply = msg
+                        if lost:
+                            break
                     else:
                         if not forward(key.fd, key.data):
                             eof = True
-                if eof and reply is None and self.proc.poll() is not None:
+                if lost or (eof and reply is None and self.proc.poll() is not None):
                     lost = True
                     break
             # Everything the worker printed before it replied is already in the pipes.
@@ -1046,6 +1124,10 @@ def handle(h, payload):
     elif op == "py":
         name = str(h.get("session") or "default")
         spawn(lambda i: session(name).run(i, h, payload.decode("utf-8", "replace")), call_id)
+    elif op == "answer":
+        py = PY_RUNNING.get(h.get("call"))
+        ok = bool(py) and py.answer(h.get("ask"), h.get("allowed") is True, h.get("reason", ""))
+        send_result(call_id, delivered=bool(ok))
     elif op == "py_close":
         name = str(h.get("session") or "default")
         with SESSIONS_LOCK:

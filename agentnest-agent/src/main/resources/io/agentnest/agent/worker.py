@@ -6,9 +6,11 @@ import base64
 import json
 import linecache
 import os
+import shlex
 import signal
 import struct
 import sys
+import threading
 import traceback
 
 _ctl = int(os.environ.pop("AGENTNEST_CTL_FD"))
@@ -19,10 +21,17 @@ MAX_REPR = 256 * 1024
 MAX_RICH = 8 << 20
 _busy = False
 _cell = 0
+# What the host wants to hear about (from each request); see install_guard.
+_watch = {"events": frozenset(), "outside": frozenset(), "writable": ("/workspace", "/tmp")}
 
 
 def _on_sigint(signum, frame):
-    # Only interrupt user code; an interrupt that arrives between calls is dropped.
+    # Only interrupt user code; an interrupt that arrives between calls is dropped. While a
+    # question to the host is open, the interrupt waits for its answer (the agent answers at
+    # once) so that the request stream on stdin stays in step.
+    if _asking[0]:
+        _asking[1] = True
+        return
     if _busy:
         raise KeyboardInterrupt
 
@@ -47,6 +56,144 @@ def _reply(obj):
     while view:
         n = os.write(_ctl, view)
         view = view[n:]
+
+
+# ----------------------------------------------------------------------------------- approvals
+# A PEP 578 audit hook asks the host before the operations its policy names. It is a guard rail
+# for cooperative code: the hook lives in the interpreter that the sandboxed code controls.
+
+_ask_lock = threading.Lock()
+_asking = [False, False]  # a question is open; an interrupt arrived meanwhile
+_in_hook = threading.local()
+_ask_seq = [0]
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+
+
+def _text(v, limit=1000):
+    try:
+        if isinstance(v, (bytes, bytearray)):
+            v = os.fsdecode(bytes(v))
+        elif hasattr(v, "__fspath__"):
+            v = os.fsdecode(v.__fspath__())
+        elif isinstance(v, (list, tuple)):
+            v = shlex.join(_text(x, limit) for x in v)
+        else:
+            v = str(v)
+    except Exception:  # noqa: BLE001 - a hostile __str__ or __fspath__
+        v = "<unprintable>"
+    return v[:limit]
+
+
+def _abs(p):
+    return os.path.normpath(os.path.join(os.getcwd(), _text(p)))
+
+
+def _outside(p):
+    path = _abs(p)
+    for w in _watch["writable"]:
+        if w == "/" or path == w or path.startswith(w.rstrip("/") + "/"):
+            return False
+    return path not in ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty")
+
+
+def _writes(args):
+    # open(path, mode, flags): mode is a str for io.open, None for os.open.
+    mode, flags = (args[1] if len(args) > 1 else None), (args[2] if len(args) > 2 else 0)
+    if isinstance(mode, str) and any(c in mode for c in "wax+"):
+        return True
+    return isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
+
+
+def _target(event, args):
+    # Returns (target, detail) for the host, or None when this occurrence needs no question.
+    if event == "open":
+        if not args or isinstance(args[0], int) or not _writes(args) or not _outside(args[0]):
+            return None
+        return _abs(args[0]), "open for writing (mode %s)" % _text(args[1] if len(args) > 1 else None, 20)
+    if event in ("os.rename", "os.link", "os.symlink"):
+        src, dst = (args + (None, None))[:2]
+        for p in (dst, src):
+            if p is not None and not isinstance(p, int) and _outside(p):
+                return _abs(p), "%s %s -> %s" % (event, _text(src), _text(dst))
+        return None
+    if event in ("os.mkdir", "os.truncate"):
+        if not args or isinstance(args[0], int) or not _outside(args[0]):
+            return None
+        return _abs(args[0]), event
+    if event in ("os.remove", "os.rmdir", "shutil.rmtree", "os.chmod", "os.chown", "os.chflags"):
+        if not args or isinstance(args[0], int):
+            return "<fd>", "%s on an open file descriptor" % event
+        extra = ""
+        if event == "os.chmod" and len(args) > 1 and isinstance(args[1], int):
+            extra = " mode %o" % args[1]
+        return _abs(args[0]), event + extra
+    if event == "subprocess.Popen":
+        exe, argv = (args + (None, None))[:2]
+        cmd = argv if isinstance(argv, str) else _text(argv if argv is not None else exe)
+        return _text(cmd), "subprocess.Popen"
+    if event == "os.system":
+        return _text(args[0] if args else ""), "os.system"
+    if event in ("os.exec", "os.posix_spawn", "pty.spawn"):
+        argv = args[1] if len(args) > 1 else (args[0] if args else "")
+        return _text(argv), event
+    if event == "os.spawn":
+        return _text(args[2] if len(args) > 2 else ""), event
+    return _text(args[0] if len(args) == 1 else args), event
+
+
+def _ask(event, target, detail):
+    if not _busy:
+        raise PermissionError(
+            13, "agentnest: %s %s needs approval, and no call is running to ask it in" % (event, target)
+        )
+    with _ask_lock:
+        _ask_seq[0] += 1
+        n = _ask_seq[0]
+        _asking[0] = True
+        try:
+            _reply({"ask": n, "event": event, "target": target, "detail": detail})
+            for _ in range(1000):
+                size = struct.unpack(">I", _read_exact(4))[0]
+                msg = json.loads(_read_exact(size).decode("utf-8"))
+                if msg.get("answer") == n:
+                    break
+            else:
+                msg = {"allowed": False, "reason": "no answer from the host"}
+        finally:
+            _asking[0] = False
+        if _asking[1]:
+            _asking[1] = False
+            raise KeyboardInterrupt
+    if not msg.get("allowed"):
+        raise PermissionError(
+            13, "agentnest: %s %s was denied: %s" % (event, target, _text(msg.get("reason"), 500))
+        )
+
+
+def _hook(event, args):
+    if event not in _watch["events"] and event not in _watch["outside"]:
+        return
+    if getattr(_in_hook, "on", False):
+        return
+    _in_hook.on = True
+    try:
+        found = _target(event, args)
+        if found is not None:
+            _ask(event, found[0], found[1])
+    finally:
+        _in_hook.on = False
+
+
+def _set_watch(w):
+    if not isinstance(w, dict):
+        _watch["events"], _watch["outside"] = frozenset(), frozenset()
+        return
+    _watch["events"] = frozenset(str(e) for e in w.get("events", ()))
+    _watch["outside"] = frozenset(str(e) for e in w.get("outside", ()))
+    _watch["writable"] = tuple(str(p) for p in w.get("writable", ("/workspace", "/tmp")))
+
+
+sys.addaudithook(_hook)
 
 
 def _clip(s):
@@ -157,6 +304,9 @@ def main():
         try:
             n = struct.unpack(">I", _read_exact(4))[0]
             req = json.loads(_read_exact(n).decode("utf-8"))
+            if "code" not in req:
+                continue  # a late answer to a question that was interrupted
+            _set_watch(req.get("watch"))
             reply = _run(req.get("code", ""), ns)
         except KeyboardInterrupt:
             reply = {"error": {"name": "KeyboardInterrupt", "value": "", "traceback": ""}}

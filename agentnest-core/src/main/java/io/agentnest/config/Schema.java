@@ -7,9 +7,11 @@ import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
@@ -114,6 +116,8 @@ final class Schema {
       return path;
     }
   }
+
+  private static final List<String> ACTIONS = List.of("allow", "ask", "deny");
 
   static final List<Field> FIELDS =
       List.of(
@@ -243,7 +247,88 @@ final class Schema {
               "60s",
               (b, v) ->
                   b.network(b.currentNetwork().toBuilder().approvalTimeout((Duration) v).build()),
-              c -> c.network().approvalTimeout()));
+              c -> c.network().approvalTimeout()),
+          new Field(
+              "approvals.file_delete",
+              Kind.CHOICE,
+              "ask",
+              ACTIONS,
+              "deleting files: allow, ask (wait for the approval handler) or deny",
+              (b, v) ->
+                  b.approvals(b.currentApprovals().toBuilder().fileDeletion(action(v)).build()),
+              null,
+              c -> c.approvals().fileDeletion().name().toLowerCase(Locale.ROOT)),
+          new Field(
+              "approvals.system_modify",
+              Kind.CHOICE,
+              "ask",
+              ACTIONS,
+              "writes outside approvals.writable_paths, chmod/chown, package installation",
+              (b, v) ->
+                  b.approvals(
+                      b.currentApprovals().toBuilder().systemModification(action(v)).build()),
+              null,
+              c -> c.approvals().systemModification().name().toLowerCase(Locale.ROOT)),
+          map(
+              "approvals.shell",
+              "{'\\bgit\\s+push\\b': ask, 'curl .*[|] *sh': deny}",
+              (b, k, v) ->
+                  b.approvals(b.currentApprovals().toBuilder().shell(k, actionOf(k, v)).build()),
+              c -> {
+                Map<String, String> m = new LinkedHashMap<>();
+                c.approvals()
+                    .shellRules()
+                    .forEach(
+                        r ->
+                            m.put(
+                                r.pattern().pattern(), r.action().name().toLowerCase(Locale.ROOT)));
+                return m;
+              }),
+          map(
+              "approvals.python",
+              "{socket.connect: ask, subprocess.Popen: deny}",
+              (b, k, v) ->
+                  b.approvals(b.currentApprovals().toBuilder().python(k, actionOf(k, v)).build()),
+              c -> {
+                Map<String, String> m = new LinkedHashMap<>();
+                c.approvals()
+                    .pythonRules()
+                    .forEach((k, a) -> m.put(k, a.name().toLowerCase(Locale.ROOT)));
+                return m;
+              }),
+          scalar(
+              "approvals.writable_paths",
+              Kind.STRING,
+              "\"/workspace, /tmp\"",
+              (b, v) ->
+                  b.approvals(
+                      b.currentApprovals().toBuilder()
+                          .writablePaths(
+                              java.util.Arrays.stream(((String) v).split(","))
+                                  .map(String::strip)
+                                  .filter(x -> !x.isEmpty())
+                                  .toList())
+                          .build()),
+              c -> String.join(", ", c.approvals().writablePaths())),
+          scalar(
+              "approvals.timeout",
+              Kind.DURATION,
+              "60s",
+              (b, v) -> b.approvals(b.currentApprovals().toBuilder().timeout((Duration) v).build()),
+              c -> c.approvals().timeout()));
+
+  private static io.agentnest.ApprovalPolicy.Action action(Object v) {
+    return io.agentnest.ApprovalPolicy.Action.valueOf(((String) v).toUpperCase(Locale.ROOT));
+  }
+
+  private static io.agentnest.ApprovalPolicy.Action actionOf(String key, String value) {
+    String v = value.strip().toLowerCase(Locale.ROOT);
+    if (!ACTIONS.contains(v)) {
+      throw new ConfigException(
+          "the action for '" + key + "' is '" + value + "': use allow, ask or deny");
+    }
+    return action(v);
+  }
 
   /** Adds comma-separated rules (or addresses) to a policy. */
   private static io.agentnest.NetworkPolicy withList(

@@ -110,8 +110,14 @@ public final class AgentChannel implements AutoCloseable {
 
   /** Starts a call: registers it, sends its frame, returns the future of its final frame. */
   public CompletableFuture<Frame> call(ObjectNode header, byte[] payload, Consumer<Frame> events) {
-    long id = newId();
-    header.put("id", id);
+    header.put("id", newId());
+    return callWithId(header, payload, events);
+  }
+
+  /** {@link #call} for a header that already has its id from {@link #newId()}. */
+  public CompletableFuture<Frame> callWithId(
+      ObjectNode header, byte[] payload, Consumer<Frame> events) {
+    long id = header.path("id").asLong();
     CompletableFuture<Frame> done = register(id, events);
     try {
       send(header, payload);
@@ -128,16 +134,38 @@ public final class AgentChannel implements AutoCloseable {
   }
 
   public Frame await(CompletableFuture<Frame> done, Duration timeout, String what) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    return await(done, () -> deadline, what);
+  }
+
+  /**
+   * Waits until {@code done} or until the deadline, which is read again whenever it is reached (a
+   * call waiting for an approval moves it).
+   */
+  public Frame await(
+      CompletableFuture<Frame> done, java.util.function.LongSupplier deadlineNanos, String what) {
+    long started = System.nanoTime();
     try {
-      return done.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+      while (true) {
+        long wait = deadlineNanos.getAsLong() - System.nanoTime();
+        if (wait <= 0) {
+          throw new TimeoutException();
+        }
+        try {
+          return done.get(wait, TimeUnit.NANOSECONDS);
+        } catch (TimeoutException again) {
+          // Loop: the deadline may have moved meanwhile.
+        }
+      }
     } catch (TimeoutException e) {
+      long timeoutMs = (System.nanoTime() - started) / 1_000_000;
       throw new AgentNestException(
           "the agent of sandbox "
               + shortId(sandboxId)
               + " did not answer '"
               + what
               + "' within "
-              + timeout.toMillis()
+              + timeoutMs
               + " ms: the sandbox may be overloaded or stuck; check it with 'agentnest ls'"
               + " or destroy it");
     } catch (InterruptedException e) {

@@ -3,6 +3,7 @@ package io.agentnest.internal;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.AgentNestException;
+import io.agentnest.ApprovalPolicy;
 import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
 import io.agentnest.ImageNotFoundException;
@@ -45,6 +46,8 @@ public final class DefaultSandbox implements Sandbox {
   private final AtomicBoolean destroyed = new AtomicBoolean();
   private final io.agentnest.internal.redact.Redactor redactor;
   private final io.agentnest.audit.AuditLog audit;
+  private final ApprovalGate gate;
+  private final PythonGuard pythonGuard;
   private volatile Instant expiresAt;
 
   private DefaultSandbox(
@@ -61,7 +64,13 @@ public final class DefaultSandbox implements Sandbox {
             : io.agentnest.internal.redact.Redactor.secretsOnly(secrets);
     io.agentnest.audit.AuditLog log = config.auditLog();
     this.audit = log != null ? log : Audit.shared();
-    this.files = new DefaultSandboxFiles(channel, redactor, (type, data) -> audit(type, data));
+    this.gate =
+        new ApprovalGate(
+            id, config.approvalHandler(), config.approvals().timeout(), (t, d) -> audit(t, d));
+    this.pythonGuard = new PythonGuard(config.approvals());
+    this.files =
+        new DefaultSandboxFiles(
+            channel, redactor, (type, data) -> audit(type, data), this::checkDelete);
     this.expiresAt = Instant.now().plus(config.ttl());
   }
 
@@ -203,6 +212,13 @@ public final class DefaultSandbox implements Sandbox {
               d.put("bytes_down", e.bytesDown());
               d.put("duration_ms", e.duration().toMillis());
               audit("network.attempt", d);
+              if (e.decision() == io.agentnest.NetworkEvent.Decision.DENIED) {
+                Map<String, Object> v = new java.util.LinkedHashMap<>();
+                v.put("kind", "network");
+                v.put("target", e.host() + ":" + e.port());
+                v.put("reason", e.reason());
+                audit("policy.violation", v);
+              }
               for (var l : listeners) {
                 try {
                   l.accept(e);
@@ -425,9 +441,14 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   ExecResult run(ObjectNode h, byte[] payload, ExecOptions options, boolean python) {
+    if (!python) {
+      checkUsable();
+      ShellClassifier.Verdict v = shellVerdict(h);
+      gate.require(v.kind(), commandText(h), "shell command", v.action(), v.reason());
+    }
     Call c = begin(h, payload, options, python, null);
     try {
-      Frame f = channel.await(c.done, c.timeout.plus(ANSWER_MARGIN), h.path("op").asText());
+      Frame f = channel.await(c.done, c.clock::deadlineNanos, h.path("op").asText());
       if (f.ev().equals("err")) {
         throw agentError(f.header());
       }
@@ -440,9 +461,106 @@ public final class DefaultSandbox implements Sandbox {
     }
   }
 
-  /** A started call: its final frame's future and the collector of its output. */
+  /** A started call: its final frame's future, the collector of its output, its clock. */
   private record Call(
-      long id, CompletableFuture<Frame> done, OutputCollector collector, Duration timeout) {}
+      long id, CompletableFuture<Frame> done, OutputCollector collector, CallClock clock) {}
+
+  /**
+   * A call's deadline: its timeout plus the answer margin, stopped while the sandbox waits for an
+   * approval (time a person takes does not count against the call).
+   */
+  static final class CallClock {
+    private final long start = System.nanoTime();
+    private final long budget;
+    private final long askBudget;
+    private final java.util.concurrent.atomic.AtomicInteger open =
+        new java.util.concurrent.atomic.AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicLong paused =
+        new java.util.concurrent.atomic.AtomicLong();
+
+    CallClock(Duration timeout, Duration approvalTimeout) {
+      this.budget = timeout.plus(ANSWER_MARGIN).toNanos();
+      this.askBudget = approvalTimeout.plus(ANSWER_MARGIN).toNanos();
+    }
+
+    long deadlineNanos() {
+      long d = start + budget + paused.get();
+      return open.get() > 0 ? Math.max(d, System.nanoTime() + askBudget) : d;
+    }
+
+    long askStarted() {
+      open.incrementAndGet();
+      return System.nanoTime();
+    }
+
+    void askEnded(long t0) {
+      paused.addAndGet(System.nanoTime() - t0);
+      open.decrementAndGet();
+    }
+  }
+
+  /** What the approval policy says about a shell (or argv) request. */
+  private ShellClassifier.Verdict shellVerdict(ObjectNode h) {
+    return ShellClassifier.classify(commandText(h), config.approvals());
+  }
+
+  private static String commandText(ObjectNode h) {
+    if (h.has("argv")) {
+      List<String> words = new java.util.ArrayList<>();
+      h.path("argv").forEach(a -> words.add(shellQuote(a.asText())));
+      return String.join(" ", words);
+    }
+    return h.path("cmd").asText();
+  }
+
+  private static String shellQuote(String word) {
+    return word.matches("[A-Za-z0-9_./:=@%+,-]+") ? word : "'" + word.replace("'", "'\\''") + "'";
+  }
+
+  /** The file API asks before deleting, as the policy says. */
+  private void checkDelete(String path, boolean recursive) {
+    ApprovalPolicy p = config.approvals();
+    gate.require(
+        "file.delete",
+        SandboxConfig.WORKSPACE + "/" + path,
+        recursive ? "files().deleteRecursive" : "files().delete",
+        p.fileDeletion(),
+        "file deletion");
+  }
+
+  /** An approval question from a Python session's audit hook: decide it and answer the agent. */
+  private void onAsk(long callId, Frame f, CallClock clock) {
+    JsonNode h = f.header();
+    long ask = h.path("ask").asLong(-1);
+    String event = Bounded.text(h.path("event").asText(), 100);
+    String target = redactor.redact(Bounded.text(h.path("target").asText(), 1000), (r, n) -> {});
+    String detail = redactor.redact(Bounded.text(h.path("detail").asText(), 1000), (r, n) -> {});
+    ShellClassifier.Verdict v = pythonGuard.classify(event, target);
+    long t0 = clock.askStarted();
+    gate.decide(v.kind(), target, "Python " + detail, v.action(), v.reason())
+        .whenComplete(
+            (d, err) -> {
+              clock.askEnded(t0);
+              boolean allowed = err == null && d != null && d.allowed();
+              String reason = d != null ? d.reason() : "approval failed: " + err;
+              if (!channel.isAlive()) {
+                return;
+              }
+              try {
+                channel.call(
+                    Json.object()
+                        .put("op", "answer")
+                        .put("call", callId)
+                        .put("ask", ask)
+                        .put("allowed", allowed)
+                        .put("reason", Bounded.text(reason, 1000)),
+                    new byte[0],
+                    x -> {});
+              } catch (RuntimeException e) {
+                LOG.debug("could not answer approval {} of call {}", ask, callId, e);
+              }
+            });
+  }
 
   private Call begin(
       ObjectNode h,
@@ -462,21 +580,77 @@ public final class DefaultSandbox implements Sandbox {
         options.env().forEach(env::put);
       }
     }
+    CallClock clock = new CallClock(timeout, config.approvals().timeout());
+    ObjectNode watch = python ? pythonGuard.watch() : null;
+    if (watch != null) {
+      h.set("watch", watch);
+      h.put("approval_timeout_ms", config.approvals().timeout().toMillis());
+    }
     OutputCollector collector = new OutputCollector(maxOut, options.onOutput(), redactor, events);
-    CompletableFuture<Frame> done = channel.call(h, payload, collector);
-    long callId = h.path("id").asLong();
+    long callId = channel.newId();
+    java.util.function.Consumer<Frame> frames =
+        watch == null
+            ? collector
+            : fr -> {
+              if (fr.ev().equals("ask")) {
+                onAsk(callId, fr, clock);
+              } else {
+                collector.accept(fr);
+              }
+            };
+    h.put("id", callId);
     auditStart(h, payload, callId);
-    return new Call(callId, done, collector, timeout);
+    CompletableFuture<Frame> done = channel.callWithId(h, payload, frames);
+    return new Call(callId, done, collector, clock);
   }
 
   /** Starts a call whose events stream into an {@link io.agentnest.Execution}. */
   DefaultExecution start(ObjectNode h, byte[] payload, ExecOptions options, boolean python) {
     DefaultExecution ex = new DefaultExecution(options.streamBuffer(), options.backpressure());
+    if (python) {
+      startInto(ex, h, payload, options, true);
+      return ex;
+    }
+    checkUsable();
+    ShellClassifier.Verdict v = shellVerdict(h);
+    if (v.action() == ApprovalPolicy.Action.ALLOW) {
+      startInto(ex, h, payload, options, false);
+      return ex;
+    }
+    String cmd = commandText(h);
+    // The caller gets its Execution at once; the command starts when (and if) it is approved.
+    gate.decide(v.kind(), cmd, "shell command", v.action(), v.reason())
+        .whenComplete(
+            (d, err) -> {
+              if (ex.result().isDone()) {
+                return;
+              }
+              if (d == null || !d.allowed()) {
+                ex.fail(
+                    ApprovalGate.denial(
+                        v.kind(),
+                        cmd,
+                        v.reason(),
+                        d != null
+                            ? d
+                            : new io.agentnest.ApprovalDecision(
+                                false, "approval failed: " + err, "error")));
+                return;
+              }
+              try {
+                startInto(ex, h, payload, options, false);
+              } catch (RuntimeException e) {
+                ex.fail(e);
+              }
+            });
+    return ex;
+  }
+
+  private void startInto(
+      DefaultExecution ex, ObjectNode h, byte[] payload, ExecOptions options, boolean python) {
     Call c = begin(h, payload, options, python, ex);
     ex.onCancel(() -> signal(c.id, "CANCELLED"));
-    c.done
-        .orTimeout(
-            c.timeout.plus(ANSWER_MARGIN).toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS)
+    withDeadline(c.done, c.clock)
         .whenComplete(
             (f, err) -> {
               if (err != null) {
@@ -485,8 +659,8 @@ public final class DefaultSandbox implements Sandbox {
                         ? new AgentNestException(
                             "the agent of sandbox "
                                 + id
-                                + " did not answer within "
-                                + c.timeout.plus(ANSWER_MARGIN).toMillis()
+                                + " did not answer within its timeout plus "
+                                + ANSWER_MARGIN.toMillis()
                                 + " ms; the sandbox may be overloaded or stuck")
                         : err;
                 channel.abandon(c.id);
@@ -505,7 +679,35 @@ public final class DefaultSandbox implements Sandbox {
                 ex.fail(e);
               }
             });
-    return ex;
+  }
+
+  /** {@code done}, or a timeout once the call's clock runs out (re-read as approvals pause it). */
+  private static CompletableFuture<Frame> withDeadline(
+      CompletableFuture<Frame> done, CallClock clock) {
+    CompletableFuture<Frame> out = new CompletableFuture<>();
+    done.whenComplete(
+        (f, e) -> {
+          if (e != null) {
+            out.completeExceptionally(e);
+          } else {
+            out.complete(f);
+          }
+        });
+    checkDeadline(out, clock);
+    return out;
+  }
+
+  private static void checkDeadline(CompletableFuture<Frame> out, CallClock clock) {
+    if (out.isDone()) {
+      return;
+    }
+    long wait = clock.deadlineNanos() - System.nanoTime();
+    if (wait <= 0) {
+      out.completeExceptionally(new java.util.concurrent.TimeoutException());
+      return;
+    }
+    CompletableFuture.delayedExecutor(wait, java.util.concurrent.TimeUnit.NANOSECONDS)
+        .execute(() -> checkDeadline(out, clock));
   }
 
   /** Asks the agent to stop a running call; best effort, never blocks the caller long. */

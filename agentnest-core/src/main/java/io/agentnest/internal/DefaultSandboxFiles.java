@@ -28,11 +28,20 @@ final class DefaultSandboxFiles implements SandboxFiles {
   DefaultSandboxFiles(
       AgentChannel channel,
       io.agentnest.internal.redact.Redactor redactor,
-      java.util.function.BiConsumer<String, java.util.Map<String, ?>> audit) {
+      java.util.function.BiConsumer<String, java.util.Map<String, ?>> audit,
+      DeleteCheck deleteCheck) {
     this.channel = channel;
     this.redactor = redactor;
     this.audit = audit;
+    this.deleteCheck = deleteCheck;
   }
+
+  /** Asks the approval policy before a deletion; throws when refused. */
+  interface DeleteCheck {
+    void check(String path, boolean recursive);
+  }
+
+  private final DeleteCheck deleteCheck;
 
   @Override
   public FileInfo write(String path, byte[] data) {
@@ -164,6 +173,7 @@ final class DefaultSandboxFiles implements SandboxFiles {
 
   private void delete(String path, boolean recursive) {
     String p = PathRules.checkEntry(path);
+    deleteCheck.check(p, recursive);
     ObjectNode h = Json.object().put("op", "fs_delete").put("path", p).put("recursive", recursive);
     check(channel.request(h, new byte[0], TIMEOUT), p);
     audit.accept(
