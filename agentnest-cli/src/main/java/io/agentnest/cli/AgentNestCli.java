@@ -61,6 +61,9 @@ public final class AgentNestCli implements Runnable {
     if (ex instanceof SandboxNotFoundException) {
       return ExitCodes.NOT_FOUND;
     }
+    if (ex instanceof io.agentnest.ApprovalDeniedException) {
+      return ExitCodes.DENIED;
+    }
     if (ex instanceof AgentNestException) {
       return ExitCodes.FAILED;
     }

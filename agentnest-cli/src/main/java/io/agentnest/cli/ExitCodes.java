@@ -22,6 +22,9 @@ public final class ExitCodes {
   /** No such sandbox. */
   public static final int NOT_FOUND = 6;
 
+  /** An operation was refused by the approval rules or the approval handler. */
+  public static final int DENIED = 7;
+
   /** The execution hit a limit (timeout, output, memory); used by run when the code had none. */
   public static final int LIMIT = 124;
 

@@ -59,6 +59,22 @@ final class SandboxOptions {
               + " *.pypi.org; default ports 80 and 443).")
   java.util.List<String> allow = new java.util.ArrayList<>();
 
+  @Option(
+      names = "--approve",
+      paramLabel = "HOW",
+      description =
+          "Who answers operations that need approval (see --guard and the config's approvals:"
+              + " section): prompt (ask at this terminal; the default when there is one), deny"
+              + " (the default without a terminal), allow (allow and record in the audit log).")
+  @Nullable String approve;
+
+  @Option(
+      names = "--guard",
+      description =
+          "Ask before file deletion, system modification, git push and subprocesses; refuse"
+              + " curl|sh (adds the recommended approval rules to the configuration's).")
+  boolean guard;
+
   /** The configuration file's settings (and AGENTNEST_* overrides), then the explicit flags. */
   SandboxConfig toConfig() {
     AgentNestConfig file = config != null ? AgentNestConfig.load(config) : AgentNestConfig.load();
@@ -100,6 +116,49 @@ final class SandboxOptions {
       allow.forEach(nb::allow);
       b.network(nb.build());
     }
+    if (guard) {
+      io.agentnest.ApprovalPolicy rec = io.agentnest.ApprovalPolicy.recommended();
+      io.agentnest.ApprovalPolicy cur = b.currentApprovals();
+      io.agentnest.ApprovalPolicy.Builder ab =
+          cur.toBuilder()
+              .fileDeletion(cur.fileDeletion().max(rec.fileDeletion()))
+              .systemModification(cur.systemModification().max(rec.systemModification()));
+      rec.shellRules().forEach(r -> ab.shell(r.pattern().pattern(), r.action()));
+      rec.pythonRules()
+          .forEach((e, a) -> ab.python(e, cur.pythonRules().getOrDefault(e, a).max(a)));
+      b.approvals(ab.build());
+    }
+    b.approvalHandler(approvalHandler());
     return b.build();
+  }
+
+  private io.agentnest.ApprovalHandler approvalHandler() {
+    String how = approve == null ? "" : approve.strip().toLowerCase(java.util.Locale.ROOT);
+    switch (how) {
+      case "deny":
+        return io.agentnest.ApprovalHandler.denyAll();
+      case "allow":
+        return io.agentnest.ApprovalHandler.allowAndRecord(r -> {});
+      case "prompt":
+      case "":
+        ConsoleApprovalHandler console = ConsoleApprovalHandler.onTerminal();
+        if (console != null) {
+          return console;
+        }
+        if (how.equals("prompt")) {
+          throw new io.agentnest.ConfigException(
+              "--approve prompt needs a terminal, and this process has none: use --approve deny"
+                  + " or --approve allow");
+        }
+        return request ->
+            java.util.concurrent.CompletableFuture.completedFuture(
+                new io.agentnest.ApprovalDecision(
+                    false,
+                    "no terminal to ask at: run in a terminal, or pass --approve allow",
+                    "cli"));
+      default:
+        throw new io.agentnest.ConfigException(
+            "--approve " + approve + ": unknown; use prompt, deny or allow");
+    }
   }
 }

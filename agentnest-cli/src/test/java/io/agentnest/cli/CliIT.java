@@ -199,6 +199,26 @@ class CliIT {
   }
 
   @Test
+  void guardAsksBeforeDeletingAndTheApproveFlagAnswers() throws Exception {
+    Run denied = cli("run", "--guard", "--approve", "deny", "--", "rm", "-f", "/workspace/x");
+    assertThat(denied.exit()).as(denied.err()).isEqualTo(ExitCodes.DENIED);
+    assertThat(denied.err()).contains("'rm' deletes files").contains("approval");
+
+    String code =
+        "import os\nopen('a', 'w').write('x')\ntry:\n    os.remove('a')\n"
+            + "except PermissionError as e:\n    print(e)\nprint(os.path.exists('a'))";
+    Run allowed = cli("run", "--guard", "--approve", "allow", "-c", code);
+    assertThat(allowed.exit()).as(allowed.err()).isZero();
+    assertThat(allowed.out()).isEqualTo("False\n");
+
+    Run noTerminal = cli("run", "--guard", "-c", code);
+    assertThat(noTerminal.exit()).as(noTerminal.err()).isZero();
+    assertThat(noTerminal.out())
+        .contains("os.remove /workspace/a was denied: no terminal to ask at")
+        .endsWith("True\n");
+  }
+
+  @Test
   void auditRecordsWhatTheCliDidAndVerifies(@TempDir Path home) throws Exception {
     Path dir = home.resolve("audit");
     try (io.agentnest.audit.AuditLog log = io.agentnest.audit.AuditLog.open(dir)) {

@@ -88,9 +88,24 @@ public record AuditEvent(
     Objects.requireNonNull(hash, "hash");
   }
 
-  /** The {@code decision} field of {@link #data} when it is a string (network, approvals). */
+  /**
+   * The {@code decision} field of {@link #data} when it is a string (network, approvals), in its
+   * normal form: {@code allow}, {@code deny} or {@code approve} ({@code DENIED} reads as {@code
+   * deny}).
+   */
   public @Nullable String decision() {
-    return data.get("decision") instanceof String s ? s : null;
+    return data.get("decision") instanceof String s ? normalDecision(s) : null;
+  }
+
+  /** Lower case, and the past tenses of network events mapped to the verbs: denied to deny. */
+  public static String normalDecision(String decision) {
+    String d = decision.strip().toLowerCase(java.util.Locale.ROOT);
+    return switch (d) {
+      case "denied", "refused" -> "deny";
+      case "allowed" -> "allow";
+      case "approved" -> "approve";
+      default -> d;
+    };
   }
 
   /** This record as its line of {@code events.jsonl} (without the newline). */

@@ -184,7 +184,8 @@ public final class AuditQuery {
     }
 
     public Builder decision(@Nullable String decision) {
-      this.decision = decision == null || decision.isEmpty() ? null : decision;
+      this.decision =
+          decision == null || decision.isBlank() ? null : AuditEvent.normalDecision(decision);
       return this;
     }
 

@@ -169,6 +169,7 @@ final class ApprovalGate {
           m.put("kind", kind);
           m.put("target", target);
           m.put("allowed", dec.allowed());
+          m.put("decision", dec.allowed() ? "approve" : "deny");
           m.put("reason", Bounded.text(dec.reason(), 1000));
           m.put("decided_by", Bounded.text(dec.decidedBy(), 200));
           m.put("waited_ms", waited);
@@ -184,6 +185,7 @@ final class ApprovalGate {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("kind", kind);
     m.put("target", target);
+    m.put("decision", "deny");
     m.put("reason", Bounded.text(d.reason(), 1000));
     m.put("decided_by", Bounded.text(d.decidedBy(), 200));
     m.put("waited_ms", waitedMs);

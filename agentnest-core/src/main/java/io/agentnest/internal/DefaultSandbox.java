@@ -216,6 +216,7 @@ public final class DefaultSandbox implements Sandbox {
                 Map<String, Object> v = new java.util.LinkedHashMap<>();
                 v.put("kind", "network");
                 v.put("target", e.host() + ":" + e.port());
+                v.put("decision", "deny");
                 v.put("reason", e.reason());
                 audit("policy.violation", v);
               }

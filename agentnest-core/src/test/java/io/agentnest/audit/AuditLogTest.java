@@ -81,7 +81,7 @@ class AuditLogTest {
                   "port",
                   443,
                   "decision",
-                  "deny",
+                  "DENIED",
                   "rule",
                   "default-deny",
                   "bytes_up",
@@ -111,7 +111,10 @@ class AuditLogTest {
           .containsExactly(net);
       assertThat(log.query(AuditQuery.builder().type("exec.finished", "config.loaded").build()))
           .containsExactly(ex, cfg);
-      assertThat(log.query(AuditQuery.builder().decision("deny").build())).containsExactly(net);
+      assertThat(log.query(AuditQuery.builder().decision("deny").build()))
+          .as("network events say DENIED; a query for deny finds them")
+          .containsExactly(net);
+      assertThat(log.query(AuditQuery.builder().decision("Denied").build())).containsExactly(net);
       assertThat(log.query(AuditQuery.builder().text("NUMPY").build())).containsExactly(ex);
       assertThat(log.query(AuditQuery.builder().text("100%_").build())).isEmpty();
       assertThat(log.query(AuditQuery.builder().text(ex.hash().substring(0, 12)).build()))
