@@ -36,6 +36,9 @@ import picocli.CommandLine.Option;
       "  redaction    redaction throughput (MB/s) with 100 secrets and the default patterns",
       "  egress       egress proxy on loopback: 100 MB download (MB/s) and GET latency, proxied",
       "               and direct (no sandbox involved)",
+      "  approvals    with an approval policy and an allow-all handler: a session call with the",
+      "               audit hook watching, an approved os.remove (question, decision, answer)",
+      "               and an approved shell 'rm' (checked on the host)",
       "  audit        only with --only audit: write 1,000,000 audit events (events/s), then query",
       "               latency (ms) over them, in a temporary directory"
     })
@@ -91,6 +94,9 @@ final class BenchCommand implements Callable<Integer> {
     boolean warmOps = Stream.of("exec", "session", "file-1mib", "first-byte").anyMatch(this::want);
     if (warmOps) {
       warm(config, samples);
+    }
+    if (want("approvals")) {
+      approvals(config, samples);
     }
     if (want("egress")) {
       try {
@@ -149,6 +155,44 @@ final class BenchCommand implements Callable<Integer> {
                 })
             .build());
     return deltas.stream().mapToDouble(Double::doubleValue).toArray();
+  }
+
+  /** The cost of approvals: the hook on ordinary code, and one approved question end to end. */
+  private void approvals(SandboxConfig config, Map<String, double[]> samples) {
+    SandboxConfig guarded =
+        config.toBuilder()
+            .approvals(io.agentnest.ApprovalPolicy.recommended())
+            .approvalHandler(io.agentnest.ApprovalHandler.allowAll())
+            .build();
+    try (Sandbox sb = Sandbox.create(guarded)) {
+      samples.put(
+          "approvals hooked-session",
+          measure(
+              "approvals hooked-session",
+              iterations,
+              warmup,
+              () -> check(sb.runCode("x = 1"), null)));
+      sb.runCode("import os");
+      samples.put(
+          "approvals python-ask",
+          measure(
+              "approvals python-ask",
+              iterations,
+              warmup,
+              () -> check(sb.runCode("open('b', 'w').close(); os.remove('b')"), null)));
+      samples.put(
+          "approvals shell-ask",
+          measure(
+              "approvals shell-ask",
+              iterations,
+              warmup,
+              () -> {
+                ExecResult r = sb.exec("rm -f /tmp/none");
+                if (r.exitCode() != 0) {
+                  throw new AgentNestException("approved rm failed: " + r);
+                }
+              }));
+    }
   }
 
   /** The operations that need one warm sandbox, measured on the same one. */
