@@ -923,6 +923,262 @@ def cleanup_write(call_id):
             pass
 
 
+# ----------------------------------------------------------------------------------- archives
+# tar streams in and out of the sandbox: fork, snapshots, artifacts and uploads. Extraction trusts
+# nothing in the archive: names, link targets, types and sizes are all checked, and nothing is
+# ever written through a symlink.
+
+ARCHIVE_ROOTS = (WORKSPACE, "/tmp")
+TAR_INS = {}
+
+
+class FrameWriter:
+    """A file object that sends what is written as data frames of about 1 MiB."""
+
+    def __init__(self, call_id, cap):
+        self.call_id, self.cap, self.buf, self.total = call_id, cap, bytearray(), 0
+
+    def write(self, b):
+        self.total += len(b)
+        if self.total > self.cap:
+            raise ArchiveRefused("TOO_LARGE", "the archive is larger than the cap of %d bytes" % self.cap)
+        self.buf += b
+        if len(self.buf) >= (1 << 20):
+            self.flush()
+        return len(b)
+
+    def flush(self):
+        if self.buf:
+            send({"id": self.call_id, "ev": "data"}, bytes(self.buf))
+            self.buf = bytearray()
+
+
+class ArchiveRefused(Exception):
+    def __init__(self, code, message):
+        super().__init__(message)
+        self.code = code
+
+
+def archive_root(root):
+    real = os.path.realpath(root or WORKSPACE)
+    for r in ARCHIVE_ROOTS:
+        if real == os.path.realpath(r):
+            return real
+    raise ArchiveRefused("BAD_PATH", "archive root %r is not one of %s" % (root, ", ".join(ARCHIVE_ROOTS)))
+
+
+def tar_out(call_id, h):
+    import tarfile
+
+    try:
+        root = archive_root(h.get("root"))
+        files_only = h.get("mode") == "files"
+        cap = int(h.get("max_bytes", 1 << 30))
+        rels = h.get("paths") or [""]
+        skipped = []
+        count = [0]
+        out = FrameWriter(call_id, cap)
+
+        def keep(info):
+            if info.isfile() or (not files_only and (info.isdir() or info.issym() or info.islnk())):
+                info.uid = info.gid = 0
+                info.uname = info.gname = ""
+                count[0] += 1
+                return info
+            skipped.append({"path": info.name, "reason": "not a regular file" if files_only else "special file"})
+            return None
+
+        with tarfile.open(fileobj=out, mode="w|", format=tarfile.PAX_FORMAT) as tar:
+            for rel in rels:
+                rel = str(rel).strip("/")
+                if ".." in rel.split("/"):
+                    raise ArchiveRefused("BAD_PATH", "%r leaves the archive root" % rel)
+                full = os.path.join(root, rel) if rel else root
+                if not os.path.lexists(full):
+                    raise ArchiveRefused("NOT_FOUND", "%r does not exist" % rel)
+                if files_only and not (os.path.isfile(full) and not os.path.islink(full)):
+                    skipped.append({"path": rel, "reason": "not a regular file"})
+                    continue
+                if rel:
+                    tar.add(full, arcname=rel, recursive=not files_only, filter=keep)
+                else:
+                    for name in sorted(os.listdir(root)):
+                        tar.add(os.path.join(root, name), arcname=name, recursive=True, filter=keep)
+        out.flush()
+        send_result(call_id, bytes=out.total, entries=count[0], skipped=skipped[:1000])
+    except ArchiveRefused as e:
+        send_error(call_id, e.code, str(e))
+    except OSError as e:
+        send_error(call_id, "IO", "%s: %s" % (type(e).__name__, e))
+
+
+def _safe_parent(dest, rel):
+    """Creates the parent directories of rel under dest without following any symlink."""
+    parts = rel.split("/")[:-1]
+    cur = dest
+    for part in parts:
+        cur = os.path.join(cur, part)
+        try:
+            st = os.lstat(cur)
+        except FileNotFoundError:
+            os.mkdir(cur, 0o755)
+            continue
+        if not statmod.S_ISDIR(st.st_mode):
+            raise ArchiveRefused("BAD_ENTRY", "%r: a parent is a symlink or a file, not a directory" % rel)
+    return cur
+
+
+def _inside(dest, path):
+    path = os.path.normpath(path)
+    return path == dest or path.startswith(dest.rstrip("/") + "/")
+
+
+def extract(dest, stream, strict, cap_bytes, cap_entries):
+    import tarfile
+    import unicodedata
+
+    seen = {}
+    total = 0
+    n = 0
+    with tarfile.open(fileobj=stream, mode="r|") as tar:
+        for m in tar:
+            n += 1
+            if n > cap_entries:
+                raise ArchiveRefused("TOO_LARGE", "more than %d entries in the archive" % cap_entries)
+            name = m.name
+            if "\x00" in name or name.startswith("/") or not name.strip("/"):
+                raise ArchiveRefused("BAD_ENTRY", "%r: absolute or empty name" % name)
+            rel = os.path.normpath(name)
+            if rel == ".." or rel.startswith("../") or ".." in name.split("/"):
+                raise ArchiveRefused("BAD_ENTRY", "%r leaves the destination (path traversal)" % name)
+            if rel == ".":
+                continue
+            key = unicodedata.normalize("NFC", rel).casefold() if strict else rel
+            if key in seen and seen[key] != rel:
+                raise ArchiveRefused(
+                    "BAD_ENTRY", "%r and %r differ only in Unicode normalisation or case" % (seen[key], rel)
+                )
+            seen[key] = rel
+            target = os.path.join(dest, rel)
+            if m.isdev() or m.isfifo() or not (m.isfile() or m.isdir() or m.issym() or m.islnk()):
+                raise ArchiveRefused("BAD_ENTRY", "%r is a device, fifo or other special file" % name)
+            parent = _safe_parent(dest, rel)
+            if m.issym():
+                link = m.linkname
+                resolved = os.path.normpath(os.path.join(parent, link)) if not link.startswith("/") else link
+                if strict and not _inside(dest, resolved):
+                    raise ArchiveRefused("BAD_ENTRY", "symlink %r points outside the destination (%r)" % (name, link))
+            if m.islnk():
+                src = os.path.normpath(os.path.join(dest, m.linkname))
+                if m.linkname.startswith("/") or not _inside(dest, src) or os.path.normpath(m.linkname) not in seen.values():
+                    raise ArchiveRefused("BAD_ENTRY", "hardlink %r points outside the archive (%r)" % (name, m.linkname))
+            total += max(0, m.size)
+            if total > cap_bytes:
+                raise ArchiveRefused("TOO_LARGE", "the archive unpacks to more than %d bytes" % cap_bytes)
+            try:
+                st = os.lstat(target)
+                if statmod.S_ISDIR(st.st_mode) and not m.isdir():
+                    raise ArchiveRefused("BAD_ENTRY", "%r would replace a directory" % name)
+                if not statmod.S_ISDIR(st.st_mode):
+                    os.unlink(target)
+            except FileNotFoundError:
+                pass
+            mode = m.mode & (0o755 if strict else 0o777) & ~0o7000
+            if m.isdir():
+                if not os.path.isdir(target):
+                    os.mkdir(target, 0o755)
+                os.chmod(target, mode | 0o700)
+            elif m.issym():
+                os.symlink(m.linkname, target)
+            elif m.islnk():
+                os.link(os.path.join(dest, os.path.normpath(m.linkname)), target, follow_symlinks=False)
+            else:
+                src = tar.extractfile(m)
+                fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, mode | 0o600)
+                try:
+                    while True:
+                        chunk = src.read(1 << 20)
+                        if not chunk:
+                            break
+                        view = memoryview(chunk)
+                        while view:
+                            k = os.write(fd, view)
+                            view = view[k:]
+                finally:
+                    os.close(fd)
+    return n, total
+
+
+def tar_in(call_id, h, payload):
+    state = TAR_INS.get(call_id)
+    if state is None:
+        try:
+            dest = archive_root(h.get("root"))
+            sub = str(h.get("path") or "").strip("/")
+            if ".." in sub.split("/"):
+                raise ArchiveRefused("BAD_PATH", "%r leaves the archive root" % sub)
+            if sub:
+                _safe_parent(dest, sub + "/x")
+                dest = os.path.join(dest, sub)
+        except ArchiveRefused as e:
+            TAR_INS[call_id] = {"refused": True}
+            send_error(call_id, e.code, str(e))
+            if h.get("last", True):
+                TAR_INS.pop(call_id, None)
+            return
+        r, w = os.pipe()
+        state = {"w": w, "refused": False}
+        TAR_INS[call_id] = state
+
+        def run():
+            reader = os.fdopen(r, "rb", buffering=1 << 20)
+            try:
+                n, total = extract(
+                    dest,
+                    reader,
+                    bool(h.get("strict", True)),
+                    int(h.get("max_bytes", 1 << 30)),
+                    int(h.get("max_entries", 100_000)),
+                )
+                state["result"] = ("ok", n, total)
+            except ArchiveRefused as e:
+                state["result"] = ("err", e.code, str(e))
+            except Exception as e:  # noqa: BLE001 - a corrupt archive must become an error reply
+                state["result"] = ("err", "BAD_ARCHIVE", "%s: %s" % (type(e).__name__, e))
+            finally:
+                # Drain so the frame loop never blocks on a full pipe after a refusal.
+                try:
+                    while reader.read(1 << 20):
+                        pass
+                except OSError:
+                    pass
+                reader.close()
+                res = state["result"]
+                if res[0] == "ok":
+                    send_result(call_id, entries=res[1], bytes=res[2])
+                else:
+                    send_error(call_id, res[1], res[2])
+
+        t = threading.Thread(target=run, daemon=True, name="tar-in")
+        state["thread"] = t
+        t.start()
+    if state.get("refused"):
+        if h.get("last", True):
+            TAR_INS.pop(call_id, None)
+        return
+    if payload:
+        view = memoryview(payload)
+        try:
+            while view:
+                k = os.write(state["w"], view)
+                view = view[k:]
+        except OSError:
+            pass
+    if h.get("last", True):
+        os.close(state["w"])
+        TAR_INS.pop(call_id, None)
+
+
 # ----------------------------------------------------------------------------------- egress
 
 TUNNEL_WINDOW = 1 << 20
@@ -1144,6 +1400,10 @@ def handle(h, payload):
         elif py:
             py.interrupt(limit)
         send_result(call_id, found=bool(target or py))
+    elif op == "tar_out":
+        spawn(tar_out, call_id, h)
+    elif op == "tar_in":
+        tar_in(call_id, h, payload)
     elif op and op.startswith("fs_"):
         # File ops run inline: they are short and the channel preserves their chunk order.
         fs_op(call_id, h, payload)

@@ -767,6 +767,12 @@ public final class DefaultSandbox implements Sandbox {
     return channel;
   }
 
+  /** tar streams in and out of this sandbox (fork, snapshots, artifacts, uploads). */
+  public SandboxArchives archives() {
+    checkUsable();
+    return new SandboxArchives(channel, id, redactor);
+  }
+
   void checkUsable() {
     if (channel.expired()) {
       throw new SandboxClosedException(
