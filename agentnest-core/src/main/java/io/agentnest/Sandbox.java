@@ -80,6 +80,26 @@ public interface Sandbox extends AutoCloseable {
   /** Async Python call in the default session; cancelling interrupts it. */
   java.util.concurrent.CompletableFuture<ExecResult> runCodeAsync(String code, ExecOptions options);
 
+  /**
+   * An independent copy of this sandbox: its files and the state of its Python sessions. Later
+   * writes, variables and processes of one are never seen by the other. {@link #forkReport()} of
+   * the copy says how the state was carried and what could not be.
+   *
+   * <pre>{@code
+   * sandbox.runCode("model = train()");
+   * try (Sandbox a = sandbox.fork()) {
+   *   a.runCode("model.tune(lr=0.1)");   // the parent's model is untouched
+   * }
+   * }</pre>
+   */
+  Sandbox fork();
+
+  /** {@code n} independent copies at once; the parent's state is captured once for all. */
+  List<Sandbox> fork(int n);
+
+  /** How this sandbox was forked, if it is a fork. */
+  java.util.Optional<ForkReport> forkReport();
+
   /** Path-safe access to the workspace. */
   SandboxFiles files();
 

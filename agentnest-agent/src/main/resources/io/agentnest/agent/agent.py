@@ -11,6 +11,7 @@
 import base64
 import json
 import os
+import select
 import selectors
 import signal
 import socket
@@ -499,6 +500,7 @@ class Session:
         self.current = None
         self.generation = 0
         self.state = None
+        self.pending_ctl = b""
 
     def ensure(self):
         if self.proc is not None and self.proc.poll() is None:
@@ -603,6 +605,82 @@ class Session:
                 "detail": str(msg.get("detail", ""))[:1000],
             }
         )
+
+    def _ctl_read(self, n, deadline):
+        """Reads exactly n bytes from the worker's control pipe, or None at EOF/deadline."""
+        out = bytearray(self.pending_ctl)
+        self.pending_ctl = b""
+        while len(out) < n:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.ctl_r], [], [], min(left, 1.0))[0]:
+                if left <= 0 or self.proc.poll() is not None:
+                    return None
+                continue
+            try:
+                data = os.read(self.ctl_r, min(1 << 20, n - len(out)))
+            except BlockingIOError:
+                continue
+            if not data:
+                return None
+            out += data
+        return bytes(out)
+
+    def _ctl_message(self, deadline):
+        head = self._ctl_read(4, deadline)
+        if head is None:
+            return None
+        size = struct.unpack(">I", head)[0]
+        if size > MAX_CTL_MESSAGE:
+            return None
+        body = self._ctl_read(size, deadline)
+        return None if body is None else json.loads(body.decode("utf-8"))
+
+    def dump(self, call_id):
+        """Streams the session's pickled namespace to the host (fork and snapshots)."""
+        with self.lock:
+            if self.proc is None or self.proc.poll() is not None:
+                send_result(call_id, present=False)
+                return
+            deadline = time.monotonic() + 120
+            self.pending_ctl = b""
+            req = json.dumps({"dump": True}).encode("utf-8")
+            self.proc.stdin.write(struct.pack(">I", len(req)) + req)
+            self.proc.stdin.flush()
+            msg = self._ctl_message(deadline)
+            head = (msg or {}).get("state")
+            if not isinstance(head, dict):
+                send_error(call_id, "STATE", "the session did not answer the save request")
+                return
+            left = int(head.get("bytes", 0))
+            while left > 0:
+                chunk = self._ctl_read(min(left, 1 << 20), deadline)
+                if chunk is None:
+                    send_error(call_id, "STATE", "the session stopped while saving its state")
+                    return
+                send({"id": call_id, "ev": "data"}, chunk)
+                left -= len(chunk)
+            send_result(call_id, present=True, **{k: v for k, v in head.items() if k != "bytes"})
+
+    def load(self, call_id, header, data):
+        """Replaces the session's namespace with a saved one (a fork's or a snapshot's)."""
+        with self.lock:
+            self.ensure()
+            deadline = time.monotonic() + 120
+            self.pending_ctl = b""
+            req = json.dumps({"load": len(data), "extra_bytes": int(header.get("extra_bytes", 0))})
+            req = req.encode("utf-8")
+            try:
+                self.proc.stdin.write(struct.pack(">I", len(req)) + req)
+                self.proc.stdin.write(data)
+                self.proc.stdin.flush()
+            except OSError as e:
+                send_error(call_id, "STATE", "cannot pass the state to the session: %s" % e)
+                return
+            msg = self._ctl_message(deadline) or {"error": "the session did not answer"}
+            if "error" in msg:
+                send_error(call_id, "STATE", str(msg["error"])[:1000])
+            else:
+                send_result(call_id, loaded=msg.get("loaded", [])[:10000])
 
     def _run(self, call_id, header, code):
         try:
@@ -765,6 +843,9 @@ class Session:
 
 SESSIONS = {}
 PY_RUNNING = {}
+LOADS = {}
+LOAD_HEADERS = {}
+MAX_STATE_BYTES = 2 << 30
 SESSIONS_LOCK = threading.Lock()
 
 
@@ -1384,6 +1465,24 @@ def handle(h, payload):
         py = PY_RUNNING.get(h.get("call"))
         ok = bool(py) and py.answer(h.get("ask"), h.get("allowed") is True, h.get("reason", ""))
         send_result(call_id, delivered=bool(ok))
+    elif op == "py_dump":
+        name = str(h.get("session") or "default")
+        spawn(lambda i: session(name).dump(i), call_id)
+    elif op == "py_load":
+        # Chunked like fs_write: the state arrives in several frames, the last one says so.
+        buf = LOADS.setdefault(call_id, bytearray())
+        if len(buf) + len(payload) > MAX_STATE_BYTES:
+            LOADS.pop(call_id, None)
+            send_error(call_id, "TOO_LARGE", "session state larger than %d bytes" % MAX_STATE_BYTES)
+        else:
+            buf += payload
+            if h.get("last", True):
+                data = bytes(LOADS.pop(call_id))
+                first = LOAD_HEADERS.pop(call_id, h)
+                name = str(first.get("session") or "default")
+                spawn(lambda i: session(name).load(i, first, data), call_id)
+            elif call_id not in LOAD_HEADERS:
+                LOAD_HEADERS[call_id] = h
     elif op == "py_close":
         name = str(h.get("session") or "default")
         with SESSIONS_LOCK:

@@ -12,6 +12,7 @@ import struct
 import sys
 import threading
 import traceback
+import types
 
 _ctl = int(os.environ.pop("AGENTNEST_CTL_FD"))
 os.environ.pop("AGENTNEST_SESSION", None)
@@ -298,12 +299,116 @@ def _run(code, ns):
     return {"result": result, "rich": rich, "error": error}
 
 
+# ----------------------------------------------------------------------------------- fork state
+# A fork without process checkpointing carries the session's namespace: dill pickles it as one
+# object, so functions keep this namespace as their globals and shared objects stay shared.
+# Whatever cannot be pickled (generators, threads, sockets, ...) is left out and listed.
+
+
+def _dump(ns):
+    import io
+    import pickle
+    import types
+
+    try:
+        import dill
+    except ImportError:
+        return {"error": "python3-dill is not installed in the image: only files were carried"}, b""
+    skipped = []
+    saved = {}
+
+    def attempt():
+        buf = io.BytesIO()
+        dill.dump_module(buf, module=_main, refimported=True)
+        return buf.getvalue()
+
+    def weed(kinds_first):
+        for k, v in list(ns.items()):
+            if k.startswith("__") and k.endswith("__"):
+                continue
+            is_code = isinstance(v, (types.FunctionType, type, types.ModuleType))
+            if is_code != kinds_first:
+                continue
+            try:
+                dill.dumps(v, protocol=pickle.HIGHEST_PROTOCOL)
+            except Exception as e:  # noqa: BLE001
+                saved[k] = ns.pop(k)
+                skipped.append({"name": k, "type": type(v).__name__, "reason": _text(e, 300)})
+
+    try:
+        blob = None
+        # Data first: a function drags its globals along, so one bad value would make every
+        # function look bad. Then functions and classes, once the bad data is out of the way.
+        for step in (None, False, True):
+            if step is not None:
+                weed(step)
+            try:
+                blob = attempt()
+                break
+            except Exception:  # noqa: BLE001
+                if step is True:
+                    raise
+    finally:
+        ns.update(saved)
+    cells = {f: v for f, v in linecache.cache.items() if f.startswith("<cell ")}
+    extra = pickle.dumps({"cell": _cell, "lines": cells}, protocol=pickle.HIGHEST_PROTOCOL)
+    names = sorted(k for k in ns if not (k.startswith("__") and k.endswith("__")) and k not in saved)
+    head = {"vars": names[:10000], "skipped": skipped[:1000], "extra_bytes": len(extra)}
+    return head, extra + blob
+
+
+def _load(data, extra_bytes):
+    import io
+    import pickle
+
+    global _cell
+    import dill
+
+    extra = pickle.loads(data[:extra_bytes])
+    dill.load_module(io.BytesIO(data[extra_bytes:]), module=_main)
+    _main.__dict__["__builtins__"] = __builtins__
+    _cell = max(_cell, int(extra.get("cell", 0)))
+    linecache.cache.update(extra.get("lines", {}))
+
+
+def _send_blob(head, blob):
+    head = dict(head, bytes=len(blob))
+    _reply({"state": head})
+    view = memoryview(blob)
+    while view:
+        n = os.write(_ctl, view[: 1 << 20])
+        view = view[n:]
+
+
+# The session's namespace is a real __main__ module, as in a script or a REPL: pickle and dill
+# find the classes and functions defined in it.
+_main = types.ModuleType("__main__")
+_main.__dict__["__builtins__"] = __builtins__
+sys.modules["__main__"] = _main
+
+
 def main():
-    ns = {"__name__": "__main__", "__builtins__": __builtins__}
+    ns = _main.__dict__
     while True:
         try:
             n = struct.unpack(">I", _read_exact(4))[0]
             req = json.loads(_read_exact(n).decode("utf-8"))
+            if "dump" in req:
+                try:
+                    head, blob = _dump(ns)
+                except Exception as e:  # noqa: BLE001
+                    head, blob = {"error": "cannot save the session: " + _text(e, 500)}, b""
+                _send_blob(head, blob)
+                continue
+            if "load" in req:
+                data = _read_exact(int(req["load"]))
+                try:
+                    _load(data, int(req.get("extra_bytes", 0)))
+                    _reply({"loaded": sorted(k for k in ns if not k.startswith("__"))[:10000]})
+                except Exception as e:  # noqa: BLE001
+                    _reply({"error": "cannot restore the session: " + _text(e, 500)})
+                del data
+                continue
             if "code" not in req:
                 continue  # a late answer to a question that was interrupted
             _set_watch(req.get("watch"))

@@ -59,6 +59,9 @@ public record AuditEvent(
   public static final String LIMIT_HIT = "limit.hit";
   public static final String SECRET_REDACTED = "secret.redacted";
   public static final String CONFIG_LOADED = "config.loaded";
+  public static final String SANDBOX_FORKED = "sandbox.forked";
+  public static final String SNAPSHOT_SAVED = "snapshot.saved";
+  public static final String SNAPSHOT_RESTORED = "snapshot.restored";
 
   /** Every documented event type; {@link AuditLog#record} refuses others. */
   public static final Set<String> TYPES =
@@ -77,7 +80,10 @@ public record AuditEvent(
           POLICY_VIOLATION,
           LIMIT_HIT,
           SECRET_REDACTED,
-          CONFIG_LOADED);
+          CONFIG_LOADED,
+          SANDBOX_FORKED,
+          SNAPSHOT_SAVED,
+          SNAPSHOT_RESTORED);
 
   public AuditEvent {
     Objects.requireNonNull(time, "time");

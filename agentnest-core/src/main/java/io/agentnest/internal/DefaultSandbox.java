@@ -788,6 +788,102 @@ public final class DefaultSandbox implements Sandbox {
     }
   }
 
+  private static final java.util.concurrent.ExecutorService FORK_THREADS =
+      java.util.concurrent.Executors.newCachedThreadPool(
+          r -> {
+            Thread t = new Thread(r, "agentnest-fork");
+            t.setDaemon(true);
+            return t;
+          });
+
+  private volatile io.agentnest.@org.jspecify.annotations.Nullable ForkReport forkReport;
+
+  @Override
+  public Sandbox fork() {
+    return fork(1).get(0);
+  }
+
+  @Override
+  public List<Sandbox> fork(int n) {
+    if (n < 1 || n > 64) {
+      throw new io.agentnest.ConfigException(
+          "fork(" + n + "): ask for 1 to 64 copies at once");
+    }
+    checkUsable();
+    long t0 = System.nanoTime();
+    // Copies start while the parent's state is captured: creating a container is the slow part.
+    List<CompletableFuture<DefaultSandbox>> kids = new java.util.ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      kids.add(
+          CompletableFuture.supplyAsync(() -> (DefaultSandbox) create(config), FORK_THREADS));
+    }
+    try {
+      SandboxState.Captured state = SandboxState.capture(this, sessionNames());
+      List<CompletableFuture<DefaultSandbox>> ready = new java.util.ArrayList<>();
+      for (CompletableFuture<DefaultSandbox> k : kids) {
+        ready.add(
+            k.thenApplyAsync(
+                child -> {
+                  SandboxState.restore(child, state);
+                  child.forkReport =
+                      new io.agentnest.ForkReport(
+                          id,
+                          io.agentnest.ForkReport.Mode.STATE_TRANSFER,
+                          state.variables(),
+                          state.skipped(),
+                          state.fileBytes(),
+                          state.stateBytes(),
+                          Duration.ofNanos(System.nanoTime() - t0));
+                  return child;
+                },
+                FORK_THREADS));
+      }
+      List<Sandbox> out = new java.util.ArrayList<>();
+      for (CompletableFuture<DefaultSandbox> r : ready) {
+        out.add(join(r));
+      }
+      for (Sandbox s : out) {
+        Map<String, Object> d = new java.util.LinkedHashMap<>();
+        d.put("child", s.id());
+        d.put("mode", io.agentnest.ForkReport.Mode.STATE_TRANSFER.name());
+        d.put("file_bytes", state.fileBytes());
+        d.put("state_bytes", state.stateBytes());
+        d.put("skipped", state.skipped().size());
+        audit("sandbox.forked", d);
+      }
+      return out;
+    } catch (RuntimeException e) {
+      for (CompletableFuture<DefaultSandbox> k : kids) {
+        k.thenAccept(DefaultSandbox::destroy);
+      }
+      throw e;
+    }
+  }
+
+  private static <T> T join(CompletableFuture<T> f) {
+    try {
+      return f.join();
+    } catch (java.util.concurrent.CompletionException e) {
+      if (e.getCause() instanceof RuntimeException re) {
+        throw re;
+      }
+      throw e;
+    }
+  }
+
+  /** The Python sessions this sandbox may have started. */
+  List<String> sessionNames() {
+    java.util.Set<String> names = new java.util.LinkedHashSet<>();
+    names.add("default");
+    names.addAll(sessions.keySet());
+    return List.copyOf(names);
+  }
+
+  @Override
+  public Optional<io.agentnest.ForkReport> forkReport() {
+    return Optional.ofNullable(forkReport);
+  }
+
   @Override
   public SandboxFiles files() {
     checkUsable();

@@ -1,0 +1,107 @@
+package io.agentnest.docker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.agentnest.ForkReport;
+import io.agentnest.Sandbox;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** fork() on runc: files and session state are copied, and copies are independent both ways. */
+@ExtendWith(DockerEngineRequired.class)
+class ForkIT {
+  static Sandbox parent;
+
+  @BeforeAll
+  static void start() {
+    parent = Sandbox.create();
+    parent.exec("mkdir -p /workspace/data && echo parent > /workspace/data/f.txt"
+        + " && echo scratch > /tmp/s.txt");
+    parent.runCode(
+        "import json, collections\n"
+            + "counter = collections.Counter('abracadabra')\n"
+            + "shared = [1, 2]\nalias = shared\n"
+            + "class Point:\n    def __init__(self, x): self.x = x\n"
+            + "    def double(self): return Point(self.x * 2)\n"
+            + "p = Point(21)\nscale = 3\n"
+            + "def scaled(v):\n    return v * scale\n"
+            + "gen = (i for i in range(3))\n");
+    parent.pythonSession("other").run("other_var = 'kept'");
+  }
+
+  @AfterAll
+  static void stop() {
+    if (parent != null) {
+      parent.destroy();
+    }
+  }
+
+  @Test
+  void copyHasTheFilesVariablesFunctionsAndClassesAndSaysWhatItCouldNotCarry() {
+    try (Sandbox copy = parent.fork()) {
+      assertThat(copy.id()).isNotEqualTo(parent.id());
+      assertThat(copy.exec("cat /workspace/data/f.txt /tmp/s.txt").stdout())
+          .isEqualTo("parent\nscratch\n");
+      assertThat(copy.runCode("p.double().x, scaled(2), counter['a'], json.dumps([1])").result())
+          .isEqualTo("(42, 6, 5, '[1]')");
+      assertThat(copy.runCode("alias.append(3); shared").result())
+          .as("objects shared between variables stay shared")
+          .isEqualTo("[1, 2, 3]");
+      assertThat(copy.runCode("scale = 10; scaled(2)").result())
+          .as("functions see the session's globals, not a copy of them")
+          .isEqualTo("20");
+      assertThat(copy.pythonSession("other").run("other_var").result()).isEqualTo("'kept'");
+
+      ForkReport r = copy.forkReport().orElseThrow();
+      assertThat(r.mode()).isEqualTo(ForkReport.Mode.STATE_TRANSFER);
+      assertThat(r.parentId()).isEqualTo(parent.id());
+      assertThat(r.sessions().get("default")).contains("counter", "p", "Point", "scaled");
+      assertThat(r.skipped()).extracting(ForkReport.Skipped::name).containsExactly("gen");
+      assertThat(r.skipped().get(0).type()).isEqualTo("generator");
+      assertThat(r.fileBytes()).isPositive();
+      assertThat(r.stateBytes()).isPositive();
+      assertThat(copy.runCode("'gen' in globals()").result()).isEqualTo("False");
+      assertThat(parent.forkReport()).isEmpty();
+    }
+  }
+
+  @Test
+  void parentAndCopyNeverSeeEachOthersLaterWrites() {
+    try (Sandbox copy = parent.fork()) {
+      copy.exec("echo copy > /workspace/data/f.txt && touch /workspace/only-copy");
+      copy.runCode("scale = 100\nnew_in_copy = 1");
+      parent.exec("touch /workspace/only-parent");
+      parent.runCode("only_parent = 1");
+
+      assertThat(parent.exec("cat /workspace/data/f.txt").stdout()).isEqualTo("parent\n");
+      assertThat(parent.files().exists("only-copy")).isFalse();
+      assertThat(parent.runCode("scale, 'new_in_copy' in globals()").result())
+          .isEqualTo("(3, False)");
+      assertThat(copy.files().exists("only-parent")).isFalse();
+      assertThat(copy.runCode("'only_parent' in globals()").result()).isEqualTo("False");
+      // Processes are not shared either.
+      parent.exec("sleep 300 > /dev/null 2>&1 &");
+      assertThat(copy.exec("pgrep -x sleep || echo none").stdout()).isEqualTo("none\n");
+      parent.exec("pkill -x sleep || true");
+    }
+  }
+
+  @Test
+  void forkOfSeveralCopiesGivesIndependentSandboxes() {
+    List<Sandbox> copies = parent.fork(3);
+    try {
+      assertThat(copies).hasSize(3).extracting(Sandbox::id).doesNotHaveDuplicates();
+      for (int i = 0; i < copies.size(); i++) {
+        copies.get(i).runCode("mine = " + i);
+      }
+      for (int i = 0; i < copies.size(); i++) {
+        assertThat(copies.get(i).runCode("mine, p.x").result()).isEqualTo("(" + i + ", 21)");
+      }
+    } finally {
+      copies.forEach(Sandbox::destroy);
+    }
+  }
+}
