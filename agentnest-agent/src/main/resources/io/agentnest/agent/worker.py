@@ -300,73 +300,89 @@ def _run(code, ns):
 
 
 # ----------------------------------------------------------------------------------- fork state
-# A fork without process checkpointing carries the session's namespace: dill pickles it as one
-# object, so functions keep this namespace as their globals and shared objects stay shared.
-# Whatever cannot be pickled (generators, threads, sockets, ...) is left out and listed.
+# A fork without process checkpointing carries the session's namespace. The C pickler does the
+# bulk (fast); functions and classes defined in the session go by value through dill, with the
+# session's namespace as their globals, so they see later changes just as in the parent. Shared
+# objects stay shared (one pickle). Whatever cannot be pickled (generators, threads, sockets,
+# ...) is left out and listed.
+
+
+def _pickler_class():
+    import pickle
+
+    try:
+        import dill
+    except ImportError:
+        dill = None
+
+    class Pickler(pickle.Pickler):
+        def reducer_override(self, obj):
+            if isinstance(obj, (types.FunctionType, type)) and getattr(obj, "__module__", None) == "__main__":
+                if dill is None:
+                    raise pickle.PicklingError("python3-dill is not installed in the image")
+                return (dill.loads, (dill.dumps(obj, protocol=pickle.HIGHEST_PROTOCOL),))
+            return NotImplemented
+
+    return Pickler
 
 
 def _dump(ns):
     import io
     import pickle
-    import types
 
-    try:
-        import dill
-    except ImportError:
-        return {"error": "python3-dill is not installed in the image: only files were carried"}, b""
-    skipped = []
-    saved = {}
+    Pickler = _pickler_class()
 
-    def attempt():
+    def dumps(value):
         buf = io.BytesIO()
-        dill.dump_module(buf, module=_main, refimported=True)
+        Pickler(buf, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
         return buf.getvalue()
 
-    def weed(kinds_first):
-        for k, v in list(ns.items()):
-            if k.startswith("__") and k.endswith("__"):
-                continue
-            is_code = isinstance(v, (types.FunctionType, type, types.ModuleType))
-            if is_code != kinds_first:
-                continue
-            try:
-                dill.dumps(v, protocol=pickle.HIGHEST_PROTOCOL)
-            except Exception as e:  # noqa: BLE001
-                saved[k] = ns.pop(k)
-                skipped.append({"name": k, "type": type(v).__name__, "reason": _text(e, 300)})
-
+    modules = {}
+    data = {}
+    for k, v in ns.items():
+        if k.startswith("__") and k.endswith("__"):
+            continue
+        if isinstance(v, types.ModuleType):
+            modules[k] = v.__name__
+        else:
+            data[k] = v
+    skipped = []
     try:
-        blob = None
-        # Data first: a function drags its globals along, so one bad value would make every
-        # function look bad. Then functions and classes, once the bad data is out of the way.
-        for step in (None, False, True):
-            if step is not None:
-                weed(step)
+        blob = dumps(data)
+    except Exception:  # noqa: BLE001 - find the culprits one by one, then pickle the rest
+        for k, v in list(data.items()):
             try:
-                blob = attempt()
-                break
-            except Exception:  # noqa: BLE001
-                if step is True:
-                    raise
-    finally:
-        ns.update(saved)
+                dumps(v)
+            except Exception as e:  # noqa: BLE001
+                del data[k]
+                skipped.append({"name": k, "type": type(v).__name__, "reason": _text(e, 300)})
+        blob = dumps(data)
     cells = {f: v for f, v in linecache.cache.items() if f.startswith("<cell ")}
-    extra = pickle.dumps({"cell": _cell, "lines": cells}, protocol=pickle.HIGHEST_PROTOCOL)
-    names = sorted(k for k in ns if not (k.startswith("__") and k.endswith("__")) and k not in saved)
-    head = {"vars": names[:10000], "skipped": skipped[:1000], "extra_bytes": len(extra)}
+    extra = pickle.dumps(
+        {"cell": _cell, "lines": cells, "modules": modules}, protocol=pickle.HIGHEST_PROTOCOL
+    )
+    head = {
+        "vars": sorted(list(data) + list(modules))[:10000],
+        "skipped": skipped[:1000],
+        "extra_bytes": len(extra),
+    }
     return head, extra + blob
 
 
 def _load(data, extra_bytes):
-    import io
+    import importlib
     import pickle
 
     global _cell
-    import dill
-
-    extra = pickle.loads(data[:extra_bytes])
-    dill.load_module(io.BytesIO(data[extra_bytes:]), module=_main)
-    _main.__dict__["__builtins__"] = __builtins__
+    view = memoryview(data)
+    extra = pickle.loads(view[:extra_bytes])
+    ns = _main.__dict__
+    for name, module in extra.get("modules", {}).items():
+        try:
+            ns[name] = importlib.import_module(module)
+        except Exception:  # noqa: BLE001 - a module the copy cannot import stays missing
+            pass
+    ns.update(pickle.loads(view[extra_bytes:]))
     _cell = max(_cell, int(extra.get("cell", 0)))
     linecache.cache.update(extra.get("lines", {}))
 

@@ -39,6 +39,8 @@ import picocli.CommandLine.Option;
       "  approvals    with an approval policy and an allow-all handler: a session call with the",
       "               audit hook watching, an approved os.remove (question, decision, answer)",
       "               and an approved shell 'rm' (checked on the host)",
+      "  fork         only with --only fork: fork() and fork(4) of a sandbox with a 10 MB",
+      "               workspace and a Python session holding 100 MB of objects",
       "  audit        only with --only audit: write 1,000,000 audit events (events/s), then query",
       "               latency (ms) over them, in a temporary directory"
     })
@@ -94,6 +96,9 @@ final class BenchCommand implements Callable<Integer> {
     boolean warmOps = Stream.of("exec", "session", "file-1mib", "first-byte").anyMatch(this::want);
     if (warmOps) {
       warm(config, samples);
+    }
+    if (only.contains("fork")) {
+      fork(config, samples);
     }
     if (want("approvals")) {
       approvals(config, samples);
@@ -155,6 +160,35 @@ final class BenchCommand implements Callable<Integer> {
                 })
             .build());
     return deltas.stream().mapToDouble(Double::doubleValue).toArray();
+  }
+
+  /** fork() and fork(4) of a loaded sandbox; each copy is destroyed outside the measurement. */
+  private void fork(SandboxConfig config, Map<String, double[]> samples) {
+    try (Sandbox sb = Sandbox.create(config.toBuilder().memory("1g").build())) {
+      sb.exec("head -c 10000000 /dev/urandom > /workspace/data.bin");
+      check(
+          sb.runCode(
+              "import os\nblobs = [os.urandom(1 << 20) for _ in range(90)]\n"
+                  + "table = {i: str(i) * 10 for i in range(200000)}\nlen(blobs)"),
+          "90");
+      int n = Math.max(3, iterations / 5);
+      List<Sandbox> garbage = new ArrayList<>();
+      samples.put(
+          "fork",
+          measure(
+              "fork",
+              n,
+              Math.min(warmup, 1),
+              () -> {
+                Sandbox copy = sb.fork();
+                garbage.add(copy);
+              }));
+      garbage.forEach(Sandbox::destroy);
+      garbage.clear();
+      samples.put(
+          "fork(4)", measure("fork(4)", n, Math.min(warmup, 1), () -> garbage.addAll(sb.fork(4))));
+      garbage.forEach(Sandbox::destroy);
+    }
   }
 
   /** The cost of approvals: the hook on ordinary code, and one approved question end to end. */

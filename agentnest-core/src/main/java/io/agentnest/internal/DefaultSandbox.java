@@ -806,16 +806,14 @@ public final class DefaultSandbox implements Sandbox {
   @Override
   public List<Sandbox> fork(int n) {
     if (n < 1 || n > 64) {
-      throw new io.agentnest.ConfigException(
-          "fork(" + n + "): ask for 1 to 64 copies at once");
+      throw new io.agentnest.ConfigException("fork(" + n + "): ask for 1 to 64 copies at once");
     }
     checkUsable();
     long t0 = System.nanoTime();
     // Copies start while the parent's state is captured: creating a container is the slow part.
     List<CompletableFuture<DefaultSandbox>> kids = new java.util.ArrayList<>();
     for (int i = 0; i < n; i++) {
-      kids.add(
-          CompletableFuture.supplyAsync(() -> (DefaultSandbox) create(config), FORK_THREADS));
+      kids.add(CompletableFuture.supplyAsync(() -> (DefaultSandbox) create(config), FORK_THREADS));
     }
     try {
       SandboxState.Captured state = SandboxState.capture(this, sessionNames());

@@ -86,8 +86,9 @@ public final class FrameCodec {
   }
 
   private static byte[] readExact(InputStream in, int n) throws IOException {
-    byte[] b = in.readNBytes(n);
-    if (b.length != n) {
+    // Into one array of the bounded length: readNBytes(int) would gather 8 KiB pieces and copy.
+    byte[] b = new byte[n];
+    if (in.readNBytes(b, 0, n) != n) {
       throw new EOFException("channel ended inside a frame");
     }
     return b;

@@ -18,8 +18,9 @@ class ForkIT {
   @BeforeAll
   static void start() {
     parent = Sandbox.create();
-    parent.exec("mkdir -p /workspace/data && echo parent > /workspace/data/f.txt"
-        + " && echo scratch > /tmp/s.txt");
+    parent.exec(
+        "mkdir -p /workspace/data && echo parent > /workspace/data/f.txt"
+            + " && echo scratch > /tmp/s.txt");
     parent.runCode(
         "import json, collections\n"
             + "counter = collections.Counter('abracadabra')\n"

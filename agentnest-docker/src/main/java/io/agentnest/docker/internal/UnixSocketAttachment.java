@@ -48,7 +48,8 @@ final class UnixSocketAttachment implements BackendSandbox {
       throw new BackendUnavailableException(
           "cannot attach to container " + id + " over " + socket + ": " + e.getMessage(), e);
     }
-    this.stdout = new DockerStreamDemux(new ChannelIn());
+    // Buffered below the demultiplexer too: its 8-byte headers would each cost a system call.
+    this.stdout = new DockerStreamDemux(new java.io.BufferedInputStream(new ChannelIn(), 1 << 18));
     this.stdin = new ChannelOut();
   }
 
