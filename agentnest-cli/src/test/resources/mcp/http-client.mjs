@@ -14,6 +14,7 @@ out.tools = (await client.listTools()).tools.map((t) => t.name);
 const call = (name, args) => client.callTool({ name, arguments: args }, undefined, { timeout: 120000 });
 out.py1 = await call('run_python', { code: 'y = 20' });
 out.py2 = await call('run_python', { code: 'y + 1' });
+out.sandboxes = await call('list_sandboxes', {});
 out.sessionId = transport.sessionId;
 await transport.terminateSession();
 await client.close();

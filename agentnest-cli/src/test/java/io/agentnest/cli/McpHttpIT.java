@@ -148,6 +148,12 @@ class McpHttpIT {
       JsonNode out = JSON.readTree(client.out().strip());
       assertThat(out.path("tools").toString()).contains("run_python");
       assertThat(McpStdioIT.text(out.path("py2"))).contains("[result]\n21");
+      // The client deleted its session: the server destroyed the session's sandbox.
+      String id = McpStdioIT.text(out.path("sandboxes")).split("\t", 2)[0];
+      assertThat(id).isNotBlank();
+      org.awaitility.Awaitility.await()
+          .atMost(Duration.ofSeconds(30))
+          .until(() -> io.agentnest.Sandbox.list().stream().noneMatch(i -> i.id().equals(id)));
     }
   }
 }

@@ -72,6 +72,7 @@ public final class AgentNestMcpServer implements AutoCloseable {
       Executors.newScheduledThreadPool(1, daemon("agentnest-mcp-timer"));
   private final McpSessions sessions;
   private final List<AutoCloseable> running = new ArrayList<>();
+  private boolean reaping;
 
   private AgentNestMcpServer(Builder b) {
     this.config = b.config;
@@ -82,18 +83,6 @@ public final class AgentNestMcpServer implements AutoCloseable {
     this.extraTools = List.copyOf(b.extraTools);
     this.version = b.version;
     this.sessions = new McpSessions(config, factory, limits, maxSandboxes, approvals);
-    long every = Math.max(1, Math.min(60, idleTimeout.toSeconds() / 4));
-    timer.scheduleAtFixedRate(
-        () -> {
-          try {
-            sessions.reapIdle(idleTimeout);
-          } catch (RuntimeException e) {
-            LOG.warn("idle session reaper: {}", e.toString());
-          }
-        },
-        every,
-        every,
-        TimeUnit.SECONDS);
   }
 
   public static Builder builder() {
@@ -193,12 +182,34 @@ public final class AgentNestMcpServer implements AutoCloseable {
             .keepAliveInterval(Duration.ofSeconds(30))
             .build();
     McpSyncServer server = build(McpServer.sync(transport));
+    startIdleReaper();
     HttpEndpoint endpoint =
         HttpEndpoint.start(options, loopback, transport, sessions::end, server::closeGracefully);
     synchronized (running) {
       running.add(endpoint);
     }
     return endpoint;
+  }
+
+  private synchronized void startIdleReaper() {
+    if (reaping) {
+      return;
+    }
+    reaping = true;
+    // HTTP sessions may simply stop coming back: end them after the idle timeout. (A stdio
+    // session ends with its process.)
+    long every = Math.max(1, Math.min(60, idleTimeout.toSeconds() / 4));
+    timer.scheduleAtFixedRate(
+        () -> {
+          try {
+            sessions.reapIdle(idleTimeout);
+          } catch (RuntimeException e) {
+            LOG.warn("idle session reaper: {}", e.toString());
+          }
+        },
+        every,
+        every,
+        TimeUnit.SECONDS);
   }
 
   static boolean isLoopback(String host) {

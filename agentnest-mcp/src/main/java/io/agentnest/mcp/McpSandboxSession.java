@@ -38,6 +38,7 @@ final class McpSandboxSession {
   private @Nullable Sandbox defaultSandbox;
   private final Map<String, Sandbox> extra = new LinkedHashMap<>();
   private volatile Instant lastUsed = Instant.now();
+  private @Nullable String notice;
   private boolean closed;
 
   McpSandboxSession(
@@ -98,6 +99,9 @@ final class McpSandboxSession {
       if (sb == null || !sb.isAlive()) {
         if (sb != null) {
           sb.destroy();
+          notice =
+              "[note] the default sandbox had expired or stopped; this call ran in a fresh one:"
+                  + " files and variables from earlier calls are gone\n";
         }
         sb = factory.apply(config);
         defaultSandbox = sb;
@@ -117,6 +121,13 @@ final class McpSandboxSession {
               + " the default sandbox");
     }
     return sb;
+  }
+
+  /** A note for the model about the session's sandboxes (e.g. a replaced one), once. */
+  synchronized @Nullable String takeNotice() {
+    String n = notice;
+    notice = null;
+    return n;
   }
 
   synchronized Sandbox create() {

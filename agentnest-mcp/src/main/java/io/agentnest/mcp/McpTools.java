@@ -310,7 +310,7 @@ final class McpTools {
       }
       Progress p = progress;
       ToolOutput out = work.apply(p == null ? null : p::event);
-      return ToolOutputs.toResult(out, null);
+      return ToolOutputs.toResult(withNotice(session, out), null);
     } catch (ArgumentException e) {
       return ToolOutputs.toResult(ToolOutputs.error("error: " + e.getMessage()), null);
     } catch (io.agentnest.AgentNestException e) {
@@ -333,9 +333,9 @@ final class McpTools {
     try {
       Object out = work.apply(args(request));
       if (out instanceof ToolOutputs.Located l) {
-        return ToolOutputs.toResult(l.output(), l.sandboxId());
+        return ToolOutputs.toResult(withNotice(session, l.output()), l.sandboxId());
       }
-      return ToolOutputs.toResult((ToolOutput) out, null);
+      return ToolOutputs.toResult(withNotice(session, (ToolOutput) out), null);
     } catch (ArgumentException e) {
       return ToolOutputs.toResult(ToolOutputs.error("error: " + e.getMessage()), null);
     } catch (io.agentnest.AgentNestException e) {
@@ -344,6 +344,13 @@ final class McpTools {
     } finally {
       session.leave(exchange);
     }
+  }
+
+  private static ToolOutput withNotice(McpSandboxSession session, ToolOutput out) {
+    String notice = session.takeNotice();
+    return notice == null
+        ? out
+        : new ToolOutput(notice + out.text(), out.attachments(), out.isError());
   }
 
   /** Progress notifications of one call: output as it comes (throttled), and a heartbeat. */
