@@ -9,10 +9,8 @@ import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
-import io.modelcontextprotocol.spec.McpSchema.Content;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -558,13 +556,5 @@ final class McpTools {
       throw new ArgumentException("'timeout_seconds' must be between 0 and 86400 seconds");
     }
     return Duration.ofMillis((long) Math.ceil(seconds * 1000));
-  }
-
-  static String base64(byte[] data) {
-    return Base64.getEncoder().encodeToString(data);
-  }
-
-  static List<Content> none() {
-    return List.of();
   }
 }
