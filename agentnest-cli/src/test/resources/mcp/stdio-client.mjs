@@ -10,6 +10,9 @@ const [java, jar, ...mcpArgs] = process.argv.slice(2);
 const hostServer = http.createServer((req, res) => res.end('hello from the host ' + req.url));
 await new Promise((resolve) => hostServer.listen(0, '127.0.0.1', resolve));
 const port = hostServer.address().port;
+const otherServer = http.createServer((req, res) => res.end('the other host ' + req.url));
+await new Promise((resolve) => otherServer.listen(0, '127.0.0.1', resolve));
+const otherPort = otherServer.address().port;
 
 const elicitations = [];
 const client = new Client(
@@ -87,20 +90,23 @@ out.listAfter = await call('list_sandboxes', {});
 
 // Through the sandbox's egress proxy (127.0.0.1:3128 inside), to a host that is not on the
 // allowlist: the proxy asks the approval handler, which asks this client by elicitation.
-const fetch = (path) =>
+const fetch = (p, path) =>
   [
     'import http.client',
     'c = http.client.HTTPConnection("127.0.0.1", 3128, timeout=60)',
-    `c.request("GET", "http://localhost:${port}${path}")`,
+    `c.request("GET", "http://localhost:${p}${path}")`,
     'resp = c.getresponse()',
     'body = resp.read().decode()',
     'body if resp.status == 200 else resp.status',
   ].join('\n');
-out.approved = await call('run_python', { code: fetch('/approved') });
-out.declined = await call('run_python', { code: fetch('/declined') });
+out.approved = await call('run_python', { code: fetch(port, '/approved') });
+out.declined = await call('run_python', { code: fetch(otherPort, '/declined') });
+// The answer for a host holds for the session: no second question.
+out.approvedAgain = await call('run_python', { code: fetch(port, '/again') });
 out.elicitations = elicitations;
 
 await client.close();
 hostServer.close();
+otherServer.close();
 out.seconds = (Date.now() - started) / 1000;
 process.stdout.write(JSON.stringify(out) + '\n');

@@ -162,11 +162,12 @@ class McpStdioIT {
     assertThat(text(out.path("listAfter"))).doesNotContain(createdId);
 
     // Network approval through MCP elicitation: the first asked host is approved, the next
-    // declined (a 403 from the egress proxy).
+    // declined (a 403 from the egress proxy); an answer holds for its host for the session.
     assertThat(out.path("elicitations").size()).isEqualTo(2);
     assertThat(out.at("/elicitations/0/message").asText()).contains("localhost");
     assertThat(text(out.path("approved"))).contains("hello from the host /approved");
     assertThat(text(out.path("declined"))).contains("[result]\n403");
+    assertThat(text(out.path("approvedAgain"))).contains("hello from the host /again");
 
     // The session ended with the client: no sandbox of it is left.
     String defaultId =

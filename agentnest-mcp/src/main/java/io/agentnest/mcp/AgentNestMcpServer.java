@@ -66,8 +66,17 @@ public final class AgentNestMcpServer implements AutoCloseable {
   private final List<SyncToolSpecification> extraTools;
   private final String version;
   private final McpJsonMapper json = new JacksonMcpJsonMapper(new ObjectMapper());
+
+  /** Elicitations wait for a person: a few at a time, a bounded queue, the rest denied. */
   private final ExecutorService approvals =
-      Executors.newCachedThreadPool(daemon("agentnest-mcp-approval"));
+      new java.util.concurrent.ThreadPoolExecutor(
+          4,
+          4,
+          60,
+          TimeUnit.SECONDS,
+          new java.util.concurrent.ArrayBlockingQueue<>(64),
+          daemon("agentnest-mcp-approval"));
+
   private final ScheduledExecutorService timer =
       Executors.newScheduledThreadPool(1, daemon("agentnest-mcp-timer"));
   private final McpSessions sessions;

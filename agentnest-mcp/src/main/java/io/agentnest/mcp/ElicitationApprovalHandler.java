@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -22,6 +23,9 @@ import org.jspecify.annotations.Nullable;
  * still applies: an unanswered question denies.
  */
 final class ElicitationApprovalHandler implements ApprovalHandler {
+  /** decidedBy of a denial because nobody could be asked (not remembered). */
+  static final String NOT_ASKED = "mcp-elicitation-unavailable";
+
   private final McpSandboxSession session;
   private final ApprovalHandler fallback;
   private final Executor executor;
@@ -44,7 +48,31 @@ final class ElicitationApprovalHandler implements ApprovalHandler {
     if (exchange == null || !supportsElicitation(exchange)) {
       return fallback.decide(request);
     }
-    return CompletableFuture.supplyAsync(() -> ask(exchange, request), executor);
+    // One question per target and session: parallel connections (pip, git) share it, and the
+    // user's answer holds for the rest of the session. Failures to ask are not remembered.
+    String key = request.kind() + " " + request.target();
+    CompletableFuture<ApprovalDecision> answer =
+        session
+            .approvals()
+            .computeIfAbsent(
+                key,
+                k -> {
+                  try {
+                    return CompletableFuture.supplyAsync(() -> ask(exchange, request), executor);
+                  } catch (RejectedExecutionException e) {
+                    return CompletableFuture.completedFuture(
+                        new ApprovalDecision(
+                            false,
+                            "too many approval questions are pending; try again later",
+                            NOT_ASKED));
+                  }
+                });
+    return answer.whenComplete(
+        (d, e) -> {
+          if (e != null || d == null || NOT_ASKED.equals(d.decidedBy())) {
+            session.approvals().remove(key, answer);
+          }
+        });
   }
 
   private static ApprovalDecision ask(McpSyncServerExchange exchange, ApprovalRequest request) {
@@ -60,7 +88,8 @@ final class ElicitationApprovalHandler implements ApprovalHandler {
             + target
             + " ("
             + detail
-            + "), which the policy does not allow by itself. Allow it?";
+            + "), which the policy does not allow by itself. Allow it? The answer holds for this"
+            + " host for the rest of the session.";
     Map<String, Object> approve = new LinkedHashMap<>();
     approve.put("type", "boolean");
     approve.put("title", "Allow");
@@ -78,7 +107,7 @@ final class ElicitationApprovalHandler implements ApprovalHandler {
       return new ApprovalDecision(
           false,
           "the MCP client could not be asked: " + SandboxTools.bound(e.getMessage(), 300),
-          "mcp-elicitation");
+          NOT_ASKED);
     }
     String who = "mcp-elicitation:" + clientName(exchange);
     if (result == null || result.action() != McpSchema.ElicitResult.Action.ACCEPT) {

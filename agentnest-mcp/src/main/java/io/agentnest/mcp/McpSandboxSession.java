@@ -39,6 +39,9 @@ final class McpSandboxSession {
   private final Map<String, Sandbox> extra = new LinkedHashMap<>();
   private volatile Instant lastUsed = Instant.now();
   private @Nullable String notice;
+  private final java.util.concurrent.ConcurrentHashMap<
+          String, java.util.concurrent.CompletableFuture<io.agentnest.ApprovalDecision>>
+      approvals = new java.util.concurrent.ConcurrentHashMap<>();
   private boolean closed;
 
   McpSandboxSession(
@@ -68,6 +71,13 @@ final class McpSandboxSession {
 
   void touch() {
     lastUsed = Instant.now();
+  }
+
+  /** Elicited approval answers by "kind target", for the session's life. */
+  java.util.concurrent.ConcurrentHashMap<
+          String, java.util.concurrent.CompletableFuture<io.agentnest.ApprovalDecision>>
+      approvals() {
+    return approvals;
   }
 
   /** The exchange of a tool call in progress (for elicitation), or null between calls. */
