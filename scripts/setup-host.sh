@@ -18,8 +18,11 @@ install_packages() {
   command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
   command -v runsc >/dev/null 2>&1 || missing+=(runsc)
   command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
+  # Node.js and npm: the MCP integration tests drive 'agentnest mcp' with real MCP clients from npm.
+  command -v node >/dev/null 2>&1 || missing+=(nodejs)
+  command -v npm >/dev/null 2>&1 || missing+=(npm)
   if [ "${#missing[@]}" -eq 0 ]; then
-    log "packages present: dockerd runsc mmdebstrap"
+    log "packages present: dockerd runsc mmdebstrap node npm"
     return 0
   fi
   need_root || return 0

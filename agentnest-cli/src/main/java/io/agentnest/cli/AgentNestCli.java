@@ -25,6 +25,7 @@ import picocli.CommandLine.Command;
       BenchCommand.class,
       ConfigCommand.class,
       AuditCommand.class,
+      McpCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class AgentNestCli implements Runnable {

@@ -57,35 +57,10 @@ final class RunCommand implements Callable<Integer> {
 
   @Mixin SandboxOptions sandbox = new SandboxOptions();
 
-  @Option(
-      names = "--secret",
-      description = "Secret environment variable NAME=VALUE: set in the sandbox, masked in output.")
-  List<String> secrets = new ArrayList<>();
-
-  @Option(
-      names = "--secret-env",
-      description = "Secret environment variable taken from this host's environment variable NAME.")
-  List<String> secretEnv = new ArrayList<>();
+  @Mixin SecretOptions secrets = new SecretOptions();
 
   private io.agentnest.SandboxConfig config() {
-    io.agentnest.SandboxConfig.Builder b = sandbox.toConfig().toBuilder();
-    for (String s : secrets) {
-      int eq = s.indexOf('=');
-      if (eq <= 0) {
-        throw new ConfigException(
-            "--secret '" + s.replaceAll("=.*", "=...") + "' must be NAME=VALUE");
-      }
-      b.secretEnv(s.substring(0, eq), io.agentnest.Secret.of(s.substring(eq + 1)));
-    }
-    for (String name : secretEnv) {
-      String v = System.getenv(name);
-      if (v == null) {
-        throw new ConfigException(
-            "--secret-env " + name + ": no such variable in this environment; export it first");
-      }
-      b.secretEnv(name, io.agentnest.Secret.of(v));
-    }
-    return b.build();
+    return secrets.applyTo(sandbox.toConfig());
   }
 
   @Override

@@ -1,0 +1,560 @@
+package io.agentnest.mcp;
+
+import io.agentnest.ExecEvent;
+import io.agentnest.Sandbox;
+import io.agentnest.tools.SandboxTools;
+import io.agentnest.tools.ToolOutput;
+import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
+import io.modelcontextprotocol.server.McpSyncServerExchange;
+import io.modelcontextprotocol.spec.McpSchema;
+import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
+import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** The MCP tools: schemas written for a model, and handlers that answer with tool results. */
+final class McpTools {
+  private static final Logger LOG = LoggerFactory.getLogger(McpTools.class);
+  private static final String SANDBOX_ID_DESCRIPTION =
+      "Which sandbox to use: an id from create_sandbox/list_sandboxes. Leave it out to use this"
+          + " session's default sandbox (created on first use).";
+
+  /** At most this many progress notifications per second for output. */
+  private static final long PROGRESS_INTERVAL_MS = 250;
+
+  private static final long HEARTBEAT_SECONDS = 5;
+
+  private final McpSessions sessions;
+  private final ScheduledExecutorService timer;
+
+  McpTools(McpSessions sessions, ScheduledExecutorService timer) {
+    this.sessions = sessions;
+    this.timer = timer;
+  }
+
+  List<SyncToolSpecification> all() {
+    List<SyncToolSpecification> tools = new ArrayList<>();
+    tools.add(
+        tool(
+            "run_python",
+            "Run Python",
+            SandboxTools.RUN_PYTHON_DESCRIPTION
+                + " Long runs report progress. Errors (exceptions, time limit) come back as a"
+                + " tool error with the traceback.",
+            schema(
+                List.of("code"),
+                prop(
+                    "code", "string", "Python source to run, e.g. \"import math\\nmath.sqrt(2)\"."),
+                prop(
+                    "session",
+                    "string",
+                    "Name of an independent interpreter; leave it out for the default session."
+                        + " Variables are kept per session."),
+                timeoutProp(),
+                prop("sandbox_id", "string", SANDBOX_ID_DESCRIPTION)),
+            annotations(false, false, false),
+            (ex, req) -> {
+              Map<String, Object> a = args(req);
+              return run(
+                  ex,
+                  req,
+                  a,
+                  events ->
+                      session(ex)
+                          .tools(optString(a, "sandbox_id"))
+                          .runPython(
+                              string(a, "code"), optString(a, "session"), timeout(a), events));
+            }));
+    tools.add(
+        tool(
+            "run_shell",
+            "Run shell command",
+            SandboxTools.RUN_SHELL_DESCRIPTION
+                + " Long runs report progress. A non-zero exit code comes back as a tool error.",
+            schema(
+                List.of("command"),
+                prop("command", "string", "Shell command line, e.g. \"ls -la && wc -l *.csv\"."),
+                prop(
+                    "workdir",
+                    "string",
+                    "Directory relative to /workspace to run in; leave it out for /workspace."),
+                timeoutProp(),
+                prop("sandbox_id", "string", SANDBOX_ID_DESCRIPTION)),
+            annotations(false, false, false),
+            (ex, req) -> {
+              Map<String, Object> a = args(req);
+              return run(
+                  ex,
+                  req,
+                  a,
+                  events ->
+                      session(ex)
+                          .tools(optString(a, "sandbox_id"))
+                          .runShell(
+                              string(a, "command"), optString(a, "workdir"), timeout(a), events));
+            }));
+    Map<String, Object> encoding = prop("encoding", "string", "How 'content' is encoded.");
+    encoding.put("enum", List.of("utf-8", "base64"));
+    encoding.put("default", "utf-8");
+    tools.add(
+        tool(
+            "write_file",
+            "Write file",
+            SandboxTools.WRITE_FILE_DESCRIPTION,
+            schema(
+                List.of("path", "content"),
+                prop("path", "string", "Path relative to /workspace, e.g. \"data/input.csv\"."),
+                prop(
+                    "content",
+                    "string",
+                    "The file's content: text, or base64 when encoding is \"base64\"."),
+                encoding,
+                prop("sandbox_id", "string", SANDBOX_ID_DESCRIPTION)),
+            annotations(false, true, true),
+            (ex, req) ->
+                simple(
+                    ex,
+                    a -> {
+                      String enc = optString(a, "encoding");
+                      boolean base64 = enc != null && enc.strip().equalsIgnoreCase("base64");
+                      if (enc != null && !base64 && !enc.strip().equalsIgnoreCase("utf-8")) {
+                        return ToolOutputs.error(
+                            "error: encoding must be \"utf-8\" or \"base64\", not \""
+                                + SandboxTools.bound(enc, 40)
+                                + "\"");
+                      }
+                      return session(ex)
+                          .tools(optString(a, "sandbox_id"))
+                          .writeFile(string(a, "path"), string(a, "content"), base64);
+                    },
+                    req)));
+    tools.add(
+        tool(
+            "read_file",
+            "Read file",
+            SandboxTools.READ_FILE_DESCRIPTION,
+            schema(
+                List.of("path"),
+                prop(
+                    "path", "string", "Path relative to /workspace, e.g. \"results/summary.txt\"."),
+                prop("sandbox_id", "string", SANDBOX_ID_DESCRIPTION)),
+            annotations(true, false, true),
+            (ex, req) ->
+                simple(
+                    ex,
+                    a -> session(ex).tools(optString(a, "sandbox_id")).readFile(string(a, "path")),
+                    req)));
+    Map<String, Object> listPath =
+        prop("path", "string", "Directory relative to /workspace; \"\" (default) is the root.");
+    listPath.put("default", "");
+    Map<String, Object> recursive =
+        prop("recursive", "boolean", "List everything below the directory, not just its entries.");
+    recursive.put("default", false);
+    tools.add(
+        tool(
+            "list_files",
+            "List files",
+            SandboxTools.LIST_FILES_DESCRIPTION,
+            schema(
+                List.of(),
+                listPath,
+                recursive,
+                prop("sandbox_id", "string", SANDBOX_ID_DESCRIPTION)),
+            annotations(true, false, true),
+            (ex, req) ->
+                simple(
+                    ex,
+                    a ->
+                        session(ex)
+                            .tools(optString(a, "sandbox_id"))
+                            .listFiles(optString(a, "path"), bool(a, "recursive")),
+                    req)));
+    tools.add(
+        tool(
+            "export_artifact",
+            "Export artifact",
+            SandboxTools.EXPORT_ARTIFACT_DESCRIPTION,
+            schema(
+                List.of("path"),
+                prop("path", "string", "File relative to /workspace, e.g. \"plots/fig1.png\"."),
+                prop("sandbox_id", "string", SANDBOX_ID_DESCRIPTION)),
+            annotations(true, false, true),
+            (ex, req) ->
+                simple(
+                    ex,
+                    a -> {
+                      String id = optString(a, "sandbox_id");
+                      McpSandboxSession s = session(ex);
+                      ToolOutput out = s.tools(id).exportArtifact(string(a, "path"));
+                      return new ToolOutputs.Located(out, s.sandbox(id).id());
+                    },
+                    req)));
+    tools.add(
+        tool(
+            "create_sandbox",
+            "Create sandbox",
+            "Create another isolated sandbox in this session (same policy and limits as the"
+                + " default one; its own files and Python sessions). Returns its sandbox_id for the"
+                + " other tools. Sandboxes are destroyed when the session ends.",
+            schema(List.of()),
+            annotations(false, false, false),
+            (ex, req) ->
+                simple(
+                    ex,
+                    a -> {
+                      Sandbox sb = session(ex).create();
+                      return ToolOutputs.ok(
+                          "created sandbox "
+                              + sb.id()
+                              + " (pass sandbox_id \""
+                              + sb.id()
+                              + "\" to the other tools; expires "
+                              + sb.expiresAt()
+                              + ")");
+                    },
+                    req)));
+    tools.add(
+        tool(
+            "list_sandboxes",
+            "List sandboxes",
+            "List this session's sandboxes: sandbox_id, whether it is the default, when it"
+                + " expires.",
+            schema(List.of()),
+            annotations(true, false, true),
+            (ex, req) ->
+                simple(
+                    ex,
+                    a -> {
+                      StringBuilder out = new StringBuilder();
+                      for (Map.Entry<String, Sandbox> e : session(ex).sandboxes()) {
+                        out.append(e.getValue().id())
+                            .append('\t')
+                            .append(e.getKey())
+                            .append("\texpires ")
+                            .append(e.getValue().expiresAt())
+                            .append('\n');
+                      }
+                      return ToolOutputs.ok(
+                          out.length() == 0
+                              ? "no sandboxes yet: the default sandbox starts with the first"
+                                  + " run_python, run_shell or file call"
+                              : out.toString());
+                    },
+                    req)));
+    tools.add(
+        tool(
+            "destroy_sandbox",
+            "Destroy sandbox",
+            "Destroy a sandbox of this session and everything in it (files, Python sessions)."
+                + " Destroying \"default\" resets the default sandbox: the next call gets a fresh"
+                + " one.",
+            schema(
+                List.of("sandbox_id"),
+                prop("sandbox_id", "string", "The sandbox to destroy, or \"default\".")),
+            annotations(false, true, true),
+            (ex, req) ->
+                simple(
+                    ex,
+                    a -> {
+                      String id = string(a, "sandbox_id");
+                      return session(ex).destroy(id)
+                          ? ToolOutputs.ok("destroyed sandbox " + SandboxTools.bound(id, 80))
+                          : ToolOutputs.error(
+                              "error: no sandbox '"
+                                  + SandboxTools.bound(id, 80)
+                                  + "' in this session; call list_sandboxes for the ids");
+                    },
+                    req)));
+    // --- fork: plugs in here once Sandbox.fork() exists (see docs/mcp.md). A "fork_sandbox" tool
+    // takes a sandbox_id, calls fork() on session(ex).sandbox(id), registers the copy like
+    // create_sandbox does (McpSandboxSession.create), and reports the new id and how the state was
+    // copied. Extra tools can also be added without editing this class:
+    // AgentNestMcpServer.Builder.extraTool(...).
+    return tools;
+  }
+
+  private McpSandboxSession session(McpSyncServerExchange exchange) {
+    return sessions.forExchange(exchange);
+  }
+
+  /** A tool whose work streams: progress notifications while it runs, then the result. */
+  private CallToolResult run(
+      McpSyncServerExchange exchange,
+      CallToolRequest request,
+      Map<String, Object> args,
+      java.util.function.Function<@Nullable Consumer<ExecEvent>, ToolOutput> work) {
+    McpSandboxSession session = session(exchange);
+    session.enter(exchange);
+    Object token = request.progressToken();
+    Progress progress = token == null ? null : new Progress(exchange, token);
+    ScheduledFuture<?> heartbeat = null;
+    try {
+      if (progress != null) {
+        Progress p = progress;
+        heartbeat =
+            timer.scheduleAtFixedRate(
+                p::heartbeat, HEARTBEAT_SECONDS, HEARTBEAT_SECONDS, TimeUnit.SECONDS);
+      }
+      Progress p = progress;
+      ToolOutput out = work.apply(p == null ? null : p::event);
+      return ToolOutputs.toResult(withNotice(session, out), null);
+    } catch (ArgumentException e) {
+      return ToolOutputs.toResult(ToolOutputs.error("error: " + e.getMessage()), null);
+    } catch (io.agentnest.AgentNestException e) {
+      return ToolOutputs.toResult(
+          ToolOutputs.error("error: " + SandboxTools.bound(e.getMessage(), 2000)), null);
+    } finally {
+      if (heartbeat != null) {
+        heartbeat.cancel(false);
+      }
+      session.leave(exchange);
+    }
+  }
+
+  private CallToolResult simple(
+      McpSyncServerExchange exchange,
+      java.util.function.Function<Map<String, Object>, Object> work,
+      CallToolRequest request) {
+    McpSandboxSession session = session(exchange);
+    session.enter(exchange);
+    try {
+      Object out = work.apply(args(request));
+      if (out instanceof ToolOutputs.Located l) {
+        return ToolOutputs.toResult(withNotice(session, l.output()), l.sandboxId());
+      }
+      return ToolOutputs.toResult(withNotice(session, (ToolOutput) out), null);
+    } catch (ArgumentException e) {
+      return ToolOutputs.toResult(ToolOutputs.error("error: " + e.getMessage()), null);
+    } catch (io.agentnest.AgentNestException e) {
+      return ToolOutputs.toResult(
+          ToolOutputs.error("error: " + SandboxTools.bound(e.getMessage(), 2000)), null);
+    } finally {
+      session.leave(exchange);
+    }
+  }
+
+  private static ToolOutput withNotice(McpSandboxSession session, ToolOutput out) {
+    String notice = session.takeNotice();
+    return notice == null
+        ? out
+        : new ToolOutput(notice + out.text(), out.attachments(), out.isError());
+  }
+
+  /** Progress notifications of one call: output as it comes (throttled), and a heartbeat. */
+  private static final class Progress {
+    private final McpSyncServerExchange exchange;
+    private final Object token;
+    private final long started = System.nanoTime();
+    private long count;
+    private long lastSent;
+    private long bytes;
+
+    Progress(McpSyncServerExchange exchange, Object token) {
+      this.exchange = exchange;
+      this.token = token;
+    }
+
+    synchronized void event(ExecEvent e) {
+      String message;
+      if (e instanceof ExecEvent.Output o) {
+        bytes += o.chunk().data().length;
+        String text = o.chunk().text().strip();
+        int nl = text.lastIndexOf('\n');
+        message = SandboxTools.bound(nl >= 0 ? text.substring(nl + 1) : text, 200);
+      } else if (e instanceof ExecEvent.Truncated) {
+        message = "output cap reached";
+      } else {
+        return;
+      }
+      long now = System.nanoTime();
+      if (now - lastSent < PROGRESS_INTERVAL_MS * 1_000_000L) {
+        return;
+      }
+      send(now, message);
+    }
+
+    synchronized void heartbeat() {
+      long now = System.nanoTime();
+      if (now - lastSent < HEARTBEAT_SECONDS * 1_000_000_000L / 2) {
+        return;
+      }
+      send(
+          now,
+          "running for " + (now - started) / 1_000_000_000L + " s, " + bytes + " bytes of output");
+    }
+
+    private void send(long now, String message) {
+      lastSent = now;
+      count++;
+      try {
+        exchange.progressNotification(
+            new McpSchema.ProgressNotification(token, (double) count, null, message));
+      } catch (RuntimeException e) {
+        LOG.debug("progress notification failed: {}", e.toString());
+      }
+    }
+  }
+
+  // ---- schema helpers
+
+  private static SyncToolSpecification tool(
+      String name,
+      String title,
+      String description,
+      Map<String, Object> inputSchema,
+      McpSchema.ToolAnnotations annotations,
+      BiFunction<McpSyncServerExchange, CallToolRequest, CallToolResult> handler) {
+    McpSchema.Tool tool =
+        McpSchema.Tool.builder()
+            .name(name)
+            .title(title)
+            .description(description)
+            .inputSchema(inputSchema)
+            .annotations(annotations)
+            .build();
+    return SyncToolSpecification.builder()
+        .tool(tool)
+        .callHandler(
+            (ex, req) -> {
+              try {
+                return handler.apply(ex, req);
+              } catch (RuntimeException e) {
+                LOG.warn("tool {} failed", name, e);
+                return ToolOutputs.toResult(
+                    ToolOutputs.error(
+                        "error: "
+                            + name
+                            + " failed unexpectedly ("
+                            + SandboxTools.bound(e.toString(), 500)
+                            + "); the server log has details"),
+                    null);
+              }
+            })
+        .build();
+  }
+
+  private static McpSchema.ToolAnnotations annotations(
+      boolean readOnly, boolean destructive, boolean idempotent) {
+    return new McpSchema.ToolAnnotations(null, readOnly, destructive, idempotent, false, null);
+  }
+
+  @SafeVarargs
+  private static Map<String, Object> schema(List<String> required, Map<String, Object>... props) {
+    Map<String, Object> properties = new LinkedHashMap<>();
+    for (Map<String, Object> p : props) {
+      Map<String, Object> copy = new LinkedHashMap<>(p);
+      String name = (String) copy.remove("$name");
+      properties.put(name, copy);
+    }
+    Map<String, Object> s = new LinkedHashMap<>();
+    s.put("type", "object");
+    s.put("properties", properties);
+    if (!required.isEmpty()) {
+      s.put("required", required);
+    }
+    s.put("additionalProperties", false);
+    return s;
+  }
+
+  private static Map<String, Object> prop(String name, String type, String description) {
+    Map<String, Object> p = new LinkedHashMap<>();
+    p.put("$name", name);
+    p.put("type", type);
+    p.put("description", description);
+    return p;
+  }
+
+  private static Map<String, Object> timeoutProp() {
+    Map<String, Object> p =
+        prop(
+            "timeout_seconds",
+            "number",
+            "Wall-time limit for this call in seconds; at most the server's limit (the default).");
+    p.put("exclusiveMinimum", 0);
+    return p;
+  }
+
+  // ---- argument helpers
+
+  /** A bad argument: its message is shown to the model. */
+  static final class ArgumentException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+
+    ArgumentException(String message) {
+      super(message);
+    }
+  }
+
+  private static Map<String, Object> args(CallToolRequest request) {
+    Map<String, Object> a = request.arguments();
+    return a == null ? Map.of() : a;
+  }
+
+  static String string(Map<String, Object> args, String name) {
+    Object v = args.get(name);
+    if (v == null) {
+      throw new ArgumentException("'" + name + "' is required");
+    }
+    if (!(v instanceof String s)) {
+      throw new ArgumentException("'" + name + "' must be a string");
+    }
+    return s;
+  }
+
+  static @Nullable String optString(Map<String, Object> args, String name) {
+    Object v = args.get(name);
+    if (v == null) {
+      return null;
+    }
+    if (!(v instanceof String s)) {
+      throw new ArgumentException("'" + name + "' must be a string");
+    }
+    return s;
+  }
+
+  static boolean bool(Map<String, Object> args, String name) {
+    Object v = args.get(name);
+    if (v == null) {
+      return false;
+    }
+    if (v instanceof Boolean b) {
+      return b;
+    }
+    if ("true".equals(v) || "false".equals(v)) {
+      return "true".equals(v);
+    }
+    throw new ArgumentException("'" + name + "' must be true or false");
+  }
+
+  static @Nullable Duration timeout(Map<String, Object> args) {
+    Object v = args.get("timeout_seconds");
+    if (v == null) {
+      return null;
+    }
+    double seconds;
+    if (v instanceof Number n) {
+      seconds = n.doubleValue();
+    } else {
+      try {
+        seconds = Double.parseDouble(String.valueOf(v));
+      } catch (NumberFormatException e) {
+        throw new ArgumentException("'timeout_seconds' must be a number of seconds, e.g. 30");
+      }
+    }
+    if (!(seconds > 0) || seconds > 86_400) {
+      throw new ArgumentException("'timeout_seconds' must be between 0 and 86400 seconds");
+    }
+    return Duration.ofMillis((long) Math.ceil(seconds * 1000));
+  }
+}

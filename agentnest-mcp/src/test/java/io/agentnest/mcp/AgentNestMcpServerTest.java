@@ -1,0 +1,178 @@
+package io.agentnest.mcp;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.agentnest.ConfigException;
+import io.agentnest.SandboxConfig;
+import io.modelcontextprotocol.spec.McpSchema;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.io.PipedInputStream;
+import java.io.PipedOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+
+/** The protocol surface without a Docker engine: a raw JSON-RPC client over piped stdio. */
+class AgentNestMcpServerTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  @Test
+  void toolSchemasAreDescribedForAModel() {
+    AtomicInteger created = new AtomicInteger();
+    try (AgentNestMcpServer server =
+        AgentNestMcpServer.builder()
+            .sandboxFactory(
+                c -> {
+                  created.incrementAndGet();
+                  throw new AssertionError("listing tools must not create a sandbox");
+                })
+            .build()) {
+      List<McpSchema.Tool> tools = server.tools();
+      List<String> names = new ArrayList<>();
+      tools.forEach(t -> names.add(t.name()));
+      assertThat(names)
+          .containsExactly(
+              "run_python",
+              "run_shell",
+              "write_file",
+              "read_file",
+              "list_files",
+              "export_artifact",
+              "create_sandbox",
+              "list_sandboxes",
+              "destroy_sandbox");
+      for (McpSchema.Tool t : tools) {
+        assertThat(t.description()).as(t.name()).hasSizeGreaterThan(40);
+        assertThat(t.inputSchema()).containsEntry("type", "object");
+        assertThat(t.inputSchema()).containsEntry("additionalProperties", false);
+        @SuppressWarnings("unchecked")
+        Map<String, Map<String, Object>> props =
+            (Map<String, Map<String, Object>>) t.inputSchema().get("properties");
+        props.forEach(
+            (name, p) -> {
+              assertThat(p).as(t.name() + "." + name).containsKeys("type", "description");
+            });
+      }
+      assertThat(created).hasValue(0);
+    }
+  }
+
+  @Test
+  void stdioSpeaksOnlyProtocolAndAnswersWithoutASandbox() throws Exception {
+    PipedOutputStream toServer = new PipedOutputStream();
+    PipedInputStream serverIn = new PipedInputStream(toServer, 1 << 16);
+    PipedInputStream fromServer = new PipedInputStream(1 << 20);
+    OutputStream serverOut = new PipedOutputStream(fromServer);
+    AgentNestMcpServer server =
+        AgentNestMcpServer.builder()
+            .sandboxFactory(
+                c -> {
+                  throw new AssertionError("no sandbox needed");
+                })
+            .build();
+    Thread serving =
+        new Thread(
+            () -> {
+              try {
+                server.serveStdio(serverIn, serverOut);
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            });
+    serving.start();
+    BufferedReader in =
+        new BufferedReader(new InputStreamReader(fromServer, StandardCharsets.UTF_8));
+    send(
+        toServer,
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+            + "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
+    JsonNode init = JSON.readTree(in.readLine());
+    assertThat(init.at("/result/serverInfo/name").asText()).isEqualTo("agentnest");
+    assertThat(init.at("/result/instructions").asText()).contains("run_python");
+    send(toServer, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+    send(toServer, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+    JsonNode list = JSON.readTree(in.readLine());
+    assertThat(list.at("/result/tools").size()).isEqualTo(9);
+    send(
+        toServer,
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
+            + "\"list_sandboxes\",\"arguments\":{}}}");
+    JsonNode empty = JSON.readTree(in.readLine());
+    assertThat(empty.at("/result/content/0/text").asText()).contains("no sandboxes yet");
+    send(
+        toServer,
+        "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":"
+            + "\"destroy_sandbox\",\"arguments\":{\"sandbox_id\":\"nope\"}}}");
+    JsonNode missing = JSON.readTree(in.readLine());
+    assertThat(missing.at("/result/isError").asBoolean()).isTrue();
+    assertThat(missing.at("/result/content/0/text").asText())
+        .contains("no sandbox 'nope'", "list_sandboxes");
+    toServer.close();
+    serving.join(10_000);
+    assertThat(serving.isAlive()).as("server ends when stdin closes").isFalse();
+    server.close();
+  }
+
+  private static void send(OutputStream out, String line) throws Exception {
+    out.write((line + "\n").getBytes(StandardCharsets.UTF_8));
+    out.flush();
+  }
+
+  @Test
+  void httpOffLoopbackNeedsAToken() {
+    try (AgentNestMcpServer server = AgentNestMcpServer.builder().build()) {
+      assertThatThrownBy(
+              () -> server.serveHttp(new AgentNestMcpServer.HttpOptions("0.0.0.0", 0, null)))
+          .isInstanceOf(ConfigException.class)
+          .hasMessageContaining("needs a bearer token");
+    }
+  }
+
+  @Test
+  void builderRejectsNonsense() {
+    assertThatThrownBy(() -> AgentNestMcpServer.builder().maxSandboxesPerSession(0))
+        .isInstanceOf(ConfigException.class);
+    assertThatThrownBy(() -> new AgentNestMcpServer.HttpOptions("127.0.0.1", 70000, null))
+        .isInstanceOf(ConfigException.class);
+    assertThat(AgentNestMcpServer.isLoopback("127.0.0.1")).isTrue();
+    assertThat(AgentNestMcpServer.isLoopback("::1")).isTrue();
+    assertThat(AgentNestMcpServer.builder().config(SandboxConfig.defaults()).build())
+        .isNotNull()
+        .satisfies(AgentNestMcpServer::close);
+  }
+
+  @Test
+  void guardRecognisesLoopbackHostsAndOrigins() {
+    assertThat(HttpEndpoint.Guard.hostOf("localhost:8080")).isEqualTo("localhost");
+    assertThat(HttpEndpoint.Guard.hostOf("[::1]:8080")).isEqualTo("::1");
+    assertThat(HttpEndpoint.Guard.hostOf("127.0.0.1")).isEqualTo("127.0.0.1");
+    assertThat(HttpEndpoint.Guard.isLocalHost("evil.example")).isFalse();
+    assertThat(HttpEndpoint.Guard.isLocalOrigin("http://localhost:6274")).isTrue();
+    assertThat(HttpEndpoint.Guard.isLocalOrigin("http://[::1]:3000")).isTrue();
+    assertThat(HttpEndpoint.Guard.isLocalOrigin("https://localhost.evil.example")).isFalse();
+    assertThat(HttpEndpoint.Guard.isLocalOrigin("null")).isFalse();
+  }
+
+  @Test
+  void argumentHelpersExplainBadInput() {
+    assertThatThrownBy(() -> McpTools.string(Map.of(), "code")).hasMessage("'code' is required");
+    assertThatThrownBy(() -> McpTools.string(Map.of("code", 5), "code"))
+        .hasMessage("'code' must be a string");
+    assertThat(McpTools.bool(Map.of("recursive", "true"), "recursive")).isTrue();
+    assertThatThrownBy(() -> McpTools.bool(Map.of("recursive", 3), "recursive"))
+        .hasMessageContaining("true or false");
+    assertThat(McpTools.timeout(Map.of("timeout_seconds", 1.5)).toMillis()).isEqualTo(1500);
+    assertThatThrownBy(() -> McpTools.timeout(Map.of("timeout_seconds", -1)))
+        .hasMessageContaining("between 0 and 86400");
+    assertThatThrownBy(() -> McpTools.timeout(Map.of("timeout_seconds", "soon")))
+        .hasMessageContaining("number of seconds");
+  }
+}

@@ -1,0 +1,56 @@
+package io.agentnest.mcp;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.agentnest.ApprovalDecision;
+import io.agentnest.ApprovalHandler;
+import io.agentnest.ApprovalRequest;
+import io.agentnest.SandboxConfig;
+import io.agentnest.tools.ToolLimits;
+import java.time.Instant;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.Test;
+
+/** Without a tool call in progress nobody can be asked: the configured handler decides. */
+class ElicitationApprovalHandlerTest {
+  private static final ApprovalRequest REQUEST =
+      new ApprovalRequest(
+          "abc", "network", "example.com:443", "CONNECT example.com:443", Instant.now());
+
+  private static McpSandboxSession session() {
+    return new McpSandboxSession(
+        "s1",
+        SandboxConfig.defaults(),
+        c -> {
+          throw new AssertionError("no sandbox");
+        },
+        ToolLimits.DEFAULTS,
+        1);
+  }
+
+  @Test
+  void betweenCallsTheFallbackDecides() throws Exception {
+    ApprovalHandler fallback =
+        r -> CompletableFuture.completedFuture(new ApprovalDecision(true, "policy bot", "bot"));
+    ElicitationApprovalHandler h =
+        new ElicitationApprovalHandler(session(), fallback, Runnable::run);
+    ApprovalDecision d = h.decide(REQUEST).toCompletableFuture().get();
+    assertThat(d.allowed()).isTrue();
+    assertThat(d.decidedBy()).isEqualTo("bot");
+  }
+
+  @Test
+  void defaultFallbackDenies() throws Exception {
+    ElicitationApprovalHandler h =
+        new ElicitationApprovalHandler(session(), ApprovalHandler.denyAll(), Runnable::run);
+    assertThat(h.decide(REQUEST).toCompletableFuture().get().allowed()).isFalse();
+  }
+
+  @Test
+  void endedSessionRefusesNewSandboxesWithAReason() {
+    McpSandboxSession s = session();
+    s.close();
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> s.sandbox(null))
+        .hasMessageContaining("session has ended");
+  }
+}
