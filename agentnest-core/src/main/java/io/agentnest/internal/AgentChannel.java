@@ -128,6 +128,26 @@ public final class AgentChannel implements AutoCloseable {
     return done;
   }
 
+  /**
+   * Sends {@code data} as frames of {@code op} for call {@code id}, at most {@code chunk} bytes
+   * each, the last one marked {@code last}; {@code first} fields go on the first frame only. Stops
+   * early once {@code done} completes (the agent refused); at least one frame is always sent.
+   */
+  public void sendChunks(
+      String op, long id, ObjectNode first, byte[] data, int chunk, CompletableFuture<Frame> done) {
+    int off = 0;
+    do {
+      int n = Math.min(chunk, data.length - off);
+      boolean last = off + n >= data.length;
+      ObjectNode h = Json.object().put("op", op).put("id", id).put("last", last);
+      if (off == 0) {
+        h.setAll(first);
+      }
+      send(h, java.util.Arrays.copyOfRange(data, off, off + n));
+      off += n;
+    } while (off < data.length && !done.isDone());
+  }
+
   /** A call with no streamed events, awaited. */
   public Frame request(ObjectNode header, byte[] payload, Duration timeout) {
     return await(call(header, payload, f -> {}), timeout, header.path("op").asText());

@@ -9,7 +9,6 @@ import java.io.ByteArrayOutputStream;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
@@ -48,20 +47,8 @@ final class DefaultSandboxFiles implements SandboxFiles {
     String p = PathRules.checkEntry(path);
     long id = channel.newId();
     CompletableFuture<Frame> done = channel.register(id, f -> {});
-    int off = 0;
-    do {
-      int n = Math.min(CHUNK, data.length - off);
-      boolean last = off + n >= data.length;
-      ObjectNode h = Json.object().put("op", "fs_write").put("id", id).put("last", last);
-      if (off == 0) {
-        h.put("path", p);
-      }
-      channel.send(h, Arrays.copyOfRange(data, off, off + n));
-      off += n;
-      if (done.isDone()) {
-        break; // the agent refused early (bad path, no space); stop sending
-      }
-    } while (off < data.length);
+    // The agent may refuse early (bad path, no space): sending stops then.
+    channel.sendChunks("fs_write", id, Json.object().put("path", p), data, CHUNK, done);
     JsonNode res = check(channel.await(done, TIMEOUT, "write " + p), p);
     audit.accept(
         "file.write",

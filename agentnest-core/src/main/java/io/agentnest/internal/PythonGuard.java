@@ -82,38 +82,30 @@ final class PythonGuard {
         new ShellClassifier.Verdict("python", Action.ALLOW, "no rule matches");
     Action named = policy.pythonRules().get(event);
     if (named != null) {
-      best = stricter(best, new ShellClassifier.Verdict("python", named, "rule for " + event));
+      best = best.stricter(new ShellClassifier.Verdict("python", named, "rule for " + event));
     }
     if (DELETE_EVENTS.contains(event)) {
       best =
-          stricter(
-              best,
+          best.stricter(
               new ShellClassifier.Verdict(
                   "file.delete", policy.fileDeletion(), event + " deletes files"));
     } else if (MODE_EVENTS.contains(event)) {
       best =
-          stricter(
-              best,
+          best.stricter(
               new ShellClassifier.Verdict(
                   "system.modify",
                   policy.systemModification(),
                   event + " changes file ownership or mode"));
     } else if (WRITE_EVENTS.contains(event) && outsideWritable) {
       best =
-          stricter(
-              best,
+          best.stricter(
               new ShellClassifier.Verdict(
                   "system.modify",
                   policy.systemModification(),
                   event + " writes outside the writable paths " + policy.writablePaths()));
     } else if (PROCESS_EVENTS.contains(event)) {
-      best = stricter(best, ShellClassifier.classify(target, policy));
+      best = best.stricter(ShellClassifier.classify(target, policy));
     }
     return best;
-  }
-
-  private static ShellClassifier.Verdict stricter(
-      ShellClassifier.Verdict a, ShellClassifier.Verdict b) {
-    return b.action().compareTo(a.action()) > 0 ? b : a;
   }
 }

@@ -1,7 +1,6 @@
 package io.agentnest.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.AgentNestException;
 import io.agentnest.ForkReport;
 import java.io.ByteArrayInputStream;
@@ -168,19 +167,13 @@ public final class SandboxState {
     AgentChannel ch = target.channel();
     long id = ch.newId();
     CompletableFuture<Frame> done = ch.register(id, f -> {});
-    byte[] data = s.data();
-    int chunk = DefaultSandboxFiles.CHUNK;
-    int off = 0;
-    do {
-      int n = Math.min(chunk, data.length - off);
-      boolean last = off + n >= data.length;
-      ObjectNode h = Json.object().put("op", "py_load").put("id", id).put("last", last);
-      if (off == 0) {
-        h.put("session", s.name()).put("extra_bytes", s.extraBytes());
-      }
-      ch.send(h, java.util.Arrays.copyOfRange(data, off, off + n));
-      off += n;
-    } while (off < data.length && !done.isDone());
+    ch.sendChunks(
+        "py_load",
+        id,
+        Json.object().put("session", s.name()).put("extra_bytes", s.extraBytes()),
+        s.data(),
+        DefaultSandboxFiles.CHUNK,
+        done);
     Frame f = ch.await(done, STATE_TIMEOUT, "restore session " + s.name());
     if (f.ev().equals("err")) {
       throw target.agentError(f.header());

@@ -19,6 +19,11 @@ public final class ShellClassifier {
   /** A finding: what kind of operation, what the policy says about it, and why. */
   public record Verdict(String kind, Action action, String reason) {
     static final Verdict ALLOW = new Verdict("shell", Action.ALLOW, "no rule matches");
+
+    /** The stricter of this and {@code other}; this one when they are equally strict. */
+    Verdict stricter(Verdict other) {
+      return other.action().compareTo(action) > 0 ? other : this;
+    }
   }
 
   private static final Set<String> DELETE_COMMANDS = Set.of("rm", "rmdir", "unlink", "shred");
@@ -51,7 +56,7 @@ public final class ShellClassifier {
     for (ApprovalPolicy.ShellRule rule : policy.shellRules()) {
       if (rule.pattern().matcher(command).find()) {
         best =
-            stricter(best, new Verdict("shell", rule.action(), "matches /" + rule.pattern() + "/"));
+            best.stricter(new Verdict("shell", rule.action(), "matches /" + rule.pattern() + "/"));
       }
     }
     if (policy.fileDeletion() == Action.ALLOW && policy.systemModification() == Action.ALLOW) {
@@ -59,15 +64,14 @@ public final class ShellClassifier {
     }
     for (List<String> words : simpleCommands(command)) {
       for (Verdict v : builtIn(words, policy)) {
-        best = stricter(best, v);
+        best = best.stricter(v);
       }
     }
     if (policy.systemModification() != Action.ALLOW) {
       String outside = redirectOutside(command, policy.writablePaths());
       if (outside != null) {
         best =
-            stricter(
-                best,
+            best.stricter(
                 new Verdict(
                     "system.modify",
                     policy.systemModification(),
@@ -75,10 +79,6 @@ public final class ShellClassifier {
       }
     }
     return best;
-  }
-
-  private static Verdict stricter(Verdict a, Verdict b) {
-    return b.action().compareTo(a.action()) > 0 ? b : a;
   }
 
   private static List<Verdict> builtIn(List<String> words, ApprovalPolicy policy) {

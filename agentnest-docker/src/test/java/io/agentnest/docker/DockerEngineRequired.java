@@ -41,7 +41,7 @@ public final class DockerEngineRequired implements BeforeAllCallback {
   }
 
   /** Fails under {@code CI=true}, skips visibly otherwise: a missing engine never passes. */
-  static void missing(String what, String problem) {
+  public static void missing(String what, String problem) {
     if ("true".equalsIgnoreCase(System.getenv("CI"))) {
       throw new IllegalStateException("CI=true and " + what + " is not usable: " + problem);
     }
