@@ -46,8 +46,9 @@ class SuggestionsTest {
             "labels",
             "limits",
             "security",
-            "network");
-    assertThat(Schema.groups()).containsExactly("limits", "security", "network");
+            "network",
+            "approvals");
+    assertThat(Schema.groups()).containsExactly("limits", "security", "network", "approvals");
     assertThat(Schema.keysUnder("security")).containsExactly("read_only_root", "seccomp_profile");
   }
 
