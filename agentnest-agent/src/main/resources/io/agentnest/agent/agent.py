@@ -137,6 +137,23 @@ def resolve(rel, must_exist=False):
     return real
 
 
+def open_beneath(real, flags, mode=0o644):
+    """Opens a path that resolve() returned, refusing it if a directory on the way was swapped
+    for a symlink since: the parent is opened and its real location checked through /proc, and
+    the last component is opened relative to that descriptor without following symlinks."""
+    root = os.path.realpath(WORKSPACE)
+    parent, name = os.path.split(real)
+    dfd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        where = os.readlink("/proc/self/fd/%d" % dfd)
+        if where != root and not where.startswith(root + "/"):
+            raise PathRefused("path leads outside the workspace (a directory on it was replaced"
+                              " by a symlink while it was opened)")
+        return os.open(name, flags | os.O_NOFOLLOW | os.O_CLOEXEC, mode, dir_fd=dfd)
+    finally:
+        os.close(dfd)
+
+
 def stat_entry(path, name):
     st = os.lstat(path)
     if statmod.S_ISDIR(st.st_mode):
@@ -883,7 +900,7 @@ def fs_op(call_id, h, payload):
                     os.makedirs(parent, exist_ok=True)
                 flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
                 flags |= os.O_APPEND if h.get("append") else os.O_TRUNC
-                fd = os.open(real, flags, int(h.get("perm", 0o644)))
+                fd = open_beneath(real, flags, int(h.get("perm", 0o644)))
                 state = {"fd": fd, "size": 0, "real": real}
                 WRITES[call_id] = state
             if payload:
@@ -899,7 +916,7 @@ def fs_op(call_id, h, payload):
             return
         if op == "fs_read":
             real = resolve(path, must_exist=True)
-            fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            fd = open_beneath(real, os.O_RDONLY | os.O_NONBLOCK)
             try:
                 st = os.fstat(fd)
                 if not statmod.S_ISREG(st.st_mode):

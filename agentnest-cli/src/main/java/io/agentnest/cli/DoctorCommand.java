@@ -6,12 +6,19 @@ import io.agentnest.AgentNestException;
 import io.agentnest.ExecResult;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
+import io.agentnest.escapes.EscapeReport;
+import io.agentnest.escapes.EscapeSuite;
+import io.agentnest.escapes.Probe;
 import io.agentnest.internal.Backends;
 import io.agentnest.internal.Json;
 import io.agentnest.spi.HealthCheck;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
+import me.tongfei.progressbar.ConsoleProgressBarConsumer;
+import me.tongfei.progressbar.ProgressBar;
+import me.tongfei.progressbar.ProgressBarBuilder;
+import me.tongfei.progressbar.ProgressBarStyle;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
@@ -22,7 +29,9 @@ import picocli.CommandLine.Option;
     description =
         "Checks that this host can run sandboxes: Docker engine and version, runtimes (runc,"
             + " runsc), base image, cgroups, seccomp, disk space, and a real sandbox start."
-            + " Exits 1 when a check fails.")
+            + " Exits 1 when a check fails. With --escapes, also runs the escape-attack suite"
+            + " (about 60 probes) on runc and, when registered, gVisor, and prints what each"
+            + " attack achieved; exits 1 when any got through.")
 final class DoctorCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print the checks as a JSON array.")
   boolean json;
@@ -30,8 +39,41 @@ final class DoctorCommand implements Callable<Integer> {
   @Option(names = "--no-sandbox", description = "Skip starting a test sandbox.")
   boolean noSandbox;
 
+  @Option(
+      names = "--escapes",
+      description =
+          "Run the escape-attack suite against real sandboxes on this host and print a table"
+              + " (probe, backend, outcome).")
+  boolean escapes;
+
+  @Option(
+      names = "--runtime",
+      split = ",",
+      paramLabel = "NAME",
+      description =
+          "With --escapes: runtimes to attack (runc, gvisor, or any registered in Docker, e.g."
+              + " kata-runtime). Default: runc, and gvisor when runsc is registered.")
+  List<String> runtimes = new ArrayList<>();
+
+  @Option(
+      names = "--only",
+      split = ",",
+      paramLabel = "PROBE",
+      description =
+          "With --escapes: only these categories or probe ids (e.g. kernel,files.tar-slip).")
+  List<String> only = new ArrayList<>();
+
+  @Option(names = "--list", description = "With --escapes: list the probes and exit.")
+  boolean list;
+
   @Override
   public Integer call() {
+    if (escapes && list) {
+      for (Probe p : EscapeSuite.probes()) {
+        System.out.printf("%-34s %s%n", p.id(), p.attack());
+      }
+      return ExitCodes.OK;
+    }
     List<HealthCheck> checks = new ArrayList<>();
     int feature = Runtime.version().feature();
     checks.add(
@@ -44,6 +86,66 @@ final class DoctorCommand implements Callable<Integer> {
       checks.add(smokeTest());
     }
     failed = checks.stream().anyMatch(c -> c.status() == HealthCheck.Status.FAIL);
+    if (escapes) {
+      if (failed) {
+        System.err.println("agentnest: the host checks fail; fix them before --escapes");
+        printChecks(checks, failed);
+        return ExitCodes.FAILED;
+      }
+      return runEscapes(checks);
+    }
+    printChecks(checks, failed);
+    return failed ? ExitCodes.FAILED : ExitCodes.OK;
+  }
+
+  private int runEscapes(List<HealthCheck> checks) {
+    List<String> targets = new ArrayList<>(runtimes);
+    if (targets.isEmpty()) {
+      targets.add("runc");
+      boolean gvisor =
+          checks.stream()
+              .anyMatch(
+                  c -> c.name().startsWith("runtime runsc") && c.status() == HealthCheck.Status.OK);
+      if (gvisor) {
+        targets.add("gvisor");
+      } else {
+        System.err.println(
+            "agentnest: gVisor (runsc) is not registered in Docker: attacking runc only;"
+                + " 'agentnest doctor' prints the daemon.json snippet to add it");
+      }
+    }
+    EscapeReport report = new EscapeReport(List.of());
+    int total = EscapeSuite.builder().only(only).build().selected().size() * targets.size();
+    try (ProgressBar pb =
+        new ProgressBarBuilder()
+            .setTaskName("escapes")
+            .setInitialMax(total)
+            .setStyle(ProgressBarStyle.ASCII)
+            .setConsumer(new ConsoleProgressBarConsumer(System.err))
+            .build()) {
+      for (String rt : targets) {
+        EscapeSuite suite =
+            EscapeSuite.builder()
+                .runtime(rt)
+                .only(only)
+                .onResult(
+                    r -> {
+                      pb.step();
+                      pb.setExtraMessage(r.backend() + " " + r.probe());
+                    })
+                .build();
+        report = report.plus(suite.run());
+      }
+    }
+    if (json) {
+      System.out.println(report.toJson());
+    } else {
+      System.out.print(report.table(100));
+    }
+    return report.passed() ? ExitCodes.OK : ExitCodes.FAILED;
+  }
+
+  private void printChecks(List<HealthCheck> checks, boolean failed) {
     if (json) {
       ArrayNode arr = Json.MAPPER.createArrayNode();
       for (HealthCheck c : checks) {
@@ -67,7 +169,6 @@ final class DoctorCommand implements Callable<Integer> {
       }
       System.out.println(failed ? "\nsome checks failed" : "\nall required checks passed");
     }
-    return failed ? ExitCodes.FAILED : ExitCodes.OK;
   }
 
   private static HealthCheck smokeTest() {

@@ -124,6 +124,42 @@ class CliIT {
   }
 
   @Test
+  void doctorEscapesRunsTheSuiteAndPrintsTheTable() throws Exception {
+    Run list = cli("doctor", "--escapes", "--list");
+    assertThat(list.exit()).isZero();
+    assertThat(list.out().lines().count()).isGreaterThanOrEqualTo(40);
+    assertThat(list.out()).contains("kernel.io-uring", "files.tar-slip");
+
+    Run r = cli("doctor", "--escapes", "--runtime", "runc,gvisor", "--only", "kernel", "--json");
+    assertThat(r.exit()).as(r.out() + r.err()).isZero();
+    JsonNode results = Json.MAPPER.readTree(r.out());
+    List<String> rows = new ArrayList<>();
+    results.forEach(
+        n ->
+            rows.add(
+                n.path("probe").asText()
+                    + "@"
+                    + n.path("backend").asText()
+                    + "="
+                    + n.path("outcome").asText()));
+    assertThat(rows).contains("kernel.bpf@runc=BLOCKED", "kernel.io-uring@runsc=CONTAINED");
+    assertThat(rows).noneMatch(x -> x.endsWith("=ESCAPED") || x.endsWith("=ERROR"));
+
+    Run table = cli("doctor", "--escapes", "--only", "privilege.capabilities");
+    assertThat(table.exit()).isZero();
+    assertThat(table.out())
+        .contains("probe", "backend", "outcome", "privilege.capabilities", "BLOCKED");
+
+    Run bad = cli("doctor", "--escapes", "--only", "kernal");
+    assertThat(bad.exit()).isEqualTo(ExitCodes.CONFIG);
+    assertThat(bad.err()).contains("no probe or category 'kernal'");
+    Run unknown =
+        cli("doctor", "--escapes", "--runtime", "no-such-runtime", "--only", "kernel.bpf");
+    assertThat(unknown.exit()).isNotZero();
+    assertThat(unknown.err()).contains("is not registered in the Docker daemon");
+  }
+
+  @Test
   void lsAndRmSeeSandboxesOfOtherProcesses() throws Exception {
     try (io.agentnest.Sandbox sb = io.agentnest.Sandbox.create()) {
       Run ls = cli("ls", "--json");

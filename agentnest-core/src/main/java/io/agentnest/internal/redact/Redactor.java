@@ -419,6 +419,11 @@ public final class Redactor {
     out.put(pl, pl.getBytes(StandardCharsets.ISO_8859_1));
     String plus = pu.replace("%20", "+");
     out.put(plus, plus.getBytes(StandardCharsets.ISO_8859_1));
+    // Python's urllib.parse.quote and encodeURI leave '/' as it is (found by the escape suite).
+    String slash = pu.replace("%2F", "/");
+    out.put(slash, slash.getBytes(StandardCharsets.ISO_8859_1));
+    String slashLower = lowerHexEscapes(slash);
+    out.put(slashLower, slashLower.getBytes(StandardCharsets.ISO_8859_1));
     return new ArrayList<>(out.values());
   }
 

@@ -1,0 +1,68 @@
+package io.agentnest.escapes;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.agentnest.docker.DockerEngineRequired;
+import io.agentnest.docker.GvisorRequired;
+import java.util.List;
+import org.junit.jupiter.api.Nested;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The whole escape suite against the real engine, on runc and on gVisor. Prints the table and fails
+ * on any probe that got through or could not tell.
+ */
+@ExtendWith(DockerEngineRequired.class)
+class EscapeSuiteIT {
+  static EscapeReport runOn(String runtime) {
+    EscapeReport report = EscapeSuite.builder().runtime(runtime).build().run();
+    System.out.println("\nescape suite on " + runtime + ":\n" + report.table(110));
+    return report;
+  }
+
+  static void assertNothingGotThrough(EscapeReport report, String runtime) {
+    assertThat(report.results()).hasSize(EscapeSuite.probes().size());
+    assertThat(report.failures())
+        .as(
+            "probes that got through or broke on " + runtime + ":\n%s",
+            new EscapeReport(report.failures()).table(400))
+        .isEmpty();
+  }
+
+  @Test
+  void nothingGetsThroughOnRunc() {
+    EscapeReport report = runOn("runc");
+    assertNothingGotThrough(report, "runc");
+    // runc runs the host kernel: nothing may be excused as contained in a user-space kernel.
+    assertThat(report.counts()).doesNotContainKey(Outcome.CONTAINED);
+  }
+
+  @Nested
+  @ExtendWith(GvisorRequired.class)
+  class OnGvisor {
+    @Test
+    void nothingGetsThroughOnGvisor() {
+      EscapeReport report = runOn("gvisor");
+      assertNothingGotThrough(report, "gvisor");
+      // Every contained result names its reason.
+      for (ProbeResult r : report.results()) {
+        if (r.outcome() == Outcome.CONTAINED) {
+          assertThat(r.detail()).as(r.probe()).contains("gVisor");
+        }
+      }
+      assertThat(report.results()).allMatch(r -> r.backend().equals("runsc"));
+    }
+  }
+
+  @Test
+  void oneCategoryCanBeRunAlone() {
+    EscapeReport report =
+        EscapeSuite.builder().only(List.of("privilege", "kernel.bpf")).build().run();
+    assertThat(report.results())
+        .extracting(ProbeResult::probe)
+        .allMatch(p -> p.startsWith("privilege.") || p.equals("kernel.bpf"))
+        .contains("kernel.bpf", "privilege.capabilities");
+    assertThat(report.passed()).isTrue();
+  }
+}
