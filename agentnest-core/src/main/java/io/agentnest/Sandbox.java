@@ -100,6 +100,43 @@ public interface Sandbox extends AutoCloseable {
   /** How this sandbox was forked, if it is a fork. */
   java.util.Optional<ForkReport> forkReport();
 
+  /**
+   * Regular files under the workspace whose relative path matches {@code glob} ({@link
+   * java.nio.file.FileSystem#getPathMatcher} glob syntax: {@code output/**.png}, {@code *.csv}),
+   * each with its size and sha256 computed on the host. Symlinks are refused, not followed.
+   */
+  List<Artifact> artifacts(String glob);
+
+  /**
+   * Copies the files {@link #artifacts} lists into {@code hostDir}, keeping their relative paths.
+   * The archive is checked entry by entry on the host (no absolute names, no {@code ..}, only
+   * regular files and directories, no names that collide after Unicode normalisation, size and
+   * count caps) and written to a temporary directory first: a refused export leaves nothing.
+   *
+   * <pre>{@code
+   * sandbox.runCode("import matplotlib; ...; plt.savefig('output/plot.png')");
+   * List<Artifact> saved = sandbox.exportArtifacts("output/*.png", Path.of("out"));
+   * }</pre>
+   */
+  List<Artifact> exportArtifacts(String glob, java.nio.file.Path hostDir);
+
+  /**
+   * Copies a host file or directory (recursively) to {@code sandboxPath} in the workspace. Refuses
+   * symlinks that point outside the uploaded tree, special files and more than the size cap.
+   *
+   * <pre>{@code
+   * sandbox.upload(Path.of("data"), "input");   // data/a.csv -> /workspace/input/a.csv
+   * }</pre>
+   */
+  List<Artifact> upload(java.nio.file.Path hostPath, String sandboxPath);
+
+  /**
+   * Unpacks a host tar archive into {@code sandboxPath}, after checking every entry on the host
+   * (tar-slip, absolute names, links pointing outside, device entries, normalisation collisions,
+   * size cap).
+   */
+  List<Artifact> uploadArchive(java.nio.file.Path tarFile, String sandboxPath);
+
   /** Path-safe access to the workspace. */
   SandboxFiles files();
 

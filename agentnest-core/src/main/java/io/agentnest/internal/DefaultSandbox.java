@@ -882,6 +882,40 @@ public final class DefaultSandbox implements Sandbox {
     return Optional.ofNullable(forkReport);
   }
 
+  private ArtifactTransfer transfer() {
+    return new ArtifactTransfer(
+        archives(),
+        files(),
+        ArtifactTransfer.DEFAULT_MAX_BYTES,
+        ArtifactTransfer.DEFAULT_MAX_ENTRIES);
+  }
+
+  @Override
+  public List<io.agentnest.Artifact> artifacts(String glob) {
+    return transfer().list(glob);
+  }
+
+  @Override
+  public List<io.agentnest.Artifact> exportArtifacts(String glob, java.nio.file.Path hostDir) {
+    List<io.agentnest.Artifact> out = transfer().export(glob, hostDir);
+    audit("artifacts.exported", java.util.Map.of("pattern", glob, "files", out.size()));
+    return out;
+  }
+
+  @Override
+  public List<io.agentnest.Artifact> upload(java.nio.file.Path hostPath, String sandboxPath) {
+    List<io.agentnest.Artifact> out = transfer().upload(hostPath, sandboxPath);
+    audit("files.uploaded", java.util.Map.of("path", sandboxPath, "files", out.size()));
+    return out;
+  }
+
+  @Override
+  public List<io.agentnest.Artifact> uploadArchive(java.nio.file.Path tarFile, String sandboxPath) {
+    List<io.agentnest.Artifact> out = transfer().uploadArchive(tarFile, sandboxPath);
+    audit("files.uploaded", java.util.Map.of("path", sandboxPath, "files", out.size()));
+    return out;
+  }
+
   @Override
   public SandboxFiles files() {
     checkUsable();
