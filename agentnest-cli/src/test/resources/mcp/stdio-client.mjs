@@ -88,6 +88,15 @@ out.destroyed = await call('destroy_sandbox', { sandbox_id: createdId });
 out.unknownSandbox = await call('run_shell', { command: 'true', sandbox_id: createdId });
 out.listAfter = await call('list_sandboxes', {});
 
+// Fork: the copy has the default sandbox's variables; later changes stay apart.
+await call('run_python', { code: 'forked_value = 41' });
+out.forked = await call('fork_sandbox', {});
+const forkId = /forked into sandbox (\S+)/.exec(out.forked.content[0].text)?.[1];
+out.forkId = forkId;
+out.forkSees = await call('run_python', { code: 'forked_value = forked_value + 1; forked_value', sandbox_id: forkId });
+out.parentKeeps = await call('run_python', { code: 'forked_value' });
+out.forkDestroyed = await call('destroy_sandbox', { sandbox_id: forkId });
+
 // Through the sandbox's egress proxy (127.0.0.1:3128 inside), to a host that is not on the
 // allowlist: the proxy asks the approval handler, which asks this client by elicitation.
 const fetch = (p, path) =>

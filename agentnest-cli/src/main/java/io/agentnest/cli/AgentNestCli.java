@@ -26,6 +26,8 @@ import picocli.CommandLine.Command;
       ConfigCommand.class,
       AuditCommand.class,
       McpCommand.class,
+      ArtifactsCommand.class,
+      UploadCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class AgentNestCli implements Runnable {

@@ -41,6 +41,8 @@ import picocli.CommandLine.Option;
       "               and an approved shell 'rm' (checked on the host)",
       "  fork         only with --only fork: fork() and fork(4) of a sandbox with a 10 MB",
       "               workspace and a Python session holding 100 MB of objects",
+      "  artifacts    only with --only artifacts: export of 100 files (10 MB in all) to a host",
+      "               directory, and upload of the same directory (MB/s from the p50)",
       "  audit        only with --only audit: write 1,000,000 audit events (events/s), then query",
       "               latency (ms) over them, in a temporary directory"
     })
@@ -99,6 +101,9 @@ final class BenchCommand implements Callable<Integer> {
     }
     if (only.contains("fork")) {
       fork(config, samples);
+    }
+    if (only.contains("artifacts")) {
+      artifacts(config, samples);
     }
     if (want("approvals")) {
       approvals(config, samples);
@@ -188,6 +193,48 @@ final class BenchCommand implements Callable<Integer> {
       samples.put(
           "fork(4)", measure("fork(4)", n, Math.min(warmup, 1), () -> garbage.addAll(sb.fork(4))));
       garbage.forEach(Sandbox::destroy);
+    }
+  }
+
+  /** Export and upload of 100 files, 10 MB in all. */
+  private void artifacts(SandboxConfig config, Map<String, double[]> samples) {
+    java.nio.file.Path dir;
+    try {
+      dir = java.nio.file.Files.createTempDirectory("agentnest-artifacts-bench-");
+    } catch (java.io.IOException ex) {
+      throw new AgentNestException("cannot create a temporary directory: " + ex.getMessage(), ex);
+    }
+    try (Sandbox sb = Sandbox.create(config)) {
+      check(
+          sb.runCode(
+              "import os\nos.makedirs('output', exist_ok=True)\n"
+                  + "for i in range(100):\n"
+                  + "    open(f'output/f{i:03}.bin', 'wb').write(os.urandom(100_000))\n"
+                  + "len(os.listdir('output'))"),
+          "100");
+      int[] round = {0};
+      int n = Math.max(3, iterations / 5);
+      samples.put(
+          "artifacts export 100 files 10 MB",
+          measure(
+              "artifacts export",
+              n,
+              Math.min(warmup, 1),
+              () -> sb.exportArtifacts("output/*.bin", dir.resolve("r" + round[0]++))));
+      java.nio.file.Path source = dir.resolve("r0").resolve("output");
+      samples.put(
+          "upload 100 files 10 MB",
+          measure(
+              "upload",
+              n,
+              Math.min(warmup, 1),
+              () -> sb.upload(source, "uploaded/u" + round[0]++)));
+    } finally {
+      try (var s = java.nio.file.Files.walk(dir)) {
+        s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      } catch (java.io.IOException ignored) {
+        // a temporary directory
+      }
     }
   }
 

@@ -106,7 +106,18 @@ class CliIT {
   @Test
   void everyCommandHasHelp() throws Exception {
     for (String c :
-        List.of("demo", "doctor", "run", "ls", "rm", "prune", "image", "bench", "config")) {
+        List.of(
+            "demo",
+            "doctor",
+            "run",
+            "ls",
+            "rm",
+            "prune",
+            "image",
+            "bench",
+            "config",
+            "artifacts",
+            "upload")) {
       Run r = cli(c, "--help");
       assertThat(r.exit()).as(c).isZero();
       assertThat(r.out()).as(c).contains("Usage: agentnest " + c);
@@ -157,6 +168,30 @@ class CliIT {
         cli("doctor", "--escapes", "--runtime", "no-such-runtime", "--only", "kernel.bpf");
     assertThat(unknown.exit()).isNotZero();
     assertThat(unknown.err()).contains("is not registered in the Docker daemon");
+  }
+
+  @Test
+  void artifactsAndUploadMoveFilesBothWays(@org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp)
+      throws Exception {
+    try (io.agentnest.Sandbox sb = io.agentnest.Sandbox.create()) {
+      java.nio.file.Path in = java.nio.file.Files.writeString(tmp.resolve("in.txt"), "hello");
+      Run up = cli("upload", sb.id(), in.toString(), "data/in.txt", "--json");
+      assertThat(up.exit()).as(up.err()).isZero();
+      assertThat(up.out()).contains("\"path\":\"data/in.txt\"", "\"size\":5");
+      sb.exec("mkdir -p /workspace/output && echo result > /workspace/output/r.txt");
+      Run ls = cli("artifacts", sb.id().substring(0, 12), "output/*.txt");
+      assertThat(ls.exit()).as(ls.err()).isZero();
+      assertThat(ls.out()).contains("output/r.txt", "1 files, 7 bytes");
+      Run ex =
+          cli("artifacts", sb.id(), "**.txt", "--export", tmp.resolve("out").toString(), "--json");
+      assertThat(ex.exit()).as(ex.err()).isZero();
+      assertThat(java.nio.file.Files.readString(tmp.resolve("out/output/r.txt")))
+          .isEqualTo("result\n");
+      assertThat(java.nio.file.Files.readString(tmp.resolve("out/data/in.txt"))).isEqualTo("hello");
+      Run bad = cli("artifacts", sb.id(), "../*");
+      assertThat(bad.exit()).isEqualTo(ExitCodes.FAILED);
+      assertThat(bad.err()).contains("'..'");
+    }
   }
 
   @Test

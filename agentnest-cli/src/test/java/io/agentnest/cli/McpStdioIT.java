@@ -83,7 +83,8 @@ class McpStdioIT {
             "export_artifact",
             "create_sandbox",
             "list_sandboxes",
-            "destroy_sandbox");
+            "destroy_sandbox",
+            "fork_sandbox");
     JsonNode runPython =
         StreamSupport.stream(out.path("tools").spliterator(), false)
             .filter(t -> t.path("name").asText().equals("run_python"))
@@ -160,6 +161,10 @@ class McpStdioIT {
     assertThat(isError(out.path("unknownSandbox"))).isTrue();
     assertThat(text(out.path("unknownSandbox"))).contains("no sandbox", "list_sandboxes");
     assertThat(text(out.path("listAfter"))).doesNotContain(createdId);
+    assertThat(text(out.path("forked"))).contains("forked into sandbox", "state carried by");
+    assertThat(text(out.path("forkSees"))).contains("42");
+    assertThat(text(out.path("parentKeeps"))).contains("41");
+    assertThat(text(out.path("forkDestroyed"))).contains("destroyed sandbox");
 
     // Network approval through MCP elicitation: the first asked host is approved, the next
     // declined (a 403 from the egress proxy); an answer holds for its host for the session.

@@ -155,6 +155,30 @@ final class McpSandboxSession {
     return sb;
   }
 
+  /** Forks sandbox {@code id} (or the default) and adds the copy to this session. */
+  Sandbox fork(@Nullable String id) {
+    Sandbox parent;
+    synchronized (this) {
+      if (count() >= maxSandboxes) {
+        throw new AgentNestException(
+            "this session already has "
+                + count()
+                + " sandboxes, the maximum; destroy one with destroy_sandbox first");
+      }
+      parent = sandbox(id);
+    }
+    // Outside the lock: a fork copies files and session state and may take a while.
+    Sandbox copy = parent.fork();
+    synchronized (this) {
+      if (closed) {
+        copy.destroy();
+        throw new AgentNestException("this MCP session has ended; reconnect to get a new sandbox");
+      }
+      extra.put(copy.id(), copy);
+    }
+    return copy;
+  }
+
   synchronized boolean destroy(String id) {
     String key = id.strip();
     if (key.equals(DEFAULT) || (defaultSandbox != null && defaultSandbox.id().equals(key))) {

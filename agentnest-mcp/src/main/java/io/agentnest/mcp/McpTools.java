@@ -276,10 +276,46 @@ final class McpTools {
                                   + "' in this session; call list_sandboxes for the ids");
                     },
                     req)));
-    // --- fork: plugs in here once Sandbox.fork() exists (see docs/mcp.md). A "fork_sandbox" tool
-    // takes a sandbox_id, calls fork() on session(ex).sandbox(id), registers the copy like
-    // create_sandbox does (McpSandboxSession.create), and reports the new id and how the state was
-    // copied. Extra tools can also be added without editing this class:
+    tools.add(
+        tool(
+            "fork_sandbox",
+            "Fork sandbox",
+            "Make an independent copy of a sandbox: its files and the variables, imports,"
+                + " functions and classes of its Python sessions. Use it to try something risky or"
+                + " to explore alternatives from the same state; later changes in one are never"
+                + " seen in the other. Returns the copy's sandbox_id and what could not be copied"
+                + " (e.g. open files or generators, on runc). Counts toward the session's sandbox"
+                + " limit.",
+            schema(List.of(), prop("sandbox_id", "string", SANDBOX_ID_DESCRIPTION)),
+            annotations(false, false, false),
+            (ex, req) ->
+                simple(
+                    ex,
+                    a -> {
+                      Sandbox copy = session(ex).fork(optString(a, "sandbox_id"));
+                      StringBuilder out =
+                          new StringBuilder("forked into sandbox ")
+                              .append(copy.id())
+                              .append(" (pass sandbox_id \"")
+                              .append(copy.id())
+                              .append("\" to the other tools)");
+                      copy.forkReport()
+                          .ifPresent(
+                              r -> {
+                                out.append("; state carried by ").append(r.mode());
+                                if (!r.skipped().isEmpty()) {
+                                  out.append("; not carried: ");
+                                  r.skipped()
+                                      .forEach(
+                                          sk ->
+                                              out.append(SandboxTools.bound(sk.toString(), 120))
+                                                  .append(' '));
+                                }
+                              });
+                      return ToolOutputs.ok(out.toString().strip());
+                    },
+                    req)));
+    // Extra tools can also be added without editing this class:
     // AgentNestMcpServer.Builder.extraTool(...).
     return tools;
   }

@@ -48,7 +48,8 @@ class AgentNestMcpServerTest {
               "export_artifact",
               "create_sandbox",
               "list_sandboxes",
-              "destroy_sandbox");
+              "destroy_sandbox",
+              "fork_sandbox");
       for (McpSchema.Tool t : tools) {
         assertThat(t.description()).as(t.name()).hasSizeGreaterThan(40);
         assertThat(t.inputSchema()).containsEntry("type", "object");
@@ -100,7 +101,7 @@ class AgentNestMcpServerTest {
     send(toServer, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
     send(toServer, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
     JsonNode list = JSON.readTree(in.readLine());
-    assertThat(list.at("/result/tools").size()).isEqualTo(9);
+    assertThat(list.at("/result/tools").size()).isEqualTo(10);
     send(
         toServer,
         "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
