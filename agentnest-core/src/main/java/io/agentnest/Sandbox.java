@@ -137,6 +137,48 @@ public interface Sandbox extends AutoCloseable {
    */
   List<Artifact> uploadArchive(java.nio.file.Path tarFile, String sandboxPath);
 
+  /**
+   * Saves this sandbox's files and Python session state to the snapshot store on the host ({@code
+   * AGENTNEST_HOME/snapshots}); refuses a name that exists. {@link #restore} starts a sandbox from
+   * it, also from another process or after a restart.
+   *
+   * <pre>{@code
+   * sandbox.runCode("model = train()");
+   * sandbox.snapshot("trained");
+   * // later, anywhere on this host:
+   * try (Sandbox sb = Sandbox.restore("trained")) { sb.runCode("model.predict(x)"); }
+   * }</pre>
+   */
+  default SnapshotInfo snapshot(String name) {
+    return snapshot(name, false);
+  }
+
+  /** Like {@link #snapshot(String)}; {@code replace} overwrites an existing snapshot. */
+  SnapshotInfo snapshot(String name, boolean replace);
+
+  /** Starts a new sandbox from a snapshot, with the configuration it was saved with. */
+  static Sandbox restore(String name) {
+    return io.agentnest.internal.SnapshotStore.local().restore(name, null);
+  }
+
+  /**
+   * Starts a new sandbox from a snapshot with {@code config} (same image; secret environment
+   * variables, which snapshots never store, are given here).
+   */
+  static Sandbox restore(String name, SandboxConfig config) {
+    return io.agentnest.internal.SnapshotStore.local().restore(name, config);
+  }
+
+  /** The snapshots in this installation's store, newest first. */
+  static List<SnapshotInfo> snapshots() {
+    return io.agentnest.internal.SnapshotStore.local().list();
+  }
+
+  /** Removes a snapshot; false when there is none by that name. */
+  static boolean removeSnapshot(String name) {
+    return io.agentnest.internal.SnapshotStore.local().remove(name);
+  }
+
   /** Path-safe access to the workspace. */
   SandboxFiles files();
 

@@ -28,6 +28,7 @@ import picocli.CommandLine.Command;
       McpCommand.class,
       ArtifactsCommand.class,
       UploadCommand.class,
+      SnapshotCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class AgentNestCli implements Runnable {
@@ -60,6 +61,9 @@ public final class AgentNestCli implements Runnable {
     }
     if (ex instanceof ConfigException) {
       return ExitCodes.CONFIG;
+    }
+    if (ex instanceof io.agentnest.SnapshotException se) {
+      return SnapshotCommand.exitCodeOf(se);
     }
     if (ex instanceof SandboxNotFoundException) {
       return ExitCodes.NOT_FOUND;

@@ -43,6 +43,8 @@ import picocli.CommandLine.Option;
       "               workspace and a Python session holding 100 MB of objects",
       "  artifacts    only with --only artifacts: export of 100 files (10 MB in all) to a host",
       "               directory, and upload of the same directory (MB/s from the p50)",
+      "  snapshot     only with --only snapshot: save and restore of a sandbox with a 10 MB",
+      "               workspace and a session holding 10 MB, in a temporary AGENTNEST_HOME",
       "  audit        only with --only audit: write 1,000,000 audit events (events/s), then query",
       "               latency (ms) over them, in a temporary directory"
     })
@@ -101,6 +103,9 @@ final class BenchCommand implements Callable<Integer> {
     }
     if (only.contains("fork")) {
       fork(config, samples);
+    }
+    if (only.contains("snapshot")) {
+      snapshot(config, samples);
     }
     if (only.contains("artifacts")) {
       artifacts(config, samples);
@@ -193,6 +198,49 @@ final class BenchCommand implements Callable<Integer> {
       samples.put(
           "fork(4)", measure("fork(4)", n, Math.min(warmup, 1), () -> garbage.addAll(sb.fork(4))));
       garbage.forEach(Sandbox::destroy);
+    }
+  }
+
+  /** Save and restore of a sandbox with 10 MB of files and 10 MB of session state. */
+  private void snapshot(SandboxConfig config, Map<String, double[]> samples) {
+    String before = System.getProperty("agentnest.home");
+    java.nio.file.Path home;
+    try {
+      home = java.nio.file.Files.createTempDirectory("agentnest-snapshot-bench-");
+    } catch (java.io.IOException ex) {
+      throw new AgentNestException("cannot create a temporary directory: " + ex.getMessage(), ex);
+    }
+    System.setProperty("agentnest.home", home.toString());
+    try (Sandbox sb = Sandbox.create(config)) {
+      sb.exec("head -c 10000000 /dev/urandom > /workspace/data.bin");
+      check(
+          sb.runCode("import os\nblobs = [os.urandom(1 << 20) for _ in range(10)]\nlen(blobs)"),
+          "10");
+      int n = Math.max(3, iterations / 5);
+      int[] i = {0};
+      samples.put(
+          "snapshot save 10 MB files + 10 MB session",
+          measure("snapshot save", n, Math.min(warmup, 1), () -> sb.snapshot("b" + i[0]++)));
+      List<Sandbox> garbage = new ArrayList<>();
+      samples.put(
+          "snapshot restore",
+          measure(
+              "snapshot restore",
+              n,
+              Math.min(warmup, 1),
+              () -> garbage.add(Sandbox.restore("b0"))));
+      garbage.forEach(Sandbox::destroy);
+    } finally {
+      if (before == null) {
+        System.clearProperty("agentnest.home");
+      } else {
+        System.setProperty("agentnest.home", before);
+      }
+      try (var s = java.nio.file.Files.walk(home)) {
+        s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      } catch (java.io.IOException ignored) {
+        // a temporary directory
+      }
     }
   }
 

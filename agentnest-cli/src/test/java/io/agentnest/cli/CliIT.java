@@ -117,7 +117,8 @@ class CliIT {
             "bench",
             "config",
             "artifacts",
-            "upload")) {
+            "upload",
+            "snapshot")) {
       Run r = cli(c, "--help");
       assertThat(r.exit()).as(c).isZero();
       assertThat(r.out()).as(c).contains("Usage: agentnest " + c);
@@ -192,6 +193,32 @@ class CliIT {
       assertThat(bad.exit()).isEqualTo(ExitCodes.FAILED);
       assertThat(bad.err()).contains("'..'");
     }
+  }
+
+  @Test
+  void snapshotSaveLsRestoreRm() throws Exception {
+    String name = "cli-it-" + Long.toHexString(System.nanoTime());
+    try (io.agentnest.Sandbox sb = io.agentnest.Sandbox.create()) {
+      sb.runCode("kept = 'from the snapshot'");
+      Run save = cli("snapshot", "save", sb.id(), name, "--json");
+      assertThat(save.exit()).as(save.err()).isZero();
+      assertThat(save.out()).contains("\"name\":\"" + name + "\"");
+      assertThat(cli("snapshot", "save", sb.id(), name).exit()).isEqualTo(ExitCodes.FAILED);
+      assertThat(cli("snapshot", "save", sb.id(), name, "--force").exit()).isZero();
+    }
+    assertThat(cli("snapshot", "ls").out()).contains(name);
+    Run restore = cli("snapshot", "restore", name);
+    assertThat(restore.exit()).as(restore.err()).isZero();
+    String id = restore.out().strip();
+    try (io.agentnest.Sandbox back = io.agentnest.Sandbox.connect(id)) {
+      assertThat(back.runCode("kept").result()).isEqualTo("'from the snapshot'");
+    }
+    assertThat(cli("snapshot", "rm", name).exit()).isZero();
+    assertThat(cli("snapshot", "rm", name).exit()).isEqualTo(ExitCodes.NOT_FOUND);
+    Run missing = cli("snapshot", "restore", name);
+    assertThat(missing.exit()).isEqualTo(ExitCodes.NOT_FOUND);
+    assertThat(missing.err()).contains("no snapshot");
+    assertThat(cli("snapshot", "save", "x", "../bad").exit()).isNotZero();
   }
 
   @Test

@@ -882,6 +882,16 @@ public final class DefaultSandbox implements Sandbox {
     return Optional.ofNullable(forkReport);
   }
 
+  @Override
+  public io.agentnest.SnapshotInfo snapshot(String name, boolean replace) {
+    checkUsable();
+    io.agentnest.SnapshotInfo info = SnapshotStore.local().save(this, name, replace);
+    audit(
+        "snapshot.saved",
+        Map.of("snapshot", name, "bytes", info.bytes(), "sessions", info.sessions().size()));
+    return info;
+  }
+
   private ArtifactTransfer transfer() {
     return new ArtifactTransfer(
         archives(),

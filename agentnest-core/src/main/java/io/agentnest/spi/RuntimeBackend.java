@@ -48,4 +48,9 @@ public interface RuntimeBackend {
   default List<HealthCheck> diagnose() {
     return List.of();
   }
+
+  /** The engine's id (content digest) of a local image, if it has one. */
+  default java.util.Optional<String> imageId(String image) {
+    return java.util.Optional.empty();
+  }
 }

@@ -62,6 +62,15 @@ public final class DockerBackend implements RuntimeBackend {
   }
 
   @Override
+  public Optional<String> imageId(String image) {
+    try {
+      return Optional.ofNullable(engine().client().inspectImageCmd(image).exec().getId());
+    } catch (com.github.dockerjava.api.exception.NotFoundException e) {
+      return Optional.empty();
+    }
+  }
+
+  @Override
   public Optional<SandboxInfo> inspect(String id) {
     return engine().inspectManaged(id);
   }

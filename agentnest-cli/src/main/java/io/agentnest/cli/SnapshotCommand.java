@@ -1,0 +1,146 @@
+package io.agentnest.cli;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentnest.Sandbox;
+import io.agentnest.SnapshotException;
+import io.agentnest.SnapshotInfo;
+import io.agentnest.internal.Json;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** Saves, lists, restores and removes snapshots. */
+@Command(
+    name = "snapshot",
+    mixinStandardHelpOptions = true,
+    description =
+        "Snapshots of sandboxes (files and Python session state) in AGENTNEST_HOME/snapshots,"
+            + " signed so a tampered or truncated one is refused.",
+    subcommands = {
+      SnapshotCommand.Ls.class,
+      SnapshotCommand.Save.class,
+      SnapshotCommand.Restore.class,
+      SnapshotCommand.Rm.class
+    })
+final class SnapshotCommand implements Runnable {
+  @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public void run() {
+    spec.commandLine().usage(System.out);
+  }
+
+  static ObjectNode json(SnapshotInfo s) {
+    ObjectNode o = Json.object().put("name", s.name()).put("created", s.created().toString());
+    o.put("image", s.image()).put("image_id", s.imageId()).put("bytes", s.bytes());
+    o.put("runtime", s.runtime()).put("memory", s.memory());
+    s.sessions().forEach(o.putArray("sessions")::add);
+    return o;
+  }
+
+  @Command(name = "ls", mixinStandardHelpOptions = true, description = "List valid snapshots.")
+  static final class Ls implements Callable<Integer> {
+    @Option(names = "--json", description = "Print them as a JSON array.")
+    boolean json;
+
+    @Override
+    public Integer call() {
+      List<SnapshotInfo> all = Sandbox.snapshots();
+      if (json) {
+        ArrayNode arr = Json.MAPPER.createArrayNode();
+        all.forEach(s -> arr.add(json(s)));
+        System.out.println(arr);
+      } else {
+        System.out.printf("%-32s %-22s %12s  %s%n", "NAME", "CREATED", "BYTES", "SESSIONS");
+        for (SnapshotInfo s : all) {
+          System.out.printf(
+              "%-32s %-22s %12d  %s%n",
+              s.name(), s.created().toString().substring(0, 19), s.bytes(), s.sessions());
+        }
+      }
+      return ExitCodes.OK;
+    }
+  }
+
+  @Command(
+      name = "save",
+      mixinStandardHelpOptions = true,
+      description = "Save a running sandbox's files and session state as NAME.")
+  static final class Save implements Callable<Integer> {
+    @Parameters(index = "0", description = "Sandbox id or unique prefix.")
+    String sandbox = "";
+
+    @Parameters(index = "1", description = "Snapshot name: letters, digits, '.', '_', '-'.")
+    String name = "";
+
+    @Option(names = "--force", description = "Replace a snapshot of the same name.")
+    boolean force;
+
+    @Option(names = "--json", description = "Print the snapshot as JSON.")
+    boolean json;
+
+    @Override
+    public Integer call() {
+      Sandbox sb = Sandbox.connect(sandbox);
+      try {
+        SnapshotInfo s = sb.snapshot(name, force);
+        System.out.println(
+            json ? json(s).toString() : "saved " + s.name() + " (" + s.bytes() + " bytes)");
+        return ExitCodes.OK;
+      } finally {
+        sb.detach();
+      }
+    }
+  }
+
+  @Command(
+      name = "restore",
+      mixinStandardHelpOptions = true,
+      description =
+          "Start a new sandbox from snapshot NAME; it keeps running (until its TTL) and its id"
+              + " is printed for 'agentnest rm' and the other commands.")
+  static final class Restore implements Callable<Integer> {
+    @Parameters(index = "0", description = "Snapshot name.")
+    String name = "";
+
+    @Option(names = "--json", description = "Print {\"id\":...} as JSON.")
+    boolean json;
+
+    @Override
+    public Integer call() {
+      Sandbox sb = Sandbox.restore(name);
+      System.out.println(json ? Json.object().put("id", sb.id()).toString() : sb.id());
+      sb.detach();
+      return ExitCodes.OK;
+    }
+  }
+
+  @Command(name = "rm", mixinStandardHelpOptions = true, description = "Remove snapshots.")
+  static final class Rm implements Callable<Integer> {
+    @Parameters(arity = "1..*", description = "Snapshot names.")
+    List<String> names = List.of();
+
+    @Override
+    public Integer call() {
+      int missing = 0;
+      for (String n : names) {
+        if (Sandbox.removeSnapshot(n)) {
+          System.out.println("removed " + n);
+        } else {
+          System.err.println("agentnest: no snapshot '" + n + "' ('agentnest snapshot ls')");
+          missing++;
+        }
+      }
+      return missing == 0 ? ExitCodes.OK : ExitCodes.NOT_FOUND;
+    }
+  }
+
+  private SnapshotCommand() {}
+
+  static int exitCodeOf(SnapshotException e) {
+    return e.code().equals("NOT_FOUND") ? ExitCodes.NOT_FOUND : ExitCodes.FAILED;
+  }
+}

@@ -1,0 +1,36 @@
+package io.agentnest;
+
+import java.time.Instant;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A saved sandbox in the snapshot store.
+ *
+ * <pre>{@code
+ * SnapshotInfo s = sandbox.snapshot("trained");
+ * try (Sandbox again = Sandbox.restore("trained")) { again.runCode("model.score()"); }
+ * }</pre>
+ *
+ * @param name the snapshot's name
+ * @param created when it was saved
+ * @param image the image the sandbox ran
+ * @param imageId the engine's id of that image when saved; restore refuses a different one
+ * @param runtime the OCI runtime, or null for the default
+ * @param bytes total size of its parts on disk
+ * @param sessions the Python sessions whose state it holds
+ * @param memory whether process memory was captured (not yet: see docs/snapshots.md)
+ */
+public record SnapshotInfo(
+    String name,
+    Instant created,
+    String image,
+    String imageId,
+    @Nullable String runtime,
+    long bytes,
+    List<String> sessions,
+    boolean memory) {
+  public SnapshotInfo {
+    sessions = List.copyOf(sessions);
+  }
+}

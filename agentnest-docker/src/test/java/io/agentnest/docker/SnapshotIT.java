@@ -1,0 +1,175 @@
+package io.agentnest.docker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.agentnest.Sandbox;
+import io.agentnest.SandboxConfig;
+import io.agentnest.Secret;
+import io.agentnest.SnapshotException;
+import io.agentnest.SnapshotInfo;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/** Save a real sandbox, destroy it, start it again from the store: here and in another JVM. */
+@ExtendWith(DockerEngineRequired.class)
+class SnapshotIT {
+  static Path home;
+  static String before;
+
+  @BeforeAll
+  static void isolatedHome() throws Exception {
+    home = Files.createTempDirectory("agentnest-snapshot-it-");
+    before = System.getProperty("agentnest.home");
+    System.setProperty("agentnest.home", home.toString());
+  }
+
+  @AfterAll
+  static void back() {
+    if (before == null) {
+      System.clearProperty("agentnest.home");
+    } else {
+      System.setProperty("agentnest.home", before);
+    }
+  }
+
+  static void makeState(Sandbox sb) {
+    sb.files().write("data/in.csv", "a,b\n1,2\n");
+    sb.exec("echo scratch > /tmp/scratch.txt");
+    sb.runCode(
+        "import json\n"
+            + "total = 41\n"
+            + "def bump(x):\n"
+            + "    return x + 1\n"
+            + "class Model:\n"
+            + "    def __init__(self, w): self.w = w\n"
+            + "m = Model([1, 2, 3])\n");
+    sb.pythonSession("other").run("side = 'kept'");
+  }
+
+  static void assertState(Sandbox sb) {
+    assertThat(sb.files().readString("data/in.csv")).isEqualTo("a,b\n1,2\n");
+    assertThat(sb.exec("cat /tmp/scratch.txt").stdout()).isEqualTo("scratch\n");
+    assertThat(sb.runCode("bump(total), m.w, json.dumps([1])").result())
+        .isEqualTo("(42, [1, 2, 3], '[1]')");
+    assertThat(sb.pythonSession("other").run("side").result()).isEqualTo("'kept'");
+  }
+
+  @Test
+  void savedSandboxComesBackWithFilesAndSessions() {
+    SnapshotInfo info;
+    try (Sandbox sb = Sandbox.create()) {
+      makeState(sb);
+      info = sb.snapshot("it-basic");
+      assertThatThrownBy(() -> sb.snapshot("it-basic"))
+          .isInstanceOf(SnapshotException.class)
+          .hasMessageContaining("exists")
+          .hasMessageContaining("--force");
+      assertThat(sb.snapshot("it-basic", true).name()).isEqualTo("it-basic");
+    }
+    assertThat(info.sessions()).contains("default", "other");
+    assertThat(info.imageId()).startsWith("sha256:");
+    assertThat(Sandbox.snapshots()).extracting(SnapshotInfo::name).contains("it-basic");
+    try (Sandbox restored = Sandbox.restore("it-basic")) {
+      assertState(restored);
+      // Independent of the snapshot: changes stay in this sandbox.
+      restored.runCode("total = 0");
+    }
+    try (Sandbox again = Sandbox.restore("it-basic")) {
+      assertThat(again.runCode("total").result()).isEqualTo("41");
+    }
+    assertThat(Sandbox.removeSnapshot("it-basic")).isTrue();
+    assertThat(Sandbox.removeSnapshot("it-basic")).isFalse();
+    assertThatThrownBy(() -> Sandbox.restore("it-basic")).hasMessageContaining("no snapshot");
+  }
+
+  @Test
+  void anotherProcessRestoresWhatThisOneSaved() throws Exception {
+    try (Sandbox sb = Sandbox.create()) {
+      makeState(sb);
+      sb.snapshot("it-cross");
+    }
+    Process p =
+        ChildJvm.start(Restorer.class, Map.of("AGENTNEST_HOME", home.toString()), "it-cross");
+    List<String> lines = ChildJvm.readUntil(p, "result", 20);
+    assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
+    assertThat(lines).contains("result (42, [1, 2, 3], '[1]') a,b");
+  }
+
+  @Test
+  void tamperedOrTruncatedSnapshotsAreRefused() throws Exception {
+    try (Sandbox sb = Sandbox.create()) {
+      sb.runCode("x = 1");
+      sb.snapshot("it-tamper");
+    }
+    Path dir = home.resolve("snapshots/it-tamper");
+    Path mf = dir.resolve("manifest.json");
+    String original = Files.readString(mf);
+    Files.writeString(
+        mf, original.replace("\"image\":\"agentnest/python:latest\"", "\"image\":\"evil:1\""));
+    assertThatThrownBy(() -> Sandbox.restore("it-tamper"))
+        .isInstanceOf(SnapshotException.class)
+        .hasMessageContaining("modified after it was saved");
+    Files.writeString(mf, original);
+    Path ws = dir.resolve("workspace.tar");
+    byte[] tar = Files.readAllBytes(ws);
+    Files.write(ws, java.util.Arrays.copyOf(tar, tar.length / 2));
+    assertThatThrownBy(() -> Sandbox.restore("it-tamper"))
+        .hasMessageContaining("bytes, the manifest says");
+    tar[tar.length - 1] ^= 1;
+    Files.write(ws, tar);
+    assertThatThrownBy(() -> Sandbox.restore("it-tamper")).hasMessageContaining("sha256");
+    Files.delete(ws);
+    assertThatThrownBy(() -> Sandbox.restore("it-tamper")).hasMessageContaining("missing its part");
+    assertThatThrownBy(() -> Sandbox.restore("../etc")).hasMessageContaining("is invalid");
+  }
+
+  @Test
+  void secretsAreNeverStoredAndMustBeGivenAgain() throws Exception {
+    SandboxConfig withSecret =
+        SandboxConfig.builder().secretEnv("API_TOKEN", Secret.of("tok-very-secret-123")).build();
+    try (Sandbox sb = Sandbox.create(withSecret)) {
+      sb.runCode("y = 2");
+      sb.snapshot("it-secret");
+    }
+    try (var files = Files.walk(home.resolve("snapshots/it-secret"))) {
+      for (Path f : files.filter(Files::isRegularFile).toList()) {
+        assertThat(new String(Files.readAllBytes(f), java.nio.charset.StandardCharsets.ISO_8859_1))
+            .as(f.toString())
+            .doesNotContain("tok-very-secret-123");
+      }
+    }
+    assertThatThrownBy(() -> Sandbox.restore("it-secret"))
+        .hasMessageContaining("API_TOKEN")
+        .hasMessageContaining("never written to disk");
+    try (Sandbox sb = Sandbox.restore("it-secret", withSecret)) {
+      assertThat(sb.runCode("y").result()).isEqualTo("2");
+    }
+    assertThatThrownBy(
+            () ->
+                Sandbox.restore(
+                    "it-secret",
+                    SandboxConfig.builder().image("agentnest-test/nopython:1").build()))
+        .hasMessageContaining("same image");
+  }
+
+  /** Restores a snapshot in a fresh JVM and prints what it finds. */
+  public static final class Restorer {
+    public static void main(String[] args) {
+      try (Sandbox sb = Sandbox.restore(args[0])) {
+        System.out.println(
+            "result "
+                + sb.runCode("bump(total), m.w, json.dumps([1])").result()
+                + " "
+                + sb.files().readString("data/in.csv").lines().findFirst().orElse(""));
+      }
+    }
+  }
+}
