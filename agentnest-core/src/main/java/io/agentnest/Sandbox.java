@@ -158,7 +158,7 @@ public interface Sandbox extends AutoCloseable {
 
   /** Starts a new sandbox from a snapshot, with the configuration it was saved with. */
   static Sandbox restore(String name) {
-    return io.agentnest.internal.SnapshotStore.local().restore(name, null);
+    return DefaultSandbox.restoreSnapshot(name, null);
   }
 
   /**
@@ -166,17 +166,17 @@ public interface Sandbox extends AutoCloseable {
    * variables, which snapshots never store, are given here).
    */
   static Sandbox restore(String name, SandboxConfig config) {
-    return io.agentnest.internal.SnapshotStore.local().restore(name, config);
+    return DefaultSandbox.restoreSnapshot(name, config);
   }
 
   /** The snapshots in this installation's store, newest first. */
   static List<SnapshotInfo> snapshots() {
-    return io.agentnest.internal.SnapshotStore.local().list();
+    return DefaultSandbox.snapshots();
   }
 
   /** Removes a snapshot; false when there is none by that name. */
   static boolean removeSnapshot(String name) {
-    return io.agentnest.internal.SnapshotStore.local().remove(name);
+    return DefaultSandbox.removeSnapshot(name);
   }
 
   /** Path-safe access to the workspace. */

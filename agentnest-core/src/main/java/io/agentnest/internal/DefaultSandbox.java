@@ -882,6 +882,20 @@ public final class DefaultSandbox implements Sandbox {
     return Optional.ofNullable(forkReport);
   }
 
+  /** Entry points of {@link Sandbox}'s snapshot statics (the API reaches internal only here). */
+  public static Sandbox restoreSnapshot(
+      String name, @org.jspecify.annotations.Nullable SandboxConfig config) {
+    return SnapshotStore.local().restore(name, config);
+  }
+
+  public static List<io.agentnest.SnapshotInfo> snapshots() {
+    return SnapshotStore.local().list();
+  }
+
+  public static boolean removeSnapshot(String name) {
+    return SnapshotStore.local().remove(name);
+  }
+
   @Override
   public io.agentnest.SnapshotInfo snapshot(String name, boolean replace) {
     checkUsable();
