@@ -10,6 +10,10 @@ import org.jspecify.annotations.Nullable;
  * <pre>{@code
  * SnapshotInfo s = sandbox.snapshot("trained");
  * try (Sandbox again = Sandbox.restore("trained")) { again.runCode("model.score()"); }
+ *
+ * // a snapshot of a sandbox with secrets: they are never stored, give them again
+ * SandboxConfig c = s.config().toBuilder().secretEnv("API_TOKEN", Secret.of(token)).build();
+ * Sandbox.restore("trained", c);
  * }</pre>
  *
  * @param name the snapshot's name
@@ -20,6 +24,9 @@ import org.jspecify.annotations.Nullable;
  * @param bytes total size of its parts on disk
  * @param sessions the Python sessions whose state it holds
  * @param memory whether process memory was captured (not yet: see docs/snapshots.md)
+ * @param memoryNote why memory was or was not captured
+ * @param config the saved configuration, without secret values, approval handler, audit log or
+ *     network listeners (code, which restore takes from its config argument)
  */
 public record SnapshotInfo(
     String name,
@@ -29,7 +36,9 @@ public record SnapshotInfo(
     @Nullable String runtime,
     long bytes,
     List<String> sessions,
-    boolean memory) {
+    boolean memory,
+    String memoryNote,
+    SandboxConfig config) {
   public SnapshotInfo {
     sessions = List.copyOf(sessions);
   }

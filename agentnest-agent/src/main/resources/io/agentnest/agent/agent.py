@@ -1507,6 +1507,11 @@ def handle(h, payload):
                 spawn(lambda i: session(name).load(i, first, data), call_id)
             elif call_id not in LOAD_HEADERS:
                 LOAD_HEADERS[call_id] = h
+    elif op == "py_sessions":
+        # Sessions with a live interpreter (fork and snapshots save each one).
+        with SESSIONS_LOCK:
+            names = [n for n, s in SESSIONS.items() if s.proc is not None and s.proc.poll() is None]
+        send_result(call_id, sessions=names[:256])
     elif op == "py_close":
         name = str(h.get("session") or "default")
         with SESSIONS_LOCK:

@@ -221,6 +221,23 @@ final class BenchCommand implements Callable<Integer> {
       samples.put(
           "snapshot save 10 MB files + 10 MB session",
           measure("snapshot save", n, Math.min(warmup, 1), () -> sb.snapshot("b" + i[0]++)));
+      io.agentnest.SnapshotInfo saved =
+          Sandbox.snapshots().stream().filter(s -> s.name().equals("b0")).findFirst().orElseThrow();
+      long parts = 0;
+      StringBuilder sizes = new StringBuilder();
+      try (var files = java.nio.file.Files.list(home.resolve("snapshots").resolve("b0"))) {
+        for (java.nio.file.Path f : files.sorted().toList()) {
+          long size = java.nio.file.Files.size(f);
+          parts += size;
+          sizes.append(String.format(" %s %.1f MB,", f.getFileName(), size / 1e6));
+        }
+      } catch (java.io.IOException ex) {
+        throw new AgentNestException("cannot read the snapshot: " + ex.getMessage(), ex);
+      }
+      (json ? System.err : System.out)
+          .printf(
+              "snapshot size: %.1f MB of parts (%d bytes on disk:%s sessions %s)%n",
+              saved.bytes() / 1e6, parts, sizes, saved.sessions());
       List<Sandbox> garbage = new ArrayList<>();
       samples.put(
           "snapshot restore",

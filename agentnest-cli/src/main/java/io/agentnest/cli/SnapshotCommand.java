@@ -36,7 +36,7 @@ final class SnapshotCommand implements Runnable {
   static ObjectNode json(SnapshotInfo s) {
     ObjectNode o = Json.object().put("name", s.name()).put("created", s.created().toString());
     o.put("image", s.image()).put("image_id", s.imageId()).put("bytes", s.bytes());
-    o.put("runtime", s.runtime()).put("memory", s.memory());
+    o.put("runtime", s.runtime()).put("memory", s.memory()).put("memory_note", s.memoryNote());
     s.sessions().forEach(o.putArray("sessions")::add);
     return o;
   }

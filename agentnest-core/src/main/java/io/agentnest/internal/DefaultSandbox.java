@@ -874,7 +874,32 @@ public final class DefaultSandbox implements Sandbox {
     java.util.Set<String> names = new java.util.LinkedHashSet<>();
     names.add("default");
     names.addAll(sessions.keySet());
-    return List.copyOf(names);
+    names.addAll(liveSessions());
+    return names.stream().limit(SandboxState.MAX_SESSIONS).toList();
+  }
+
+  /**
+   * The sessions with a running interpreter, as the agent reports them: also those another process
+   * started (a CLI snapshot of a sandbox an application runs). Untrusted: names are checked and
+   * their number capped; an agent without the operation reports none.
+   */
+  private List<String> liveSessions() {
+    Frame f =
+        channel.await(
+            channel.call(Json.object().put("op", "py_sessions"), new byte[0], x -> {}),
+            Duration.ofSeconds(30),
+            "list sessions");
+    List<String> out = new java.util.ArrayList<>();
+    if (f.ev().equals("err")) {
+      return out;
+    }
+    for (com.fasterxml.jackson.databind.JsonNode n : f.header().path("sessions")) {
+      String name = n.asText("");
+      if (out.size() < SandboxState.MAX_SESSIONS && SandboxState.validSessionName(name)) {
+        out.add(name);
+      }
+    }
+    return out;
   }
 
   @Override
@@ -893,7 +918,15 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   public static boolean removeSnapshot(String name) {
-    return SnapshotStore.local().remove(name);
+    boolean removed = SnapshotStore.local().remove(name);
+    if (removed) {
+      try {
+        Audit.record(Audit.shared(), "snapshot.removed", null, Map.of("snapshot", name));
+      } catch (RuntimeException e) {
+        LOG.warn("snapshot {} removed, but the audit log is not writable: {}", name, e.toString());
+      }
+    }
+    return removed;
   }
 
   @Override

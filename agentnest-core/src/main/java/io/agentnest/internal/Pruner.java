@@ -85,6 +85,24 @@ public final class Pruner {
       HostState.delete(e.id());
       stateRemoved++;
     }
+    // Half-written snapshots of crashed saves (never listed as valid, but they hold disk).
+    SnapshotStore store = SnapshotStore.local();
+    for (SnapshotStore.Leftover l : store.leftovers(SnapshotStore.LEFTOVER_AGE, now)) {
+      if (options.dryRun()) {
+        items.add(
+            new Item("snapshot-staging", l.name(), "unfinished save", l.bytes(), false, null));
+        continue;
+      }
+      try {
+        store.removeLeftover(l);
+        items.add(new Item("snapshot-staging", l.name(), "unfinished save", l.bytes(), true, null));
+        freed += l.bytes();
+      } catch (AgentNestException e) {
+        items.add(
+            new Item(
+                "snapshot-staging", l.name(), "unfinished save", l.bytes(), false, e.getMessage()));
+      }
+    }
     return new Report(List.copyOf(items), freed, stateRemoved, options.dryRun());
   }
 

@@ -11,6 +11,7 @@ import io.agentnest.SnapshotException;
 import io.agentnest.SnapshotInfo;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
@@ -29,6 +30,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.regex.Pattern;
@@ -47,7 +49,6 @@ import org.jspecify.annotations.Nullable;
 public final class SnapshotStore {
   static final int FORMAT = 1;
   static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,99}");
-  static final long MAX_PART_BYTES = SandboxState.MAX_FILES_BYTES;
   private static final long MAX_MANIFEST_BYTES = 4L << 20;
 
   private final Path root;
@@ -81,18 +82,14 @@ public final class SnapshotStore {
 
   // ------------------------------------------------------------------------------- save
 
-  /** Captures {@code sb} and writes it as {@code name}. */
+  /**
+   * Captures {@code sb} and writes it as {@code name}: the parts stream from the sandbox straight
+   * into a staging directory (hashed on the way, never held in memory whole), which becomes the
+   * snapshot by one rename.
+   */
   public SnapshotInfo save(DefaultSandbox sb, String name, boolean replace) {
     checkName(name);
-    Path dir = root.resolve(name);
-    if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS) && !replace) {
-      throw new SnapshotException(
-          "EXISTS",
-          "snapshot '"
-              + name
-              + "' exists: choose another name, or replace it (--force, or"
-              + " snapshot(name, true))");
-    }
+    refuseExisting(name, replace);
     SandboxConfig config = sb.config();
     String imageId =
         Backends.get(config.backend())
@@ -101,11 +98,39 @@ public final class SnapshotStore {
                 () ->
                     new SnapshotException(
                         "IMAGE_CHANGED",
-                        "the engine no longer has image '" + config.image() + "'"));
-    SandboxState.Captured state = SandboxState.capture(sb, sb.sessionNames());
-    return write(name, config, imageId, state, replace);
+                        "the engine no longer has image '"
+                            + config.image()
+                            + "' of this sandbox: a snapshot records the image it applies to;"
+                            + " build or tag the image again"));
+    List<String> sessionNames = sb.sessionNames();
+    return stage(
+        name,
+        config,
+        imageId,
+        replace,
+        w -> {
+          try (PartWriter ws = w.open("workspace.tar", "workspace");
+              PartWriter tmp = w.open("tmp.tar", "tmp")) {
+            SandboxState.captureFiles(sb, ws, tmp);
+          }
+          int i = 0;
+          for (String s : sessionNames) {
+            PartWriter out = w.open("session-" + i + ".bin", "session");
+            SandboxState.Dumped d;
+            try (out) {
+              d = SandboxState.dumpSession(sb, s, out);
+            }
+            if (d == null) {
+              w.drop(out);
+            } else {
+              out.meta = sessionMeta(d.name(), d.extraBytes(), d.variables(), d.skipped());
+              i++;
+            }
+          }
+        });
   }
 
+  /** Writes an already captured state (tests, and callers holding one) as {@code name}. */
   SnapshotInfo write(
       String name,
       SandboxConfig config,
@@ -113,45 +138,182 @@ public final class SnapshotStore {
       SandboxState.Captured state,
       boolean replace) {
     checkName(name);
+    refuseExisting(name, replace);
+    return stage(
+        name,
+        config,
+        imageId,
+        replace,
+        w -> {
+          try (PartWriter ws = w.open("workspace.tar", "workspace")) {
+            ws.write(state.workspace());
+          }
+          try (PartWriter tmp = w.open("tmp.tar", "tmp")) {
+            tmp.write(state.tmp());
+          }
+          int i = 0;
+          for (SandboxState.Session s : state.sessions()) {
+            try (PartWriter out = w.open("session-" + i++ + ".bin", "session")) {
+              out.write(s.data());
+              out.meta = sessionMeta(s.name(), s.extraBytes(), s.variables(), s.skipped());
+            }
+          }
+        });
+  }
+
+  private void refuseExisting(String name, boolean replace) {
+    if (!replace && Files.exists(root.resolve(name), LinkOption.NOFOLLOW_LINKS)) {
+      throw new SnapshotException(
+          "EXISTS",
+          "snapshot '"
+              + name
+              + "' exists: choose another name, or replace it (--force, or"
+              + " snapshot(name, true))");
+    }
+  }
+
+  private static ObjectNode sessionMeta(
+      String session, long extraBytes, List<String> variables, List<ForkReport.Skipped> skipped) {
+    ObjectNode meta = Json.object().put("session", session).put("extra_bytes", extraBytes);
+    variables.forEach(meta.putArray("variables")::add);
+    ArrayNode sk = meta.putArray("skipped");
+    for (ForkReport.Skipped x : skipped) {
+      sk.addObject()
+          .put("session", x.session())
+          .put("name", x.name())
+          .put("type", x.type())
+          .put("reason", x.reason());
+    }
+    return meta;
+  }
+
+  /** Fills a staging directory with parts. */
+  interface Filler {
+    void fill(Staging w) throws IOException;
+  }
+
+  /** The parts written so far into a staging directory. */
+  static final class Staging {
+    final Path dir;
+    final List<PartWriter> parts = new ArrayList<>();
+    final Map<String, byte[]> secrets;
+
+    Staging(Path dir, Map<String, byte[]> secrets) {
+      this.dir = dir;
+      this.secrets = secrets;
+    }
+
+    PartWriter open(String file, String kind) throws IOException {
+      PartWriter p = new PartWriter(dir.resolve(file), file, kind, secrets);
+      parts.add(p);
+      return p;
+    }
+
+    void drop(PartWriter p) throws IOException {
+      parts.remove(p);
+      Files.deleteIfExists(p.path);
+    }
+  }
+
+  /**
+   * One part being written: counts, hashes, and looks for secret values, which never go to disk (a
+   * part holding one fails the save).
+   */
+  static final class PartWriter extends OutputStream {
+    final Path path;
+    final String file;
+    final String kind;
+    final MessageDigest sha = newSha256();
+    private final OutputStream out;
+    private final SecretScan scan;
+    @Nullable ObjectNode meta;
+    long size;
+
+    PartWriter(Path path, String file, String kind, Map<String, byte[]> secrets)
+        throws IOException {
+      this.path = path;
+      this.file = file;
+      this.kind = kind;
+      this.scan = new SecretScan(secrets);
+      this.out =
+          new java.io.BufferedOutputStream(
+              Files.newOutputStream(path, StandardOpenOption.CREATE_NEW), 1 << 16);
+    }
+
+    @Override
+    public void write(int b) throws IOException {
+      write(new byte[] {(byte) b}, 0, 1);
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) throws IOException {
+      if (scan.found() != null) {
+        return; // the save fails; nothing more of this part goes to disk
+      }
+      scan.update(b, off, len);
+      if (scan.found() != null) {
+        return;
+      }
+      out.write(b, off, len);
+      sha.update(b, off, len);
+      size += len;
+    }
+
+    @Override
+    public void close() throws IOException {
+      out.close();
+    }
+
+    @Nullable String secretFound() {
+      return scan.found();
+    }
+  }
+
+  SnapshotInfo stage(
+      String name, SandboxConfig config, String imageId, boolean replace, Filler filler) {
+    Map<String, byte[]> secrets = new LinkedHashMap<>();
+    config
+        .secretEnv()
+        .forEach((k, v) -> secrets.put(k, v.reveal().getBytes(StandardCharsets.UTF_8)));
     try {
       Files.createDirectories(root);
       Path staging = Files.createTempDirectory(root, ".saving-" + name + "-");
       try {
-        ObjectNode m = Json.object();
-        m.put("format", FORMAT).put("name", name).put("created", Instant.now().toString());
-        m.put("image", config.image()).put("image_id", imageId);
-        if (config.runtime() != null) {
-          m.put("runtime", config.runtime());
-        }
-        m.set("config", configJson(config));
-        m.put("memory", false)
-            .put("memory_note", "process memory is not captured (state transfer of sessions)");
-        ArrayNode parts = m.putArray("parts");
-        long total = 0;
-        total += part(staging, parts, "workspace.tar", "workspace", null, state.workspace());
-        total += part(staging, parts, "tmp.tar", "tmp", null, state.tmp());
-        int i = 0;
-        for (SandboxState.Session s : state.sessions()) {
-          String file = "session-" + i++ + ".bin";
-          ObjectNode meta =
-              Json.object().put("session", s.name()).put("extra_bytes", s.extraBytes());
-          s.variables().forEach(meta.putArray("variables")::add);
-          ArrayNode sk = meta.putArray("skipped");
-          for (ForkReport.Skipped x : s.skipped()) {
-            sk.addObject()
-                .put("session", x.session())
-                .put("name", x.name())
-                .put("type", x.type())
-                .put("reason", x.reason());
+        Staging w = new Staging(staging, secrets);
+        filler.fill(w);
+        for (PartWriter p : w.parts) {
+          String secret = p.secretFound();
+          if (secret != null) {
+            String where =
+                p.kind.equals("session")
+                    ? "Python session '"
+                        + (p.meta == null ? "?" : p.meta.path("session").asText())
+                        + "' (a variable holds it: del it, or set it to None)"
+                    : (p.kind.equals("tmp") ? "/tmp" : "/workspace")
+                        + " (a file holds it: delete the file)";
+            throw new SnapshotException(
+                "SECRET",
+                "snapshot '"
+                    + name
+                    + "' not saved: the value of secret variable "
+                    + secret
+                    + " appears in "
+                    + where
+                    + "; secret values are never written to disk, remove it and save again");
           }
-          total += part(staging, parts, file, "session", meta, s.data());
         }
-        m.put("bytes", total);
+        ObjectNode m = manifest(name, config, imageId, w.parts);
         byte[] body = Json.MAPPER.writeValueAsBytes(m);
         ObjectNode signed = Json.object();
         signed.set("manifest", m);
         signed.put("hmac_sha256", hmac(body));
-        Files.write(staging.resolve("manifest.json"), Json.MAPPER.writeValueAsBytes(signed));
+        Path mf = staging.resolve("manifest.json");
+        try (var ch =
+            java.nio.channels.FileChannel.open(
+                mf, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+          ch.write(java.nio.ByteBuffer.wrap(Json.MAPPER.writeValueAsBytes(signed)));
+          ch.force(true);
+        }
         Path dir = root.resolve(name);
         if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
           if (!replace) {
@@ -159,8 +321,8 @@ public final class SnapshotStore {
                 "EXISTS",
                 "snapshot '"
                     + name
-                    + "' exists: choose another name, or replace it (--force, or"
-                    + " snapshot(name, true))");
+                    + "' was saved by someone else meanwhile: choose another name, or replace"
+                    + " it (--force, or snapshot(name, true))");
           }
           Path old = root.resolve(".removing-" + name + "-" + System.nanoTime());
           Files.move(dir, old, StandardCopyOption.ATOMIC_MOVE);
@@ -170,30 +332,60 @@ public final class SnapshotStore {
           Files.move(staging, dir, StandardCopyOption.ATOMIC_MOVE);
         } catch (AtomicMoveNotSupportedException e) {
           throw new SnapshotException(
-              "CORRUPT", "the snapshot store " + root + " must be on one file system");
+              "IO", "the snapshot store " + root + " must be on one file system");
         }
         return info(m);
       } finally {
-        if (Files.exists(staging)) {
+        if (Files.exists(staging, LinkOption.NOFOLLOW_LINKS)) {
           deleteTree(staging);
         }
       }
     } catch (IOException e) {
       throw new SnapshotException(
-          "IO", "cannot write snapshot '" + name + "' under " + root + ": " + e.getMessage());
+          "IO",
+          "cannot write snapshot '"
+              + name
+              + "' under "
+              + root
+              + ": "
+              + e.getMessage()
+              + " (is the disk full, or the directory not writable?)");
     }
   }
 
-  private static long part(
-      Path dir, ArrayNode parts, String file, String kind, @Nullable ObjectNode meta, byte[] data)
-      throws IOException {
-    Files.write(dir.resolve(file), data, StandardOpenOption.CREATE_NEW);
-    ObjectNode p = parts.addObject().put("file", file).put("kind", kind);
-    p.put("size", data.length).put("sha256", sha256(data));
-    if (meta != null) {
-      p.set("meta", meta);
+  private static ObjectNode manifest(
+      String name, SandboxConfig config, String imageId, List<PartWriter> parts) {
+    ObjectNode m = Json.object();
+    m.put("format", FORMAT).put("name", name).put("created", Instant.now().toString());
+    m.put("image", config.image()).put("image_id", imageId);
+    if (config.runtime() != null) {
+      m.put("runtime", config.runtime());
     }
-    return data.length;
+    m.set("config", configJson(config));
+    m.put("memory", false).put("memory_note", memoryNote(config.runtime()));
+    ArrayNode list = m.putArray("parts");
+    long total = 0;
+    for (PartWriter p : parts) {
+      ObjectNode o = list.addObject().put("file", p.file).put("kind", p.kind);
+      o.put("size", p.size).put("sha256", HexFormat.of().formatHex(p.sha.digest()));
+      if (p.meta != null) {
+        o.set("meta", p.meta);
+      }
+      total += p.size;
+    }
+    m.put("bytes", total);
+    return m;
+  }
+
+  static String memoryNote(@Nullable String runtime) {
+    boolean gvisor = runtime != null && (runtime.equals("runsc") || runtime.equals("gvisor"));
+    return gvisor
+        ? "process memory not captured: gVisor can checkpoint a container, but a checkpoint is not"
+            + " yet restored into a new sandbox with its own agent channel; Python sessions are"
+            + " carried as pickled namespaces, other processes are not kept"
+        : "process memory not captured: runc checkpoints need CRIU, which does not work on every"
+            + " kernel; Python sessions are carried as pickled namespaces, other processes are"
+            + " not kept";
   }
 
   /** The parts of the config a restore needs; never secret values (only their names). */
@@ -216,6 +408,32 @@ public final class SnapshotStore {
       c.network().rules().forEach(n.putArray("allow")::add);
       c.network().allowedAddresses().forEach(n.putArray("allow_addresses")::add);
     }
+    o.put("redact_credentials", c.redactCredentials()).put("workdir", c.workdir());
+    ObjectNode labels = o.putObject("labels");
+    c.labels().forEach(labels::put);
+    o.put("exec_timeout_ms", c.execTimeout().toMillis())
+        .put("start_timeout_ms", c.startTimeout().toMillis())
+        .put("ttl_ms", c.ttl().toMillis())
+        .put("read_only_root", c.readOnlyRootFilesystem());
+    if (c.seccompProfile() != null) {
+      o.put("seccomp_profile", c.seccompProfile());
+    }
+    io.agentnest.ApprovalPolicy a = c.approvals();
+    ObjectNode ap = o.putObject("approvals");
+    ap.put("file_deletion", a.fileDeletion().name())
+        .put("system_modification", a.systemModification().name())
+        .put("timeout_ms", a.timeout().toMillis());
+    ArrayNode shell = ap.putArray("shell");
+    a.shellRules()
+        .forEach(
+            r ->
+                shell
+                    .addObject()
+                    .put("regex", r.pattern().pattern())
+                    .put("action", r.action().name()));
+    ObjectNode py = ap.putObject("python");
+    a.pythonRules().forEach((k, v) -> py.put(k, v.name()));
+    a.writablePaths().forEach(ap.putArray("writable_paths")::add);
     return o;
   }
 
@@ -224,7 +442,8 @@ public final class SnapshotStore {
   /**
    * Starts a sandbox from snapshot {@code name}. With {@code overrides} null, the saved config is
    * used; a snapshot saved with secret environment variables needs them supplied in {@code
-   * overrides}.
+   * overrides}. The manifest's signature and every part's size and sha256 are checked before a
+   * sandbox is created; the parts are hashed again while they stream into it.
    */
   public Sandbox restore(String name, @Nullable SandboxConfig overrides) {
     Loaded l = load(name);
@@ -253,29 +472,15 @@ public final class SnapshotStore {
               + "' was taken with secret environment variables "
               + missing
               + ", which are never written to disk: pass them again with"
-              + " Sandbox.restore(name, config.toBuilder().secretEnv(...).build())");
+              + " Sandbox.restore(name, info.config().toBuilder().secretEnv(...).build()), where"
+              + " info is the snapshot's SnapshotInfo from Sandbox.snapshots()");
     }
-    String savedId = l.manifest.path("image_id").asText();
-    String nowId = Backends.get(config.backend()).imageId(config.image()).orElse("(missing)");
-    if (!savedId.equals(nowId)) {
-      throw new SnapshotException(
-          "IMAGE_CHANGED",
-          "image '"
-              + savedImage
-              + "' changed since snapshot '"
-              + name
-              + "' was taken (then "
-              + savedId
-              + ", now "
-              + nowId
-              + "): its files were saved relative to that image; rebuild or tag the old image"
-              + " back, or take a new snapshot");
-    }
-    SandboxState.Captured state = l.state();
+    checkImageId(name, l.manifest, Backends.get(config.backend()).imageId(config.image()));
+    verifyParts(l);
+    long t0 = System.nanoTime();
     DefaultSandbox sb = (DefaultSandbox) DefaultSandbox.create(config);
     try {
-      long t0 = System.nanoTime();
-      SandboxState.restore(sb, state);
+      restoreInto(sb, l);
       sb.audit(
           "snapshot.restored",
           Map.of(
@@ -289,6 +494,146 @@ public final class SnapshotStore {
     } catch (RuntimeException e) {
       sb.destroy();
       throw e;
+    }
+  }
+
+  /** Refuses a restore when the image under the saved name is no longer the one saved. */
+  static void checkImageId(String name, JsonNode manifest, java.util.Optional<String> now) {
+    String savedImage = manifest.path("image").asText();
+    String savedId = manifest.path("image_id").asText();
+    String nowId = now.orElse("(none: the engine has no such image)");
+    if (!savedId.equals(nowId)) {
+      throw new SnapshotException(
+          "IMAGE_CHANGED",
+          "image '"
+              + savedImage
+              + "' changed since snapshot '"
+              + name
+              + "' was taken (then "
+              + savedId
+              + ", now "
+              + nowId
+              + "): its files were saved relative to that image; tag the old image back"
+              + " (docker tag "
+              + savedId
+              + " "
+              + savedImage
+              + "), or take a new snapshot on the new image");
+    }
+  }
+
+  /** Streams the verified parts of {@code l} into a fresh sandbox, hashing them again. */
+  static void restoreInto(DefaultSandbox sb, Loaded l) {
+    String name = l.manifest.path("name").asText();
+    JsonNode ws = l.part("workspace");
+    JsonNode tmp = l.part("tmp");
+    try (PartReader w = ws == null ? null : PartReader.open(l.dir, ws, name);
+        PartReader t = tmp == null ? null : PartReader.open(l.dir, tmp, name)) {
+      SandboxState.restoreFiles(sb, w, t);
+      if (w != null) {
+        w.finish();
+      }
+      if (t != null) {
+        t.finish();
+      }
+    } catch (IOException e) {
+      throw corrupt(name, "has an unreadable part: " + e.getMessage());
+    }
+    for (JsonNode p : l.manifest.path("parts")) {
+      if (p.path("kind").asText().equals("session")) {
+        byte[] data = readPart(l.dir, p);
+        if (data.length > 0) {
+          JsonNode meta = p.path("meta");
+          SandboxState.loadSession(
+              sb, meta.path("session").asText(), meta.path("extra_bytes").asLong(), data);
+        }
+      }
+    }
+  }
+
+  /**
+   * One part read back: never more than the manifest's size, hashed on the way; a part that differs
+   * from the manifest fails the read (and with it the restore).
+   */
+  static final class PartReader extends InputStream {
+    private final InputStream in;
+    private final MessageDigest sha = newSha256();
+    private final String snapshot;
+    private final String file;
+    private final long size;
+    private final String expected;
+    private long read;
+
+    private PartReader(InputStream in, String snapshot, String file, long size, String sha256) {
+      this.in = in;
+      this.snapshot = snapshot;
+      this.file = file;
+      this.size = size;
+      this.expected = sha256;
+    }
+
+    static @Nullable PartReader open(Path dir, JsonNode p, String snapshot) throws IOException {
+      if (p.path("size").asLong() == 0) {
+        return null;
+      }
+      Path f = checkPartFile(dir, p, snapshot);
+      return new PartReader(
+          new java.io.BufferedInputStream(
+              Files.newInputStream(f, LinkOption.NOFOLLOW_LINKS), 1 << 16),
+          snapshot,
+          p.path("file").asText(),
+          p.path("size").asLong(),
+          p.path("sha256").asText());
+    }
+
+    @Override
+    public int read() throws IOException {
+      byte[] one = new byte[1];
+      return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+      if (read >= size) {
+        check();
+        return -1;
+      }
+      int n = in.read(b, off, (int) Math.min(len, size - read));
+      if (n < 0) {
+        check();
+        return -1;
+      }
+      sha.update(b, off, n);
+      read += n;
+      return n;
+    }
+
+    /** Reads what the consumer left and checks size and hash. */
+    void finish() throws IOException {
+      byte[] buf = new byte[1 << 16];
+      while (read(buf, 0, buf.length) >= 0) {
+        // drain: bounded by the manifest's size
+      }
+    }
+
+    private boolean checked;
+
+    private void check() throws IOException {
+      if (checked) {
+        return;
+      }
+      checked = true;
+      if (read != size || in.read() >= 0) {
+        throw corrupt(snapshot, "has part " + file + " that changed size while it was read");
+      }
+      if (!HexFormat.of().formatHex(sha.digest()).equals(expected)) {
+        throw corrupt(snapshot, "has part " + file + " whose sha256 does not match the manifest");
+      }
+    }
+
+    @Override
+    public void close() throws IOException {
+      in.close();
     }
   }
 
@@ -320,7 +665,44 @@ public final class SnapshotStore {
       b.network(nb.build());
     }
     try {
+      if (c.has("workdir")) {
+        b.redactCredentials(c.path("redact_credentials").asBoolean(true))
+            .workdir(c.path("workdir").asText())
+            .execTimeout(Duration.ofMillis(c.path("exec_timeout_ms").asLong()))
+            .startTimeout(Duration.ofMillis(c.path("start_timeout_ms").asLong()))
+            .ttl(Duration.ofMillis(c.path("ttl_ms").asLong()))
+            .readOnlyRootFilesystem(c.path("read_only_root").asBoolean(true));
+        for (Iterator<Map.Entry<String, JsonNode>> it = c.path("labels").fields(); it.hasNext(); ) {
+          Map.Entry<String, JsonNode> e = it.next();
+          b.label(e.getKey(), e.getValue().asText());
+        }
+        if (c.hasNonNull("seccomp_profile")) {
+          b.seccompProfile(c.path("seccomp_profile").asText());
+        }
+        JsonNode ap = c.path("approvals");
+        io.agentnest.ApprovalPolicy.Builder a =
+            io.agentnest.ApprovalPolicy.builder()
+                .fileDeletion(action(ap.path("file_deletion")))
+                .systemModification(action(ap.path("system_modification")))
+                .timeout(Duration.ofMillis(ap.path("timeout_ms").asLong(60_000)));
+        ap.path("shell").forEach(r -> a.shell(r.path("regex").asText(), action(r.path("action"))));
+        for (Iterator<Map.Entry<String, JsonNode>> it = ap.path("python").fields();
+            it.hasNext(); ) {
+          Map.Entry<String, JsonNode> e = it.next();
+          a.python(e.getKey(), action(e.getValue()));
+        }
+        if (ap.has("writable_paths")) {
+          List<String> paths = new ArrayList<>();
+          ap.path("writable_paths").forEach(x -> paths.add(x.asText()));
+          a.writablePaths(paths);
+        }
+        b.approvals(a.build());
+      }
       return b.build();
+    } catch (IllegalArgumentException e) {
+      throw new SnapshotException(
+          "CORRUPT",
+          "snapshot '" + name + "' holds a config this version refuses: " + e.getMessage());
     } catch (io.agentnest.ConfigException e) {
       throw new SnapshotException(
           "CORRUPT",
@@ -328,8 +710,23 @@ public final class SnapshotStore {
     }
   }
 
-  /** A verified manifest and its verified parts. */
+  private static io.agentnest.ApprovalPolicy.Action action(JsonNode n) {
+    return io.agentnest.ApprovalPolicy.Action.valueOf(n.asText("ALLOW"));
+  }
+
+  /** A verified manifest and the directory of its parts. */
   record Loaded(JsonNode manifest, Path dir) {
+    /** The part of {@code kind} (workspace, tmp), or null. */
+    @Nullable JsonNode part(String kind) {
+      for (JsonNode p : manifest.path("parts")) {
+        if (p.path("kind").asText().equals(kind)) {
+          return p;
+        }
+      }
+      return null;
+    }
+
+    /** All parts read into memory, each verified (tests and small snapshots). */
     SandboxState.Captured state() {
       byte[] ws = new byte[0];
       byte[] tmp = new byte[0];
@@ -339,7 +736,7 @@ public final class SnapshotStore {
         switch (p.path("kind").asText()) {
           case "workspace" -> ws = data;
           case "tmp" -> tmp = data;
-          case "session" -> {
+          default -> {
             JsonNode meta = p.path("meta");
             List<String> vars = new ArrayList<>();
             meta.path("variables").forEach(v -> vars.add(v.asText()));
@@ -361,7 +758,6 @@ public final class SnapshotStore {
                     vars,
                     skipped));
           }
-          default -> throw corrupt(manifest.path("name").asText(), "has a part of unknown kind");
         }
       }
       return new SandboxState.Captured(ws, tmp, sessions);
@@ -383,9 +779,18 @@ public final class SnapshotStore {
       if (Files.size(mf) > MAX_MANIFEST_BYTES) {
         throw corrupt(name, "has a manifest larger than " + MAX_MANIFEST_BYTES + " bytes");
       }
-      signed = Json.MAPPER.readTree(Files.readAllBytes(mf));
+      byte[] bytes;
+      try (InputStream in = Files.newInputStream(mf, LinkOption.NOFOLLOW_LINKS)) {
+        bytes = in.readNBytes((int) MAX_MANIFEST_BYTES + 1);
+      }
+      if (bytes.length > MAX_MANIFEST_BYTES) {
+        throw corrupt(name, "has a manifest larger than " + MAX_MANIFEST_BYTES + " bytes");
+      }
+      signed = Json.MAPPER.readTree(bytes);
     } catch (IOException e) {
-      throw corrupt(name, "has an unreadable manifest (" + e.getMessage() + ")");
+      throw corrupt(
+          name,
+          "has an unreadable manifest (" + Bounded.text(String.valueOf(e.getMessage()), 300) + ")");
     }
     JsonNode m = signed == null ? null : signed.get("manifest");
     if (m == null || !m.isObject() || !signed.path("hmac_sha256").isTextual()) {
@@ -407,39 +812,99 @@ public final class SnapshotStore {
               + "' was modified after it was saved (its manifest signature does not match this"
               + " installation's key "
               + keyFile()
-              + "): it is refused; take a new snapshot");
+              + "): it is refused; remove it ('agentnest snapshot rm "
+              + name
+              + "') and take a new snapshot");
     }
     if (m.path("format").asInt() != FORMAT || !name.equals(m.path("name").asText())) {
       throw corrupt(name, "has format " + m.path("format") + " or another name");
     }
+    java.util.Set<String> files = new java.util.HashSet<>();
+    int sessions = 0;
     for (JsonNode p : m.path("parts")) {
       String file = p.path("file").asText();
-      if (!file.matches("(workspace|tmp)\\.tar|session-[0-9]{1,4}\\.bin")) {
-        throw corrupt(name, "lists a part with a bad file name");
+      String kind = p.path("kind").asText();
+      boolean ok =
+          switch (kind) {
+            case "workspace" -> file.equals("workspace.tar");
+            case "tmp" -> file.equals("tmp.tar");
+            case "session" ->
+                file.matches("session-[0-9]{1,4}\\.bin")
+                    && ++sessions <= SandboxState.MAX_SESSIONS
+                    && SandboxState.validSessionName(p.path("meta").path("session").asText());
+            default -> false;
+          };
+      if (!ok || !files.add(file)) {
+        throw corrupt(name, "lists a part with a bad kind or file name");
       }
     }
     return new Loaded(m, dir);
   }
 
-  static byte[] readPart(Path dir, JsonNode p) {
+  /** Checks every part against the manifest (present, size, sha256) before anything is used. */
+  static void verifyParts(Loaded l) {
+    String name = l.manifest.path("name").asText();
+    byte[] buf = new byte[1 << 16];
+    for (JsonNode p : l.manifest.path("parts")) {
+      String file = p.path("file").asText();
+      try {
+        Path f = checkPartFile(l.dir, p, name);
+        MessageDigest sha = newSha256();
+        long left = p.path("size").asLong();
+        try (InputStream in = Files.newInputStream(f, LinkOption.NOFOLLOW_LINKS)) {
+          while (left > 0) {
+            int n = in.read(buf, 0, (int) Math.min(buf.length, left));
+            if (n < 0) {
+              throw corrupt(name, "has part " + file + " that is shorter than the manifest says");
+            }
+            sha.update(buf, 0, n);
+            left -= n;
+          }
+        }
+        if (!HexFormat.of().formatHex(sha.digest()).equals(p.path("sha256").asText())) {
+          throw corrupt(name, "has part " + file + " whose sha256 does not match the manifest");
+        }
+      } catch (IOException e) {
+        throw corrupt(name, "has an unreadable part " + file + ": " + e.getMessage());
+      }
+    }
+  }
+
+  /** The part's file, if it is a regular file of the manifest's size within the caps. */
+  static Path checkPartFile(Path dir, JsonNode p, String name) throws IOException {
     String file = p.path("file").asText();
     Path f = dir.resolve(file);
     long size = p.path("size").asLong(-1);
+    long cap =
+        p.path("kind").asText().equals("session")
+            ? SandboxState.MAX_STATE_BYTES
+            : SandboxState.MAX_FILES_BYTES;
+    if (!Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)) {
+      throw corrupt(name, "is missing its part " + file + " (or it is not a regular file)");
+    }
+    long actual = Files.size(f);
+    if (size < 0 || size > cap || actual != size) {
+      throw corrupt(
+          name, "has part " + file + " of " + actual + " bytes, the manifest says " + size);
+    }
+    return f;
+  }
+
+  /** One part in memory, verified (session states, which go into the sandbox as one array). */
+  static byte[] readPart(Path dir, JsonNode p) {
+    String file = p.path("file").asText();
     String name = dir.getFileName().toString();
     try {
-      if (!Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)) {
-        throw corrupt(name, "is missing its part " + file);
-      }
-      if (size < 0 || size > MAX_PART_BYTES || Files.size(f) != size) {
-        throw corrupt(
-            name,
-            "has part " + file + " of " + Files.size(f) + " bytes, the manifest says " + size);
+      Path f = checkPartFile(dir, p, name);
+      long size = p.path("size").asLong();
+      if (size > SandboxState.MAX_STATE_BYTES) {
+        throw corrupt(name, "has part " + file + " too large to read into memory");
       }
       byte[] data;
       try (InputStream in = Files.newInputStream(f, LinkOption.NOFOLLOW_LINKS)) {
-        data = in.readNBytes((int) Math.min(size, Integer.MAX_VALUE - 8));
+        data = in.readNBytes((int) size);
       }
-      if (!sha256(data).equals(p.path("sha256").asText())) {
+      if (data.length != size || !sha256(data).equals(p.path("sha256").asText())) {
         throw corrupt(name, "has part " + file + " whose sha256 does not match the manifest");
       }
       return data;
@@ -450,7 +915,14 @@ public final class SnapshotStore {
 
   private static SnapshotException corrupt(String name, String why) {
     return new SnapshotException(
-        "CORRUPT", "snapshot '" + name + "' " + why + ": it is refused; take a new snapshot");
+        "CORRUPT",
+        "snapshot '"
+            + name
+            + "' "
+            + why
+            + ": it is refused; remove it ('agentnest snapshot rm "
+            + name
+            + "') and take a new snapshot");
   }
 
   // ------------------------------------------------------------------------- list, remove
@@ -497,6 +969,52 @@ public final class SnapshotStore {
     }
   }
 
+  /** Saves and removals that stopped half way (a crashed process) leave these behind. */
+  public record Leftover(String name, Path dir, long bytes) {}
+
+  /** Staging directories older than this are no save in progress any more. */
+  static final Duration LEFTOVER_AGE = Duration.ofHours(1);
+
+  /** Staging and removal directories of this store older than {@code age}. */
+  public List<Leftover> leftovers(Duration age, Instant now) {
+    List<Leftover> out = new ArrayList<>();
+    if (!Files.isDirectory(root, LinkOption.NOFOLLOW_LINKS)) {
+      return out;
+    }
+    try (DirectoryStream<Path> ds = Files.newDirectoryStream(root)) {
+      for (Path d : ds) {
+        String n = d.getFileName().toString();
+        if (!(n.startsWith(".saving-") || n.startsWith(".removing-"))
+            || !Files.isDirectory(d, LinkOption.NOFOLLOW_LINKS)
+            || Files.getLastModifiedTime(d, LinkOption.NOFOLLOW_LINKS)
+                .toInstant()
+                .isAfter(now.minus(age))) {
+          continue;
+        }
+        long bytes = 0;
+        try (Stream<Path> s = Files.walk(d)) {
+          for (Path f : s.limit(10_000).toList()) {
+            if (Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)) {
+              bytes += Files.size(f);
+            }
+          }
+        }
+        out.add(new Leftover(n, d, bytes));
+      }
+    } catch (IOException e) {
+      throw new SnapshotException("IO", "cannot read " + root + ": " + e.getMessage());
+    }
+    return out;
+  }
+
+  public void removeLeftover(Leftover l) {
+    try {
+      deleteTree(l.dir());
+    } catch (IOException e) {
+      throw new SnapshotException("IO", "cannot remove " + l.dir() + ": " + e.getMessage());
+    }
+  }
+
   static SnapshotInfo info(JsonNode m) {
     List<String> sessions = new ArrayList<>();
     for (JsonNode p : m.path("parts")) {
@@ -512,7 +1030,9 @@ public final class SnapshotStore {
         m.hasNonNull("runtime") ? m.path("runtime").asText() : null,
         m.path("bytes").asLong(),
         sessions,
-        m.path("memory").asBoolean());
+        m.path("memory").asBoolean(),
+        m.path("memory_note").asText(""),
+        savedConfig(m, m.path("name").asText()));
   }
 
   // ---------------------------------------------------------------------------- crypto
@@ -522,26 +1042,69 @@ public final class SnapshotStore {
     return (parent == null ? root : parent).resolve("snapshot.key");
   }
 
+  /**
+   * This installation's key: 32 random bytes in {@code snapshot.key}, made on first use with mode
+   * 0600 (published with a hard link, so two processes racing to make it agree on one). A key that
+   * others can read or write, or a symlink, is refused.
+   */
   private byte[] key() throws IOException {
     Path k = keyFile();
-    if (!Files.exists(k)) {
-      Files.createDirectories(k.getParent() == null ? root : k.getParent());
+    Path dir = k.getParent() == null ? root : k.getParent();
+    if (!Files.exists(k, LinkOption.NOFOLLOW_LINKS)) {
+      Files.createDirectories(dir);
       byte[] fresh = new byte[32];
       new SecureRandom().nextBytes(fresh);
-      Path tmp = Files.createTempFile(k.getParent(), ".snapshot-key-", ".tmp");
+      Path tmp = Files.createTempFile(dir, ".snapshot-key-", ".tmp");
       try {
-        Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rw-------"));
-      } catch (UnsupportedOperationException ignored) {
-        // not a POSIX file system; the directory's permissions protect it
-      }
-      Files.write(tmp, fresh);
-      try {
-        Files.move(tmp, k, StandardCopyOption.ATOMIC_MOVE);
-      } catch (IOException raced) {
+        try {
+          Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rw-------"));
+        } catch (UnsupportedOperationException ignored) {
+          // not a POSIX file system; the directory's permissions protect it
+        }
+        Files.write(tmp, fresh);
+        try {
+          Files.createLink(k, tmp);
+        } catch (java.nio.file.FileAlreadyExistsException raced) {
+          // another process made it first: use theirs
+        } catch (UnsupportedOperationException noLinks) {
+          if (!Files.exists(k, LinkOption.NOFOLLOW_LINKS)) {
+            Files.move(tmp, k);
+          }
+        }
+      } finally {
         Files.deleteIfExists(tmp);
       }
     }
-    byte[] key = Files.readAllBytes(k);
+    if (!Files.isRegularFile(k, LinkOption.NOFOLLOW_LINKS)) {
+      throw new SnapshotException(
+          "TAMPERED", "the snapshot key " + k + " is not a regular file: remove it");
+    }
+    try {
+      var perms = Files.getPosixFilePermissions(k, LinkOption.NOFOLLOW_LINKS);
+      for (var bad :
+          List.of(
+              java.nio.file.attribute.PosixFilePermission.GROUP_READ,
+              java.nio.file.attribute.PosixFilePermission.GROUP_WRITE,
+              java.nio.file.attribute.PosixFilePermission.OTHERS_READ,
+              java.nio.file.attribute.PosixFilePermission.OTHERS_WRITE)) {
+        if (perms.contains(bad)) {
+          throw new SnapshotException(
+              "TAMPERED",
+              "the snapshot key "
+                  + k
+                  + " can be read or written by other users, who could forge snapshots:"
+                  + " 'chmod 600 "
+                  + k
+                  + "', and remove snapshots you did not take");
+        }
+      }
+    } catch (UnsupportedOperationException ignored) {
+      // not a POSIX file system
+    }
+    byte[] key;
+    try (InputStream in = Files.newInputStream(k, LinkOption.NOFOLLOW_LINKS)) {
+      key = in.readNBytes(4096);
+    }
     if (key.length < 32) {
       throw new SnapshotException(
           "TAMPERED",
@@ -553,7 +1116,7 @@ public final class SnapshotStore {
     return key;
   }
 
-  private String hmac(byte[] body) throws IOException {
+  String hmac(byte[] body) throws IOException {
     try {
       Mac mac = Mac.getInstance("HmacSHA256");
       mac.init(new SecretKeySpec(key(), "HmacSHA256"));
@@ -564,8 +1127,12 @@ public final class SnapshotStore {
   }
 
   static String sha256(byte[] data) {
+    return HexFormat.of().formatHex(newSha256().digest(data));
+  }
+
+  static MessageDigest newSha256() {
     try {
-      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(data));
+      return MessageDigest.getInstance("SHA-256");
     } catch (GeneralSecurityException e) {
       throw new IllegalStateException(e);
     }

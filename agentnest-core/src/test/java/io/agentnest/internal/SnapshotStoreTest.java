@@ -3,15 +3,32 @@ package io.agentnest.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentnest.ApprovalPolicy;
 import io.agentnest.SandboxConfig;
+import io.agentnest.Secret;
 import io.agentnest.SnapshotException;
 import io.agentnest.SnapshotInfo;
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
+import net.jqwik.api.constraints.Chars;
+import net.jqwik.api.constraints.StringLength;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -24,14 +41,32 @@ class SnapshotStoreTest {
 
   static SandboxState.Captured state() {
     return new SandboxState.Captured(
-        "ws-bytes".getBytes(),
-        "tmp".getBytes(),
+        "ws-bytes".getBytes(StandardCharsets.UTF_8),
+        "tmp".getBytes(StandardCharsets.UTF_8),
         List.of(
-            new SandboxState.Session("default", "pickle".getBytes(), 0, List.of("x"), List.of())));
+            new SandboxState.Session(
+                "default", "pickle".getBytes(StandardCharsets.UTF_8), 0, List.of("x"), List.of())));
   }
 
   SnapshotInfo save(String name) {
     return store().write(name, SandboxConfig.defaults(), "sha256:abc", state(), false);
+  }
+
+  Path manifest(String name) {
+    return home.resolve("snapshots/" + name + "/manifest.json");
+  }
+
+  /** Edits a saved manifest and signs it again with the installation's key (a key holder). */
+  void resign(String name, Consumer<ObjectNode> edit) throws Exception {
+    ObjectNode signed = (ObjectNode) Json.MAPPER.readTree(Files.readAllBytes(manifest(name)));
+    ObjectNode m = (ObjectNode) signed.get("manifest");
+    edit.accept(m);
+    signed.put("hmac_sha256", store().hmac(Json.MAPPER.writeValueAsBytes(m)));
+    Files.write(manifest(name), Json.MAPPER.writeValueAsBytes(signed));
+  }
+
+  static String code(Throwable e) {
+    return ((SnapshotException) e).code();
   }
 
   @Test
@@ -39,37 +74,94 @@ class SnapshotStoreTest {
     SnapshotInfo info = save("s1");
     assertThat(info.bytes()).isEqualTo(8 + 3 + 6);
     assertThat(info.sessions()).containsExactly("default");
-    SandboxState.Captured back = store().load("s1").state();
-    assertThat(back.workspace()).isEqualTo("ws-bytes".getBytes());
-    assertThat(back.sessions().get(0).data()).isEqualTo("pickle".getBytes());
+    assertThat(info.memory()).isFalse();
+    assertThat(info.memoryNote()).contains("not captured");
+    SnapshotStore.Loaded l = store().load("s1");
+    SnapshotStore.verifyParts(l);
+    SandboxState.Captured back = l.state();
+    assertThat(back.workspace()).isEqualTo("ws-bytes".getBytes(StandardCharsets.UTF_8));
+    assertThat(back.sessions().get(0).data()).isEqualTo("pickle".getBytes(StandardCharsets.UTF_8));
     assertThat(back.sessions().get(0).variables()).containsExactly("x");
     assertThat(store().list()).extracting(SnapshotInfo::name).containsExactly("s1");
     assertThat(Files.getPosixFilePermissions(home.resolve("snapshot.key")))
         .isEqualTo(PosixFilePermissions.fromString("rw-------"));
+    JsonNode m = l.manifest();
+    assertThat(m.path("format").asInt()).isEqualTo(SnapshotStore.FORMAT);
+    for (JsonNode p : m.path("parts")) {
+      assertThat(p.path("sha256").asText()).hasSize(64);
+      assertThat(p.has("size")).isTrue();
+    }
   }
 
   @Test
   void everyManifestFieldIsCoveredBySignature() throws Exception {
     save("s2");
-    Path mf = home.resolve("snapshots/s2/manifest.json");
+    Path mf = manifest("s2");
     String original = Files.readString(mf);
-    for (String[] edit :
-        new String[][] {
-          {"\"image_id\":\"sha256:abc\"", "\"image_id\":\"sha256:abd\""},
-          {"\"size\":8", "\"size\":9"},
-          {"\"name\":\"s2\"", "\"name\":\"s3\""},
-          {"\"memory\":false", "\"memory\":true"},
-        }) {
-      assertThat(original).contains(edit[0]);
-      Files.writeString(mf, original.replace(edit[0], edit[1]));
+    ObjectNode signed = (ObjectNode) Json.MAPPER.readTree(original);
+    List<String> paths = new ArrayList<>();
+    leaves(signed.get("manifest"), "", paths);
+    assertThat(paths)
+        .contains("/image_id", "/parts/0/size", "/parts/0/sha256", "/config/memory_bytes");
+    for (String path : paths) {
+      ObjectNode copy = signed.deepCopy();
+      JsonNode leaf = copy.get("manifest").at(path);
+      String parent = path.substring(0, path.lastIndexOf('/'));
+      String key = path.substring(path.lastIndexOf('/') + 1);
+      JsonNode container = copy.get("manifest").at(parent);
+      JsonNode changed =
+          leaf.isTextual()
+              ? Json.MAPPER.getNodeFactory().textNode(leaf.asText() + "x")
+              : leaf.isBoolean()
+                  ? Json.MAPPER.getNodeFactory().booleanNode(!leaf.asBoolean())
+                  : Json.MAPPER.getNodeFactory().numberNode(leaf.asDouble() + 1);
+      if (container.isObject()) {
+        ((ObjectNode) container).set(key, changed);
+      } else {
+        ((ArrayNode) container).set(Integer.parseInt(key), changed);
+      }
+      Files.write(mf, Json.MAPPER.writeValueAsBytes(copy));
       assertThatThrownBy(() -> store().load("s2"))
+          .as(path)
           .isInstanceOf(SnapshotException.class)
-          .extracting(e -> ((SnapshotException) e).code())
+          .hasMessageContaining("modified after it was saved")
+          .extracting(SnapshotStoreTest::code)
           .isEqualTo("TAMPERED");
     }
+    // An added field, a removed field, another signature.
+    ObjectNode added = signed.deepCopy();
+    ((ObjectNode) added.get("manifest")).put("extra", 1);
+    Files.write(mf, Json.MAPPER.writeValueAsBytes(added));
+    assertThatThrownBy(() -> store().load("s2"))
+        .extracting(SnapshotStoreTest::code)
+        .isEqualTo("TAMPERED");
+    ObjectNode removed = signed.deepCopy();
+    ((ObjectNode) removed.get("manifest")).remove("memory_note");
+    Files.write(mf, Json.MAPPER.writeValueAsBytes(removed));
+    assertThatThrownBy(() -> store().load("s2"))
+        .extracting(SnapshotStoreTest::code)
+        .isEqualTo("TAMPERED");
+    ObjectNode unsigned = signed.deepCopy();
+    unsigned.remove("hmac_sha256");
+    Files.write(mf, Json.MAPPER.writeValueAsBytes(unsigned));
+    assertThatThrownBy(() -> store().load("s2")).hasMessageContaining("without a signature");
     Files.writeString(mf, "{not json");
     assertThatThrownBy(() -> store().load("s2")).hasMessageContaining("unreadable manifest");
     assertThat(store().list()).isEmpty();
+    Files.writeString(mf, original);
+    assertThat(store().list()).hasSize(1);
+  }
+
+  private static void leaves(JsonNode n, String at, List<String> out) {
+    if (n.isObject()) {
+      n.fields().forEachRemaining(e -> leaves(e.getValue(), at + "/" + e.getKey(), out));
+    } else if (n.isArray()) {
+      for (int i = 0; i < n.size(); i++) {
+        leaves(n.get(i), at + "/" + i, out);
+      }
+    } else if (!n.isNull()) {
+      out.add(at);
+    }
   }
 
   @Test
@@ -77,52 +169,329 @@ class SnapshotStoreTest {
     save("s4");
     Files.delete(home.resolve("snapshot.key"));
     assertThatThrownBy(() -> store().load("s4"))
-        .hasMessageContaining("modified after it was saved");
+        .hasMessageContaining("modified after it was saved")
+        .hasMessageContaining("snapshot rm s4");
+  }
+
+  @Test
+  void aKeyOthersCanReadIsRefused() throws Exception {
+    save("s4");
+    Path key = home.resolve("snapshot.key");
+    Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-r--r--"));
+    assertThatThrownBy(() -> store().load("s4"))
+        .hasMessageContaining("can be read or written by other users")
+        .hasMessageContaining("chmod 600");
+    Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-------"));
+    Files.delete(key);
+    Files.createSymbolicLink(key, home.resolve("elsewhere"));
+    assertThatThrownBy(() -> store().load("s4")).hasMessageContaining("not a regular file");
+  }
+
+  @Test
+  void processesRacingToMakeTheKeyAgreeOnOne() throws Exception {
+    List<CompletableFuture<SnapshotInfo>> all = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      String name = "race" + i;
+      all.add(
+          CompletableFuture.supplyAsync(
+              () ->
+                  new SnapshotStore(home.resolve("snapshots"))
+                      .write(name, SandboxConfig.defaults(), "sha256:abc", state(), false)));
+    }
+    all.forEach(CompletableFuture::join);
+    assertThat(store().list()).hasSize(8);
+    try (var s = Files.list(home)) {
+      assertThat(s.map(p -> p.getFileName().toString()))
+          .containsExactlyInAnyOrder("snapshot.key", "snapshots");
+    }
+  }
+
+  @Test
+  void truncatedChangedGrownOrMissingPartsAreRefused() throws Exception {
+    save("p1");
+    Path ws = home.resolve("snapshots/p1/workspace.tar");
+    byte[] good = Files.readAllBytes(ws);
+    Map<String, byte[]> cases =
+        Map.of(
+            "bytes, the manifest says", java.util.Arrays.copyOf(good, good.length - 1),
+            "bytes, the manifest says ", java.util.Arrays.copyOf(good, good.length + 1),
+            "sha256 does not match", "ws-bytez".getBytes(StandardCharsets.UTF_8));
+    for (Map.Entry<String, byte[]> c : cases.entrySet()) {
+      Files.write(ws, c.getValue());
+      SnapshotStore.Loaded l = store().load("p1");
+      assertThatThrownBy(() -> SnapshotStore.verifyParts(l))
+          .as(c.getKey())
+          .hasMessageContaining(c.getKey().strip())
+          .hasMessageContaining("snapshot rm p1")
+          .extracting(SnapshotStoreTest::code)
+          .isEqualTo("CORRUPT");
+    }
+    Files.delete(ws);
+    assertThatThrownBy(() -> SnapshotStore.verifyParts(store().load("p1")))
+        .hasMessageContaining("missing its part workspace.tar");
+    Files.createSymbolicLink(ws, home.resolve("elsewhere.tar"));
+    Files.write(home.resolve("elsewhere.tar"), good);
+    assertThatThrownBy(() -> SnapshotStore.verifyParts(store().load("p1")))
+        .hasMessageContaining("missing its part workspace.tar");
+    Files.delete(ws);
+    Files.write(ws, good);
+    SnapshotStore.verifyParts(store().load("p1"));
+    Path session = home.resolve("snapshots/p1/session-0.bin");
+    Files.write(session, "pickle!".getBytes(StandardCharsets.UTF_8));
+    assertThatThrownBy(() -> store().load("p1").state()).hasMessageContaining("session-0.bin");
+  }
+
+  @Test
+  void aPartChangedWhileStreamingFailsTheRead() throws Exception {
+    save("p2");
+    SnapshotStore.Loaded l = store().load("p2");
+    SnapshotStore.verifyParts(l);
+    // Checked, then swapped before it is streamed: the second hash catches it.
+    Files.write(
+        home.resolve("snapshots/p2/workspace.tar"), "WS-BYTES".getBytes(StandardCharsets.UTF_8));
+    JsonNode part = l.part("workspace");
+    assertThat(part).isNotNull();
+    try (SnapshotStore.PartReader r = SnapshotStore.PartReader.open(l.dir(), part, "p2")) {
+      assertThat(r).isNotNull();
+      ByteArrayOutputStream sink = new ByteArrayOutputStream();
+      assertThatThrownBy(() -> r.transferTo(sink))
+          .hasMessageContaining("sha256 does not match")
+          .extracting(SnapshotStoreTest::code)
+          .isEqualTo("CORRUPT");
+    }
+    Files.write(
+        home.resolve("snapshots/p2/workspace.tar"), "ws-bytes".getBytes(StandardCharsets.UTF_8));
+    try (SnapshotStore.PartReader r = SnapshotStore.PartReader.open(l.dir(), part, "p2")) {
+      assertThat(r).isNotNull();
+      assertThat(r.readNBytes(3)).isEqualTo("ws-".getBytes(StandardCharsets.UTF_8));
+      r.finish(); // the consumer stopped early: the rest is still checked
+    }
+  }
+
+  @Test
+  void partListsThatPointElsewhereAreRefusedEvenWhenSigned() throws Exception {
+    save("p3");
+    for (String file :
+        List.of("../p3x/workspace.tar", "/etc/passwd", "manifest.json", "session-0.bin")) {
+      resign("p3", m -> ((ObjectNode) m.path("parts").get(0)).put("file", file));
+      assertThatThrownBy(() -> store().load("p3"))
+          .as(file)
+          .hasMessageContaining("bad kind or file name");
+    }
+    resign(
+        "p3",
+        m -> {
+          ((ObjectNode) m.path("parts").get(0)).put("file", "workspace.tar");
+          ((ObjectNode) m.path("parts").get(2).path("meta")).put("session", "../x");
+        });
+    assertThatThrownBy(() -> store().load("p3")).hasMessageContaining("bad kind or file name");
+  }
+
+  @Test
+  void aChangedImageIsRefusedNamingBothIdsAndTheFix() throws Exception {
+    save("i1");
+    JsonNode m = store().load("i1").manifest();
+    SnapshotStore.checkImageId("i1", m, Optional.of("sha256:abc"));
+    assertThatThrownBy(() -> SnapshotStore.checkImageId("i1", m, Optional.of("sha256:def")))
+        .hasMessageContaining("sha256:abc")
+        .hasMessageContaining("sha256:def")
+        .hasMessageContaining("docker tag sha256:abc agentnest/python:latest")
+        .extracting(SnapshotStoreTest::code)
+        .isEqualTo("IMAGE_CHANGED");
+    assertThatThrownBy(() -> SnapshotStore.checkImageId("i1", m, Optional.empty()))
+        .hasMessageContaining("no such image");
   }
 
   @Test
   void existingNamesAreNotOverwrittenWithoutReplace() {
     save("s5");
-    assertThatThrownBy(() -> save("s5")).hasMessageContaining("exists");
+    assertThatThrownBy(() -> save("s5"))
+        .hasMessageContaining("exists")
+        .hasMessageContaining("--force")
+        .extracting(SnapshotStoreTest::code)
+        .isEqualTo("EXISTS");
     SnapshotInfo again = store().write("s5", SandboxConfig.defaults(), "sha256:new", state(), true);
     assertThat(again.imageId()).isEqualTo("sha256:new");
+    assertThat(store().list()).extracting(SnapshotInfo::imageId).containsExactly("sha256:new");
     assertThat(store().remove("s5")).isTrue();
+    assertThat(store().remove("s5")).isFalse();
     assertThat(store().list()).isEmpty();
+    assertThatThrownBy(() -> store().load("s5"))
+        .hasMessageContaining("no snapshot 's5'")
+        .extracting(SnapshotStoreTest::code)
+        .isEqualTo("NOT_FOUND");
   }
 
   @Test
   void aFailedSaveLeavesNoSnapshot() throws Exception {
-    SandboxState.Captured huge =
+    save("f1");
+    // The disk fills up half way through the parts of a replacement: the old one stays.
+    assertThatThrownBy(
+            () ->
+                store()
+                    .stage(
+                        "f1",
+                        SandboxConfig.defaults(),
+                        "sha256:new",
+                        true,
+                        w -> {
+                          try (var p = w.open("workspace.tar", "workspace")) {
+                            p.write(new byte[1000]);
+                          }
+                          throw new java.io.IOException("No space left on device");
+                        }))
+        .hasMessageContaining("No space left on device")
+        .hasMessageContaining("disk full");
+    assertThat(store().list()).extracting(SnapshotInfo::imageId).containsExactly("sha256:abc");
+    assertThat(entries()).containsExactly("f1");
+    // And a first save that fails leaves nothing at all.
+    assertThatThrownBy(
+            () ->
+                store()
+                    .stage(
+                        "f2",
+                        SandboxConfig.defaults(),
+                        "sha256:abc",
+                        false,
+                        w -> {
+                          throw new java.io.IOException("No space left on device");
+                        }))
+        .isInstanceOf(SnapshotException.class);
+    assertThat(entries()).containsExactly("f1");
+  }
+
+  @Test
+  void aSaveThatCrashedBeforeTheRenameNeverListsAsValid() throws Exception {
+    save("c1");
+    // What a crash between writing the manifest and the rename leaves: a complete staging dir.
+    Path root = home.resolve("snapshots");
+    Files.move(root.resolve("c1"), root.resolve(".saving-c2-12345"));
+    assertThat(store().list()).isEmpty();
+    assertThatThrownBy(() -> store().load("c2"))
+        .extracting(SnapshotStoreTest::code)
+        .isEqualTo("NOT_FOUND");
+    assertThatThrownBy(() -> store().load(".saving-c2-12345")).hasMessageContaining("is invalid");
+  }
+
+  @Test
+  void leftoversOfCrashedSavesAreFoundByAge() throws Exception {
+    save("l1");
+    Path root = home.resolve("snapshots");
+    Path stale = Files.createDirectories(root.resolve(".saving-l2-1"));
+    Files.write(stale.resolve("workspace.tar"), new byte[123]);
+    Files.createDirectories(root.resolve(".saving-l3-2"));
+    java.time.Instant now = java.time.Instant.now();
+    Files.setLastModifiedTime(stale, java.nio.file.attribute.FileTime.from(now.minusSeconds(7200)));
+    List<SnapshotStore.Leftover> found = store().leftovers(Duration.ofHours(1), now);
+    assertThat(found).extracting(SnapshotStore.Leftover::name).containsExactly(".saving-l2-1");
+    assertThat(found.get(0).bytes()).isEqualTo(123);
+    store().removeLeftover(found.get(0));
+    assertThat(entries()).containsExactlyInAnyOrder("l1", ".saving-l3-2");
+  }
+
+  @Test
+  void secretValuesNeverReachTheDisk() throws Exception {
+    SandboxConfig c =
+        SandboxConfig.builder().secretEnv("API_TOKEN", Secret.of("tok-very-secret-123")).build();
+    SandboxState.Captured leaky =
         new SandboxState.Captured(
-            new byte[0],
+            "ws".getBytes(StandardCharsets.UTF_8),
             new byte[0],
             List.of(
-                new SandboxState.Session("a", new byte[1], 0, List.of(), List.of()),
-                new SandboxState.Session("b", new byte[1], 0, List.of(), List.of())));
-    // A name that is valid but whose target is a file: the final move fails.
-    Files.createDirectories(home.resolve("snapshots"));
-    Files.writeString(home.resolve("snapshots/blocked"), "x");
-    assertThatThrownBy(
-            () -> store().write("blocked", SandboxConfig.defaults(), "sha256:abc", huge, false))
-        .isInstanceOf(SnapshotException.class);
-    try (var s = Files.list(home.resolve("snapshots"))) {
-      assertThat(s.map(p -> p.getFileName().toString())).containsExactly("blocked");
+                new SandboxState.Session(
+                    "default",
+                    "\u008c\u0013tok-very-secret-123".getBytes(StandardCharsets.UTF_8),
+                    0,
+                    List.of("tok"),
+                    List.of())));
+    assertThatThrownBy(() -> store().write("leak", c, "sha256:abc", leaky, false))
+        .hasMessageContaining("API_TOKEN")
+        .hasMessageContaining("Python session 'default'")
+        .extracting(SnapshotStoreTest::code)
+        .isEqualTo("SECRET");
+    assertThat(store().list()).isEmpty();
+    assertThat(entries()).isEmpty();
+    // Without the value anywhere, the save goes ahead and keeps only the secret's name.
+    store().write("clean", c, "sha256:abc", state(), false);
+    for (Path f : Files.list(home.resolve("snapshots/clean")).toList()) {
+      assertThat(Files.readString(f, StandardCharsets.ISO_8859_1))
+          .doesNotContain("tok-very-secret-123");
     }
+    assertThat(Files.readString(manifest("clean"))).contains("API_TOKEN");
+  }
+
+  @Test
+  void secretScanFindsValuesAcrossChunkBorders() {
+    byte[] secret = "s3cr3t-value".getBytes(StandardCharsets.UTF_8);
+    byte[] data = ("....." + "s3cr3t-value" + "....").getBytes(StandardCharsets.UTF_8);
+    for (int split = 0; split <= data.length; split++) {
+      SecretScan scan = new SecretScan(Map.of("K", secret));
+      scan.update(data, 0, split);
+      scan.update(data, split, data.length - split);
+      assertThat(scan.found()).as("split " + split).isEqualTo("K");
+    }
+    SecretScan byteWise = new SecretScan(Map.of("K", secret));
+    for (int i = 0; i < data.length; i++) {
+      byteWise.update(data, i, 1);
+    }
+    assertThat(byteWise.found()).isEqualTo("K");
+    SecretScan none = new SecretScan(Map.of("K", secret));
+    none.update("s3cr3t-valu".getBytes(StandardCharsets.UTF_8), 0, 11);
+    none.update("E".getBytes(StandardCharsets.UTF_8), 0, 1);
+    assertThat(none.found()).isNull();
   }
 
   @Test
   void hostileNamesAreRefused() {
     for (String bad :
-        List.of("", "../x", "/abs", "a/b", ".hidden", "x".repeat(101), "a\0b", "..")) {
+        List.of(
+            "",
+            "../x",
+            "/abs",
+            "a/b",
+            ".hidden",
+            "x".repeat(101),
+            "a\0b",
+            "..",
+            "a..b",
+            "a b",
+            "a\nb",
+            "ü",
+            "-rf",
+            "~root",
+            "a\\b")) {
       assertThatThrownBy(() -> SnapshotStore.checkName(bad))
           .as(bad)
-          .hasMessageContaining("is invalid");
+          .hasMessageContaining("is invalid")
+          .extracting(SnapshotStoreTest::code)
+          .isEqualTo("BAD_NAME");
+      assertThatThrownBy(() -> store().load(bad)).as(bad).hasMessageContaining("is invalid");
+      assertThatThrownBy(() -> store().remove(bad)).as(bad).hasMessageContaining("is invalid");
     }
     assertThat(SnapshotStore.checkName("after-training.v2_1")).isEqualTo("after-training.v2_1");
+    assertThat(SnapshotStore.checkName("x".repeat(100))).hasSize(100);
   }
 
-  @Property(tries = 500)
-  void acceptedNamesNeverLeaveTheStore(@ForAll String name) {
+  @Property(tries = 1000)
+  void acceptedNamesNeverLeaveTheStore(
+      @ForAll
+          @StringLength(max = 120)
+          @Chars({'.', '/', '\\', '\0', 'a', 'Z', '0', '-', '_', ' ', '~'})
+          String name) {
+    try {
+      SnapshotStore.checkName(name);
+    } catch (SnapshotException refused) {
+      assertThat(refused.code()).isEqualTo("BAD_NAME");
+      return;
+    }
+    Path root = Path.of("/store");
+    Path resolved = root.resolve(name).normalize();
+    assertThat(resolved.getParent()).isEqualTo(root);
+    assertThat(resolved.getFileName().toString()).isEqualTo(name).doesNotStartWith(".");
+  }
+
+  @Property(tries = 300)
+  void arbitraryNamesNeverLeaveTheStore(@ForAll String name) {
     try {
       SnapshotStore.checkName(name);
     } catch (SnapshotException refused) {
@@ -133,20 +502,55 @@ class SnapshotStoreTest {
   }
 
   @Test
-  void configIsSavedWithoutSecretValues() {
+  void configIsSavedWithoutSecretValuesAndComesBack() {
     SandboxConfig c =
         SandboxConfig.builder()
-            .secretEnv("TOKEN", io.agentnest.Secret.of("very-secret-value"))
+            .secretEnv("TOKEN", Secret.of("very-secret-value"))
             .env("PLAIN", "1")
             .network(io.agentnest.NetworkPolicy.allowlist("pypi.org"))
+            .label("team", "search")
+            .execTimeout(Duration.ofSeconds(7))
+            .ttl(Duration.ofMinutes(9))
+            .approvals(ApprovalPolicy.recommended())
             .build();
     String json = SnapshotStore.configJson(c).toString();
     assertThat(json).contains("TOKEN", "PLAIN", "pypi.org").doesNotContain("very-secret-value");
-    var m = io.agentnest.internal.Json.object();
+    var m = Json.object();
     m.set("config", SnapshotStore.configJson(c));
     SandboxConfig back = SnapshotStore.savedConfig(m, "x");
     assertThat(back.env()).containsEntry("PLAIN", "1");
+    assertThat(back.secretEnv()).isEmpty();
     assertThat(back.network().rules()).contains("pypi.org");
     assertThat(back.memoryBytes()).isEqualTo(c.memoryBytes());
+    assertThat(back.labels()).containsEntry("team", "search");
+    assertThat(back.execTimeout()).isEqualTo(Duration.ofSeconds(7));
+    assertThat(back.ttl()).isEqualTo(Duration.ofMinutes(9));
+    assertThat(back.approvals()).isEqualTo(ApprovalPolicy.recommended());
+    assertThat(back.workdir()).isEqualTo(c.workdir());
+    assertThat(back.readOnlyRootFilesystem()).isTrue();
+  }
+
+  @Test
+  void aSignedConfigThisVersionRefusesIsReportedAsCorrupt() throws Exception {
+    save("k1");
+    resign(
+        "k1", m -> ((ObjectNode) m.path("config").path("approvals")).put("file_deletion", "MAYBE"));
+    JsonNode m = store().load("k1").manifest();
+    assertThatThrownBy(() -> SnapshotStore.savedConfig(m, "k1"))
+        .hasMessageContaining("config this version refuses")
+        .extracting(SnapshotStoreTest::code)
+        .isEqualTo("CORRUPT");
+    assertThat(store().list()).isEmpty();
+  }
+
+  private Set<String> entries() throws Exception {
+    Set<String> out = new HashSet<>();
+    Path root = home.resolve("snapshots");
+    if (Files.isDirectory(root)) {
+      try (var s = Files.list(root)) {
+        s.forEach(p -> out.add(p.getFileName().toString()));
+      }
+    }
+    return out;
   }
 }

@@ -3,16 +3,21 @@ package io.agentnest.docker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.Secret;
 import io.agentnest.SnapshotException;
 import io.agentnest.SnapshotInfo;
+import io.agentnest.internal.Json;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -158,6 +163,74 @@ class SnapshotIT {
                     "it-secret",
                     SandboxConfig.builder().image("agentnest-test/nopython:1").build()))
         .hasMessageContaining("same image");
+  }
+
+  @Test
+  void aChangedImageIsRefusedEvenWithAValidSignature() throws Exception {
+    try (Sandbox sb = Sandbox.create()) {
+      sb.runCode("z = 3");
+      sb.snapshot("it-image");
+    }
+    // Whoever holds the key can sign anything: here, a manifest naming another image id, as if
+    // the image had been rebuilt under the same name since the save.
+    Path mf = home.resolve("snapshots/it-image/manifest.json");
+    ObjectNode signed = (ObjectNode) Json.MAPPER.readTree(Files.readAllBytes(mf));
+    ObjectNode m = (ObjectNode) signed.get("manifest");
+    String realId = m.path("image_id").asText();
+    m.put("image_id", "sha256:" + "0".repeat(64));
+    Mac mac = Mac.getInstance("HmacSHA256");
+    mac.init(new SecretKeySpec(Files.readAllBytes(home.resolve("snapshot.key")), "HmacSHA256"));
+    signed.put(
+        "hmac_sha256", HexFormat.of().formatHex(mac.doFinal(Json.MAPPER.writeValueAsBytes(m))));
+    Files.write(mf, Json.MAPPER.writeValueAsBytes(signed));
+    int before = Sandbox.list().size();
+    assertThatThrownBy(() -> Sandbox.restore("it-image"))
+        .isInstanceOf(SnapshotException.class)
+        .hasMessageContaining("changed since snapshot 'it-image'")
+        .hasMessageContaining("sha256:" + "0".repeat(64))
+        .hasMessageContaining(realId)
+        .hasMessageContaining("take a new snapshot")
+        .extracting(e -> ((SnapshotException) e).code())
+        .isEqualTo("IMAGE_CHANGED");
+    assertThat(Sandbox.list()).hasSizeLessThanOrEqualTo(before);
+  }
+
+  @Test
+  void aSecretValueInASessionVariableIsNeverSaved() {
+    SandboxConfig withSecret =
+        SandboxConfig.builder().secretEnv("API_TOKEN", Secret.of("tok-leaky-secret-456")).build();
+    try (Sandbox sb = Sandbox.create(withSecret)) {
+      sb.runCode("import os\ntok = os.environ['API_TOKEN']");
+      assertThatThrownBy(() -> sb.snapshot("it-leak"))
+          .hasMessageContaining("API_TOKEN")
+          .hasMessageContaining("Python session 'default'")
+          .extracting(e -> ((SnapshotException) e).code())
+          .isEqualTo("SECRET");
+      assertThat(Sandbox.snapshots()).extracting(SnapshotInfo::name).doesNotContain("it-leak");
+      sb.runCode("del tok");
+      assertThat(sb.snapshot("it-leak").name()).isEqualTo("it-leak");
+    }
+    assertThat(Sandbox.removeSnapshot("it-leak")).isTrue();
+  }
+
+  @Test
+  void anotherHandleOnTheSandboxSavesEverySessionItRuns() {
+    Sandbox sb = Sandbox.create();
+    try {
+      makeState(sb);
+      sb.detach();
+      // Like 'agentnest snapshot save ID': a handle that never used the named session itself.
+      try (Sandbox other = Sandbox.connect(sb.id())) {
+        SnapshotInfo info = other.snapshot("it-connected");
+        assertThat(info.sessions()).contains("default", "other");
+      }
+    } finally {
+      sb.destroy();
+    }
+    try (Sandbox restored = Sandbox.restore("it-connected")) {
+      assertState(restored);
+    }
+    assertThat(Sandbox.removeSnapshot("it-connected")).isTrue();
   }
 
   /** Restores a snapshot in a fresh JVM and prints what it finds. */
