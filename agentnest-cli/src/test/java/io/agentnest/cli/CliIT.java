@@ -200,6 +200,7 @@ class CliIT {
     String name = "cli-it-" + Long.toHexString(System.nanoTime());
     try (io.agentnest.Sandbox sb = io.agentnest.Sandbox.create()) {
       sb.runCode("kept = 'from the snapshot'");
+      sb.pythonSession("side").run("also = 7");
       Run save = cli("snapshot", "save", sb.id(), name, "--json");
       assertThat(save.exit()).as(save.err()).isZero();
       assertThat(save.out()).contains("\"name\":\"" + name + "\"");
@@ -212,12 +213,25 @@ class CliIT {
     String id = restore.out().strip();
     try (io.agentnest.Sandbox back = io.agentnest.Sandbox.connect(id)) {
       assertThat(back.runCode("kept").result()).isEqualTo("'from the snapshot'");
+      // The CLI is another process: it learnt of the named session from the agent.
+      assertThat(back.pythonSession("side").run("also").result()).isEqualTo("7");
     }
+    Run ls = cli("snapshot", "ls", "--json");
+    assertThat(ls.out()).contains("\"name\":\"" + name + "\"", "\"memory\":false", "side");
+    for (String sub : List.of("ls", "save", "restore", "rm")) {
+      Run help = cli("snapshot", sub, "--help");
+      assertThat(help.exit()).as(sub).isZero();
+      assertThat(help.out()).as(sub).contains("Usage: agentnest snapshot " + sub);
+    }
+    assertThat(cli("snapshot", "save", "--help").out()).contains("--force");
     assertThat(cli("snapshot", "rm", name).exit()).isZero();
     assertThat(cli("snapshot", "rm", name).exit()).isEqualTo(ExitCodes.NOT_FOUND);
     Run missing = cli("snapshot", "restore", name);
     assertThat(missing.exit()).isEqualTo(ExitCodes.NOT_FOUND);
     assertThat(missing.err()).contains("no snapshot");
+    Run bad = cli("snapshot", "restore", "../bad");
+    assertThat(bad.exit()).isEqualTo(ExitCodes.FAILED);
+    assertThat(bad.err()).contains("is invalid");
     assertThat(cli("snapshot", "save", "x", "../bad").exit()).isNotZero();
   }
 

@@ -62,6 +62,7 @@ public record AuditEvent(
   public static final String SANDBOX_FORKED = "sandbox.forked";
   public static final String SNAPSHOT_SAVED = "snapshot.saved";
   public static final String SNAPSHOT_RESTORED = "snapshot.restored";
+  public static final String SNAPSHOT_REMOVED = "snapshot.removed";
 
   /** Every documented event type; {@link AuditLog#record} refuses others. */
   public static final Set<String> TYPES =
@@ -83,7 +84,8 @@ public record AuditEvent(
           CONFIG_LOADED,
           SANDBOX_FORKED,
           SNAPSHOT_SAVED,
-          SNAPSHOT_RESTORED);
+          SNAPSHOT_RESTORED,
+          SNAPSHOT_REMOVED);
 
   public AuditEvent {
     Objects.requireNonNull(time, "time");

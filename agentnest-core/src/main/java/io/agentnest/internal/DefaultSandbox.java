@@ -918,10 +918,18 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   public static boolean removeSnapshot(String name) {
-    boolean removed = SnapshotStore.local().remove(name);
+    SnapshotStore store = SnapshotStore.local();
+    // The audit record is about the sandbox the snapshot was taken of ("unknown" when its
+    // manifest does not verify: a tampered snapshot can still be removed).
+    String source = store.sourceSandbox(name).orElse("unknown");
+    boolean removed = store.remove(name);
     if (removed) {
       try {
-        Audit.record(Audit.shared(), "snapshot.removed", null, Map.of("snapshot", name));
+        Audit.record(
+            Audit.shared(),
+            io.agentnest.audit.AuditEvent.SNAPSHOT_REMOVED,
+            source,
+            Map.of("snapshot", name));
       } catch (RuntimeException e) {
         LOG.warn("snapshot {} removed, but the audit log is not writable: {}", name, e.toString());
       }
@@ -934,8 +942,16 @@ public final class DefaultSandbox implements Sandbox {
     checkUsable();
     io.agentnest.SnapshotInfo info = SnapshotStore.local().save(this, name, replace);
     audit(
-        "snapshot.saved",
-        Map.of("snapshot", name, "bytes", info.bytes(), "sessions", info.sessions().size()));
+        io.agentnest.audit.AuditEvent.SNAPSHOT_SAVED,
+        Map.of(
+            "snapshot",
+            name,
+            "bytes",
+            info.bytes(),
+            "sessions",
+            info.sessions().size(),
+            "image_id",
+            info.imageId()));
     return info;
   }
 

@@ -108,6 +108,7 @@ public final class SnapshotStore {
         config,
         imageId,
         replace,
+        sb.id(),
         w -> {
           try (PartWriter ws = w.open("workspace.tar", "workspace");
               PartWriter tmp = w.open("tmp.tar", "tmp")) {
@@ -144,6 +145,7 @@ public final class SnapshotStore {
         config,
         imageId,
         replace,
+        null,
         w -> {
           try (PartWriter ws = w.open("workspace.tar", "workspace")) {
             ws.write(state.workspace());
@@ -270,7 +272,12 @@ public final class SnapshotStore {
   }
 
   SnapshotInfo stage(
-      String name, SandboxConfig config, String imageId, boolean replace, Filler filler) {
+      String name,
+      SandboxConfig config,
+      String imageId,
+      boolean replace,
+      @Nullable String sandboxId,
+      Filler filler) {
     Map<String, byte[]> secrets = new LinkedHashMap<>();
     config
         .secretEnv()
@@ -303,6 +310,9 @@ public final class SnapshotStore {
           }
         }
         ObjectNode m = manifest(name, config, imageId, w.parts);
+        if (sandboxId != null) {
+          m.put("sandbox", sandboxId);
+        }
         byte[] body = Json.MAPPER.writeValueAsBytes(m);
         ObjectNode signed = Json.object();
         signed.set("manifest", m);
@@ -486,6 +496,8 @@ public final class SnapshotStore {
           Map.of(
               "snapshot",
               name,
+              "from_sandbox",
+              l.manifest.path("sandbox").asText("unknown"),
               "bytes",
               l.manifest.path("bytes").asLong(),
               "millis",
@@ -950,6 +962,18 @@ public final class SnapshotStore {
     }
     out.sort(Comparator.comparing(SnapshotInfo::created).reversed());
     return out;
+  }
+
+  /** The id of the sandbox a snapshot was taken of, if its manifest verifies. */
+  public java.util.Optional<String> sourceSandbox(String name) {
+    try {
+      JsonNode m = load(name).manifest;
+      return m.hasNonNull("sandbox")
+          ? java.util.Optional.of(m.path("sandbox").asText())
+          : java.util.Optional.empty();
+    } catch (SnapshotException e) {
+      return java.util.Optional.empty();
+    }
   }
 
   /** Removes snapshot {@code name}; false when there is none. */

@@ -334,6 +334,7 @@ class SnapshotStoreTest {
                         SandboxConfig.defaults(),
                         "sha256:new",
                         true,
+                        null,
                         w -> {
                           try (var p = w.open("workspace.tar", "workspace")) {
                             p.write(new byte[1000]);
@@ -353,6 +354,7 @@ class SnapshotStoreTest {
                         SandboxConfig.defaults(),
                         "sha256:abc",
                         false,
+                        null,
                         w -> {
                           throw new java.io.IOException("No space left on device");
                         }))

@@ -9,6 +9,9 @@ import io.agentnest.SandboxConfig;
 import io.agentnest.Secret;
 import io.agentnest.SnapshotException;
 import io.agentnest.SnapshotInfo;
+import io.agentnest.audit.AuditEvent;
+import io.agentnest.audit.AuditLog;
+import io.agentnest.audit.AuditQuery;
 import io.agentnest.internal.Json;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,6 +23,7 @@ import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -70,7 +74,10 @@ class SnapshotIT {
   @Test
   void savedSandboxComesBackWithFilesAndSessions() {
     SnapshotInfo info;
+    String source;
+    String restoredId;
     try (Sandbox sb = Sandbox.create()) {
+      source = sb.id();
       makeState(sb);
       info = sb.snapshot("it-basic");
       assertThatThrownBy(() -> sb.snapshot("it-basic"))
@@ -83,6 +90,7 @@ class SnapshotIT {
     assertThat(info.imageId()).startsWith("sha256:");
     assertThat(Sandbox.snapshots()).extracting(SnapshotInfo::name).contains("it-basic");
     try (Sandbox restored = Sandbox.restore("it-basic")) {
+      restoredId = restored.id();
       assertState(restored);
       // Independent of the snapshot: changes stay in this sandbox.
       restored.runCode("total = 0");
@@ -93,6 +101,25 @@ class SnapshotIT {
     assertThat(Sandbox.removeSnapshot("it-basic")).isTrue();
     assertThat(Sandbox.removeSnapshot("it-basic")).isFalse();
     assertThatThrownBy(() -> Sandbox.restore("it-basic")).hasMessageContaining("no snapshot");
+    AuditLog audit = io.agentnest.internal.Audit.shared();
+    audit.flush();
+    assertThat(
+            audit.query(
+                AuditQuery.builder()
+                    .sandbox(source)
+                    .type(AuditEvent.SNAPSHOT_SAVED, AuditEvent.SNAPSHOT_REMOVED)
+                    .build()))
+        .extracting(AuditEvent::type)
+        .containsExactlyInAnyOrder(
+            AuditEvent.SNAPSHOT_SAVED, AuditEvent.SNAPSHOT_SAVED, AuditEvent.SNAPSHOT_REMOVED);
+    assertThat(
+            audit.query(
+                AuditQuery.builder()
+                    .sandbox(restoredId)
+                    .type(AuditEvent.SNAPSHOT_RESTORED)
+                    .build()))
+        .singleElement()
+        .satisfies(e -> assertThat(e.data()).containsEntry("from_sandbox", source));
   }
 
   @Test
@@ -231,6 +258,29 @@ class SnapshotIT {
       assertState(restored);
     }
     assertThat(Sandbox.removeSnapshot("it-connected")).isTrue();
+  }
+
+  /** The same on gVisor: files and sessions come back; the manifest says memory was not kept. */
+  @Nested
+  @ExtendWith(GvisorRequired.class)
+  class OnGvisor {
+    @Test
+    void savedOnGvisorComesBackOnGvisor() {
+      SandboxConfig gvisor = SandboxConfig.builder().runtime("gvisor").build();
+      SnapshotInfo info;
+      try (Sandbox sb = Sandbox.create(gvisor)) {
+        makeState(sb);
+        info = sb.snapshot("it-gvisor");
+      }
+      assertThat(info.runtime()).isIn("gvisor", "runsc");
+      assertThat(info.memory()).isFalse();
+      assertThat(info.memoryNote()).contains("gVisor");
+      assertThat(info.config().runtime()).isEqualTo(gvisor.runtime());
+      try (Sandbox restored = Sandbox.restore("it-gvisor")) {
+        assertState(restored);
+      }
+      assertThat(Sandbox.removeSnapshot("it-gvisor")).isTrue();
+    }
   }
 
   /** Restores a snapshot in a fresh JVM and prints what it finds. */
