@@ -236,8 +236,9 @@ final class BenchCommand implements Callable<Integer> {
       }
       (json ? System.err : System.out)
           .printf(
-              "snapshot size: %.1f MB of parts (%d bytes on disk:%s sessions %s)%n",
-              saved.bytes() / 1e6, parts, sizes, saved.sessions());
+              "snapshot size: %.1f MB of parts, %d bytes on disk with the manifest (%s"
+                  + " sessions %s)%n",
+              saved.bytes() / 1e6, parts, sizes.toString().strip(), saved.sessions());
       List<Sandbox> garbage = new ArrayList<>();
       samples.put(
           "snapshot restore",

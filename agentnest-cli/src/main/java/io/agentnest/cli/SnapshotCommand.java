@@ -109,12 +109,45 @@ final class SnapshotCommand implements Runnable {
     @Option(names = "--json", description = "Print {\"id\":...} as JSON.")
     boolean json;
 
+    @Option(
+        names = "--secret-env",
+        paramLabel = "NAME",
+        split = ",",
+        description =
+            "Give secret variable NAME again (snapshots never store secret values); its value is"
+                + " read from this process's environment variable NAME, never from the command"
+                + " line.")
+    List<String> secretEnv = new java.util.ArrayList<>();
+
     @Override
     public Integer call() {
-      Sandbox sb = Sandbox.restore(name);
+      Sandbox sb = secretEnv.isEmpty() ? Sandbox.restore(name) : restoreWithSecrets();
       System.out.println(json ? Json.object().put("id", sb.id()).toString() : sb.id());
       sb.detach();
       return ExitCodes.OK;
+    }
+
+    private Sandbox restoreWithSecrets() {
+      SnapshotInfo info =
+          Sandbox.snapshots().stream().filter(s -> s.name().equals(name)).findFirst().orElse(null);
+      if (info == null) {
+        // Not listed: missing, tampered or corrupt; restore says which.
+        return Sandbox.restore(name);
+      }
+      io.agentnest.SandboxConfig.Builder b = info.config().toBuilder();
+      for (String n : secretEnv) {
+        String value = System.getenv(n);
+        if (value == null || value.isEmpty()) {
+          throw new io.agentnest.ConfigException(
+              "--secret-env "
+                  + n
+                  + ": the environment variable "
+                  + n
+                  + " is not set; export it before 'agentnest snapshot restore'");
+        }
+        b.secretEnv(n, io.agentnest.Secret.of(value));
+      }
+      return Sandbox.restore(name, b.build());
     }
   }
 

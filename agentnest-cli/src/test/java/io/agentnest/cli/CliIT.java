@@ -22,6 +22,11 @@ class CliIT {
   record Run(int exit, String out, String err) {}
 
   static Run cli(String... args) throws IOException, InterruptedException {
+    return cliWithEnv(java.util.Map.of(), args);
+  }
+
+  static Run cliWithEnv(java.util.Map<String, String> env, String... args)
+      throws IOException, InterruptedException {
     Path jar = Path.of("target", "agentnest.jar");
     assertThat(jar).as("package phase builds the CLI jar").exists();
     List<String> cmd = new ArrayList<>();
@@ -29,7 +34,9 @@ class CliIT {
     cmd.add("-jar");
     cmd.add(jar.toString());
     cmd.addAll(List.of(args));
-    Process p = new ProcessBuilder(cmd).start();
+    ProcessBuilder pb = new ProcessBuilder(cmd);
+    pb.environment().putAll(env);
+    Process p = pb.start();
     p.getOutputStream().close();
     byte[][] streams = new byte[2][];
     Thread errReader =
@@ -233,6 +240,44 @@ class CliIT {
     assertThat(bad.exit()).isEqualTo(ExitCodes.FAILED);
     assertThat(bad.err()).contains("is invalid");
     assertThat(cli("snapshot", "save", "x", "../bad").exit()).isNotZero();
+  }
+
+  @Test
+  void snapshotRestoreTakesSecretsFromTheEnvironment() throws Exception {
+    String name = "cli-it-secret-" + Long.toHexString(System.nanoTime());
+    io.agentnest.SandboxConfig withSecret =
+        io.agentnest.SandboxConfig.builder()
+            .secretEnv("CLI_IT_TOKEN", io.agentnest.Secret.of("cli-it-secret-value-1"))
+            .build();
+    try (io.agentnest.Sandbox sb = io.agentnest.Sandbox.create(withSecret)) {
+      sb.runCode("n = 5");
+      sb.snapshot(name);
+    }
+    try {
+      Run without = cli("snapshot", "restore", name);
+      assertThat(without.exit()).isEqualTo(ExitCodes.FAILED);
+      assertThat(without.err()).contains("CLI_IT_TOKEN", "--secret-env CLI_IT_TOKEN");
+      Run unset = cli("snapshot", "restore", name, "--secret-env", "CLI_IT_TOKEN");
+      assertThat(unset.exit()).isEqualTo(ExitCodes.CONFIG);
+      assertThat(unset.err()).contains("is not set");
+      Run with =
+          cliWithEnv(
+              java.util.Map.of("CLI_IT_TOKEN", "cli-it-secret-value-1"),
+              "snapshot",
+              "restore",
+              name,
+              "--secret-env",
+              "CLI_IT_TOKEN");
+      assertThat(with.exit()).as(with.err()).isZero();
+      try (io.agentnest.Sandbox back = io.agentnest.Sandbox.connect(with.out().strip())) {
+        assertThat(
+                back.runCode("import os\nn, os.environ['CLI_IT_TOKEN'] == 'cli-it-secret-value-1'")
+                    .result())
+            .isEqualTo("(5, True)");
+      }
+    } finally {
+      io.agentnest.Sandbox.removeSnapshot(name);
+    }
   }
 
   @Test

@@ -483,7 +483,9 @@ public final class SnapshotStore {
               + missing
               + ", which are never written to disk: pass them again with"
               + " Sandbox.restore(name, info.config().toBuilder().secretEnv(...).build()), where"
-              + " info is the snapshot's SnapshotInfo from Sandbox.snapshots()");
+              + " info is the snapshot's SnapshotInfo from Sandbox.snapshots(); on the command"
+              + " line, export them and add --secret-env "
+              + String.join(",", missing));
     }
     checkImageId(name, l.manifest, Backends.get(config.backend()).imageId(config.image()));
     verifyParts(l);
