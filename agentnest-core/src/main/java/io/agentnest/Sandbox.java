@@ -138,9 +138,12 @@ public interface Sandbox extends AutoCloseable {
   List<Artifact> uploadArchive(java.nio.file.Path tarFile, String sandboxPath);
 
   /**
-   * Saves this sandbox's files and Python session state to the snapshot store on the host ({@code
+   * Saves this sandbox's files ({@code /workspace}, {@code /tmp}: what differs from the read-only
+   * image) and the state of its running Python sessions to the snapshot store on the host ({@code
    * AGENTNEST_HOME/snapshots}); refuses a name that exists. {@link #restore} starts a sandbox from
-   * it, also from another process or after a restart.
+   * it, also from another process or after a restart. Process memory is not saved ({@link
+   * SnapshotInfo#memoryNote()} says why); secret values never go to disk (a part holding one fails
+   * the save). See docs/snapshots.md.
    *
    * <pre>{@code
    * sandbox.runCode("model = train()");
@@ -148,6 +151,8 @@ public interface Sandbox extends AutoCloseable {
    * // later, anywhere on this host:
    * try (Sandbox sb = Sandbox.restore("trained")) { sb.runCode("model.predict(x)"); }
    * }</pre>
+   *
+   * @throws SnapshotException {@code BAD_NAME}, {@code EXISTS}, {@code SECRET}, {@code IO}, ...
    */
   default SnapshotInfo snapshot(String name) {
     return snapshot(name, false);
@@ -156,25 +161,37 @@ public interface Sandbox extends AutoCloseable {
   /** Like {@link #snapshot(String)}; {@code replace} overwrites an existing snapshot. */
   SnapshotInfo snapshot(String name, boolean replace);
 
-  /** Starts a new sandbox from a snapshot, with the configuration it was saved with. */
+  /**
+   * Starts a new sandbox from a snapshot, with the configuration it was saved with. The manifest's
+   * signature, the image id and every part's sha256 are checked first.
+   *
+   * @throws SnapshotException {@code NOT_FOUND}, {@code TAMPERED}, {@code CORRUPT}, {@code
+   *     IMAGE_CHANGED}, {@code NEEDS_CONFIG} (secrets to give again), ...
+   */
   static Sandbox restore(String name) {
     return DefaultSandbox.restoreSnapshot(name, null);
   }
 
   /**
-   * Starts a new sandbox from a snapshot with {@code config} (same image; secret environment
-   * variables, which snapshots never store, are given here).
+   * Starts a new sandbox from a snapshot with {@code config} instead of the saved one (same image).
+   * Secret environment variables, which snapshots never store, are given here:
+   *
+   * <pre>{@code
+   * SnapshotInfo s = Sandbox.snapshots().stream()
+   *     .filter(i -> i.name().equals("trained")).findFirst().orElseThrow();
+   * Sandbox.restore("trained", s.config().toBuilder().secretEnv("API_TOKEN", token).build());
+   * }</pre>
    */
   static Sandbox restore(String name, SandboxConfig config) {
     return DefaultSandbox.restoreSnapshot(name, config);
   }
 
-  /** The snapshots in this installation's store, newest first. */
+  /** The valid snapshots in this installation's store, newest first. */
   static List<SnapshotInfo> snapshots() {
     return DefaultSandbox.snapshots();
   }
 
-  /** Removes a snapshot; false when there is none by that name. */
+  /** Removes a snapshot (also a tampered one); false when there is none by that name. */
   static boolean removeSnapshot(String name) {
     return DefaultSandbox.removeSnapshot(name);
   }

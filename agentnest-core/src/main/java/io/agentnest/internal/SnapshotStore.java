@@ -51,6 +51,9 @@ public final class SnapshotStore {
   static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,99}");
   private static final long MAX_MANIFEST_BYTES = 4L << 20;
 
+  /** Variable names and skipped objects listed per session in a manifest (counts are kept). */
+  static final int MAX_LISTED = 1000;
+
   private final Path root;
 
   public SnapshotStore(Path root) {
@@ -123,10 +126,17 @@ public final class SnapshotStore {
             }
             if (d == null) {
               w.drop(out);
-            } else {
-              out.meta = sessionMeta(d.name(), d.extraBytes(), d.variables(), d.skipped());
-              i++;
+              continue;
             }
+            PartWriter kept = out;
+            if (d.failed()) {
+              // Nothing usable: keep an empty part, with the reason in its metadata.
+              w.drop(out);
+              kept = w.open("session-" + i + ".bin", "session");
+              kept.close();
+            }
+            kept.meta = sessionMeta(d.name(), d.extraBytes(), d.variables(), d.skipped());
+            i++;
           }
         });
   }
@@ -177,9 +187,10 @@ public final class SnapshotStore {
   private static ObjectNode sessionMeta(
       String session, long extraBytes, List<String> variables, List<ForkReport.Skipped> skipped) {
     ObjectNode meta = Json.object().put("session", session).put("extra_bytes", extraBytes);
-    variables.forEach(meta.putArray("variables")::add);
+    meta.put("variables_count", variables.size()).put("skipped_count", skipped.size());
+    variables.stream().limit(MAX_LISTED).forEach(meta.putArray("variables")::add);
     ArrayNode sk = meta.putArray("skipped");
-    for (ForkReport.Skipped x : skipped) {
+    for (ForkReport.Skipped x : skipped.subList(0, Math.min(skipped.size(), MAX_LISTED))) {
       sk.addObject()
           .put("session", x.session())
           .put("name", x.name())
@@ -314,6 +325,27 @@ public final class SnapshotStore {
           m.put("sandbox", sandboxId);
         }
         byte[] body = Json.MAPPER.writeValueAsBytes(m);
+        if (body.length > MAX_MANIFEST_BYTES / 2) {
+          // Many sessions with many names: keep the counts, drop the lists.
+          for (JsonNode p : m.path("parts")) {
+            if (p.path("meta") instanceof ObjectNode meta) {
+              meta.putArray("variables");
+              meta.putArray("skipped");
+            }
+          }
+          body = Json.MAPPER.writeValueAsBytes(m);
+        }
+        if (body.length > MAX_MANIFEST_BYTES / 2) {
+          throw new SnapshotException(
+              "IO",
+              "snapshot '"
+                  + name
+                  + "' would need a manifest of "
+                  + body.length
+                  + " bytes, more than the cap of "
+                  + MAX_MANIFEST_BYTES / 2
+                  + ": the sandbox's configuration (seccomp profile, labels, rules) is too large");
+        }
         ObjectNode signed = Json.object();
         signed.set("manifest", m);
         signed.put("hmac_sha256", hmac(body));

@@ -376,6 +376,26 @@ class SnapshotStoreTest {
   }
 
   @Test
+  void manyLargeSessionsStillGiveAManifestThatLoads() throws Exception {
+    List<String> names = new ArrayList<>();
+    for (int i = 0; i < 5000; i++) {
+      names.add("v".repeat(150) + i);
+    }
+    List<SandboxState.Session> sessions = new ArrayList<>();
+    for (int i = 0; i < 60; i++) {
+      sessions.add(new SandboxState.Session("s" + i, new byte[] {1}, 0, names, List.of()));
+    }
+    SandboxState.Captured many = new SandboxState.Captured(new byte[0], new byte[0], sessions);
+    store().write("many", SandboxConfig.defaults(), "sha256:abc", many, false);
+    SnapshotStore.Loaded l = store().load("many");
+    JsonNode meta = l.manifest().path("parts").get(2).path("meta");
+    assertThat(meta.path("variables_count").asInt()).isEqualTo(5000);
+    assertThat(meta.path("variables").size()).isLessThanOrEqualTo(SnapshotStore.MAX_LISTED);
+    assertThat(Files.size(manifest("many"))).isLessThan(2L << 20);
+    assertThat(l.state().sessions()).hasSize(60);
+  }
+
+  @Test
   void leftoversOfCrashedSavesAreFoundByAge() throws Exception {
     save("l1");
     Path root = home.resolve("snapshots");
