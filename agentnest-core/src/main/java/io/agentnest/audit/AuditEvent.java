@@ -63,6 +63,8 @@ public record AuditEvent(
   public static final String SNAPSHOT_SAVED = "snapshot.saved";
   public static final String SNAPSHOT_RESTORED = "snapshot.restored";
   public static final String SNAPSHOT_REMOVED = "snapshot.removed";
+  public static final String ARTIFACTS_EXPORTED = "artifacts.exported";
+  public static final String FILES_UPLOADED = "files.uploaded";
 
   /** Every documented event type; {@link AuditLog#record} refuses others. */
   public static final Set<String> TYPES =
@@ -85,7 +87,9 @@ public record AuditEvent(
           SANDBOX_FORKED,
           SNAPSHOT_SAVED,
           SNAPSHOT_RESTORED,
-          SNAPSHOT_REMOVED);
+          SNAPSHOT_REMOVED,
+          ARTIFACTS_EXPORTED,
+          FILES_UPLOADED);
 
   public AuditEvent {
     Objects.requireNonNull(time, "time");
