@@ -254,8 +254,8 @@ final class BenchCommand implements Callable<Integer> {
       } else {
         System.setProperty("agentnest.home", before);
       }
-      try (var s = java.nio.file.Files.walk(home)) {
-        s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      try {
+        io.agentnest.internal.HostFiles.deleteTree(home);
       } catch (java.io.IOException ignored) {
         // a temporary directory
       }
@@ -296,8 +296,8 @@ final class BenchCommand implements Callable<Integer> {
               Math.min(warmup, 1),
               () -> sb.upload(source, "uploaded/u" + round[0]++)));
     } finally {
-      try (var s = java.nio.file.Files.walk(dir)) {
-        s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      try {
+        io.agentnest.internal.HostFiles.deleteTree(dir);
       } catch (java.io.IOException ignored) {
         // a temporary directory
       }

@@ -8,7 +8,6 @@ import java.io.FilterOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.io.UncheckedIOException;
 import java.nio.file.FileSystems;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
@@ -21,17 +20,14 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.security.DigestOutputStream;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.text.Normalizer;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
-import java.util.stream.Stream;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
@@ -193,7 +189,7 @@ public final class ArtifactTransfer {
       }
       return out;
     } finally {
-      deleteTree(staging);
+      HostFiles.deleteTree(staging);
     }
   }
 
@@ -218,7 +214,7 @@ public final class ArtifactTransfer {
         if (expected != null && !expected.contains(name)) {
           throw refused(name, "was not asked for (the sandbox sent an entry of its own)");
         }
-        MessageDigest sha = sha256();
+        MessageDigest sha = HostFiles.newSha256();
         long size;
         if (into != null) {
           Path dest = into.resolve(name).normalize();
@@ -361,7 +357,7 @@ public final class ArtifactTransfer {
     e.setSize(size);
     e.setMode(Files.isExecutable(f) ? 0755 : 0644);
     t.putArchiveEntry(e);
-    MessageDigest sha = sha256();
+    MessageDigest sha = HostFiles.newSha256();
     try (InputStream in = Files.newInputStream(f, LinkOption.NOFOLLOW_LINKS)) {
       // Exactly the size declared in the header, even if the file grows meanwhile.
       long n = new DigestOutputStreamCopier(sha).copy(in, t, size);
@@ -385,7 +381,7 @@ public final class ArtifactTransfer {
         while ((e = t.getNextEntry()) != null) {
           String name = rules.check(e);
           if (EntryRules.regular(e)) {
-            MessageDigest sha = sha256();
+            MessageDigest sha = HostFiles.newSha256();
             long size = rules.copy(t, new DigestOutputStream(OutputStream.nullOutputStream(), sha));
             out.add(
                 new Artifact(
@@ -571,26 +567,5 @@ public final class ArtifactTransfer {
   private static String bound(String s) {
     String c = s.replace("\0", "\\0");
     return c.length() > 200 ? c.substring(0, 200) + "..." : c;
-  }
-
-  private static MessageDigest sha256() {
-    try {
-      return MessageDigest.getInstance("SHA-256");
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
-  }
-
-  private static void deleteTree(Path dir) {
-    if (!Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
-      return;
-    }
-    try (Stream<Path> s = Files.walk(dir)) {
-      for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-        Files.deleteIfExists(p);
-      }
-    } catch (IOException e) {
-      throw new UncheckedIOException(e);
-    }
   }
 }

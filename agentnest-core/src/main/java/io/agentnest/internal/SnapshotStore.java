@@ -236,7 +236,7 @@ public final class SnapshotStore {
     final Path path;
     final String file;
     final String kind;
-    final MessageDigest sha = newSha256();
+    final MessageDigest sha = HostFiles.newSha256();
     private final OutputStream out;
     private final SecretScan scan;
     @Nullable ObjectNode meta;
@@ -368,7 +368,7 @@ public final class SnapshotStore {
           }
           Path old = root.resolve(".removing-" + name + "-" + System.nanoTime());
           Files.move(dir, old, StandardCopyOption.ATOMIC_MOVE);
-          deleteTree(old);
+          HostFiles.deleteTree(old);
         }
         try {
           Files.move(staging, dir, StandardCopyOption.ATOMIC_MOVE);
@@ -379,7 +379,7 @@ public final class SnapshotStore {
         return info(m);
       } finally {
         if (Files.exists(staging, LinkOption.NOFOLLOW_LINKS)) {
-          deleteTree(staging);
+          HostFiles.deleteTree(staging);
         }
       }
     } catch (IOException e) {
@@ -603,7 +603,7 @@ public final class SnapshotStore {
    */
   static final class PartReader extends InputStream {
     private final InputStream in;
-    private final MessageDigest sha = newSha256();
+    private final MessageDigest sha = HostFiles.newSha256();
     private final String snapshot;
     private final String file;
     private final long size;
@@ -895,7 +895,7 @@ public final class SnapshotStore {
       String file = p.path("file").asText();
       try {
         Path f = checkPartFile(l.dir, p, name);
-        MessageDigest sha = newSha256();
+        MessageDigest sha = HostFiles.newSha256();
         long left = p.path("size").asLong();
         try (InputStream in = Files.newInputStream(f, LinkOption.NOFOLLOW_LINKS)) {
           while (left > 0) {
@@ -1020,7 +1020,7 @@ public final class SnapshotStore {
     try {
       Path old = root.resolve(".removing-" + name + "-" + System.nanoTime());
       Files.move(dir, old, StandardCopyOption.ATOMIC_MOVE);
-      deleteTree(old);
+      HostFiles.deleteTree(old);
       return true;
     } catch (IOException e) {
       throw new SnapshotException("IO", "cannot remove snapshot '" + name + "': " + e.getMessage());
@@ -1067,7 +1067,7 @@ public final class SnapshotStore {
 
   public void removeLeftover(Leftover l) {
     try {
-      deleteTree(l.dir());
+      HostFiles.deleteTree(l.dir());
     } catch (IOException e) {
       throw new SnapshotException("IO", "cannot remove " + l.dir() + ": " + e.getMessage());
     }
@@ -1185,22 +1185,6 @@ public final class SnapshotStore {
   }
 
   static String sha256(byte[] data) {
-    return HexFormat.of().formatHex(newSha256().digest(data));
-  }
-
-  static MessageDigest newSha256() {
-    try {
-      return MessageDigest.getInstance("SHA-256");
-    } catch (GeneralSecurityException e) {
-      throw new IllegalStateException(e);
-    }
-  }
-
-  private static void deleteTree(Path dir) throws IOException {
-    try (Stream<Path> s = Files.walk(dir)) {
-      for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
-        Files.deleteIfExists(p);
-      }
-    }
+    return HexFormat.of().formatHex(HostFiles.newSha256().digest(data));
   }
 }
