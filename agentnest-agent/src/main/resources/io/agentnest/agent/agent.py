@@ -1380,7 +1380,13 @@ class Tunnel:
             send({"ev": "tcp_close", "tid": self.tid})
 
 
+EGRESS_LISTENER = []
+
+
 def egress_listen(port):
+    # A sandbox restored from a checkpoint already listens (its parent started it): keep that one.
+    if EGRESS_LISTENER:
+        return EGRESS_LISTENER[0].getsockname()[1]
     srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     srv.bind(("127.0.0.1", port))
@@ -1405,6 +1411,7 @@ def egress_listen(port):
                 t.close(notify=True)
 
     threading.Thread(target=accept_loop, daemon=True, name="egress-accept").start()
+    EGRESS_LISTENER.append(srv)
     return srv.getsockname()[1]
 
 

@@ -28,15 +28,19 @@ import org.slf4j.LoggerFactory;
 public final class AgentChannel implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(AgentChannel.class);
 
-  private final BackendSandbox connection;
+  private volatile BackendSandbox connection;
   private final String sandboxId;
-  private final InputStream in;
-  private final OutputStream out;
+  private volatile InputStream in;
+  private volatile OutputStream out;
   private final Object writeLock = new Object();
   private final ConcurrentHashMap<Long, Pending> pending = new ConcurrentHashMap<>();
   private final AtomicLong ids = new AtomicLong(1);
   private final CompletableFuture<Frame> ready = new CompletableFuture<>();
-  private final Thread reader;
+  private volatile Thread reader;
+  // Bumped by resume(): a reader of an older connection ends silently instead of killing the
+  // channel.
+  private volatile int generation;
+  private volatile boolean suspended;
   private volatile @Nullable String deathReason;
   private volatile boolean closing;
   private volatile boolean expired;
@@ -49,9 +53,41 @@ public final class AgentChannel implements AutoCloseable {
     this.sandboxId = connection.id();
     this.in = new BufferedInputStream(connection.fromAgent(), 256 * 1024);
     this.out = connection.toAgent();
-    this.reader = new Thread(this::readLoop, "agentnest-channel-" + shortId(sandboxId));
-    this.reader.setDaemon(true);
-    this.reader.start();
+    this.reader = startReader(0, in);
+  }
+
+  private Thread startReader(int gen, InputStream from) {
+    Thread t = new Thread(() -> readLoop(gen, from), "agentnest-channel-" + shortId(sandboxId));
+    t.setDaemon(true);
+    t.start();
+    return t;
+  }
+
+  /**
+   * The sandbox's processes are about to be checkpointed (its connection will end): the end of the
+   * stream is then expected, not the agent's death. Pending calls stay pending; their frames arrive
+   * on the connection {@link #resume} brings.
+   */
+  public void suspend() {
+    suspended = true;
+  }
+
+  public boolean isSuspended() {
+    return suspended;
+  }
+
+  /** Continues on a new connection to the same agent, restored from a checkpoint. */
+  public void resume(BackendSandbox next) {
+    BackendSandbox old = connection;
+    synchronized (writeLock) {
+      connection = next;
+      in = new BufferedInputStream(next.fromAgent(), 256 * 1024);
+      out = next.toAgent();
+      generation++;
+      suspended = false;
+      reader = startReader(generation, in);
+    }
+    old.close();
   }
 
   private static String shortId(String id) {
@@ -227,10 +263,13 @@ public final class AgentChannel implements AutoCloseable {
     return deathReason;
   }
 
-  private void readLoop() {
+  private void readLoop(int gen, InputStream from) {
     try {
       while (true) {
-        Frame f = FrameCodec.read(in);
+        Frame f = FrameCodec.read(from);
+        if (gen != generation || (f == null && suspended)) {
+          return;
+        }
         if (f == null) {
           String diag = connection.diagnostics();
           die(
@@ -247,8 +286,14 @@ public final class AgentChannel implements AutoCloseable {
         route(f);
       }
     } catch (ProtocolException e) {
+      if (gen != generation || suspended) {
+        return;
+      }
       die("protocol violation from sandbox: " + e.getMessage() + "; the sandbox is unusable", e);
     } catch (IOException e) {
+      if (gen != generation || suspended) {
+        return;
+      }
       die(closing ? "the sandbox channel was closed" : "lost the sandbox channel: " + e, e);
     } catch (RuntimeException e) {
       die("channel reader failed: " + e, e);

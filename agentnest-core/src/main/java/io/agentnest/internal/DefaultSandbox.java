@@ -810,6 +810,10 @@ public final class DefaultSandbox implements Sandbox {
     }
     checkUsable();
     long t0 = System.nanoTime();
+    Optional<List<Sandbox>> withMemory = forkWithCheckpoint(n, t0);
+    if (withMemory.isPresent()) {
+      return withMemory.get();
+    }
     // Copies start while the parent's state is captured: creating a container is the slow part.
     List<CompletableFuture<DefaultSandbox>> kids = new java.util.ArrayList<>();
     for (int i = 0; i < n; i++) {
@@ -853,6 +857,100 @@ public final class DefaultSandbox implements Sandbox {
     } catch (RuntimeException e) {
       for (CompletableFuture<DefaultSandbox> k : kids) {
         k.thenAccept(DefaultSandbox::destroy);
+      }
+      throw e;
+    }
+  }
+
+  /**
+   * Fork with process memory where the runtime checkpoints (gVisor): the parent is checkpointed and
+   * restored in place, and the same checkpoint is restored into each copy. Empty when the runtime
+   * cannot; the caller then transfers state instead.
+   */
+  private Optional<List<Sandbox>> forkWithCheckpoint(int n, long t0) {
+    String runtime = config.runtime();
+    if (runtime == null || !(runtime.contains("gvisor") || runtime.contains("runsc"))) {
+      return Optional.empty();
+    }
+    List<String> names = sessionNames();
+    SandboxSpec spec = SecurityPolicy.specFor(config);
+    Optional<List<BackendSandbox>> kids;
+    try {
+      kids = backend.forkWithCheckpoint(id, spec, n, channel::suspend, channel::resume);
+    } catch (RuntimeException e) {
+      if (!channel.isAlive() || channel.isSuspended()) {
+        channel.close();
+      }
+      throw e;
+    }
+    if (kids.isEmpty()) {
+      return Optional.empty();
+    }
+    List<DefaultSandbox> made = new java.util.ArrayList<>();
+    try {
+      for (BackendSandbox bs : kids.get()) {
+        made.add(adoptRestored(backend, bs, config, spec));
+      }
+    } catch (RuntimeException e) {
+      made.forEach(DefaultSandbox::destroy);
+      for (BackendSandbox bs : kids.get().subList(made.size(), kids.get().size())) {
+        bs.close();
+        backend.destroy(bs.id());
+      }
+      throw e;
+    }
+    Map<String, List<String>> sessionsCarried = new java.util.LinkedHashMap<>();
+    names.forEach(nm -> sessionsCarried.put(nm, List.of()));
+    List<io.agentnest.ForkReport.Skipped> skipped =
+        config.network().isNone()
+            ? List.of()
+            : List.of(
+                new io.agentnest.ForkReport.Skipped(
+                    "*",
+                    "egress connections",
+                    "socket",
+                    "connections through the egress proxy that were open at fork time stay"
+                        + " with the parent; the copy opens its own"));
+    Duration took = Duration.ofNanos(System.nanoTime() - t0);
+    List<Sandbox> out = new java.util.ArrayList<>();
+    for (DefaultSandbox child : made) {
+      child.forkReport =
+          new io.agentnest.ForkReport(
+              id, io.agentnest.ForkReport.Mode.CHECKPOINT, sessionsCarried, skipped, 0, 0, took);
+      Map<String, Object> d = new java.util.LinkedHashMap<>();
+      d.put("child", child.id());
+      d.put("mode", io.agentnest.ForkReport.Mode.CHECKPOINT.name());
+      d.put("sessions", names.size());
+      audit("sandbox.forked", d);
+      out.add(child);
+    }
+    return Optional.of(out);
+  }
+
+  /** A sandbox restored from another's checkpoint: its agent is already running, with state. */
+  private static DefaultSandbox adoptRestored(
+      RuntimeBackend backend, BackendSandbox bs, SandboxConfig config, SandboxSpec spec) {
+    AgentChannel channel = new AgentChannel(bs);
+    try {
+      DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), config, channel);
+      sb.hello();
+      sb.startEgress();
+      sb.expiresAt = labelExpiry(spec.labels()).orElse(sb.expiresAt);
+      sb.arm();
+      Map<String, Object> created = new java.util.LinkedHashMap<>();
+      created.put("image", config.image());
+      created.put("runtime", config.runtime());
+      created.put("backend", config.backend());
+      created.put("expires_at", sb.expiresAt.toString());
+      created.put("from_checkpoint", true);
+      sb.audit("sandbox.created", created);
+      return sb;
+    } catch (RuntimeException e) {
+      channel.close();
+      try {
+        backend.destroy(bs.id());
+      } catch (RuntimeException cleanup) {
+        e.addSuppressed(cleanup);
       }
       throw e;
     }

@@ -49,6 +49,22 @@ public interface RuntimeBackend {
     return List.of();
   }
 
+  /**
+   * Copies sandbox {@code id} with its processes' memory by checkpointing it and restoring the
+   * checkpoint into itself and into {@code n} new sandboxes created from {@code spec}; returns the
+   * copies' connections. Empty, with nothing done, when the runtime cannot (runc here: no CRIU).
+   * {@code beforeCheckpoint} runs just before the sandbox stops for its checkpoint (its connection
+   * is about to end), {@code parentRestored} gets its new connection once it runs again.
+   */
+  default Optional<List<BackendSandbox>> forkWithCheckpoint(
+      String id,
+      SandboxSpec spec,
+      int n,
+      Runnable beforeCheckpoint,
+      java.util.function.Consumer<BackendSandbox> parentRestored) {
+    return Optional.empty();
+  }
+
   /** The engine's id (content digest) of a local image, if it has one. */
   default java.util.Optional<String> imageId(String image) {
     return java.util.Optional.empty();

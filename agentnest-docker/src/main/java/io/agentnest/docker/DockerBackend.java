@@ -71,6 +71,16 @@ public final class DockerBackend implements RuntimeBackend {
   }
 
   @Override
+  public Optional<List<BackendSandbox>> forkWithCheckpoint(
+      String id,
+      SandboxSpec spec,
+      int n,
+      Runnable beforeCheckpoint,
+      java.util.function.Consumer<BackendSandbox> parentRestored) {
+    return engine().forkWithCheckpoint(id, spec, n, beforeCheckpoint, parentRestored);
+  }
+
+  @Override
   public Optional<SandboxInfo> inspect(String id) {
     return engine().inspectManaged(id);
   }

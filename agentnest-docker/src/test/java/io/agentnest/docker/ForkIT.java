@@ -4,9 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agentnest.ForkReport;
 import io.agentnest.Sandbox;
+import io.agentnest.SandboxConfig;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -103,6 +105,66 @@ class ForkIT {
       }
     } finally {
       copies.forEach(Sandbox::destroy);
+    }
+  }
+
+  /** On gVisor the copy is a checkpoint of the parent's processes: even a generator survives. */
+  @Nested
+  @ExtendWith(GvisorRequired.class)
+  class OnGvisor {
+    @Test
+    void copiesCarryLiveProcessMemoryAndStayIndependentBothWays() {
+      SandboxConfig gvisor =
+          SandboxConfig.builder()
+              .runtime("gvisor")
+              .network(io.agentnest.NetworkPolicy.none())
+              .build();
+      try (Sandbox p = Sandbox.create(gvisor)) {
+        p.exec("echo parent > /workspace/f.txt");
+        p.runCode(
+            "import threading, time\n"
+                + "gen = (i * i for i in range(10))\nnext(gen)\n"
+                + "fh = open('/workspace/f.txt')\n"
+                + "ticks = []\n"
+                + "t = threading.Thread(target=lambda: [ticks.append(1) or time.sleep(0.05)"
+                + " for _ in range(100000)], daemon=True)\nt.start()\n");
+        List<Sandbox> copies = p.fork(2);
+        try {
+          for (Sandbox c : copies) {
+            ForkReport r = c.forkReport().orElseThrow();
+            assertThat(r.mode()).isEqualTo(ForkReport.Mode.CHECKPOINT);
+            assertThat(r.parentId()).isEqualTo(p.id());
+            assertThat(c.runCode("next(gen), fh.read(), t.is_alive()").result())
+                .as("generator, open file and thread are in the copy")
+                .isEqualTo("(1, 'parent\\n', True)");
+          }
+          assertThat(p.runCode("next(gen)").result())
+              .as("the parent runs on from its own checkpoint")
+              .isEqualTo("1");
+          copies.get(0).exec("echo copy > /workspace/f.txt && touch /workspace/only-copy");
+          copies.get(0).runCode("only_copy = 1");
+          p.runCode("only_parent = 1");
+          assertThat(p.exec("cat /workspace/f.txt").stdout()).isEqualTo("parent\n");
+          assertThat(p.files().exists("only-copy")).isFalse();
+          assertThat(p.runCode("'only_copy' in globals()").result()).isEqualTo("False");
+          assertThat(
+                  copies
+                      .get(1)
+                      .runCode("'only_parent' in globals(), 'only_copy' in globals()")
+                      .result())
+              .isEqualTo("(False, False)");
+          assertThat(copies.get(1).exec("cat /workspace/f.txt").stdout()).isEqualTo("parent\n");
+          // A restored sandbox forks again (runsc leaves its state behind: see DockerEngine).
+          try (Sandbox again = p.fork();
+              Sandbox grandchild = copies.get(0).fork()) {
+            assertThat(again.runCode("next(gen)").result()).isEqualTo("4");
+            assertThat(grandchild.runCode("only_copy, next(gen)").result()).isEqualTo("(1, 4)");
+            assertThat(p.runCode("next(gen)").result()).isEqualTo("4");
+          }
+        } finally {
+          copies.forEach(Sandbox::destroy);
+        }
+      }
     }
   }
 }

@@ -175,6 +175,38 @@ public final class DockerEngine {
   }
 
   public BackendSandbox create(SandboxSpec spec) {
+    String id = createContainer(spec);
+    BackendSandbox att = null;
+    try {
+      att = openAttachment(id);
+      client.startContainerCmd(id).exec();
+      return att;
+    } catch (RuntimeException e) {
+      if (att != null) {
+        att.close();
+      }
+      remove(id);
+      String msg = e.getMessage() == null ? e.toString() : e.getMessage();
+      if (msg.contains("executable file not found") || msg.contains("no such file or directory")) {
+        throw new ImageNotFoundException(
+            "image '"
+                + spec.image()
+                + "' has no python3, which the AgentNest agent needs: use an image with python3,"
+                + " e.g. "
+                + SandboxConfig.DEFAULT_IMAGE
+                + " ('agentnest image build')");
+      }
+      if (e instanceof DockerException) {
+        throw new AgentNestException("Docker could not start the sandbox: " + msg, e);
+      }
+      if (e instanceof AgentNestException ane) {
+        throw ane;
+      }
+      throw unavailable(e);
+    }
+  }
+
+  private String createContainer(SandboxSpec spec) {
     if (!imageExists(spec.image())) {
       String how =
           spec.image().equals(SandboxConfig.DEFAULT_IMAGE)
@@ -241,33 +273,202 @@ public final class DockerEngine {
     } catch (RuntimeException e) {
       throw unavailable(e);
     }
-    BackendSandbox att = null;
+    return id;
+  }
+
+  /**
+   * Fork with process memory (gVisor): the parent is checkpointed (runsc stops it; it cannot leave
+   * it running), restored from its own checkpoint at once, and the checkpoint is linked into each
+   * new container's checkpoint directory and restored there. Needs the engine's root directory on
+   * this host (a local daemon run as root); otherwise empty, with nothing done.
+   */
+  public Optional<List<BackendSandbox>> forkWithCheckpoint(
+      String parentId,
+      SandboxSpec spec,
+      int n,
+      Runnable beforeCheckpoint,
+      java.util.function.Consumer<BackendSandbox> parentRestored) {
+    InspectContainerResponse parent = inspectContainer(parentId);
+    String runtime = parent.getHostConfig() == null ? null : parent.getHostConfig().getRuntime();
+    if (runtime == null || !runtime.contains("runsc")) {
+      return Optional.empty();
+    }
+    java.nio.file.Path root;
     try {
-      att = openAttachment(id);
-      client.startContainerCmd(id).exec();
+      root = java.nio.file.Path.of(client.infoCmd().exec().getDockerRootDir());
+    } catch (RuntimeException e) {
+      return Optional.empty();
+    }
+    java.nio.file.Path parentDir = root.resolve("containers").resolve(parent.getId());
+    if (!java.nio.file.Files.isWritable(parentDir)) {
+      return Optional.empty();
+    }
+    String name = "agentnest-fork-" + Long.toHexString(System.nanoTime());
+    List<String> kids = new ArrayList<>();
+    List<BackendSandbox> attached = new ArrayList<>();
+    boolean parentStopped = false;
+    try {
+      // Children are created (not started) first: the parent is stopped for as short as can be.
+      for (int i = 0; i < n; i++) {
+        kids.add(createContainer(spec));
+      }
+      beforeCheckpoint.run();
+      parentStopped = true;
+      engineCall(
+          "POST",
+          "/containers/" + parent.getId() + "/checkpoints",
+          "{\"CheckpointID\":\"" + name + "\",\"Exit\":true}");
+      parentRestored.accept(restoreFromCheckpoint(parent.getId(), name));
+      parentStopped = false;
+      java.nio.file.Path image = parentDir.resolve("checkpoints").resolve(name);
+      for (String kid : kids) {
+        java.nio.file.Path dir = root.resolve("containers").resolve(kid).resolve("checkpoints");
+        linkTree(image, dir.resolve(name));
+        attached.add(restoreFromCheckpoint(kid, name));
+        io.agentnest.internal.HostFiles.deleteTree(dir.resolve(name));
+      }
+      io.agentnest.internal.HostFiles.deleteTree(image);
+      return Optional.of(attached);
+    } catch (RuntimeException | java.io.IOException e) {
+      attached.forEach(BackendSandbox::close);
+      kids.forEach(this::remove);
+      String msg = e.getMessage() == null ? e.toString() : e.getMessage();
+      throw new AgentNestException(
+          "fork with checkpoint of sandbox "
+              + parentId
+              + " failed: "
+              + msg
+              + (parentStopped
+                  ? "; the parent could not be restored and is stopped: destroy it"
+                  : "; the parent is unchanged")
+              + " (check 'agentnest doctor': gVisor checkpoints need an experimental local"
+              + " dockerd)",
+          e);
+    }
+  }
+
+  private BackendSandbox restoreFromCheckpoint(String id, String checkpoint) {
+    BackendSandbox att = openAttachment(id);
+    try {
+      // The engine answers the checkpoint before runsc has released the stopped sandbox's id;
+      // a start until then is refused with "id already in use". Bounded: about 10 s.
+      for (int attempt = 0; ; attempt++) {
+        try {
+          engineCall("POST", "/containers/" + id + "/start?checkpoint=" + enc(checkpoint), null);
+          break;
+        } catch (AgentNestException e) {
+          String m = String.valueOf(e.getMessage());
+          if (attempt >= 20 || !m.contains("already in use")) {
+            throw e;
+          }
+          if (attempt == 5) {
+            clearStaleRunscState(id);
+          }
+          sleepQuietly(100);
+          // A refused start ends the streams of the attachment made for it.
+          att.close();
+          att = openAttachment(id);
+        }
+      }
       return att;
     } catch (RuntimeException e) {
-      if (att != null) {
-        att.close();
+      att.close();
+      throw e;
+    }
+  }
+
+  /**
+   * runsc (2022-12, Debian 12) leaves a sandbox that was itself restored from a checkpoint paused
+   * after its next checkpoint, with its state file in place, so the engine cannot start the
+   * container again ("id already in use"). Deleting that state with runsc itself frees the id.
+   */
+  private static void clearStaleRunscState(String id) {
+    java.nio.file.Path run = java.nio.file.Path.of("/run/docker");
+    String state = id + "_sandbox:" + id + ".state";
+    try (java.util.stream.Stream<java.nio.file.Path> roots = java.nio.file.Files.list(run)) {
+      for (java.nio.file.Path r : (Iterable<java.nio.file.Path>) roots::iterator) {
+        java.nio.file.Path root = r.resolve("moby");
+        if (r.getFileName().toString().startsWith("runtime-")
+            && java.nio.file.Files.exists(root.resolve(state))) {
+          Process p =
+              new ProcessBuilder("runsc", "--root", root.toString(), "delete", "--force", id)
+                  .redirectErrorStream(true)
+                  .redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                  .start();
+          if (!p.waitFor(20, java.util.concurrent.TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+          }
+        }
       }
-      remove(id);
-      String msg = e.getMessage() == null ? e.toString() : e.getMessage();
-      if (msg.contains("executable file not found") || msg.contains("no such file or directory")) {
-        throw new ImageNotFoundException(
-            "image '"
-                + spec.image()
-                + "' has no python3, which the AgentNest agent needs: use an image with python3,"
-                + " e.g. "
-                + SandboxConfig.DEFAULT_IMAGE
-                + " ('agentnest image build')");
+    } catch (java.io.IOException e) {
+      // Nothing to clear, or no runsc on PATH: the start below reports the engine's error.
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static void sleepQuietly(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException ie) {
+      Thread.currentThread().interrupt();
+      throw new AgentNestException("interrupted while restoring a checkpoint", ie);
+    }
+  }
+
+  /** A checkpoint is read, never written, by a restore: every copy can share its files. */
+  private static void linkTree(java.nio.file.Path from, java.nio.file.Path to)
+      throws java.io.IOException {
+    java.nio.file.Files.createDirectories(to);
+    try (java.util.stream.Stream<java.nio.file.Path> files = java.nio.file.Files.list(from)) {
+      for (java.nio.file.Path f : (Iterable<java.nio.file.Path>) files::iterator) {
+        java.nio.file.Path t = to.resolve(f.getFileName().toString());
+        if (java.nio.file.Files.isDirectory(f, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+          linkTree(f, t);
+        } else if (java.nio.file.Files.isRegularFile(f, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+          try {
+            java.nio.file.Files.createLink(t, f);
+          } catch (java.io.IOException | UnsupportedOperationException e) {
+            java.nio.file.Files.copy(f, t);
+          }
+        }
       }
-      if (e instanceof DockerException) {
-        throw new AgentNestException("Docker could not start the sandbox: " + msg, e);
+    }
+  }
+
+  /** An engine call docker-java has no command for (checkpoints); fails on any non-2xx status. */
+  private void engineCall(String method, String path, @Nullable String json) {
+    DockerHttpClient http =
+        new ApacheDockerHttpClient.Builder()
+            .dockerHost(host)
+            .maxConnections(1)
+            .responseTimeout(Duration.ofMinutes(5))
+            .build();
+    DockerHttpClient.Request.Builder b =
+        DockerHttpClient.Request.builder()
+            .method(DockerHttpClient.Request.Method.valueOf(method))
+            .path(path);
+    if (json != null) {
+      b.putHeader("Content-Type", "application/json")
+          .bodyBytes(json.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    }
+    try (http;
+        DockerHttpClient.Response resp = http.execute(b.build())) {
+      int code = resp.getStatusCode();
+      if (code / 100 != 2) {
+        byte[] body = resp.getBody().readNBytes(4096);
+        throw new AgentNestException(
+            "Docker refused "
+                + method
+                + " "
+                + path.replaceAll("\\?.*", "")
+                + " (HTTP "
+                + code
+                + "): "
+                + new String(body, java.nio.charset.StandardCharsets.UTF_8).strip());
       }
-      if (e instanceof AgentNestException ane) {
-        throw ane;
-      }
-      throw unavailable(e);
+    } catch (java.io.IOException e) {
+      throw new AgentNestException("Docker call " + method + " failed: " + e.getMessage(), e);
     }
   }
 
