@@ -97,23 +97,7 @@ public final class DefaultSandbox implements Sandbox {
         }
         throw e;
       }
-      DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), config, channel);
-      sb.hello();
-      sb.startEgress();
-      sb.expiresAt = labelExpiry(spec.labels()).orElse(sb.expiresAt);
-      sb.arm();
-      Map<String, Object> created = new java.util.LinkedHashMap<>();
-      created.put("image", config.image());
-      created.put("runtime", config.runtime() == null ? "runc" : config.runtime());
-      created.put("backend", config.backend());
-      created.put("expires_at", sb.expiresAt.toString());
-      created.put("memory_bytes", config.memoryBytes());
-      created.put("cpus", config.cpus());
-      created.put("pids", config.pidsLimit());
-      created.put("network", config.network().isNone() ? "none" : config.network().rules());
-      created.put("secrets", config.secretEnv().keySet());
-      sb.audit("sandbox.created", created);
-      return sb;
+      return ready(backend, bs, channel, config, spec, false);
     } catch (RuntimeException e) {
       if (channel != null) {
         channel.close();
@@ -127,6 +111,36 @@ public final class DefaultSandbox implements Sandbox {
       }
       throw e;
     }
+  }
+
+  /** The sandbox on a channel whose agent answers: policy, egress, TTL armed, creation audited. */
+  private static DefaultSandbox ready(
+      RuntimeBackend backend,
+      BackendSandbox bs,
+      AgentChannel channel,
+      SandboxConfig config,
+      SandboxSpec spec,
+      boolean fromCheckpoint) {
+    DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), config, channel);
+    sb.hello();
+    sb.startEgress();
+    sb.expiresAt = labelExpiry(spec.labels()).orElse(sb.expiresAt);
+    sb.arm();
+    Map<String, Object> created = new java.util.LinkedHashMap<>();
+    created.put("image", config.image());
+    created.put("runtime", config.runtime() == null ? "runc" : config.runtime());
+    created.put("backend", config.backend());
+    created.put("expires_at", sb.expiresAt.toString());
+    created.put("memory_bytes", config.memoryBytes());
+    created.put("cpus", config.cpus());
+    created.put("pids", config.pidsLimit());
+    created.put("network", config.network().isNone() ? "none" : config.network().rules());
+    created.put("secrets", config.secretEnv().keySet());
+    if (fromCheckpoint) {
+      created.put("from_checkpoint", true);
+    }
+    sb.audit("sandbox.created", created);
+    return sb;
   }
 
   public static Sandbox connect(RuntimeBackend backend, String idOrPrefix) {
@@ -932,19 +946,7 @@ public final class DefaultSandbox implements Sandbox {
       RuntimeBackend backend, BackendSandbox bs, SandboxConfig config, SandboxSpec spec) {
     AgentChannel channel = new AgentChannel(bs);
     try {
-      DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), config, channel);
-      sb.hello();
-      sb.startEgress();
-      sb.expiresAt = labelExpiry(spec.labels()).orElse(sb.expiresAt);
-      sb.arm();
-      Map<String, Object> created = new java.util.LinkedHashMap<>();
-      created.put("image", config.image());
-      created.put("runtime", config.runtime());
-      created.put("backend", config.backend());
-      created.put("expires_at", sb.expiresAt.toString());
-      created.put("from_checkpoint", true);
-      sb.audit("sandbox.created", created);
-      return sb;
+      return ready(backend, bs, channel, config, spec, true);
     } catch (RuntimeException e) {
       channel.close();
       try {
