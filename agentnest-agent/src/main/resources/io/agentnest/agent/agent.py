@@ -659,15 +659,19 @@ class Session:
         body = self._ctl_read(size, deadline)
         return None if body is None else json.loads(body.decode("utf-8"))
 
-    def dump(self, call_id):
-        """Streams the session's pickled namespace to the host (fork and snapshots)."""
+    def dump(self, call_id, bulk=None):
+        """Streams the session's pickled namespace to the host (fork and snapshots); with a bulk
+        token the session sends it over the bulk link instead, and the result says how much."""
         with self.lock:
             if self.proc is None or self.proc.poll() is not None:
                 send_result(call_id, present=False)
                 return
             deadline = time.monotonic() + 120
             self.pending_ctl = b""
-            req = json.dumps({"dump": True}).encode("utf-8")
+            req = {"dump": True}
+            if isinstance(bulk, str):
+                req["bulk"] = {"token": bulk}
+            req = json.dumps(req).encode("utf-8")
             self.proc.stdin.write(struct.pack(">I", len(req)) + req)
             self.proc.stdin.flush()
             msg = self._ctl_message(deadline)
@@ -685,17 +689,32 @@ class Session:
                 left -= len(chunk)
             send_result(call_id, present=True, **{k: v for k, v in head.items() if k != "bytes"})
 
-    def load(self, call_id, header, data):
-        """Replaces the session's namespace with a saved one (a fork's or a snapshot's)."""
+    def warm(self, call_id):
+        """Starts the interpreter ahead of use (a spare copy waiting for a fork's state)."""
         with self.lock:
             self.ensure()
-            deadline = time.monotonic() + 120
+        send_result(call_id)
+
+    def load(self, call_id, header, data):
+        """Replaces the session's namespace with a saved one (a fork's or a snapshot's)."""
+        req = {"load": len(data), "extra_bytes": int(header.get("extra_bytes", 0))}
+        self._load_request(call_id, req, data, 120)
+
+    def load_bulk(self, call_id, header):
+        """Has the session read a saved namespace from the bulk link (a fork's state)."""
+        req = {"load_bulk": {"token": str(header.get("bulk", ""))}}
+        self._load_request(call_id, req, b"", 180)
+
+    def _load_request(self, call_id, req, data, wait_s):
+        with self.lock:
+            self.ensure()
+            deadline = time.monotonic() + wait_s
             self.pending_ctl = b""
-            req = json.dumps({"load": len(data), "extra_bytes": int(header.get("extra_bytes", 0))})
-            req = req.encode("utf-8")
+            req = json.dumps(req).encode("utf-8")
             try:
                 self.proc.stdin.write(struct.pack(">I", len(req)) + req)
-                self.proc.stdin.write(data)
+                if data:
+                    self.proc.stdin.write(data)
                 self.proc.stdin.flush()
             except OSError as e:
                 send_error(call_id, "STATE", "cannot pass the state to the session: %s" % e)
@@ -1498,7 +1517,14 @@ def handle(h, payload):
         send_result(call_id, delivered=bool(ok))
     elif op == "py_dump":
         name = str(h.get("session") or "default")
-        spawn(lambda i: session(name).dump(i), call_id)
+        bulk = h.get("bulk")
+        spawn(lambda i: session(name).dump(i, bulk), call_id)
+    elif op == "py_warm":
+        name = str(h.get("session") or "default")
+        spawn(lambda i: session(name).warm(i), call_id)
+    elif op == "py_load_bulk":
+        name = str(h.get("session") or "default")
+        spawn(lambda i: session(name).load_bulk(i, h), call_id)
     elif op == "py_load":
         # Chunked like fs_write: the state arrives in several frames, the last one says so.
         buf = LOADS.setdefault(call_id, bytearray())

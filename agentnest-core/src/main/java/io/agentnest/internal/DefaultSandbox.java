@@ -812,6 +812,76 @@ public final class DefaultSandbox implements Sandbox {
 
   private volatile io.agentnest.@org.jspecify.annotations.Nullable ForkReport forkReport;
 
+  // Started copies kept ready by prepareForks(n): taking one skips a container start.
+  private final java.util.concurrent.ConcurrentLinkedDeque<CompletableFuture<DefaultSandbox>>
+      spares = new java.util.concurrent.ConcurrentLinkedDeque<>();
+  private volatile int sparesWanted;
+
+  @Override
+  public void prepareForks(int n) {
+    if (n < 0 || n > 64) {
+      throw new io.agentnest.ConfigException(
+          "prepareForks(" + n + "): keep 0 to 64 copies ready (0 stops it)");
+    }
+    checkUsable();
+    sparesWanted = n;
+    while (spares.size() > n) {
+      CompletableFuture<DefaultSandbox> extra = spares.pollLast();
+      if (extra != null) {
+        extra.thenAccept(DefaultSandbox::destroy);
+      }
+    }
+    refillSpares();
+  }
+
+  private void refillSpares() {
+    String runtime = config.runtime();
+    boolean checkpoints =
+        runtime != null && (runtime.contains("gvisor") || runtime.contains("runsc"));
+    while (!checkpoints && !destroyed.get() && spares.size() < sparesWanted) {
+      spares.add(
+          CompletableFuture.supplyAsync(
+              () -> {
+                DefaultSandbox s = (DefaultSandbox) create(config);
+                s.warmDefaultSession();
+                return s;
+              },
+              FORK_THREADS));
+    }
+  }
+
+  /** A spare when one is ready or on its way (its TTL starts now), else a new sandbox. */
+  private CompletableFuture<DefaultSandbox> takeSpare() {
+    CompletableFuture<DefaultSandbox> f;
+    while ((f = spares.pollFirst()) != null) {
+      if (!f.isDone()) {
+        return f.thenApply(DefaultSandbox::restartTtl);
+      }
+      DefaultSandbox s = f.isCompletedExceptionally() ? null : f.join();
+      if (s != null && s.isAlive() && !s.channel.expired()) {
+        return CompletableFuture.completedFuture(s.restartTtl());
+      }
+      if (s != null) {
+        s.destroy();
+      }
+    }
+    return CompletableFuture.supplyAsync(() -> (DefaultSandbox) create(config), FORK_THREADS);
+  }
+
+  private synchronized DefaultSandbox restartTtl() {
+    expiresAt = Instant.now().plus(config.ttl());
+    arm();
+    return this;
+  }
+
+  /** Starts the default session's interpreter, so that a fork's state load does not wait for it. */
+  private void warmDefaultSession() {
+    channel.request(
+        Json.object().put("op", "py_warm").put("session", "default"),
+        new byte[0],
+        Duration.ofSeconds(30));
+  }
+
   @Override
   public Sandbox fork() {
     return fork(1).get(0);
@@ -823,6 +893,14 @@ public final class DefaultSandbox implements Sandbox {
       throw new io.agentnest.ConfigException("fork(" + n + "): ask for 1 to 64 copies at once");
     }
     checkUsable();
+    try {
+      return forkCopies(n);
+    } finally {
+      refillSpares();
+    }
+  }
+
+  private List<Sandbox> forkCopies(int n) {
     long t0 = System.nanoTime();
     Optional<List<Sandbox>> withMemory = forkWithCheckpoint(n, t0);
     if (withMemory.isPresent()) {
@@ -831,9 +909,13 @@ public final class DefaultSandbox implements Sandbox {
     // Copies start while the parent's state is captured: creating a container is the slow part.
     List<CompletableFuture<DefaultSandbox>> kids = new java.util.ArrayList<>();
     for (int i = 0; i < n; i++) {
-      kids.add(CompletableFuture.supplyAsync(() -> (DefaultSandbox) create(config), FORK_THREADS));
+      kids.add(takeSpare());
     }
     try {
+      Optional<java.nio.file.Path> bulk = backend.bulkDirectory(id);
+      if (bulk.isPresent()) {
+        return forkOverBulkLink(bulk.get(), kids, t0);
+      }
       SandboxState.Captured state = SandboxState.capture(this, sessionNames());
       List<CompletableFuture<DefaultSandbox>> ready = new java.util.ArrayList<>();
       for (CompletableFuture<DefaultSandbox> k : kids) {
@@ -873,6 +955,91 @@ public final class DefaultSandbox implements Sandbox {
         k.thenAccept(DefaultSandbox::destroy);
       }
       throw e;
+    }
+  }
+
+  /**
+   * State transfer over the bulk links: files go through the channels while the sessions' bytes
+   * stream from the parent's interpreter straight into the copies' (see {@link BulkLink}).
+   */
+  private List<Sandbox> forkOverBulkLink(
+      java.nio.file.Path dir, List<CompletableFuture<DefaultSandbox>> kids, long t0) {
+    List<String> names = sessionNames();
+    List<SandboxState.Copy> copies = new java.util.ArrayList<>();
+    try (BulkLink link = BulkLink.open(dir)) {
+      CompletableFuture<SandboxState.Captured> files =
+          CompletableFuture.supplyAsync(() -> SandboxState.capture(this, List.of()), FORK_THREADS);
+      List<CompletableFuture<Void>> filesIn = new java.util.ArrayList<>();
+      for (CompletableFuture<DefaultSandbox> k : kids) {
+        filesIn.add(
+            files.thenAcceptBothAsync(
+                k, (f, child) -> SandboxState.restore(child, f), FORK_THREADS));
+      }
+      java.util.function.Supplier<List<SandboxState.Copy>> ready =
+          () -> {
+            if (copies.isEmpty()) {
+              for (CompletableFuture<DefaultSandbox> k : kids) {
+                DefaultSandbox child = join(k);
+                java.nio.file.Path kidDir =
+                    backend
+                        .bulkDirectory(child.id())
+                        .orElseThrow(
+                            () ->
+                                new io.agentnest.AgentNestException(
+                                    "copy "
+                                        + child.id()
+                                        + " of a sandbox with a bulk link has none: the engine"
+                                        + " changed meanwhile; fork again"));
+                copies.add(new SandboxState.Copy(child, BulkLink.open(kidDir)));
+              }
+            }
+            return copies;
+          };
+      List<SandboxState.Dumped> sessions = new java.util.ArrayList<>();
+      for (String name : names) {
+        SandboxState.Dumped d =
+            SandboxState.relaySession(
+                this, link, name, () -> kids.stream().allMatch(CompletableFuture::isDone), ready);
+        if (d != null) {
+          sessions.add(d);
+        }
+      }
+      filesIn.forEach(DefaultSandbox::join);
+      long fileBytes = join(files).fileBytes();
+      long stateBytes = sessions.stream().mapToLong(SandboxState.Dumped::bytes).sum();
+      Map<String, List<String>> vars = new java.util.LinkedHashMap<>();
+      List<io.agentnest.ForkReport.Skipped> skipped = new java.util.ArrayList<>();
+      sessions.forEach(
+          d -> {
+            vars.put(d.name(), d.variables());
+            skipped.addAll(d.skipped());
+          });
+      Duration took = Duration.ofNanos(System.nanoTime() - t0);
+      List<Sandbox> out = new java.util.ArrayList<>();
+      for (CompletableFuture<DefaultSandbox> k : kids) {
+        DefaultSandbox child = join(k);
+        child.forkReport =
+            new io.agentnest.ForkReport(
+                id,
+                io.agentnest.ForkReport.Mode.STATE_TRANSFER,
+                vars,
+                skipped,
+                fileBytes,
+                stateBytes,
+                took);
+        Map<String, Object> d = new java.util.LinkedHashMap<>();
+        d.put("child", child.id());
+        d.put("mode", io.agentnest.ForkReport.Mode.STATE_TRANSFER.name());
+        d.put("file_bytes", fileBytes);
+        d.put("state_bytes", stateBytes);
+        d.put("skipped", skipped.size());
+        d.put("link", "bulk");
+        audit("sandbox.forked", d);
+        out.add(child);
+      }
+      return out;
+    } finally {
+      copies.forEach(c -> c.link().close());
     }
   }
 
@@ -1108,6 +1275,10 @@ public final class DefaultSandbox implements Sandbox {
   @Override
   public void destroy() {
     if (destroyed.compareAndSet(false, true)) {
+      sparesWanted = 0;
+      for (CompletableFuture<DefaultSandbox> f; (f = spares.pollFirst()) != null; ) {
+        f.thenAccept(DefaultSandbox::destroy);
+      }
       ExpiryReaper.cancel(id);
       audit("sandbox.destroyed", Map.of("expired", channel.expired()));
       try {

@@ -1,6 +1,7 @@
 package io.agentnest.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.AgentNestException;
 import io.agentnest.ForkReport;
 import java.io.ByteArrayInputStream;
@@ -143,13 +144,31 @@ public final class SandboxState {
    * the reason in {@code skipped} (the sink then holds nothing usable).
    */
   static @Nullable Dumped dumpSession(DefaultSandbox sb, String name, OutputStream sink) {
+    return finishDump(startDump(sb, name, sink, null), -1);
+  }
+
+  /** A save request in flight: its bytes go to the sink as they arrive. */
+  private record PendingDump(
+      DefaultSandbox sb,
+      String name,
+      CompletableFuture<Frame> done,
+      long[] got,
+      boolean[] over,
+      IOException[] failed) {}
+
+  private static PendingDump startDump(
+      DefaultSandbox sb, String name, OutputStream sink, @Nullable String bulkToken) {
     long[] got = {0};
     boolean[] over = {false};
     IOException[] failed = {null};
     AgentChannel ch = sb.channel();
+    ObjectNode req = Json.object().put("op", "py_dump").put("session", name);
+    if (bulkToken != null) {
+      req.put("bulk", bulkToken);
+    }
     CompletableFuture<Frame> done =
         ch.call(
-            Json.object().put("op", "py_dump").put("session", name),
+            req,
             new byte[0],
             f -> {
               if (!f.ev().equals("data") || over[0] || failed[0] != null) {
@@ -166,21 +185,30 @@ public final class SandboxState {
                 failed[0] = e;
               }
             });
-    Frame f = ch.await(done, STATE_TIMEOUT, "save session " + name);
+    return new PendingDump(sb, name, done, got, over, failed);
+  }
+
+  /**
+   * The saved namespace's description once the save request ends; {@code bulkBytes} is what went
+   * over the bulk link (-1: nothing, all came as frames).
+   */
+  private static @Nullable Dumped finishDump(PendingDump p, long bulkBytes) {
+    String name = p.name();
+    Frame f = p.sb().channel().await(p.done(), STATE_TIMEOUT, "save session " + name);
     if (f.ev().equals("err")) {
-      throw sb.agentError(f.header());
+      throw p.sb().agentError(f.header());
     }
     JsonNode h = f.header();
     if (!h.path("present").asBoolean()) {
       return null;
     }
-    if (over[0]) {
+    if (p.over()[0]) {
       throw new AgentNestException(
           "session '" + name + "' holds more than " + MAX_STATE_BYTES + " bytes of state");
     }
-    if (failed[0] != null) {
+    if (p.failed()[0] != null) {
       throw new AgentNestException(
-          "saving session '" + name + "' failed: " + failed[0].getMessage(), failed[0]);
+          "saving session '" + name + "' failed: " + p.failed()[0].getMessage(), p.failed()[0]);
     }
     List<ForkReport.Skipped> skipped = new ArrayList<>();
     if (h.hasNonNull("error")) {
@@ -188,6 +216,13 @@ public final class SandboxState {
           new ForkReport.Skipped(
               name, "*", "session", Bounded.text(h.path("error").asText(), 500)));
       return new Dumped(name, 0, 0, List.of(), skipped, true);
+    }
+    long got = p.got()[0];
+    if (bulkBytes >= 0) {
+      if (got != 0 || h.path("bulk").asLong(-1) != bulkBytes) {
+        throw new AgentNestException("session '" + name + "' sent a malformed state");
+      }
+      got = bulkBytes;
     }
     h.path("skipped")
         .forEach(
@@ -210,10 +245,261 @@ public final class SandboxState {
               }
             });
     long extra = h.path("extra_bytes").asLong();
-    if (extra < 0 || extra > got[0]) {
+    if (extra < 0 || extra > got) {
       throw new AgentNestException("session '" + name + "' sent a malformed state");
     }
-    return new Dumped(name, got[0], extra, vars, skipped, false);
+    return new Dumped(name, got, extra, vars, skipped, false);
+  }
+
+  // ------------------------------------------------------------------ bulk link (fork)
+
+  /** A fork's copy and the host end of its bulk link. */
+  record Copy(DefaultSandbox sandbox, BulkLink link) {}
+
+  private static final java.util.concurrent.ScheduledExecutorService WATCHDOG =
+      java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "agentnest-bulk-watchdog");
+            t.setDaemon(true);
+            return t;
+          });
+
+  /**
+   * Moves session {@code name}'s namespace from {@code sb} into every copy over the bulk links: the
+   * session pickles while the copies still start ({@code copies} is asked only once the bytes are
+   * ready), then the bytes stream to all copies at once and each unpickles them as they come. A
+   * session that could not use the link sends its state as frames, which are loaded the slow way.
+   * Null when the session has no interpreter.
+   */
+  static @Nullable Dumped relaySession(
+      DefaultSandbox sb,
+      BulkLink link,
+      String name,
+      java.util.function.BooleanSupplier copiesReady,
+      java.util.function.Supplier<List<Copy>> copies) {
+    String token = BulkLink.newToken();
+    ByteArrayOutputStream frames = new ByteArrayOutputStream();
+    PendingDump p = startDump(sb, name, frames, token);
+    long deadline = System.nanoTime() + STATE_TIMEOUT.toNanos();
+    java.nio.channels.SocketChannel from = link.accept(token, deadline, p.done()::isDone);
+    if (from == null) {
+      // The session answered without the link (none running, or it could not save): as frames.
+      Dumped d = finishDump(p, -1);
+      if (d != null && !d.failed() && d.bytes() > 0) {
+        byte[] data = frames.toByteArray();
+        for (Copy c : copies.get()) {
+          loadSession(c.sandbox(), name, d.extraBytes(), data);
+        }
+      }
+      return d;
+    }
+    StateRelay relay = new StateRelay(name, from);
+    java.util.concurrent.ScheduledFuture<?> watchdog =
+        WATCHDOG.schedule(
+            relay::close, STATE_TIMEOUT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    try {
+      relay.run(copiesReady, copies, deadline);
+    } catch (IOException e) {
+      // The session's own reason, when it gave one, says more than a broken link.
+      if (p.done().isDone()) {
+        Dumped d = finishDump(p, -2);
+        if (d != null && d.failed()) {
+          throw new AgentNestException(d.skipped().get(0).reason(), e);
+        }
+      }
+      throw new AgentNestException(
+          "moving session '"
+              + name
+              + "' over the bulk link failed: "
+              + e.getMessage()
+              + (watchdog.isDone() ? " (it took longer than " + STATE_TIMEOUT + ")" : ""),
+          e);
+    } finally {
+      watchdog.cancel(false);
+      relay.close();
+    }
+    return finishDump(p, relay.relayed);
+  }
+
+  /**
+   * Carries one session's state from the parent's connection to the copies', checking its framing
+   * (u32 length + extra pickle, then chunks of at most 1 MiB, each attempt ended by END or ABORT)
+   * and its size. Until the copies run, chunks wait in memory so the parent pickles meanwhile.
+   */
+  private static final class StateRelay {
+    private static final int END = 0;
+    private static final int ABORT = -1;
+    private static final int MAX_CHUNK = 1 << 20;
+    private static final int MAX_EXTRA = 64 << 20;
+    private static final int MAX_ATTEMPTS = 4;
+    private final String name;
+    private final java.nio.channels.SocketChannel from;
+    private final List<java.nio.channels.SocketChannel> to =
+        new java.util.concurrent.CopyOnWriteArrayList<>();
+    private final List<java.nio.ByteBuffer> waiting = new ArrayList<>();
+    private boolean connected;
+    long relayed;
+
+    StateRelay(String name, java.nio.channels.SocketChannel from) {
+      this.name = name;
+      this.from = from;
+    }
+
+    void run(
+        java.util.function.BooleanSupplier copiesReady,
+        java.util.function.Supplier<List<Copy>> copies,
+        long deadline)
+        throws IOException {
+      java.nio.ByteBuffer len = java.nio.ByteBuffer.allocate(4);
+      int extra = readLength(len);
+      if (extra < 0 || extra > MAX_EXTRA) {
+        throw malformed();
+      }
+      forward(len, read(extra));
+      List<CompletableFuture<Frame>> loads = new ArrayList<>();
+      List<Copy> targets = List.of();
+      int attempts = 1;
+      while (true) {
+        int n = readLength(len);
+        if (n == END) {
+          forward(len, null);
+          break;
+        }
+        if (n == ABORT) {
+          if (++attempts > MAX_ATTEMPTS) {
+            throw malformed();
+          }
+          forward(len, null);
+          continue;
+        }
+        if (n < 0 || n > MAX_CHUNK || relayed + n > MAX_STATE_BYTES) {
+          throw malformed();
+        }
+        forward(len, read(n));
+        if (!connected && copiesReady.getAsBoolean()) {
+          targets = connect(copies.get(), loads, deadline);
+        }
+      }
+      if (!connected) {
+        targets = connect(copies.get(), loads, deadline);
+      }
+      for (int i = 0; i < targets.size(); i++) {
+        to.get(i).shutdownOutput();
+        DefaultSandbox copy = targets.get(i).sandbox();
+        Frame f = copy.channel().await(loads.get(i), STATE_TIMEOUT, "restore session " + name);
+        if (f.ev().equals("err")) {
+          throw copy.agentError(f.header());
+        }
+      }
+    }
+
+    /** Has every copy read from its link, and sends what waited. */
+    private List<Copy> connect(
+        List<Copy> copies, List<CompletableFuture<Frame>> loads, long deadline) throws IOException {
+      for (Copy c : copies) {
+        String t = BulkLink.newToken();
+        CompletableFuture<Frame> done =
+            c.sandbox()
+                .channel()
+                .call(
+                    Json.object().put("op", "py_load_bulk").put("session", name).put("bulk", t),
+                    new byte[0],
+                    f -> {});
+        loads.add(done);
+        java.nio.channels.SocketChannel ch = c.link().accept(t, deadline, done::isDone);
+        if (ch == null) {
+          throw loadFailed(c.sandbox(), name, done);
+        }
+        to.add(ch);
+      }
+      connected = true;
+      for (java.nio.ByteBuffer b : waiting) {
+        write(b);
+      }
+      waiting.clear();
+      return copies;
+    }
+
+    private int readLength(java.nio.ByteBuffer len) throws IOException {
+      len.clear();
+      readFully(from, len);
+      len.flip();
+      relayed += 4;
+      return len.getInt(0);
+    }
+
+    private java.nio.ByteBuffer read(int n) throws IOException {
+      java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(n);
+      readFully(from, b);
+      b.flip();
+      relayed += n;
+      return b;
+    }
+
+    private void forward(java.nio.ByteBuffer len, java.nio.@Nullable ByteBuffer body)
+        throws IOException {
+      java.nio.ByteBuffer head = java.nio.ByteBuffer.allocate(4).putInt(len.getInt(0)).flip();
+      if (!connected) {
+        waiting.add(head);
+        if (body != null) {
+          waiting.add(body);
+        }
+        return;
+      }
+      write(head);
+      if (body != null) {
+        write(body);
+      }
+    }
+
+    private void write(java.nio.ByteBuffer b) throws IOException {
+      for (java.nio.channels.SocketChannel ch : to) {
+        java.nio.ByteBuffer view = b.duplicate();
+        while (view.hasRemaining()) {
+          ch.write(view);
+        }
+      }
+    }
+
+    private AgentNestException malformed() {
+      return new AgentNestException(
+          "session '" + name + "' sent a malformed state over the bulk link");
+    }
+
+    void close() {
+      closeQuietly(from);
+      to.forEach(SandboxState::closeQuietly);
+    }
+  }
+
+  private static AgentNestException loadFailed(
+      DefaultSandbox target, String name, CompletableFuture<Frame> done) {
+    Frame f = target.channel().await(done, STATE_TIMEOUT, "restore session " + name);
+    return f.ev().equals("err")
+        ? target.agentError(f.header())
+        : new AgentNestException(
+            "copy "
+                + target.id()
+                + " answered the state of session '"
+                + name
+                + "' without reading it");
+  }
+
+  private static void readFully(java.nio.channels.SocketChannel c, java.nio.ByteBuffer b)
+      throws IOException {
+    while (b.hasRemaining()) {
+      if (c.read(b) < 0) {
+        throw new java.io.EOFException("the bulk link ended early");
+      }
+    }
+  }
+
+  private static void closeQuietly(java.nio.channels.SocketChannel c) {
+    try {
+      c.close();
+    } catch (IOException e) {
+      // closing to unblock or to finish: nothing more to do
+    }
   }
 
   /** Replaces session {@code name}'s namespace in {@code target} with a saved one. */

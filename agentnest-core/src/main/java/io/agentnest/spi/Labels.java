@@ -8,6 +8,10 @@ public final class Labels {
   public static final String OWNER_HOST = "agentnest.owner-host";
   public static final String CREATED = "agentnest.created";
   public static final String EXPIRES = "agentnest.expires";
+
+  /** Host directory mounted read-only at /run/agentnest: the bulk link for fork state. */
+  public static final String BULK_DIR = "agentnest.bulk-dir";
+
   public static final String VERSION = "agentnest.version";
   public static final String EXEC_TIMEOUT_MS = "agentnest.exec-timeout-ms";
   public static final String MAX_OUTPUT = "agentnest.max-output";

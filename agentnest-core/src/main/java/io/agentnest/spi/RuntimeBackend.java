@@ -65,6 +65,15 @@ public interface RuntimeBackend {
     return Optional.empty();
   }
 
+  /**
+   * The host directory that sandbox {@code id} sees read-only at {@code /run/agentnest}, where a
+   * listening socket lets bulk state (fork) bypass the slower stdio channel. Empty when the sandbox
+   * has none (a remote engine, gVisor, or a sandbox made by an older version).
+   */
+  default Optional<java.nio.file.Path> bulkDirectory(String id) {
+    return Optional.empty();
+  }
+
   /** The engine's id (content digest) of a local image, if it has one. */
   default java.util.Optional<String> imageId(String image) {
     return java.util.Optional.empty();

@@ -81,6 +81,11 @@ public final class DockerBackend implements RuntimeBackend {
   }
 
   @Override
+  public Optional<java.nio.file.Path> bulkDirectory(String id) {
+    return engine().bulkDirectory(id);
+  }
+
+  @Override
   public Optional<SandboxInfo> inspect(String id) {
     return engine().inspectManaged(id);
   }

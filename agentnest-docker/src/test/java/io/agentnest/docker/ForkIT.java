@@ -5,12 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.agentnest.ForkReport;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
+import java.nio.file.Path;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 
 /** fork() on runc: files and session state are copied, and copies are independent both ways. */
 @ExtendWith(DockerEngineRequired.class)
@@ -106,6 +108,93 @@ class ForkIT {
     } finally {
       copies.forEach(Sandbox::destroy);
     }
+  }
+
+  @Test
+  void sessionStateTravelsOverTheBulkLinkWhichListensOnlyDuringTheFork(@TempDir Path dir) {
+    try (io.agentnest.audit.AuditLog log = io.agentnest.audit.AuditLog.open(dir);
+        Sandbox p = Sandbox.create(SandboxConfig.builder().auditLog(log).build())) {
+      p.runCode("import os\nblob = os.urandom(3 << 20)\nfh = open('/etc/hostname')\nn = 7");
+      try (Sandbox copy = p.fork()) {
+        assertThat(copy.runCode("len(blob), blob == bytes(blob), n").result())
+            .isEqualTo("(3145728, True, 7)");
+        assertThat(p.runCode("import hashlib; hashlib.sha256(blob).hexdigest()").result())
+            .isEqualTo(copy.runCode("import hashlib; hashlib.sha256(blob).hexdigest()").result());
+        ForkReport r = copy.forkReport().orElseThrow();
+        assertThat(r.stateBytes()).isGreaterThan(3L << 20);
+        assertThat(r.skipped()).extracting(ForkReport.Skipped::name).containsExactly("fh");
+        for (Sandbox s : List.of(p, copy)) {
+          assertThat(s.exec("ls -A /run/agentnest | wc -l").stdout().strip())
+              .as("no socket is left behind")
+              .isEqualTo("0");
+        }
+        List<io.agentnest.audit.AuditEvent> forked =
+            log.query(
+                io.agentnest.audit.AuditQuery.builder()
+                    .sandbox(p.id())
+                    .type("sandbox.forked")
+                    .build());
+        assertThat(forked).hasSize(1);
+        assertThat(forked.get(0).data()).containsEntry("link", "bulk");
+      }
+    }
+  }
+
+  @Test
+  void spareCopiesMakeForksSkipTheContainerStartAndGoWithTheParent() {
+    java.util.function.Supplier<java.util.Set<String>> mine =
+        () -> {
+          java.util.Set<String> ids = new java.util.HashSet<>();
+          io.agentnest.docker.internal.DockerEngine.connect()
+              .client()
+              .listContainersCmd()
+              .withShowAll(true)
+              .withLabelFilter(
+                  java.util.Map.of(
+                      io.agentnest.spi.Labels.OWNER_PID,
+                      Long.toString(ProcessHandle.current().pid())))
+              .exec()
+              .forEach(c -> ids.add(c.getId()));
+          return ids;
+        };
+    java.util.Set<String> before = mine.get();
+    Sandbox p = Sandbox.create();
+    try {
+      p.runCode("x = 41");
+      p.prepareForks(2);
+      java.util.Set<String> spares = new java.util.HashSet<>();
+      org.awaitility.Awaitility.await()
+          .atMost(java.time.Duration.ofSeconds(90))
+          .until(
+              () -> {
+                spares.clear();
+                spares.addAll(mine.get());
+                spares.removeAll(before);
+                spares.remove(p.id());
+                return spares.size() == 2;
+              });
+      List<Sandbox> copies = p.fork(2);
+      try {
+        assertThat(copies).extracting(Sandbox::id).containsExactlyInAnyOrderElementsOf(spares);
+        for (Sandbox c : copies) {
+          assertThat(c.runCode("x + 1").result()).isEqualTo("42");
+          assertThat(c.expiresAt())
+              .as("a spare's TTL starts when it becomes a copy")
+              .isAfter(java.time.Instant.now().plus(p.config().ttl()).minusSeconds(60));
+        }
+        // Two more spares are made for the next fork.
+        org.awaitility.Awaitility.await()
+            .atMost(java.time.Duration.ofSeconds(90))
+            .until(() -> mine.get().size() == before.size() + 5);
+      } finally {
+        copies.forEach(Sandbox::destroy);
+      }
+    } finally {
+      p.destroy();
+    }
+    org.awaitility.Awaitility.await()
+        .atMost(java.time.Duration.ofSeconds(60))
+        .until(() -> before.containsAll(mine.get()));
   }
 
   /** On gVisor the copy is a checkpoint of the parent's processes: even a generator survives. */

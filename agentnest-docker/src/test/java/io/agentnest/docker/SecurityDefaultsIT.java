@@ -129,6 +129,22 @@ class SecurityDefaultsIT {
   }
 
   @Test
+  void bulkLinkDirectoryIsReadOnlyAndNothingListensOutsideAFork() {
+    assertThat(sh("touch /run/agentnest/x 2>&1; echo rc=$?").stdout())
+        .contains("Read-only")
+        .doesNotContain("rc=0");
+    assertThat(sh("ls -A /run/agentnest | wc -l").stdout().strip()).isEqualTo("0");
+    assertThat(
+            sandbox
+                .runCode(
+                    "import socket\ns = socket.socket(socket.AF_UNIX)\ntry:\n"
+                        + "    s.connect('/run/agentnest/bulk.sock'); r = 'connected'\n"
+                        + "except OSError as e:\n    r = type(e).__name__\nr")
+                .result())
+        .isIn("'FileNotFoundError'", "'ConnectionRefusedError'");
+  }
+
+  @Test
   void containerIsConfiguredHardenedAndLogsNothing() {
     DockerEngine engine = DockerEngine.connect();
     InspectContainerResponse c = engine.client().inspectContainerCmd(sandbox.id()).exec();
@@ -137,8 +153,21 @@ class SecurityDefaultsIT {
     assertThat(c.getHostConfig().getNetworkMode()).isEqualTo("none");
     assertThat(c.getHostConfig().getPidsLimit()).isEqualTo(256L);
     assertThat(c.getHostConfig().getMemory()).isEqualTo(512L << 20);
-    assertThat(c.getHostConfig().getBinds()).isNullOrEmpty();
-    assertThat(c.getMounts()).allSatisfy(m -> assertThat(m.getSource()).isNullOrEmpty());
+    // One host directory only: the sandbox's own bulk link, read-only, holding nothing but the
+    // socket the host listens on during a fork.
+    String bulk = c.getConfig().getLabels().get(Labels.BULK_DIR);
+    assertThat(bulk).matches("/run/agentnest/bulk/[0-9a-f]{32}");
+    assertThat(c.getHostConfig().getBinds())
+        .extracting(Object::toString)
+        .containsExactly(bulk + ":/run/agentnest:ro");
+    assertThat(c.getMounts())
+        .allSatisfy(
+            m -> {
+              if (m.getSource() != null && !m.getSource().isEmpty()) {
+                assertThat(m.getSource()).isEqualTo(bulk);
+                assertThat(m.getRW()).isFalse();
+              }
+            });
     assertThat(c.getConfig().getLabels())
         .containsEntry(Labels.MANAGED, "true")
         .containsKeys(Labels.OWNER, Labels.CREATED, Labels.EXPIRES);

@@ -245,6 +245,17 @@ public final class DockerEngine {
     if (runtime != null) {
       hc.withRuntime(runtime);
     }
+    Map<String, String> labels = new LinkedHashMap<>(spec.labels());
+    java.nio.file.@Nullable Path bulk =
+        runtime != null && runtime.contains("runsc") ? null : newBulkDir();
+    if (bulk != null) {
+      hc.withBinds(
+          new com.github.dockerjava.api.model.Bind(
+              bulk.toString(),
+              new com.github.dockerjava.api.model.Volume(BULK_MOUNT),
+              com.github.dockerjava.api.model.AccessMode.ro));
+      labels.put(Labels.BULK_DIR, bulk.toString());
+    }
     String id;
     try {
       CreateContainerCmd cmd =
@@ -255,7 +266,7 @@ public final class DockerEngine {
               .withUser(spec.user())
               .withEnv(env(spec.env()))
               .withWorkingDir(spec.workdir())
-              .withLabels(spec.labels())
+              .withLabels(labels)
               .withAttachStdin(true)
               .withAttachStdout(true)
               .withAttachStderr(true)
@@ -265,15 +276,102 @@ public final class DockerEngine {
               .withNetworkDisabled(true)
               .withHostConfig(hc);
       id = cmd.exec().getId();
-    } catch (NotFoundException e) {
+    } catch (RuntimeException e) {
+      deleteBulkDir(bulk);
+      throw createFailed(spec, e);
+    }
+    return id;
+  }
+
+  private RuntimeException createFailed(SandboxSpec spec, RuntimeException e) {
+    if (e instanceof NotFoundException) {
       knownImages.remove(spec.image());
-      throw new ImageNotFoundException("image '" + spec.image() + "' vanished: " + e.getMessage());
-    } catch (DockerException e) {
-      throw new AgentNestException("Docker refused to create the sandbox: " + e.getMessage(), e);
+      return new ImageNotFoundException("image '" + spec.image() + "' vanished: " + e.getMessage());
+    }
+    if (e instanceof DockerException) {
+      return new AgentNestException("Docker refused to create the sandbox: " + e.getMessage(), e);
+    }
+    return unavailable(e);
+  }
+
+  // ------------------------------------------------------------------------------ bulk link
+
+  /** Where a sandbox sees its bulk directory (read-only); the socket in it is the host's. */
+  static final String BULK_MOUNT = "/run/agentnest";
+
+  private static final java.nio.file.Path BULK_ROOT = java.nio.file.Path.of("/run/agentnest/bulk");
+  private static final java.util.regex.Pattern BULK_NAME =
+      java.util.regex.Pattern.compile("/run/agentnest/bulk/[0-9a-f]{32}");
+  private volatile @Nullable Boolean bulkUsable;
+
+  /**
+   * A fresh per-sandbox directory for the bulk link, or null where the engine is not on this host
+   * (a TCP or SSH daemon: its bind mounts name the daemon's paths) or /run is not writable here.
+   */
+  private java.nio.file.@Nullable Path newBulkDir() {
+    Boolean usable = bulkUsable;
+    if (usable == null) {
+      usable = "unix".equals(host.getScheme()) && makeBulkRoot();
+      bulkUsable = usable;
+    }
+    if (!usable) {
+      return null;
+    }
+    byte[] r = new byte[16];
+    RANDOM.nextBytes(r);
+    java.nio.file.Path dir = BULK_ROOT.resolve(java.util.HexFormat.of().formatHex(r));
+    try {
+      java.nio.file.Files.createDirectory(dir);
+      java.nio.file.Files.setPosixFilePermissions(
+          dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+      return dir;
+    } catch (java.io.IOException | UnsupportedOperationException e) {
+      return null;
+    }
+  }
+
+  private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
+
+  private static boolean makeBulkRoot() {
+    try {
+      java.nio.file.Files.createDirectories(BULK_ROOT);
+      return java.nio.file.Files.isWritable(BULK_ROOT);
+    } catch (java.io.IOException | RuntimeException e) {
+      return false;
+    }
+  }
+
+  private static void deleteBulkDir(java.nio.file.@Nullable Path dir) {
+    if (dir != null && BULK_NAME.matcher(dir.toString()).matches()) {
+      try {
+        io.agentnest.internal.HostFiles.deleteTree(dir);
+      } catch (java.io.IOException | RuntimeException e) {
+        // Best effort: /run is a tmpfs, emptied at the next boot anyway.
+      }
+    }
+  }
+
+  /** The bulk directory of a managed sandbox, checked to be one this engine makes. */
+  public Optional<java.nio.file.Path> bulkDirectory(String id) {
+    try {
+      return bulkDirOf(client.inspectContainerCmd(id).exec());
+    } catch (NotFoundException e) {
+      return Optional.empty();
     } catch (RuntimeException e) {
       throw unavailable(e);
     }
-    return id;
+  }
+
+  private static Optional<java.nio.file.Path> bulkDirOf(InspectContainerResponse c) {
+    Map<String, String> labels = c.getConfig() == null ? null : c.getConfig().getLabels();
+    String dir = labels == null ? null : labels.get(Labels.BULK_DIR);
+    if (dir == null || !BULK_NAME.matcher(dir).matches()) {
+      return Optional.empty();
+    }
+    java.nio.file.Path p = java.nio.file.Path.of(dir);
+    return java.nio.file.Files.isDirectory(p, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+        ? Optional.of(p)
+        : Optional.empty();
   }
 
   /**
@@ -358,7 +456,9 @@ public final class DockerEngine {
           break;
         } catch (AgentNestException e) {
           String m = String.valueOf(e.getMessage());
-          if (attempt >= 20 || !m.contains("already in use")) {
+          // "already exists": containerd refused to store a checkpoint blob another restore on
+          // this engine stored at the same moment; the next start finds it there.
+          if (attempt >= 20 || !(m.contains("already in use") || m.contains("already exists"))) {
             throw e;
           }
           if (attempt == 5) {
@@ -733,7 +833,14 @@ public final class DockerEngine {
   /** Force-removes a container; a no-op when it is already gone. */
   public void remove(String id) {
     try {
+      Optional<java.nio.file.Path> bulk = Optional.empty();
+      try {
+        bulk = bulkDirOf(client.inspectContainerCmd(id).exec());
+      } catch (NotFoundException e) {
+        // removed below, idempotently
+      }
       client.removeContainerCmd(id).withForce(true).withRemoveVolumes(true).exec();
+      bulk.ifPresent(DockerEngine::deleteBulkDir);
     } catch (NotFoundException e) {
       // already gone: destroy is idempotent
     } catch (DockerException e) {

@@ -1,0 +1,113 @@
+package io.agentnest.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.agentnest.AgentNestException;
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class BulkLinkTest {
+  @TempDir Path dir;
+
+  private SocketChannel connect(String firstLine) throws IOException {
+    SocketChannel c = SocketChannel.open(StandardProtocolFamily.UNIX);
+    c.connect(UnixDomainSocketAddress.of(dir.resolve(BulkLink.SOCKET)));
+    if (!firstLine.isEmpty()) {
+      c.write(ByteBuffer.wrap(firstLine.getBytes(StandardCharsets.US_ASCII)));
+    }
+    return c;
+  }
+
+  private static long in(Duration d) {
+    return System.nanoTime() + d.toNanos();
+  }
+
+  @Test
+  void onlyTheConnectionWithTheTokenTakesPartAndKeepsWhatFollowsIt() throws IOException {
+    String token = BulkLink.newToken();
+    assertThat(token).matches("[0-9a-f]{32}");
+    try (BulkLink link = BulkLink.open(dir);
+        SocketChannel stranger = connect("0123456789abcdef0123456789abcdef\n");
+        SocketChannel garbage = connect("x".repeat(200));
+        SocketChannel right = connect(token + "\nPAYLOAD")) {
+      SocketChannel got = link.accept(token, in(Duration.ofSeconds(10)), () -> false);
+      assertThat(got).isNotNull();
+      ByteBuffer b = ByteBuffer.allocate(7);
+      while (b.hasRemaining() && got.read(b) >= 0) {
+        // blocking: reads what the sandbox sent after its token
+      }
+      assertThat(new String(b.array(), StandardCharsets.US_ASCII)).isEqualTo("PAYLOAD");
+      got.close();
+      // The socket is writable by the sandbox's own (unprivileged) user.
+      assertThat(
+              PosixFilePermissions.toString(
+                  Files.getPosixFilePermissions(dir.resolve(BulkLink.SOCKET))))
+          .isEqualTo("rw-rw-rw-");
+    }
+    assertThat(dir.resolve(BulkLink.SOCKET)).doesNotExist();
+  }
+
+  @Test
+  void aStaleSocketFromAnEarlierProcessIsReplaced() throws IOException {
+    Files.writeString(dir.resolve(BulkLink.SOCKET), "stale");
+    try (BulkLink link = BulkLink.open(dir);
+        SocketChannel c = connect("t0k3n\n")) {
+      assertThat(link.accept("t0k3n", in(Duration.ofSeconds(10)), () -> false)).isNotNull();
+    }
+  }
+
+  @Test
+  void aSilentConnectionIsDroppedAndTheDeadlineIsKept() throws IOException {
+    try (BulkLink link = BulkLink.open(dir, Duration.ofMillis(200));
+        SocketChannel silent = connect("")) {
+      assertThatThrownBy(() -> link.accept("abc", in(Duration.ofMillis(600)), () -> false))
+          .isInstanceOf(AgentNestException.class)
+          .hasMessageContaining("did not connect to its bulk link in time");
+    }
+  }
+
+  @Test
+  void probingWithManyWrongTokensStopsTheTransfer() throws IOException {
+    try (BulkLink link = BulkLink.open(dir)) {
+      java.util.List<SocketChannel> open = new java.util.ArrayList<>();
+      try {
+        for (int i = 0; i <= BulkLink.MAX_STRANGERS; i++) {
+          open.add(connect("wrong" + i + "\n"));
+        }
+        assertThatThrownBy(() -> link.accept("right", in(Duration.ofSeconds(10)), () -> false))
+            .isInstanceOf(AgentNestException.class)
+            .hasMessageContaining("probing");
+      } finally {
+        for (SocketChannel c : open) {
+          c.close();
+        }
+      }
+    }
+  }
+
+  @Test
+  void givesUpWhenTheAgentAnsweredWithoutConnecting() {
+    try (BulkLink link = BulkLink.open(dir)) {
+      assertThat(link.accept("abc", in(Duration.ofSeconds(10)), () -> true)).isNull();
+    }
+  }
+
+  @Test
+  void aDirectoryThatCannotHoldTheSocketIsAClearError() {
+    assertThatThrownBy(() -> BulkLink.open(dir.resolve("missing")))
+        .isInstanceOf(AgentNestException.class)
+        .hasMessageContaining("cannot listen on the bulk link")
+        .hasMessageContaining("/run/agentnest");
+  }
+}
