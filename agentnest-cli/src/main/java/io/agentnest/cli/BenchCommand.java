@@ -172,7 +172,10 @@ final class BenchCommand implements Callable<Integer> {
     return deltas.stream().mapToDouble(Double::doubleValue).toArray();
   }
 
-  /** fork() and fork(4) of a loaded sandbox; each copy is destroyed outside the measurement. */
+  /**
+   * fork() and fork(4) of a loaded sandbox, with spare copies ready (prepareForks, made again
+   * between samples) and once without them; each copy is destroyed outside the measurement.
+   */
   private void fork(SandboxConfig config, Map<String, double[]> samples) {
     try (Sandbox sb = Sandbox.create(config.toBuilder().memory("1g").build())) {
       sb.exec("head -c 10000000 /dev/urandom > /workspace/data.bin");
@@ -183,21 +186,24 @@ final class BenchCommand implements Callable<Integer> {
           "90");
       int n = Math.max(3, iterations / 5);
       List<Sandbox> garbage = new ArrayList<>();
+      Runnable clean =
+          () -> {
+            garbage.forEach(Sandbox::destroy);
+            garbage.clear();
+          };
+      int warm = Math.min(warmup, 1);
       samples.put(
-          "fork",
-          measure(
-              "fork",
-              n,
-              Math.min(warmup, 1),
-              () -> {
-                Sandbox copy = sb.fork();
-                garbage.add(copy);
-              }));
-      garbage.forEach(Sandbox::destroy);
-      garbage.clear();
+          "fork", measure("fork", n, warm, () -> sb.prepareForks(1), () -> garbage.add(sb.fork())));
+      clean.run();
       samples.put(
-          "fork(4)", measure("fork(4)", n, Math.min(warmup, 1), () -> garbage.addAll(sb.fork(4))));
-      garbage.forEach(Sandbox::destroy);
+          "fork(4)",
+          measure("fork(4)", n, warm, () -> sb.prepareForks(4), () -> garbage.addAll(sb.fork(4))));
+      clean.run();
+      sb.prepareForks(0);
+      samples.put(
+          "fork, no spares",
+          measure("fork, no spares", n, warm, clean, () -> garbage.add(sb.fork())));
+      clean.run();
     }
   }
 
@@ -397,7 +403,13 @@ final class BenchCommand implements Callable<Integer> {
   }
 
   private double[] measure(String op, int n, int warm, Runnable body) {
+    return measure(op, n, warm, () -> {}, body);
+  }
+
+  /** As above, with {@code before} run ahead of each sample, outside its time. */
+  private double[] measure(String op, int n, int warm, Runnable before, Runnable body) {
     for (int i = 0; i < warm; i++) {
+      before.run();
       body.run();
     }
     double[] ms = new double[n];
@@ -409,6 +421,7 @@ final class BenchCommand implements Callable<Integer> {
             .setConsumer(new me.tongfei.progressbar.ConsoleProgressBarConsumer(System.err))
             .build()) {
       for (int i = 0; i < n; i++) {
+        before.run();
         long t0 = System.nanoTime();
         body.run();
         ms[i] = (System.nanoTime() - t0) / 1e6;

@@ -832,6 +832,9 @@ public final class DefaultSandbox implements Sandbox {
       }
     }
     refillSpares();
+    for (CompletableFuture<DefaultSandbox> f : List.copyOf(spares)) {
+      join(f);
+    }
   }
 
   private void refillSpares() {
