@@ -470,14 +470,20 @@ public final class DockerEngine {
     BackendSandbox att = openAttachment(id);
     try {
       // The engine answers the checkpoint before runsc has released the stopped sandbox's id;
-      // a start until then is refused with "id already in use". Bounded: about 10 s.
+      // a start until then is refused with "id already in use". A start right after a
+      // checkpoint can also lose dockerd's race uploading the checkpoint to containerd
+      // ("failed to upload checkpoint ... already exists", moby/moby#42900); a retry a moment
+      // later succeeds. Bounded: about 10 s.
       for (int attempt = 0; ; attempt++) {
         try {
           engineCall("POST", "/containers/" + id + "/start?checkpoint=" + enc(checkpoint), null);
           break;
         } catch (AgentNestException e) {
           String m = String.valueOf(e.getMessage());
-          if (attempt >= 20 || !m.contains("already in use")) {
+          boolean transient_ =
+              m.contains("already in use")
+                  || (m.contains("failed to upload checkpoint") && m.contains("already exists"));
+          if (attempt >= 20 || !transient_) {
             throw e;
           }
           if (attempt == 5) {
