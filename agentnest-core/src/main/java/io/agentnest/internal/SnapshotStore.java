@@ -198,22 +198,36 @@ public final class SnapshotStore {
       return;
     }
     List<Path> files = new ArrayList<>();
-    try (Stream<Path> s = Files.walk(dir)) {
-      for (Path f : s.limit(MAX_MEMORY_PARTS * 4L + 1).toList()) {
-        if (Files.isDirectory(f, LinkOption.NOFOLLOW_LINKS)) {
-          continue;
-        }
-        if (!Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)) {
-          throw new SnapshotException(
-              "IO",
-              "snapshot '"
-                  + name
-                  + "' not saved: the checkpoint image holds "
-                  + dir.relativize(f)
-                  + ", which is not a regular file");
-        }
-        files.add(f);
+    // Bounded: a tree with more entries than a valid image can have is refused, never cut short.
+    long maxEntries = MAX_MEMORY_PARTS * 4L;
+    List<Path> entries;
+    try (Stream<Path> s =
+        Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS) ? Files.walk(dir) : Stream.empty()) {
+      entries = s.limit(maxEntries + 1).toList();
+    }
+    if (entries.size() > maxEntries) {
+      throw new SnapshotException(
+          "IO",
+          "snapshot '"
+              + name
+              + "' not saved: the checkpoint image has more than "
+              + maxEntries
+              + " files and directories");
+    }
+    for (Path f : entries) {
+      if (Files.isDirectory(f, LinkOption.NOFOLLOW_LINKS)) {
+        continue;
       }
+      if (!Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)) {
+        throw new SnapshotException(
+            "IO",
+            "snapshot '"
+                + name
+                + "' not saved: the checkpoint image holds "
+                + dir.relativize(f)
+                + ", which is not a regular file");
+      }
+      files.add(f);
     }
     if (files.isEmpty() || files.size() > MAX_MEMORY_PARTS) {
       throw new SnapshotException(
