@@ -106,7 +106,8 @@ public final class SnapshotStore {
   public SnapshotInfo save(DefaultSandbox sb, String name, boolean replace) {
     checkName(name);
     refuseExisting(name, replace);
-    SandboxConfig config = sb.config();
+    SandboxConfig handle = sb.config();
+    SandboxConfig config = withActualRuntime(handle, sb.id());
     String imageId =
         Backends.get(config.backend())
             .imageId(config.image())
@@ -153,8 +154,25 @@ public final class SnapshotStore {
           }
           // Files and sessions stay in the snapshot too: a host that cannot restore the
           // checkpoint (runc, no writable engine root) restores them instead.
-          captureMemory(sb, name, w);
+          captureMemory(sb, config, handle.runtime() != null, name, w);
         });
+  }
+
+  /**
+   * The config with the runtime the sandbox really runs on, when the handle does not name one (a
+   * handle from {@code Sandbox.connect}, as {@code agentnest snapshot save ID} uses): a snapshot of
+   * a gVisor sandbox then restores on gVisor.
+   */
+  private static SandboxConfig withActualRuntime(SandboxConfig config, String id) {
+    if (config.runtime() != null) {
+      return config;
+    }
+    String actual =
+        Backends.get(config.backend())
+            .inspect(id)
+            .map(io.agentnest.SandboxInfo::runtime)
+            .orElse("runc");
+    return gvisor(actual) ? config.toBuilder().runtime(actual).build() : config;
   }
 
   static boolean gvisor(@Nullable String runtime) {
@@ -166,9 +184,15 @@ public final class SnapshotStore {
    * and adds the checkpoint image's files as parts of kind {@code memory}. Leaves the note on
    * {@code w} when it cannot.
    */
-  private static void captureMemory(DefaultSandbox sb, String name, Staging w) throws IOException {
-    SandboxConfig config = sb.config();
+  private static void captureMemory(
+      DefaultSandbox sb, SandboxConfig config, boolean ownHandle, String name, Staging w)
+      throws IOException {
     if (!gvisor(config.runtime())) {
+      return;
+    }
+    if (!ownHandle) {
+      // Only the handle that created the sandbox knows its secret variables.
+      w.memoryNote = NOTE_ATTACHED;
       return;
     }
     if (!config.secretEnv().isEmpty()) {
@@ -616,6 +640,13 @@ public final class SnapshotStore {
       "process memory not captured: the sandbox has secret environment variables, whose values"
           + " are in its processes' memory and are never written to disk; Python sessions are"
           + " carried as pickled namespaces, other processes are not kept";
+
+  static final String NOTE_ATTACHED =
+      "process memory not captured: this handle was attached to a running sandbox"
+          + " (Sandbox.connect, 'agentnest snapshot save ID') and cannot know whether the sandbox"
+          + " has secret environment variables, whose values would be in its memory; to keep the"
+          + " memory, save from the handle that created the sandbox. Python sessions are carried"
+          + " as pickled namespaces, other processes are not kept";
 
   static final String NOTE_NO_ENGINE =
       "process memory not captured: the Docker engine cannot checkpoint this sandbox here (gVisor"

@@ -418,6 +418,33 @@ class SnapshotIT {
       }
       assertThat(Sandbox.removeSnapshot("it-gvisor-secret")).isTrue();
     }
+
+    @Test
+    void anAttachedHandleSavesFilesAndSessionsAndTheRuntimeButNoMemory() {
+      Sandbox sb = Sandbox.create(gvisor);
+      SnapshotInfo info;
+      try {
+        makeState(sb);
+        sb.detach();
+        // Like 'agentnest snapshot save ID': the handle does not know the sandbox's secrets.
+        try (Sandbox other = Sandbox.connect(sb.id())) {
+          info = other.snapshot("it-gvisor-attached");
+        }
+      } finally {
+        sb.destroy();
+      }
+      assertThat(info.memory()).isFalse();
+      assertThat(info.memoryNote()).contains("attached", "secret environment variables");
+      assertThat(info.runtime()).isEqualTo("runsc");
+      try (Sandbox r = Sandbox.restore("it-gvisor-attached")) {
+        assertState(r);
+        assertThat(Sandbox.list())
+            .filteredOn(i -> i.id().equals(r.id()))
+            .singleElement()
+            .satisfies(i -> assertThat(i.runtime()).isEqualTo("runsc"));
+      }
+      assertThat(Sandbox.removeSnapshot("it-gvisor-attached")).isTrue();
+    }
   }
 
   /** Restores a gVisor snapshot with memory in a fresh JVM and prints its live objects. */
