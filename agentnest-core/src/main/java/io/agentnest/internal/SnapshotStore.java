@@ -762,11 +762,21 @@ public final class SnapshotStore {
             "the config asks for runtime "
                 + (config.runtime() == null ? "runc (the default)" : config.runtime())
                 + ", and a gVisor checkpoint restores only on gVisor";
+      } else if (!config.secretEnv().isEmpty()
+          || !config.env().equals(savedConfig(l.manifest, name).env())) {
+        whyNot =
+            "the config sets other environment variables than the saved sandbox had, and its"
+                + " processes' environment is part of the saved memory";
       } else {
         try {
           DefaultSandbox sb = restoreMemory(l, config);
           if (sb != null) {
-            restoredAudit(sb, l, t0, true, null);
+            try {
+              restoredAudit(sb, l, t0, true, null);
+            } catch (RuntimeException e) {
+              sb.destroy();
+              throw e;
+            }
             return sb;
           }
           whyNot = NO_ENGINE_RESTORE;

@@ -371,10 +371,12 @@ class SnapshotIT {
 
     @Test
     void aTamperedMemoryPartIsRefused() throws Exception {
+      SnapshotInfo info;
       try (Sandbox sb = Sandbox.create(gvisor)) {
         sb.runCode("x = 1");
-        assertThat(sb.snapshot("it-gvisor-tamper").memory()).isTrue();
+        info = sb.snapshot("it-gvisor-tamper");
       }
+      assertThat(info.memory()).isTrue();
       Path img;
       try (var files = Files.walk(home.resolve("snapshots/it-gvisor-tamper/memory"))) {
         img = files.filter(Files::isRegularFile).findFirst().orElseThrow();
@@ -398,6 +400,12 @@ class SnapshotIT {
       Files.write(img, good);
       try (Sandbox r = Sandbox.restore("it-gvisor-tamper")) {
         assertThat(r.runCode("x").result()).isEqualTo("1");
+      }
+      // Other environment variables cannot go into saved memory: files and sessions instead.
+      try (Sandbox r =
+          Sandbox.restore(
+              "it-gvisor-tamper", info.config().toBuilder().env("EXTRA", "yes").build())) {
+        assertThat(r.runCode("import os\nx, os.environ['EXTRA']").result()).isEqualTo("(1, 'yes')");
       }
       assertThat(Sandbox.removeSnapshot("it-gvisor-tamper")).isTrue();
     }
