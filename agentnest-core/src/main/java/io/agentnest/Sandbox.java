@@ -167,7 +167,11 @@ public interface Sandbox extends AutoCloseable {
 
   /**
    * Starts a new sandbox from a snapshot, with the configuration it was saved with. The manifest's
-   * signature, the image id and every part's sha256 are checked first.
+   * signature, the image id and every part's sha256 are checked first. A snapshot with process
+   * memory ({@link SnapshotInfo#memory()}) starts on gVisor from its checkpoint, with every live
+   * object; where that is not possible (another runtime or environment in the config, an engine
+   * that cannot restore checkpoints here) its files and Python sessions are restored instead, and
+   * the {@code snapshot.restored} audit event says why.
    *
    * @throws SnapshotException {@code NOT_FOUND}, {@code TAMPERED}, {@code CORRUPT}, {@code
    *     IMAGE_CHANGED}, {@code NEEDS_CONFIG} (secrets to give again), ...
