@@ -154,9 +154,13 @@ public interface Sandbox extends AutoCloseable {
    * Saves this sandbox's files ({@code /workspace}, {@code /tmp}: what differs from the read-only
    * image) and the state of its running Python sessions to the snapshot store on the host ({@code
    * AGENTNEST_HOME/snapshots}); refuses a name that exists. {@link #restore} starts a sandbox from
-   * it, also from another process or after a restart. Process memory is not saved ({@link
-   * SnapshotInfo#memoryNote()} says why); secret values never go to disk (a part holding one fails
-   * the save). See docs/snapshots.md.
+   * it, also from another process or after a restart. On gVisor (where the engine's root directory
+   * is writable: a local dockerd run as root) it also saves process memory, a checkpoint of the
+   * whole sandbox, which briefly stops for it and runs on; a restore on gVisor then brings back
+   * every live object (generators, open files, threads). Elsewhere process memory is not saved
+   * ({@link SnapshotInfo#memoryNote()} says why). Secret values never go to disk: a part holding
+   * one fails the save, and a sandbox with secret environment variables saves no memory. See
+   * docs/snapshots.md.
    *
    * <pre>{@code
    * sandbox.runCode("model = train()");
@@ -176,7 +180,11 @@ public interface Sandbox extends AutoCloseable {
 
   /**
    * Starts a new sandbox from a snapshot, with the configuration it was saved with. The manifest's
-   * signature, the image id and every part's sha256 are checked first.
+   * signature, the image id and every part's sha256 are checked first. A snapshot with process
+   * memory ({@link SnapshotInfo#memory()}) starts on gVisor from its checkpoint, with every live
+   * object; where that is not possible (another runtime or environment in the config, an engine
+   * that cannot restore checkpoints here) its files and Python sessions are restored instead, and
+   * the {@code snapshot.restored} audit event says why.
    *
    * @throws SnapshotException {@code NOT_FOUND}, {@code TAMPERED}, {@code CORRUPT}, {@code
    *     IMAGE_CHANGED}, {@code NEEDS_CONFIG} (secrets to give again), ...

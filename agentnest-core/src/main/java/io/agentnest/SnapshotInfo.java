@@ -23,8 +23,12 @@ import org.jspecify.annotations.Nullable;
  * @param runtime the OCI runtime, or null for the default
  * @param bytes total size of its parts on disk
  * @param sessions the Python sessions whose state it holds
- * @param memory whether process memory was captured (not yet: see docs/snapshots.md)
- * @param memoryNote why memory was or was not captured
+ * @param memory whether process memory was captured: on gVisor, a checkpoint of the whole sandbox
+ *     (every process with its memory, threads and open files, and {@code /tmp}, {@code
+ *     /workspace}), stored as parts of kind {@code memory}; never with secret environment variables
+ *     (their values are in memory), never on runc (see docs/snapshots.md). Files and sessions are
+ *     stored too, so a host that cannot restore the checkpoint restores those
+ * @param memoryNote what the memory parts hold, or why memory was not captured
  * @param config the saved configuration, without secret values, approval handler, audit log or
  *     network listeners (code, which restore takes from its config argument)
  */

@@ -219,8 +219,11 @@ final class BenchCommand implements Callable<Integer> {
     System.setProperty("agentnest.home", home.toString());
     try (Sandbox sb = Sandbox.create(config)) {
       sb.exec("head -c 10000000 /dev/urandom > /workspace/data.bin");
+      // gen cannot be pickled: only a snapshot with process memory (gVisor) brings it back.
       check(
-          sb.runCode("import os\nblobs = [os.urandom(1 << 20) for _ in range(10)]\nlen(blobs)"),
+          sb.runCode(
+              "import os\nblobs = [os.urandom(1 << 20) for _ in range(10)]\n"
+                  + "gen = (i for i in range(10))\nnext(gen)\nlen(blobs)"),
           "10");
       int n = Math.max(3, iterations / 5);
       int[] i = {0};
@@ -231,11 +234,13 @@ final class BenchCommand implements Callable<Integer> {
           Sandbox.snapshots().stream().filter(s -> s.name().equals("b0")).findFirst().orElseThrow();
       long parts = 0;
       StringBuilder sizes = new StringBuilder();
-      try (var files = java.nio.file.Files.list(home.resolve("snapshots").resolve("b0"))) {
-        for (java.nio.file.Path f : files.sorted().toList()) {
+      java.nio.file.Path b0 = home.resolve("snapshots").resolve("b0");
+      try (var files = java.nio.file.Files.walk(b0, 3)) {
+        for (java.nio.file.Path f :
+            files.filter(java.nio.file.Files::isRegularFile).sorted().limit(1000).toList()) {
           long size = java.nio.file.Files.size(f);
           parts += size;
-          sizes.append(String.format(" %s %.1f MB,", f.getFileName(), size / 1e6));
+          sizes.append(String.format(" %s %.1f MB,", b0.relativize(f), size / 1e6));
         }
       } catch (java.io.IOException ex) {
         throw new AgentNestException("cannot read the snapshot: " + ex.getMessage(), ex);
@@ -243,8 +248,12 @@ final class BenchCommand implements Callable<Integer> {
       (json ? System.err : System.out)
           .printf(
               "snapshot size: %.1f MB of parts, %d bytes on disk with the manifest (%s"
-                  + " sessions %s)%n",
-              saved.bytes() / 1e6, parts, sizes.toString().strip(), saved.sessions());
+                  + " sessions %s); process memory: %s%n",
+              saved.bytes() / 1e6,
+              parts,
+              sizes.toString().strip(),
+              saved.sessions(),
+              saved.memory() ? "yes (gVisor checkpoint)" : "no (" + saved.memoryNote() + ")");
       List<Sandbox> garbage = new ArrayList<>();
       samples.put(
           "snapshot restore",
@@ -253,7 +262,15 @@ final class BenchCommand implements Callable<Integer> {
               n,
               Math.min(warmup, 1),
               () -> garbage.add(Sandbox.restore("b0"))));
-      garbage.forEach(Sandbox::destroy);
+      try {
+        if (!garbage.isEmpty()) {
+          Sandbox first = garbage.get(0);
+          check(first.runCode("len(blobs)"), "10");
+          check(first.runCode("'gen' in globals() and next(gen)"), saved.memory() ? "1" : "False");
+        }
+      } finally {
+        garbage.forEach(Sandbox::destroy);
+      }
     } finally {
       if (before == null) {
         System.clearProperty("agentnest.home");

@@ -1112,7 +1112,7 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   /** A sandbox restored from another's checkpoint: its agent is already running, with state. */
-  private static DefaultSandbox adoptRestored(
+  static DefaultSandbox adoptRestored(
       RuntimeBackend backend, BackendSandbox bs, SandboxConfig config, SandboxSpec spec) {
     AgentChannel channel = new AgentChannel(bs);
     try {

@@ -54,6 +54,19 @@ public final class SnapshotStore {
   /** Variable names and skipped objects listed per session in a manifest (counts are kept). */
   static final int MAX_LISTED = 1000;
 
+  /** The subdirectory of a snapshot holding a gVisor checkpoint image (parts of kind memory). */
+  static final String MEMORY_DIR = "memory";
+
+  /** Files of a checkpoint image (runsc 2022-12 writes one, checkpoint.img). */
+  static final int MAX_MEMORY_PARTS = 64;
+
+  /** All memory parts together; a sandbox's memory is capped far lower by its config. */
+  static final long MAX_MEMORY_BYTES = 16L << 30;
+
+  private static final Pattern SEGMENT = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,99}");
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(SnapshotStore.class);
+
   private final Path root;
 
   public SnapshotStore(Path root) {
@@ -93,7 +106,8 @@ public final class SnapshotStore {
   public SnapshotInfo save(DefaultSandbox sb, String name, boolean replace) {
     checkName(name);
     refuseExisting(name, replace);
-    SandboxConfig config = sb.config();
+    SandboxConfig handle = sb.config();
+    SandboxConfig config = withActualRuntime(handle, sb.id());
     String imageId =
         Backends.get(config.backend())
             .imageId(config.image())
@@ -138,7 +152,164 @@ public final class SnapshotStore {
             kept.meta = sessionMeta(d.name(), d.extraBytes(), d.variables(), d.skipped());
             i++;
           }
+          // Files and sessions stay in the snapshot too: a host that cannot restore the
+          // checkpoint (runc, no writable engine root) restores them instead.
+          captureMemory(sb, config, handle.runtime() != null, name, w);
         });
+  }
+
+  /**
+   * The config with the runtime the sandbox really runs on, when the handle does not name one (a
+   * handle from {@code Sandbox.connect}, as {@code agentnest snapshot save ID} uses): a snapshot of
+   * a gVisor sandbox then restores on gVisor.
+   */
+  private static SandboxConfig withActualRuntime(SandboxConfig config, String id) {
+    if (config.runtime() != null) {
+      return config;
+    }
+    String actual =
+        Backends.get(config.backend())
+            .inspect(id)
+            .map(io.agentnest.SandboxInfo::runtime)
+            .orElse("runc");
+    return gvisor(actual) ? config.toBuilder().runtime(actual).build() : config;
+  }
+
+  static boolean gvisor(@Nullable String runtime) {
+    return runtime != null && (runtime.contains("gvisor") || runtime.contains("runsc"));
+  }
+
+  /**
+   * On gVisor, checkpoints the sandbox (it stops for the checkpoint and runs on from it at once)
+   * and adds the checkpoint image's files as parts of kind {@code memory}. Leaves the note on
+   * {@code w} when it cannot.
+   */
+  private static void captureMemory(
+      DefaultSandbox sb, SandboxConfig config, boolean ownHandle, String name, Staging w)
+      throws IOException {
+    if (!gvisor(config.runtime())) {
+      return;
+    }
+    if (!ownHandle) {
+      // Only the handle that created the sandbox knows its secret variables.
+      w.memoryNote = NOTE_ATTACHED;
+      return;
+    }
+    if (!config.secretEnv().isEmpty()) {
+      w.memoryNote = NOTE_SECRETS;
+      return;
+    }
+    Path dir = w.dir.resolve(MEMORY_DIR);
+    AgentChannel channel = sb.channel();
+    boolean done;
+    try {
+      done =
+          Backends.get(config.backend())
+              .checkpointTo(sb.id(), dir, channel::suspend, channel::resume);
+    } catch (RuntimeException e) {
+      if (!channel.isAlive() || channel.isSuspended()) {
+        channel.close();
+      }
+      throw new SnapshotException(
+          "IO",
+          "snapshot '"
+              + name
+              + "' not saved: its process memory could not be checkpointed: "
+              + Bounded.text(String.valueOf(e.getMessage()), 1000));
+    }
+    if (!done) {
+      w.memoryNote = NOTE_NO_ENGINE;
+      return;
+    }
+    List<Path> files = new ArrayList<>();
+    // Bounded: a tree with more entries than a valid image can have is refused, never cut short.
+    long maxEntries = MAX_MEMORY_PARTS * 4L;
+    List<Path> entries;
+    try (Stream<Path> s =
+        Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS) ? Files.walk(dir) : Stream.empty()) {
+      entries = s.limit(maxEntries + 1).toList();
+    }
+    if (entries.size() > maxEntries) {
+      throw new SnapshotException(
+          "IO",
+          "snapshot '"
+              + name
+              + "' not saved: the checkpoint image has more than "
+              + maxEntries
+              + " files and directories");
+    }
+    for (Path f : entries) {
+      if (Files.isDirectory(f, LinkOption.NOFOLLOW_LINKS)) {
+        continue;
+      }
+      if (!Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)) {
+        throw new SnapshotException(
+            "IO",
+            "snapshot '"
+                + name
+                + "' not saved: the checkpoint image holds "
+                + dir.relativize(f)
+                + ", which is not a regular file");
+      }
+      files.add(f);
+    }
+    if (files.isEmpty() || files.size() > MAX_MEMORY_PARTS) {
+      throw new SnapshotException(
+          "IO",
+          "snapshot '"
+              + name
+              + "' not saved: the checkpoint image has "
+              + files.size()
+              + " files (expected 1 to "
+              + MAX_MEMORY_PARTS
+              + ")");
+    }
+    files.sort(Comparator.naturalOrder());
+    long total = 0;
+    for (Path f : files) {
+      String file = MEMORY_DIR + "/" + dir.relativize(f).toString().replace('\\', '/');
+      if (!validMemoryFile(file)) {
+        throw new SnapshotException(
+            "IO",
+            "snapshot '"
+                + name
+                + "' not saved: the checkpoint image has a file named '"
+                + Bounded.text(file, 120)
+                + "', which a snapshot does not store");
+      }
+      total += w.adopt(f, file, "memory").size;
+      if (total > MAX_MEMORY_BYTES) {
+        throw new SnapshotException(
+            "IO",
+            "snapshot '"
+                + name
+                + "' not saved: its checkpoint image is larger than "
+                + MAX_MEMORY_BYTES
+                + " bytes");
+      }
+    }
+    w.memoryNote = NOTE_CAPTURED;
+  }
+
+  /**
+   * A memory part's file name: {@code memory/} and 1-4 path segments of 1-100 letters, digits, '.',
+   * '_' or '-' (starting with a letter or digit, never {@code ..}); nothing absolute, no
+   * backslashes, no empty segments.
+   */
+  static boolean validMemoryFile(@Nullable String file) {
+    if (file == null || file.length() > 300 || !file.startsWith(MEMORY_DIR + "/")) {
+      return false;
+    }
+    String[] segments = file.substring(MEMORY_DIR.length() + 1).split("/", -1);
+    if (segments.length > 4) {
+      return false;
+    }
+    for (String seg : segments) {
+      if (!SEGMENT.matcher(seg).matches() || seg.contains("..")) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** Writes an already captured state (tests, and callers holding one) as {@code name}. */
@@ -211,6 +382,9 @@ public final class SnapshotStore {
     final List<PartWriter> parts = new ArrayList<>();
     final Map<String, byte[]> secrets;
 
+    /** What the manifest says about process memory; null: the runtime's default note. */
+    @Nullable String memoryNote;
+
     Staging(Path dir, Map<String, byte[]> secrets) {
       this.dir = dir;
       this.secrets = secrets;
@@ -219,6 +393,23 @@ public final class SnapshotStore {
     PartWriter open(String file, String kind) throws IOException {
       PartWriter p = new PartWriter(dir.resolve(file), file, kind, secrets);
       parts.add(p);
+      return p;
+    }
+
+    /**
+     * Registers a file already in the staging directory as a part: read once, streaming, for its
+     * size, sha256 and the secret scan.
+     */
+    PartWriter adopt(Path path, String file, String kind) throws IOException {
+      PartWriter p = new PartWriter(path, file, kind, secrets, OutputStream.nullOutputStream());
+      parts.add(p);
+      byte[] buf = new byte[1 << 16];
+      try (p;
+          InputStream in = Files.newInputStream(path, LinkOption.NOFOLLOW_LINKS)) {
+        for (int n; (n = in.read(buf)) >= 0; ) {
+          p.write(buf, 0, n);
+        }
+      }
       return p;
     }
 
@@ -244,13 +435,22 @@ public final class SnapshotStore {
 
     PartWriter(Path path, String file, String kind, Map<String, byte[]> secrets)
         throws IOException {
+      this(
+          path,
+          file,
+          kind,
+          secrets,
+          new java.io.BufferedOutputStream(
+              Files.newOutputStream(path, StandardOpenOption.CREATE_NEW), 1 << 16));
+    }
+
+    private PartWriter(
+        Path path, String file, String kind, Map<String, byte[]> secrets, OutputStream out) {
       this.path = path;
       this.file = file;
       this.kind = kind;
       this.scan = new SecretScan(secrets);
-      this.out =
-          new java.io.BufferedOutputStream(
-              Files.newOutputStream(path, StandardOpenOption.CREATE_NEW), 1 << 16);
+      this.out = out;
     }
 
     @Override
@@ -303,12 +503,17 @@ public final class SnapshotStore {
           String secret = p.secretFound();
           if (secret != null) {
             String where =
-                p.kind.equals("session")
-                    ? "Python session '"
-                        + (p.meta == null ? "?" : p.meta.path("session").asText())
-                        + "' (a variable holds it: del it, or set it to None)"
-                    : (p.kind.equals("tmp") ? "/tmp" : "/workspace")
-                        + " (a file holds it: delete the file)";
+                switch (p.kind) {
+                  case "session" ->
+                      "Python session '"
+                          + (p.meta == null ? "?" : p.meta.path("session").asText())
+                          + "' (a variable holds it: del it, or set it to None)";
+                  case "memory" ->
+                      "the process memory (a process holds it: end it, or del the variable)";
+                  default ->
+                      (p.kind.equals("tmp") ? "/tmp" : "/workspace")
+                          + " (a file holds it: delete the file)";
+                };
             throw new SnapshotException(
                 "SECRET",
                 "snapshot '"
@@ -320,7 +525,7 @@ public final class SnapshotStore {
                     + "; secret values are never written to disk, remove it and save again");
           }
         }
-        ObjectNode m = manifest(name, config, imageId, w.parts);
+        ObjectNode m = manifest(name, config, imageId, w.parts, w.memoryNote);
         if (sandboxId != null) {
           m.put("sandbox", sandboxId);
         }
@@ -396,7 +601,11 @@ public final class SnapshotStore {
   }
 
   private static ObjectNode manifest(
-      String name, SandboxConfig config, String imageId, List<PartWriter> parts) {
+      String name,
+      SandboxConfig config,
+      String imageId,
+      List<PartWriter> parts,
+      @Nullable String memoryNote) {
     ObjectNode m = Json.object();
     m.put("format", FORMAT).put("name", name).put("created", Instant.now().toString());
     m.put("image", config.image()).put("image_id", imageId);
@@ -404,7 +613,9 @@ public final class SnapshotStore {
       m.put("runtime", config.runtime());
     }
     m.set("config", configJson(config));
-    m.put("memory", false).put("memory_note", memoryNote(config.runtime()));
+    boolean memory = parts.stream().anyMatch(p -> p.kind.equals("memory"));
+    m.put("memory", memory)
+        .put("memory_note", memoryNote != null ? memoryNote : memoryNote(config.runtime()));
     ArrayNode list = m.putArray("parts");
     long total = 0;
     for (PartWriter p : parts) {
@@ -419,12 +630,33 @@ public final class SnapshotStore {
     return m;
   }
 
+  static final String NOTE_CAPTURED =
+      "process memory captured: a gVisor checkpoint of the whole sandbox (every process with its"
+          + " memory, threads, open files and generators, and /tmp and /workspace); restored on"
+          + " gVisor where the Docker engine's root directory is writable, elsewhere the files and"
+          + " pickled Python sessions also saved are restored instead";
+
+  static final String NOTE_SECRETS =
+      "process memory not captured: the sandbox has secret environment variables, whose values"
+          + " are in its processes' memory and are never written to disk; Python sessions are"
+          + " carried as pickled namespaces, other processes are not kept";
+
+  static final String NOTE_ATTACHED =
+      "process memory not captured: this handle was attached to a running sandbox"
+          + " (Sandbox.connect, 'agentnest snapshot save ID') and cannot know whether the sandbox"
+          + " has secret environment variables, whose values would be in its memory; to keep the"
+          + " memory, save from the handle that created the sandbox. Python sessions are carried"
+          + " as pickled namespaces, other processes are not kept";
+
+  static final String NOTE_NO_ENGINE =
+      "process memory not captured: the Docker engine cannot checkpoint this sandbox here (gVisor"
+          + " checkpoints need an experimental dockerd on this host whose root directory this"
+          + " process can write, i.e. run as root: see 'agentnest doctor'); Python sessions are"
+          + " carried as pickled namespaces, other processes are not kept";
+
   static String memoryNote(@Nullable String runtime) {
-    boolean gvisor = runtime != null && (runtime.equals("runsc") || runtime.equals("gvisor"));
-    return gvisor
-        ? "process memory not captured: gVisor can checkpoint a container, but a checkpoint is not"
-            + " yet restored into a new sandbox with its own agent channel; Python sessions are"
-            + " carried as pickled namespaces, other processes are not kept"
+    return gvisor(runtime)
+        ? NOTE_NO_ENGINE
         : "process memory not captured: runc checkpoints need CRIU, which does not work on every"
             + " kernel; Python sessions are carried as pickled namespaces, other processes are"
             + " not kept";
@@ -522,24 +754,149 @@ public final class SnapshotStore {
     checkImageId(name, l.manifest, Backends.get(config.backend()).imageId(config.image()));
     verifyParts(l);
     long t0 = System.nanoTime();
+    boolean memory = l.manifest.path("memory").asBoolean();
+    String whyNot = null;
+    if (memory) {
+      if (!gvisor(config.runtime())) {
+        whyNot =
+            "the config asks for runtime "
+                + (config.runtime() == null ? "runc (the default)" : config.runtime())
+                + ", and a gVisor checkpoint restores only on gVisor";
+      } else if (!config.secretEnv().isEmpty()
+          || !config.env().equals(savedConfig(l.manifest, name).env())) {
+        whyNot =
+            "the config sets other environment variables than the saved sandbox had, and its"
+                + " processes' environment is part of the saved memory";
+      } else {
+        try {
+          DefaultSandbox sb = restoreMemory(l, config);
+          if (sb != null) {
+            try {
+              restoredAudit(sb, l, t0, true, null);
+            } catch (RuntimeException e) {
+              sb.destroy();
+              throw e;
+            }
+            return sb;
+          }
+          whyNot = NO_ENGINE_RESTORE;
+        } catch (SnapshotException e) {
+          throw e;
+        } catch (RuntimeException e) {
+          whyNot =
+              "gVisor could not restore the checkpoint: "
+                  + Bounded.text(String.valueOf(e.getMessage()), 500);
+        }
+      }
+      LOG.warn(
+          "snapshot '{}': process memory not restored ({}); restoring its files and pickled"
+              + " Python sessions instead",
+          name,
+          whyNot);
+    }
     DefaultSandbox sb = (DefaultSandbox) DefaultSandbox.create(config);
     try {
       restoreInto(sb, l);
-      sb.audit(
-          "snapshot.restored",
-          Map.of(
-              "snapshot",
-              name,
-              "from_sandbox",
-              l.manifest.path("sandbox").asText("unknown"),
-              "bytes",
-              l.manifest.path("bytes").asLong(),
-              "millis",
-              Duration.ofNanos(System.nanoTime() - t0).toMillis()));
+      restoredAudit(sb, l, t0, false, memory ? whyNot : null);
       return sb;
     } catch (RuntimeException e) {
       sb.destroy();
       throw e;
+    }
+  }
+
+  static final String NO_ENGINE_RESTORE =
+      "the Docker engine cannot restore a checkpoint here (gVisor restores need an experimental"
+          + " dockerd on this host whose root directory this process can write, i.e. run as root:"
+          + " see 'agentnest doctor')";
+
+  private static void restoredAudit(
+      DefaultSandbox sb, Loaded l, long t0, boolean memoryRestored, @Nullable String whyNot) {
+    Map<String, Object> d = new LinkedHashMap<>();
+    d.put("snapshot", l.manifest.path("name").asText());
+    d.put("from_sandbox", l.manifest.path("sandbox").asText("unknown"));
+    d.put("bytes", l.manifest.path("bytes").asLong());
+    d.put("millis", Duration.ofNanos(System.nanoTime() - t0).toMillis());
+    d.put("memory_restored", memoryRestored);
+    if (whyNot != null) {
+      d.put("memory_reason", whyNot);
+    }
+    sb.audit("snapshot.restored", d);
+  }
+
+  /**
+   * Starts a sandbox from the snapshot's checkpoint image: the verified memory parts are linked (or
+   * copied) into a private directory, hashed again there, and the backend starts a new sandbox from
+   * them, whose agent runs already. Null when the backend cannot restore a checkpoint here.
+   */
+  private @Nullable DefaultSandbox restoreMemory(Loaded l, SandboxConfig config) {
+    String name = l.manifest.path("name").asText();
+    Path tmp;
+    try {
+      Files.createDirectories(root);
+      tmp = Files.createTempDirectory(root, ".restoring-" + name + "-");
+    } catch (IOException e) {
+      throw new SnapshotException(
+          "IO",
+          "cannot restore snapshot '" + name + "': cannot write " + root + ": " + e.getMessage());
+    }
+    try {
+      for (JsonNode p : l.manifest.path("parts")) {
+        if (p.path("kind").asText().equals("memory")) {
+          placeMemoryPart(l.dir, p, name, tmp);
+        }
+      }
+      io.agentnest.spi.RuntimeBackend backend = Backends.get(config.backend());
+      io.agentnest.spi.SandboxSpec spec = SecurityPolicy.specFor(config);
+      java.util.Optional<io.agentnest.spi.BackendSandbox> bs =
+          backend.createFromCheckpoint(spec, tmp);
+      return bs.isEmpty() ? null : DefaultSandbox.adoptRestored(backend, bs.get(), config, spec);
+    } catch (IOException e) {
+      throw corrupt(name, "has an unreadable memory part: " + e.getMessage());
+    } finally {
+      try {
+        HostFiles.deleteTree(tmp);
+      } catch (IOException e) {
+        LOG.warn("cannot remove {}: {} ('agentnest prune' removes it)", tmp, e.toString());
+      }
+    }
+  }
+
+  /**
+   * Links (or copies) one verified memory part into {@code into} under its name below {@code
+   * memory/}, and hashes what was placed: the bytes the runtime reads are the ones checked.
+   */
+  static void placeMemoryPart(Path dir, JsonNode p, String name, Path into) throws IOException {
+    String file = p.path("file").asText();
+    if (!validMemoryFile(file)) {
+      throw corrupt(name, "lists a part with a bad kind or file name");
+    }
+    Path src = checkPartFile(dir, p, name);
+    Path dst = into.resolve(file.substring(MEMORY_DIR.length() + 1));
+    Path parent = dst.getParent();
+    if (parent != null) {
+      Files.createDirectories(parent);
+    }
+    try {
+      Files.createLink(dst, src);
+    } catch (IOException | UnsupportedOperationException e) {
+      Files.copy(src, dst, LinkOption.NOFOLLOW_LINKS);
+    }
+    MessageDigest sha = HostFiles.newSha256();
+    long size = 0;
+    byte[] buf = new byte[1 << 16];
+    try (InputStream in = Files.newInputStream(dst, LinkOption.NOFOLLOW_LINKS)) {
+      for (int n; (n = in.read(buf)) >= 0; ) {
+        sha.update(buf, 0, n);
+        size += n;
+        if (size > p.path("size").asLong()) {
+          break;
+        }
+      }
+    }
+    if (size != p.path("size").asLong()
+        || !HexFormat.of().formatHex(sha.digest()).equals(p.path("sha256").asText())) {
+      throw corrupt(name, "has part " + file + " whose sha256 does not match the manifest");
     }
   }
 
@@ -778,6 +1135,9 @@ public final class SnapshotStore {
       byte[] tmp = new byte[0];
       List<SandboxState.Session> sessions = new ArrayList<>();
       for (JsonNode p : manifest.path("parts")) {
+        if (p.path("kind").asText().equals("memory")) {
+          continue; // a checkpoint image: only the runtime reads it
+        }
         byte[] data = readPart(dir, p);
         switch (p.path("kind").asText()) {
           case "workspace" -> ws = data;
@@ -867,6 +1227,11 @@ public final class SnapshotStore {
     }
     java.util.Set<String> files = new java.util.HashSet<>();
     int sessions = 0;
+    int memory = 0;
+    if (!m.path("parts").isArray()
+        || m.path("parts").size() > SandboxState.MAX_SESSIONS + 2 + MAX_MEMORY_PARTS) {
+      throw corrupt(name, "has no list of parts, or too many parts");
+    }
     for (JsonNode p : m.path("parts")) {
       String file = p.path("file").asText();
       String kind = p.path("kind").asText();
@@ -878,11 +1243,16 @@ public final class SnapshotStore {
                 file.matches("session-[0-9]{1,4}\\.bin")
                     && ++sessions <= SandboxState.MAX_SESSIONS
                     && SandboxState.validSessionName(p.path("meta").path("session").asText());
+            case "memory" -> validMemoryFile(file) && ++memory <= MAX_MEMORY_PARTS;
             default -> false;
           };
       if (!ok || !files.add(file)) {
         throw corrupt(name, "lists a part with a bad kind or file name");
       }
+    }
+    if (!m.path("memory").isBoolean() || m.path("memory").asBoolean() != (memory > 0)) {
+      throw corrupt(
+          name, "says memory=" + m.path("memory") + " but lists " + memory + " memory parts");
     }
     return new Loaded(m, dir);
   }
@@ -922,9 +1292,18 @@ public final class SnapshotStore {
     Path f = dir.resolve(file);
     long size = p.path("size").asLong(-1);
     long cap =
-        p.path("kind").asText().equals("session")
-            ? SandboxState.MAX_STATE_BYTES
-            : SandboxState.MAX_FILES_BYTES;
+        switch (p.path("kind").asText()) {
+          case "session" -> SandboxState.MAX_STATE_BYTES;
+          case "memory" -> MAX_MEMORY_BYTES;
+          default -> SandboxState.MAX_FILES_BYTES;
+        };
+    // Every directory between the snapshot's and the part's is a real one, never a symlink.
+    for (Path d = f.getParent(); d != null && !d.equals(dir); d = d.getParent()) {
+      if (!Files.isDirectory(d, LinkOption.NOFOLLOW_LINKS)) {
+        throw corrupt(
+            name, "has part " + file + " in " + dir.relativize(d) + ", which is not a directory");
+      }
+    }
     if (!Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)) {
       throw corrupt(name, "is missing its part " + file + " (or it is not a regular file)");
     }
@@ -1042,7 +1421,7 @@ public final class SnapshotStore {
     try (DirectoryStream<Path> ds = Files.newDirectoryStream(root)) {
       for (Path d : ds) {
         String n = d.getFileName().toString();
-        if (!(n.startsWith(".saving-") || n.startsWith(".removing-"))
+        if (!(n.startsWith(".saving-") || n.startsWith(".removing-") || n.startsWith(".restoring-"))
             || !Files.isDirectory(d, LinkOption.NOFOLLOW_LINKS)
             || Files.getLastModifiedTime(d, LinkOption.NOFOLLOW_LINKS)
                 .toInstant()

@@ -74,6 +74,31 @@ public interface RuntimeBackend {
     return Optional.empty();
   }
 
+  /**
+   * Checkpoints running sandbox {@code id} with its processes' memory, restores it in place, and
+   * leaves the checkpoint image's files under {@code dir} (created; regular files only). False,
+   * with nothing done, when the runtime or host cannot (runc here: no CRIU; gVisor needs the
+   * engine's root directory writable by this process). {@code beforeCheckpoint} runs just before
+   * the sandbox stops (its connection is about to end), {@code restored} gets its new connection
+   * once it runs again. Throws when the checkpoint was tried and failed.
+   */
+  default boolean checkpointTo(
+      String id,
+      java.nio.file.Path dir,
+      Runnable beforeCheckpoint,
+      java.util.function.Consumer<BackendSandbox> restored) {
+    return false;
+  }
+
+  /**
+   * Creates a sandbox from {@code spec} and starts it from the checkpoint image in {@code dir} (as
+   * written by {@link #checkpointTo}); its agent runs already, with the memory it had. Empty, with
+   * nothing done, when the runtime or host cannot restore a checkpoint.
+   */
+  default Optional<BackendSandbox> createFromCheckpoint(SandboxSpec spec, java.nio.file.Path dir) {
+    return Optional.empty();
+  }
+
   /** The engine's id (content digest) of a local image, if it has one. */
   default java.util.Optional<String> imageId(String image) {
     return java.util.Optional.empty();

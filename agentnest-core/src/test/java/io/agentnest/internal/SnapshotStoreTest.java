@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -285,6 +286,116 @@ class SnapshotStoreTest {
           ((ObjectNode) m.path("parts").get(2).path("meta")).put("session", "../x");
         });
     assertThatThrownBy(() -> store().load("p3")).hasMessageContaining("bad kind or file name");
+  }
+
+  @Test
+  void memoryPartNamesStayInsideTheMemoryDirectory() {
+    for (String ok :
+        List.of("memory/checkpoint.img", "memory/pages_meta.img", "memory/a/b/c/d.img")) {
+      assertThat(SnapshotStore.validMemoryFile(ok)).as(ok).isTrue();
+    }
+    for (String bad :
+        Arrays.asList(
+            null,
+            "",
+            "memory",
+            "memory/",
+            "checkpoint.img",
+            "/memory/checkpoint.img",
+            "memory//checkpoint.img",
+            "memory/../manifest.json",
+            "memory/..",
+            "memory/a..b",
+            "memory/.hidden",
+            "memory/a\\..\\b",
+            "memory/a/b/c/d/e.img",
+            "memory/x\0.img",
+            "memory/" + "a".repeat(101),
+            "memory/checkpoint.img/",
+            "workspace.tar")) {
+      assertThat(SnapshotStore.validMemoryFile(bad)).as(String.valueOf(bad)).isFalse();
+    }
+  }
+
+  /** Adds a memory part (as a gVisor save writes one) to saved snapshot {@code name}. */
+  byte[] addMemoryPart(String name) throws Exception {
+    byte[] img = "checkpoint-image-bytes".getBytes(StandardCharsets.UTF_8);
+    Path dir = home.resolve("snapshots/" + name + "/memory");
+    Files.createDirectories(dir);
+    Files.write(dir.resolve("checkpoint.img"), img);
+    resign(
+        name,
+        m -> {
+          ((ArrayNode) m.path("parts"))
+              .addObject()
+              .put("file", "memory/checkpoint.img")
+              .put("kind", "memory")
+              .put("size", img.length)
+              .put("sha256", SnapshotStore.sha256(img));
+          m.put("memory", true);
+        });
+    return img;
+  }
+
+  @Test
+  void memoryPartsAreVerifiedPlacedAndRehashed() throws Exception {
+    save("m1");
+    byte[] img = addMemoryPart("m1");
+    SnapshotStore.Loaded l = store().load("m1");
+    SnapshotStore.verifyParts(l);
+    assertThat(SnapshotStore.info(l.manifest()).memory()).isTrue();
+    assertThat(l.state().sessions()).hasSize(1); // the checkpoint image is never read as a session
+    JsonNode part = l.part("memory");
+    assertThat(part).isNotNull();
+    Path into = Files.createDirectory(home.resolve("placed"));
+    SnapshotStore.placeMemoryPart(l.dir(), part, "m1", into);
+    assertThat(Files.readAllBytes(into.resolve("checkpoint.img"))).isEqualTo(img);
+    // A byte flipped after the save: refused by the check and by the placement's own hash.
+    byte[] flipped = img.clone();
+    flipped[3] ^= 1;
+    Files.write(home.resolve("snapshots/m1/memory/checkpoint.img"), flipped);
+    assertThatThrownBy(() -> SnapshotStore.verifyParts(store().load("m1")))
+        .hasMessageContaining("memory/checkpoint.img whose sha256 does not match")
+        .extracting(SnapshotStoreTest::code)
+        .isEqualTo("CORRUPT");
+    Path again = Files.createDirectory(home.resolve("placed-again"));
+    assertThatThrownBy(() -> SnapshotStore.placeMemoryPart(l.dir(), part, "m1", again))
+        .hasMessageContaining("sha256 does not match")
+        .hasMessageContaining("snapshot rm m1");
+    // The memory directory swapped for a symlink to a good copy: refused too.
+    Path elsewhere = Files.createDirectory(home.resolve("elsewhere"));
+    Files.write(elsewhere.resolve("checkpoint.img"), img);
+    HostFiles.deleteTree(home.resolve("snapshots/m1/memory"));
+    Files.createSymbolicLink(home.resolve("snapshots/m1/memory"), elsewhere);
+    assertThatThrownBy(() -> SnapshotStore.verifyParts(store().load("m1")))
+        .hasMessageContaining("which is not a directory");
+  }
+
+  @Test
+  void aMemoryFlagThatDisagreesWithThePartsIsRefusedEvenWhenSigned() throws Exception {
+    save("m2");
+    resign("m2", m -> m.put("memory", true));
+    assertThatThrownBy(() -> store().load("m2"))
+        .hasMessageContaining("memory=true but lists 0 memory parts");
+    resign("m2", m -> m.put("memory", "yes"));
+    assertThatThrownBy(() -> store().load("m2")).hasMessageContaining("memory=");
+    resign("m2", m -> m.put("memory", false));
+    addMemoryPart("m2");
+    resign("m2", m -> m.put("memory", false));
+    assertThatThrownBy(() -> store().load("m2"))
+        .hasMessageContaining("memory=false but lists 1 memory parts");
+    for (String file :
+        List.of("memory/../workspace.tar", "/memory/x", "memory/", "checkpoint.img")) {
+      resign(
+          "m2",
+          m -> {
+            m.put("memory", true);
+            ((ObjectNode) m.path("parts").get(3)).put("file", file);
+          });
+      assertThatThrownBy(() -> store().load("m2"))
+          .as(file)
+          .hasMessageContaining("bad kind or file name");
+    }
   }
 
   @Test

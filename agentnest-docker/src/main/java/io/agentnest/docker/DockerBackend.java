@@ -86,6 +86,20 @@ public final class DockerBackend implements RuntimeBackend {
   }
 
   @Override
+  public boolean checkpointTo(
+      String id,
+      java.nio.file.Path dir,
+      Runnable beforeCheckpoint,
+      java.util.function.Consumer<BackendSandbox> restored) {
+    return engine().checkpointTo(id, dir, beforeCheckpoint, restored);
+  }
+
+  @Override
+  public Optional<BackendSandbox> createFromCheckpoint(SandboxSpec spec, java.nio.file.Path dir) {
+    return engine().createFromCheckpoint(spec, dir);
+  }
+
+  @Override
   public Optional<SandboxInfo> inspect(String id) {
     return engine().inspectManaged(id);
   }

@@ -3,6 +3,7 @@ package io.agentnest.docker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
@@ -260,26 +261,211 @@ class SnapshotIT {
     assertThat(Sandbox.removeSnapshot("it-connected")).isTrue();
   }
 
-  /** The same on gVisor: files and sessions come back; the manifest says memory was not kept. */
+  /**
+   * On gVisor a snapshot also holds the checkpoint of the whole sandbox: live objects that cannot
+   * be pickled (a generator part way through, an open file, a running thread) come back.
+   */
   @Nested
   @ExtendWith(GvisorRequired.class)
   class OnGvisor {
+    final SandboxConfig gvisor = SandboxConfig.builder().runtime("gvisor").build();
+
+    static final String LIVE_STATE =
+        "import threading, time\n"
+            + "gen = (i * i for i in range(10))\nnext(gen)\n"
+            + "fh = open('/workspace/f.txt')\n"
+            + "ticks = []\n"
+            + "t = threading.Thread(target=lambda: [ticks.append(1) or time.sleep(0.05)"
+            + " for _ in range(100000)], daemon=True)\nt.start()\n";
+
     @Test
-    void savedOnGvisorComesBackOnGvisor() {
-      SandboxConfig gvisor = SandboxConfig.builder().runtime("gvisor").build();
+    void processMemoryIsSavedAndComesBackHereAndInAnotherJvm() throws Exception {
+      SnapshotInfo info;
+      String source;
+      try (Sandbox sb = Sandbox.create(gvisor)) {
+        source = sb.id();
+        makeState(sb);
+        sb.exec("echo parent > /workspace/f.txt");
+        sb.runCode(LIVE_STATE);
+        sb.snapshot("it-gvisor-mem");
+        assertThat(sb.runCode("next(gen), t.is_alive()").result())
+            .as("the sandbox runs on after the save, with its memory")
+            .isEqualTo("(1, True)");
+        // A sandbox that was restored from a checkpoint (in place, by the save) saves again.
+        info = sb.snapshot("it-gvisor-mem", true);
+        assertState(sb);
+      }
+      assertThat(info.memory()).isTrue();
+      assertThat(info.memoryNote()).startsWith("process memory captured");
+      assertThat(info.runtime()).isIn("gvisor", "runsc");
+      JsonNode m =
+          Json.MAPPER
+              .readTree(home.resolve("snapshots/it-gvisor-mem/manifest.json").toFile())
+              .path("manifest");
+      assertThat(m.path("memory").asBoolean()).isTrue();
+      List<String> memoryFiles = new java.util.ArrayList<>();
+      for (JsonNode p : m.path("parts")) {
+        if (p.path("kind").asText().equals("memory")) {
+          memoryFiles.add(p.path("file").asText());
+          assertThat(p.path("size").asLong()).isPositive();
+          assertThat(p.path("sha256").asText()).hasSize(64);
+        }
+      }
+      assertThat(memoryFiles).isNotEmpty().allMatch(f -> f.startsWith("memory/"));
+      assertThat(m.path("parts").findValuesAsText("kind")).contains("workspace", "session");
+
+      String restoredId;
+      try (Sandbox r = Sandbox.restore("it-gvisor-mem")) {
+        restoredId = r.id();
+        assertThat(r.runCode("next(gen), fh.read(), t.is_alive(), len(ticks) > 0").result())
+            .as("generator, open file and thread come back")
+            .isEqualTo("(4, 'parent\\n', True, True)");
+        assertState(r);
+        r.runCode("only_here = 1");
+      }
+      Process p =
+          ChildJvm.start(
+              MemoryRestorer.class, Map.of("AGENTNEST_HOME", home.toString()), "it-gvisor-mem");
+      List<String> lines = ChildJvm.readUntil(p, "result", 20);
+      assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
+      assertThat(lines).contains("result (4, 'parent\\n', True, False) a,b");
+
+      AuditLog audit = io.agentnest.internal.Audit.shared();
+      audit.flush();
+      assertThat(
+              audit.query(
+                  AuditQuery.builder()
+                      .sandbox(restoredId)
+                      .type(AuditEvent.SNAPSHOT_RESTORED)
+                      .build()))
+          .singleElement()
+          .satisfies(
+              e ->
+                  assertThat(e.data())
+                      .containsEntry("from_sandbox", source)
+                      .containsEntry("memory_restored", true));
+
+      // On runc the checkpoint cannot be used: files and pickled sessions come back instead.
+      try (Sandbox r =
+          Sandbox.restore("it-gvisor-mem", info.config().toBuilder().runtime("runc").build())) {
+        assertState(r);
+        assertThat(r.runCode("'gen' in globals()").result()).isEqualTo("False");
+        audit.flush();
+        assertThat(
+                audit.query(
+                    AuditQuery.builder()
+                        .sandbox(r.id())
+                        .type(AuditEvent.SNAPSHOT_RESTORED)
+                        .build()))
+            .singleElement()
+            .satisfies(
+                e ->
+                    assertThat(e.data())
+                        .containsEntry("memory_restored", false)
+                        .hasEntrySatisfying(
+                            "memory_reason",
+                            v -> assertThat(String.valueOf(v)).contains("only on gVisor")));
+      }
+      assertThat(Sandbox.removeSnapshot("it-gvisor-mem")).isTrue();
+    }
+
+    @Test
+    void aTamperedMemoryPartIsRefused() throws Exception {
       SnapshotInfo info;
       try (Sandbox sb = Sandbox.create(gvisor)) {
+        sb.runCode("x = 1");
+        info = sb.snapshot("it-gvisor-tamper");
+      }
+      assertThat(info.memory()).isTrue();
+      Path img;
+      try (var files = Files.walk(home.resolve("snapshots/it-gvisor-tamper/memory"))) {
+        img = files.filter(Files::isRegularFile).findFirst().orElseThrow();
+      }
+      byte[] good = Files.readAllBytes(img);
+      byte[] bad = good.clone();
+      bad[bad.length / 2] ^= 1;
+      Files.write(img, bad);
+      int before = Sandbox.list().size();
+      assertThatThrownBy(() -> Sandbox.restore("it-gvisor-tamper"))
+          .isInstanceOf(SnapshotException.class)
+          .hasMessageContaining("memory/")
+          .hasMessageContaining("sha256 does not match the manifest")
+          .hasMessageContaining("agentnest snapshot rm it-gvisor-tamper")
+          .extracting(e -> ((SnapshotException) e).code())
+          .isEqualTo("CORRUPT");
+      Files.delete(img);
+      assertThatThrownBy(() -> Sandbox.restore("it-gvisor-tamper"))
+          .hasMessageContaining("missing its part memory/");
+      assertThat(Sandbox.list()).hasSizeLessThanOrEqualTo(before);
+      Files.write(img, good);
+      try (Sandbox r = Sandbox.restore("it-gvisor-tamper")) {
+        assertThat(r.runCode("x").result()).isEqualTo("1");
+      }
+      // Other environment variables cannot go into saved memory: files and sessions instead.
+      try (Sandbox r =
+          Sandbox.restore(
+              "it-gvisor-tamper", info.config().toBuilder().env("EXTRA", "yes").build())) {
+        assertThat(r.runCode("import os\nx, os.environ['EXTRA']").result()).isEqualTo("(1, 'yes')");
+      }
+      assertThat(Sandbox.removeSnapshot("it-gvisor-tamper")).isTrue();
+    }
+
+    @Test
+    void withSecretsTheMemoryIsNotSavedAndTheNoteSaysWhy() {
+      SandboxConfig withSecret =
+          gvisor.toBuilder().secretEnv("API_TOKEN", Secret.of("tok-gvisor-secret-789")).build();
+      SnapshotInfo info;
+      try (Sandbox sb = Sandbox.create(withSecret)) {
         makeState(sb);
-        info = sb.snapshot("it-gvisor");
+        info = sb.snapshot("it-gvisor-secret");
       }
-      assertThat(info.runtime()).isIn("gvisor", "runsc");
       assertThat(info.memory()).isFalse();
-      assertThat(info.memoryNote()).contains("gVisor");
-      assertThat(info.config().runtime()).isEqualTo(gvisor.runtime());
-      try (Sandbox restored = Sandbox.restore("it-gvisor")) {
-        assertState(restored);
+      assertThat(info.memoryNote()).contains("secret environment variables");
+      try (Sandbox r = Sandbox.restore("it-gvisor-secret", withSecret)) {
+        assertState(r);
       }
-      assertThat(Sandbox.removeSnapshot("it-gvisor")).isTrue();
+      assertThat(Sandbox.removeSnapshot("it-gvisor-secret")).isTrue();
+    }
+
+    @Test
+    void anAttachedHandleSavesFilesAndSessionsAndTheRuntimeButNoMemory() {
+      Sandbox sb = Sandbox.create(gvisor);
+      SnapshotInfo info;
+      try {
+        makeState(sb);
+        sb.detach();
+        // Like 'agentnest snapshot save ID': the handle does not know the sandbox's secrets.
+        try (Sandbox other = Sandbox.connect(sb.id())) {
+          info = other.snapshot("it-gvisor-attached");
+        }
+      } finally {
+        sb.destroy();
+      }
+      assertThat(info.memory()).isFalse();
+      assertThat(info.memoryNote()).contains("attached", "secret environment variables");
+      assertThat(info.runtime()).isEqualTo("runsc");
+      try (Sandbox r = Sandbox.restore("it-gvisor-attached")) {
+        assertState(r);
+        assertThat(Sandbox.list())
+            .filteredOn(i -> i.id().equals(r.id()))
+            .singleElement()
+            .satisfies(i -> assertThat(i.runtime()).isEqualTo("runsc"));
+      }
+      assertThat(Sandbox.removeSnapshot("it-gvisor-attached")).isTrue();
+    }
+  }
+
+  /** Restores a gVisor snapshot with memory in a fresh JVM and prints its live objects. */
+  public static final class MemoryRestorer {
+    public static void main(String[] args) {
+      try (Sandbox sb = Sandbox.restore(args[0])) {
+        System.out.println(
+            "result "
+                + sb.runCode("next(gen), fh.read(), t.is_alive(), 'only_here' in globals()")
+                    .result()
+                + " "
+                + sb.files().readString("data/in.csv").lines().findFirst().orElse(""));
+      }
     }
   }
 

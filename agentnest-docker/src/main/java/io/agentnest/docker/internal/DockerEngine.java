@@ -386,25 +386,16 @@ public final class DockerEngine {
       int n,
       Runnable beforeCheckpoint,
       java.util.function.Consumer<BackendSandbox> parentRestored) {
-    InspectContainerResponse parent = inspectContainer(parentId);
-    String runtime = parent.getHostConfig() == null ? null : parent.getHostConfig().getRuntime();
-    if (runtime == null || !runtime.contains("runsc")) {
+    Optional<Checkpointable> target = checkpointable(parentId);
+    if (target.isEmpty()) {
       return Optional.empty();
     }
-    java.nio.file.Path root;
-    try {
-      root = java.nio.file.Path.of(client.infoCmd().exec().getDockerRootDir());
-    } catch (RuntimeException e) {
-      return Optional.empty();
-    }
-    java.nio.file.Path parentDir = root.resolve("containers").resolve(parent.getId());
-    if (!java.nio.file.Files.isWritable(parentDir)) {
-      return Optional.empty();
-    }
+    Checkpointable parent = target.get();
     String name = "agentnest-fork-" + Long.toHexString(System.nanoTime());
     List<String> kids = new ArrayList<>();
     List<BackendSandbox> attached = new ArrayList<>();
     boolean parentStopped = false;
+    java.nio.file.Path image = null;
     try {
       // Children are created (not started) first: the parent is stopped for as short as can be.
       for (int i = 0; i < n; i++) {
@@ -412,36 +403,164 @@ public final class DockerEngine {
       }
       beforeCheckpoint.run();
       parentStopped = true;
-      engineCall(
-          "POST",
-          "/containers/" + parent.getId() + "/checkpoints",
-          "{\"CheckpointID\":\"" + name + "\",\"Exit\":true}");
-      parentRestored.accept(restoreFromCheckpoint(parent.getId(), name));
+      image = checkpointInPlace(parent, name, parentRestored);
       parentStopped = false;
-      java.nio.file.Path image = parentDir.resolve("checkpoints").resolve(name);
       for (String kid : kids) {
-        java.nio.file.Path dir = root.resolve("containers").resolve(kid).resolve("checkpoints");
-        linkTree(image, dir.resolve(name));
-        attached.add(restoreFromCheckpoint(kid, name));
-        io.agentnest.internal.HostFiles.deleteTree(dir.resolve(name));
+        attached.add(startFromImage(parent.root(), kid, name, image));
       }
-      io.agentnest.internal.HostFiles.deleteTree(image);
       return Optional.of(attached);
     } catch (RuntimeException | java.io.IOException e) {
       attached.forEach(BackendSandbox::close);
       kids.forEach(this::remove);
+      throw checkpointFailed("fork with checkpoint of sandbox " + parentId, e, parentStopped);
+    } finally {
+      deleteQuietly(image);
+    }
+  }
+
+  /**
+   * Checkpoints sandbox {@code id} (gVisor), restores it in place at once and moves the checkpoint
+   * image's files to {@code dir}. False, with nothing done, when the sandbox does not run on runsc
+   * or the engine's root directory is not writable here.
+   */
+  public boolean checkpointTo(
+      String id,
+      java.nio.file.Path dir,
+      Runnable beforeCheckpoint,
+      java.util.function.Consumer<BackendSandbox> restored) {
+    Optional<Checkpointable> target = checkpointable(id);
+    if (target.isEmpty()) {
+      return false;
+    }
+    String name = "agentnest-snapshot-" + Long.toHexString(System.nanoTime());
+    boolean stopped = false;
+    java.nio.file.Path image = null;
+    try {
+      beforeCheckpoint.run();
+      stopped = true;
+      image = checkpointInPlace(target.get(), name, restored);
+      stopped = false;
+      linkTree(image, dir);
+      return true;
+    } catch (RuntimeException | java.io.IOException e) {
+      throw checkpointFailed("checkpoint of sandbox " + id, e, stopped);
+    } finally {
+      deleteQuietly(image);
+    }
+  }
+
+  /**
+   * Creates a container from {@code spec} and starts it from the checkpoint image in {@code dir}
+   * (linked into the container's checkpoint directory, so read-only use shares the files). Empty,
+   * with nothing done, when the spec's runtime is not runsc or the engine's root directory is not
+   * writable here.
+   */
+  public Optional<BackendSandbox> createFromCheckpoint(SandboxSpec spec, java.nio.file.Path dir) {
+    String runtime = resolveRuntime(spec.runtime());
+    Optional<java.nio.file.Path> root = writableRoot();
+    if (runtime == null || !runtime.contains("runsc") || root.isEmpty()) {
+      return Optional.empty();
+    }
+    String id = createContainer(spec);
+    try {
+      return Optional.of(
+          startFromImage(
+              root.get(), id, "agentnest-restore-" + Long.toHexString(System.nanoTime()), dir));
+    } catch (RuntimeException | java.io.IOException e) {
+      remove(id);
       String msg = e.getMessage() == null ? e.toString() : e.getMessage();
       throw new AgentNestException(
-          "fork with checkpoint of sandbox "
-              + parentId
-              + " failed: "
+          "gVisor could not start a sandbox from the checkpoint: "
               + msg
-              + (parentStopped
-                  ? "; the parent could not be restored and is stopped: destroy it"
-                  : "; the parent is unchanged")
-              + " (check 'agentnest doctor': gVisor checkpoints need an experimental local"
-              + " dockerd)",
+              + " (a checkpoint restores only with the gVisor version and container settings"
+              + " that wrote it; check 'agentnest doctor')",
           e);
+    }
+  }
+
+  /** A running gVisor container whose engine directories this process can write. */
+  private record Checkpointable(String id, java.nio.file.Path root, java.nio.file.Path dir) {}
+
+  private Optional<Checkpointable> checkpointable(String idOrPrefix) {
+    InspectContainerResponse c = inspectContainer(idOrPrefix);
+    String runtime = c.getHostConfig() == null ? null : c.getHostConfig().getRuntime();
+    if (runtime == null || !runtime.contains("runsc")) {
+      return Optional.empty();
+    }
+    Optional<java.nio.file.Path> root = writableRoot();
+    if (root.isEmpty()) {
+      return Optional.empty();
+    }
+    java.nio.file.Path dir = root.get().resolve("containers").resolve(c.getId());
+    if (!java.nio.file.Files.isWritable(dir)) {
+      return Optional.empty();
+    }
+    return Optional.of(new Checkpointable(c.getId(), root.get(), dir));
+  }
+
+  /** The engine's root directory, when its containers live on this host and are writable. */
+  private Optional<java.nio.file.Path> writableRoot() {
+    java.nio.file.Path root;
+    try {
+      root = java.nio.file.Path.of(client.infoCmd().exec().getDockerRootDir());
+    } catch (RuntimeException e) {
+      return Optional.empty();
+    }
+    return java.nio.file.Files.isWritable(root.resolve("containers"))
+        ? Optional.of(root)
+        : Optional.empty();
+  }
+
+  /**
+   * Stops the sandbox into checkpoint {@code name} (runsc cannot leave it running) and starts it
+   * again from it at once; returns the checkpoint image's directory, which the caller removes.
+   */
+  private java.nio.file.Path checkpointInPlace(
+      Checkpointable c, String name, java.util.function.Consumer<BackendSandbox> restored) {
+    engineCall(
+        "POST",
+        "/containers/" + c.id() + "/checkpoints",
+        "{\"CheckpointID\":\"" + name + "\",\"Exit\":true}");
+    restored.accept(restoreFromCheckpoint(c.id(), name));
+    return c.dir().resolve("checkpoints").resolve(name);
+  }
+
+  /** Starts created container {@code id} from the checkpoint image in {@code image}. */
+  private BackendSandbox startFromImage(
+      java.nio.file.Path root, String id, String name, java.nio.file.Path image)
+      throws java.io.IOException {
+    java.nio.file.Path dir =
+        root.resolve("containers").resolve(id).resolve("checkpoints").resolve(name);
+    linkTree(image, dir);
+    try {
+      return restoreFromCheckpoint(id, name);
+    } finally {
+      deleteQuietly(dir);
+    }
+  }
+
+  private static AgentNestException checkpointFailed(String what, Exception e, boolean stopped) {
+    String msg = e.getMessage() == null ? e.toString() : e.getMessage();
+    return new AgentNestException(
+        what
+            + " failed: "
+            + msg
+            + (stopped
+                ? "; the sandbox could not be restored and is stopped: destroy it"
+                : "; the sandbox is unchanged")
+            + " (check 'agentnest doctor': gVisor checkpoints need an experimental local"
+            + " dockerd)",
+        e);
+  }
+
+  private static void deleteQuietly(java.nio.file.@Nullable Path dir) {
+    if (dir == null) {
+      return;
+    }
+    try {
+      io.agentnest.internal.HostFiles.deleteTree(dir);
+    } catch (java.io.IOException e) {
+      // the engine removes a container's checkpoints with the container
     }
   }
 
@@ -449,16 +568,20 @@ public final class DockerEngine {
     BackendSandbox att = openAttachment(id);
     try {
       // The engine answers the checkpoint before runsc has released the stopped sandbox's id;
-      // a start until then is refused with "id already in use". Bounded: about 10 s.
+      // a start until then is refused with "id already in use". A start right after a
+      // checkpoint can also lose dockerd's race uploading the checkpoint to containerd
+      // ("failed to upload checkpoint ... already exists", moby/moby#42900); a retry a moment
+      // later succeeds. Bounded: about 10 s.
       for (int attempt = 0; ; attempt++) {
         try {
           engineCall("POST", "/containers/" + id + "/start?checkpoint=" + enc(checkpoint), null);
           break;
         } catch (AgentNestException e) {
           String m = String.valueOf(e.getMessage());
-          // "already exists": containerd refused to store a checkpoint blob another restore on
-          // this engine stored at the same moment; the next start finds it there.
-          if (attempt >= 20 || !(m.contains("already in use") || m.contains("already exists"))) {
+          boolean transient_ =
+              m.contains("already in use")
+                  || (m.contains("failed to upload checkpoint") && m.contains("already exists"));
+          if (attempt >= 20 || !transient_) {
             throw e;
           }
           if (attempt == 5) {
