@@ -40,7 +40,8 @@ import picocli.CommandLine.Option;
       "               audit hook watching, an approved os.remove (question, decision, answer)",
       "               and an approved shell 'rm' (checked on the host)",
       "  fork         only with --only fork: fork() and fork(4) of a sandbox with a 10 MB",
-      "               workspace and a Python session holding 100 MB of objects",
+      "               workspace and a Python session holding 100 MB of objects, with spare",
+      "               copies ready (prepareForks) and once without ('fork, no spares')",
       "  artifacts    only with --only artifacts: export of 100 files (10 MB in all) to a host",
       "               directory, and upload of the same directory (MB/s from the p50)",
       "  snapshot     only with --only snapshot: save and restore of a sandbox with a 10 MB",
@@ -193,11 +194,27 @@ final class BenchCommand implements Callable<Integer> {
           };
       int warm = Math.min(warmup, 1);
       samples.put(
-          "fork", measure("fork", n, warm, () -> sb.prepareForks(1), () -> garbage.add(sb.fork())));
-      clean.run();
+          "fork",
+          measure(
+              "fork",
+              n,
+              warm,
+              () -> {
+                clean.run();
+                sb.prepareForks(1);
+              },
+              () -> garbage.add(sb.fork())));
       samples.put(
           "fork(4)",
-          measure("fork(4)", n, warm, () -> sb.prepareForks(4), () -> garbage.addAll(sb.fork(4))));
+          measure(
+              "fork(4)",
+              n,
+              warm,
+              () -> {
+                clean.run();
+                sb.prepareForks(4);
+              },
+              () -> garbage.addAll(sb.fork(4))));
       clean.run();
       sb.prepareForks(0);
       samples.put(

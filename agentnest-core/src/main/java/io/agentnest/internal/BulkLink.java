@@ -38,6 +38,9 @@ final class BulkLink implements Closeable {
   private final ServerSocketChannel server;
   private final Path socket;
   private final long tokenWaitNanos;
+  private final java.util.Set<String> expected = java.util.concurrent.ConcurrentHashMap.newKeySet();
+  private final java.util.Map<String, SocketChannel> arrived = new java.util.HashMap<>();
+  private int strangers;
 
   private BulkLink(ServerSocketChannel server, Path socket, Duration tokenWait) {
     this.server = server;
@@ -77,52 +80,83 @@ final class BulkLink implements Closeable {
     }
   }
 
-  static String newToken() {
+  private static String newToken() {
     byte[] b = new byte[16];
     RANDOM.nextBytes(b);
     return HexFormat.of().formatHex(b);
   }
 
+  /** A token for one transfer on this link; {@link #accept} hands its connection to its caller. */
+  String expect() {
+    String t = newToken();
+    expected.add(t);
+    return t;
+  }
+
   /**
-   * The connection that presents {@code token}, in blocking mode; null when {@code giveUp} turns
-   * true first (the agent answered without connecting).
+   * The connection that presents {@code token} (from {@link #expect}), in blocking mode; null when
+   * {@code giveUp} turns true first (the agent answered without connecting). Several transfers may
+   * wait at once: a connection for another expected token is kept for its own caller.
    */
   @Nullable SocketChannel accept(String token, long deadlineNanos, BooleanSupplier giveUp) {
     try (Selector sel = Selector.open()) {
-      server.register(sel, SelectionKey.OP_ACCEPT);
-      int strangers = 0;
+      synchronized (this) {
+        server.register(sel, SelectionKey.OP_ACCEPT);
+      }
       while (true) {
-        if (giveUp.getAsBoolean()) {
+        // Read before the queue is drained: an agent connects before it answers, so with an
+        // answer seen first, its connection is already queued or none is coming.
+        boolean answered = giveUp.getAsBoolean();
+        SocketChannel mine = drainFor(token, deadlineNanos);
+        if (mine != null) {
+          return mine;
+        }
+        if (answered) {
+          expected.remove(token);
           return null;
         }
         long left = deadlineNanos - System.nanoTime();
         if (left <= 0) {
+          expected.remove(token);
           throw new AgentNestException(
               "the sandbox did not connect to its bulk link in time: its agent may be stuck;"
                   + " destroy the sandbox if this repeats");
         }
-        sel.select(Math.max(1, Math.min(50, left / 1_000_000)));
+        sel.select(Math.max(1, Math.min(20, left / 1_000_000)));
         sel.selectedKeys().clear();
-        SocketChannel c = server.accept();
-        if (c == null) {
-          continue;
-        }
-        if (token.equals(
-            readToken(c, Math.min(deadlineNanos, System.nanoTime() + tokenWaitNanos)))) {
-          c.configureBlocking(true);
-          return c;
-        }
-        c.close();
-        if (++strangers > MAX_STRANGERS) {
-          throw new AgentNestException(
-              "more than "
-                  + MAX_STRANGERS
-                  + " connections without the transfer's token reached the bulk link: something"
-                  + " in the sandbox is probing it; the fork was stopped");
-        }
       }
     } catch (IOException e) {
       throw new AgentNestException("the bulk link failed: " + e.getMessage(), e);
+    }
+  }
+
+  /** Accepts what is queued, sorting connections to their transfers; this one's, if it came. */
+  private synchronized @Nullable SocketChannel drainFor(String token, long deadlineNanos)
+      throws IOException {
+    while (true) {
+      SocketChannel parked = arrived.remove(token);
+      if (parked != null) {
+        expected.remove(token);
+        return parked;
+      }
+      SocketChannel c = server.accept();
+      if (c == null) {
+        return null;
+      }
+      String t = readToken(c, Math.min(deadlineNanos, System.nanoTime() + tokenWaitNanos));
+      if (expected.contains(t) && !arrived.containsKey(t)) {
+        c.configureBlocking(true);
+        arrived.put(t, c);
+        continue;
+      }
+      c.close();
+      if (++strangers > MAX_STRANGERS) {
+        throw new AgentNestException(
+            "more than "
+                + MAX_STRANGERS
+                + " connections without the transfer's token reached the bulk link: something"
+                + " in the sandbox is probing it; the fork was stopped");
+      }
     }
   }
 
@@ -162,7 +196,15 @@ final class BulkLink implements Closeable {
   }
 
   @Override
-  public void close() {
+  public synchronized void close() {
+    for (SocketChannel c : arrived.values()) {
+      try {
+        c.close();
+      } catch (IOException e) {
+        // a transfer that never came for it
+      }
+    }
+    arrived.clear();
     try {
       server.close();
       Files.deleteIfExists(socket);

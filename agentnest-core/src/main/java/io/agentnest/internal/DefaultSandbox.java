@@ -962,53 +962,47 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   /**
-   * State transfer over the bulk links: files go through the channels while the sessions' bytes
-   * stream from the parent's interpreter straight into the copies' (see {@link BulkLink}).
+   * State transfer over the bulk links (see {@link BulkLink}): the tars of the workspace and the
+   * scratch space, then each session's pickle, stream from the parent into all copies at once,
+   * unpacked and unpickled there as they arrive.
    */
   private List<Sandbox> forkOverBulkLink(
       java.nio.file.Path dir, List<CompletableFuture<DefaultSandbox>> kids, long t0) {
     List<String> names = sessionNames();
     List<SandboxState.Copy> copies = new java.util.ArrayList<>();
     try (BulkLink link = BulkLink.open(dir)) {
-      CompletableFuture<SandboxState.Captured> files =
-          CompletableFuture.supplyAsync(() -> SandboxState.capture(this, List.of()), FORK_THREADS);
-      List<CompletableFuture<Void>> filesIn = new java.util.ArrayList<>();
-      for (CompletableFuture<DefaultSandbox> k : kids) {
-        filesIn.add(
-            files.thenAcceptBothAsync(
-                k, (f, child) -> SandboxState.restore(child, f), FORK_THREADS));
-      }
       java.util.function.Supplier<List<SandboxState.Copy>> ready =
           () -> {
-            if (copies.isEmpty()) {
-              for (CompletableFuture<DefaultSandbox> k : kids) {
-                DefaultSandbox child = join(k);
-                java.nio.file.Path kidDir =
-                    backend
-                        .bulkDirectory(child.id())
-                        .orElseThrow(
-                            () ->
-                                new io.agentnest.AgentNestException(
-                                    "copy "
-                                        + child.id()
-                                        + " of a sandbox with a bulk link has none: the engine"
-                                        + " changed meanwhile; fork again"));
-                copies.add(new SandboxState.Copy(child, BulkLink.open(kidDir)));
-              }
+            synchronized (copies) {
+              return readyCopies(copies, kids);
             }
-            return copies;
           };
+      java.util.function.BooleanSupplier started =
+          () -> kids.stream().allMatch(CompletableFuture::isDone);
+      // Files and sessions travel at once: the link sorts connections by their tokens.
+      CompletableFuture<Long> files =
+          CompletableFuture.supplyAsync(
+              () ->
+                  SandboxState.relayFiles(this, link, SandboxArchives.WORKSPACE, started, ready)
+                      + SandboxState.relayFiles(this, link, SandboxArchives.TMP, started, ready),
+              FORK_THREADS);
       List<SandboxState.Dumped> sessions = new java.util.ArrayList<>();
-      for (String name : names) {
-        SandboxState.Dumped d =
-            SandboxState.relaySession(
-                this, link, name, () -> kids.stream().allMatch(CompletableFuture::isDone), ready);
-        if (d != null) {
-          sessions.add(d);
+      try {
+        for (String name : names) {
+          SandboxState.Dumped d = SandboxState.relaySession(this, link, name, started, ready);
+          if (d != null) {
+            sessions.add(d);
+          }
+        }
+      } finally {
+        // Never leave the files' transfer running on a link about to close.
+        try {
+          files.join();
+        } catch (RuntimeException e) {
+          // reported below, or superseded by the sessions' failure
         }
       }
-      filesIn.forEach(DefaultSandbox::join);
-      long fileBytes = join(files).fileBytes();
+      long fileBytes = join(files);
       long stateBytes = sessions.stream().mapToLong(SandboxState.Dumped::bytes).sum();
       Map<String, List<String>> vars = new java.util.LinkedHashMap<>();
       List<io.agentnest.ForkReport.Skipped> skipped = new java.util.ArrayList<>();
@@ -1044,6 +1038,28 @@ public final class DefaultSandbox implements Sandbox {
     } finally {
       copies.forEach(c -> c.link().close());
     }
+  }
+
+  /** The copies with their bulk links, opened once (the copies must have started). */
+  private List<SandboxState.Copy> readyCopies(
+      List<SandboxState.Copy> copies, List<CompletableFuture<DefaultSandbox>> kids) {
+    if (copies.isEmpty()) {
+      for (CompletableFuture<DefaultSandbox> k : kids) {
+        DefaultSandbox child = join(k);
+        java.nio.file.Path kidDir =
+            backend
+                .bulkDirectory(child.id())
+                .orElseThrow(
+                    () ->
+                        new io.agentnest.AgentNestException(
+                            "copy "
+                                + child.id()
+                                + " of a sandbox with a bulk link has none: the engine"
+                                + " changed meanwhile; fork again"));
+        copies.add(new SandboxState.Copy(child, BulkLink.open(kidDir)));
+      }
+    }
+    return copies;
   }
 
   /**

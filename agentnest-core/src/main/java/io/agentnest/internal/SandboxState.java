@@ -277,12 +277,42 @@ public final class SandboxState {
       String name,
       java.util.function.BooleanSupplier copiesReady,
       java.util.function.Supplier<List<Copy>> copies) {
-    String token = BulkLink.newToken();
+    String token = link.expect();
     ByteArrayOutputStream frames = new ByteArrayOutputStream();
     PendingDump p = startDump(sb, name, frames, token);
-    long deadline = System.nanoTime() + STATE_TIMEOUT.toNanos();
-    java.nio.channels.SocketChannel from = link.accept(token, deadline, p.done()::isDone);
-    if (from == null) {
+    long relayed;
+    try {
+      relayed =
+          relay(
+              "session '" + name + "'",
+              p.done(),
+              token,
+              link,
+              true,
+              MAX_STATE_BYTES,
+              copiesReady,
+              copies,
+              (c, t) ->
+                  c.sandbox()
+                      .channel()
+                      .call(
+                          Json.object()
+                              .put("op", "py_load_bulk")
+                              .put("session", name)
+                              .put("bulk", t),
+                          new byte[0],
+                          f -> {}));
+    } catch (AgentNestException e) {
+      // The session's own reason, when it gave one, says more than a broken link.
+      if (p.done().isDone()) {
+        Dumped d = finishDump(p, -2);
+        if (d != null && d.failed()) {
+          throw new AgentNestException(d.skipped().get(0).reason(), e);
+        }
+      }
+      throw e;
+    }
+    if (relayed < 0) {
       // The session answered without the link (none running, or it could not save): as frames.
       Dumped d = finishDump(p, -1);
       if (d != null && !d.failed() && d.bytes() > 0) {
@@ -293,24 +323,99 @@ public final class SandboxState {
       }
       return d;
     }
-    StateRelay relay = new StateRelay(name, from);
+    return finishDump(p, relayed);
+  }
+
+  /**
+   * Moves the tar of {@code root} (workspace or scratch space) from {@code sb} into every copy over
+   * the bulk links, unpacked there as it streams; the bytes moved.
+   */
+  static long relayFiles(
+      DefaultSandbox sb,
+      BulkLink link,
+      String root,
+      java.util.function.BooleanSupplier copiesReady,
+      java.util.function.Supplier<List<Copy>> copies) {
+    String token = link.expect();
+    CompletableFuture<Frame> done =
+        sb.channel()
+            .call(
+                Json.object()
+                    .put("op", "tar_out")
+                    .put("root", root)
+                    .put("mode", "full")
+                    .put("max_bytes", MAX_FILES_BYTES)
+                    .put("bulk", token),
+                new byte[0],
+                f -> {});
+    long relayed =
+        relay(
+            root,
+            done,
+            token,
+            link,
+            false,
+            MAX_FILES_BYTES,
+            copiesReady,
+            copies,
+            (c, t) ->
+                c.sandbox()
+                    .channel()
+                    .call(
+                        Json.object()
+                            .put("op", "tar_in")
+                            .put("root", root)
+                            .put("path", "")
+                            .put("strict", false)
+                            .put("max_bytes", MAX_FILES_BYTES)
+                            .put("max_entries", 100_000)
+                            .put("last", true)
+                            .put("bulk", t),
+                        new byte[0],
+                        f -> {}));
+    Frame f = sb.channel().await(done, STATE_TIMEOUT, "copy " + root + " out");
+    if (f.ev().equals("err")) {
+      throw sb.agentError(f.header());
+    }
+    if (relayed < 0 || f.header().path("bytes").asLong(-1) != relayed) {
+      throw new AgentNestException(
+          "sandbox " + sb.id() + " sent a malformed archive of " + root + " over the bulk link");
+    }
+    return relayed;
+  }
+
+  /**
+   * Carries one stream from {@code parent}'s connection (it presents {@code token}) to a connection
+   * from each copy (started by {@code startCopy} with the copy's own token) and waits for every
+   * copy's answer; the bytes carried, or -1 when the parent answered without connecting.
+   */
+  private static long relay(
+      String what,
+      CompletableFuture<Frame> parent,
+      String token,
+      BulkLink link,
+      boolean framed,
+      long max,
+      java.util.function.BooleanSupplier copiesReady,
+      java.util.function.Supplier<List<Copy>> copies,
+      java.util.function.BiFunction<Copy, String, CompletableFuture<Frame>> startCopy) {
+    long deadline = System.nanoTime() + STATE_TIMEOUT.toNanos();
+    java.nio.channels.SocketChannel from = link.accept(token, deadline, parent::isDone);
+    if (from == null) {
+      return -1;
+    }
+    StateRelay relay = new StateRelay(what, from, framed, max);
     java.util.concurrent.ScheduledFuture<?> watchdog =
         WATCHDOG.schedule(
             relay::close, STATE_TIMEOUT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
     try {
-      relay.run(copiesReady, copies, deadline);
+      relay.run(copiesReady, copies, startCopy, deadline);
+      return relay.relayed;
     } catch (IOException e) {
-      // The session's own reason, when it gave one, says more than a broken link.
-      if (p.done().isDone()) {
-        Dumped d = finishDump(p, -2);
-        if (d != null && d.failed()) {
-          throw new AgentNestException(d.skipped().get(0).reason(), e);
-        }
-      }
       throw new AgentNestException(
-          "moving session '"
-              + name
-              + "' over the bulk link failed: "
+          "moving "
+              + what
+              + " over the bulk link failed: "
               + e.getMessage()
               + (watchdog.isDone() ? " (it took longer than " + STATE_TIMEOUT + ")" : ""),
           e);
@@ -318,13 +423,13 @@ public final class SandboxState {
       watchdog.cancel(false);
       relay.close();
     }
-    return finishDump(p, relay.relayed);
   }
 
   /**
-   * Carries one session's state from the parent's connection to the copies', checking its framing
-   * (u32 length + extra pickle, then chunks of at most 1 MiB, each attempt ended by END or ABORT)
-   * and its size. Until the copies run, chunks wait in memory so the parent pickles meanwhile.
+   * Carries one stream from the parent's connection to the copies'. Framed (a session's state): u32
+   * length + extra pickle, then chunks of at most 1 MiB, each attempt ended by END or ABORT, all
+   * checked. Raw (a tar): whatever comes until the parent closes. Either way bounded by {@code
+   * max}. Until the copies run, what arrives waits in memory, so the parent works on meanwhile.
    */
   private static final class StateRelay {
     private static final int END = 0;
@@ -332,157 +437,244 @@ public final class SandboxState {
     private static final int MAX_CHUNK = 1 << 20;
     private static final int MAX_EXTRA = 64 << 20;
     private static final int MAX_ATTEMPTS = 4;
-    private final String name;
+    private static final long DIRECT_LIMIT = 256L << 20;
+    private final String what;
     private final java.nio.channels.SocketChannel from;
+    private final boolean framed;
+    private final long max;
     private final List<java.nio.channels.SocketChannel> to =
         new java.util.concurrent.CopyOnWriteArrayList<>();
-    private final List<java.nio.ByteBuffer> waiting = new ArrayList<>();
-    private boolean connected;
+    // Everything read so far, in order; each copy's writer sends it at the copy's own pace, so a
+    // slow copy never holds the parent or the others back.
+    private final List<java.nio.ByteBuffer> chunks = new ArrayList<>();
+    private boolean complete;
+    private final List<CompletableFuture<Void>> writers = new ArrayList<>();
     long relayed;
 
-    StateRelay(String name, java.nio.channels.SocketChannel from) {
-      this.name = name;
+    StateRelay(String what, java.nio.channels.SocketChannel from, boolean framed, long max) {
+      this.what = what;
       this.from = from;
+      this.framed = framed;
+      this.max = max;
     }
 
     void run(
         java.util.function.BooleanSupplier copiesReady,
         java.util.function.Supplier<List<Copy>> copies,
+        java.util.function.BiFunction<Copy, String, CompletableFuture<Frame>> startCopy,
         long deadline)
         throws IOException {
-      java.nio.ByteBuffer len = java.nio.ByteBuffer.allocate(4);
-      int extra = readLength(len);
-      if (extra < 0 || extra > MAX_EXTRA) {
-        throw malformed();
-      }
-      forward(len, read(extra));
-      List<CompletableFuture<Frame>> loads = new ArrayList<>();
-      List<Copy> targets = List.of();
-      int attempts = 1;
-      while (true) {
-        int n = readLength(len);
-        if (n == END) {
-          forward(len, null);
-          break;
-        }
-        if (n == ABORT) {
-          if (++attempts > MAX_ATTEMPTS) {
-            throw malformed();
+      List<CompletableFuture<Frame>> answers = new ArrayList<>();
+      List<Copy> targets = null;
+      try {
+        if (framed) {
+          readFramed(copiesReady, copies, startCopy, answers, deadline);
+        } else {
+          java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocateDirect(MAX_CHUNK);
+          while (true) {
+            buf.clear();
+            int n = from.read(buf);
+            if (n < 0) {
+              break;
+            }
+            if (relayed + n > max) {
+              throw tooLarge();
+            }
+            buf.flip();
+            append(copyOf(buf));
+            relayed += n;
+            if (!connected() && copiesReady.getAsBoolean()) {
+              connect(copies.get(), startCopy, answers, deadline);
+            }
           }
-          forward(len, null);
-          continue;
         }
-        if (n < 0 || n > MAX_CHUNK || relayed + n > MAX_STATE_BYTES) {
-          throw malformed();
-        }
-        forward(len, read(n));
-        if (!connected && copiesReady.getAsBoolean()) {
-          targets = connect(copies.get(), loads, deadline);
+      } finally {
+        synchronized (chunks) {
+          complete = true;
+          chunks.notifyAll();
         }
       }
-      if (!connected) {
-        targets = connect(copies.get(), loads, deadline);
-      }
+      targets = connected() ? copies.get() : connect(copies.get(), startCopy, answers, deadline);
       for (int i = 0; i < targets.size(); i++) {
-        to.get(i).shutdownOutput();
+        join(writers.get(i));
         DefaultSandbox copy = targets.get(i).sandbox();
-        Frame f = copy.channel().await(loads.get(i), STATE_TIMEOUT, "restore session " + name);
+        Frame f = copy.channel().await(answers.get(i), STATE_TIMEOUT, "move " + what + " in");
         if (f.ev().equals("err")) {
           throw copy.agentError(f.header());
         }
       }
     }
 
-    /** Has every copy read from its link, and sends what waited. */
+    private void readFramed(
+        java.util.function.BooleanSupplier copiesReady,
+        java.util.function.Supplier<List<Copy>> copies,
+        java.util.function.BiFunction<Copy, String, CompletableFuture<Frame>> startCopy,
+        List<CompletableFuture<Frame>> answers,
+        long deadline)
+        throws IOException {
+      int extra = readLength();
+      if (extra < 0 || extra > MAX_EXTRA) {
+        throw malformed();
+      }
+      read(extra);
+      int attempts = 1;
+      while (true) {
+        int n = readLength();
+        if (n == END) {
+          return;
+        }
+        if (n == ABORT) {
+          if (++attempts > MAX_ATTEMPTS) {
+            throw malformed();
+          }
+          continue;
+        }
+        if (n < 0 || n > MAX_CHUNK) {
+          throw malformed();
+        }
+        if (relayed + n > max) {
+          throw tooLarge();
+        }
+        read(n);
+        if (!connected() && copiesReady.getAsBoolean()) {
+          connect(copies.get(), startCopy, answers, deadline);
+        }
+      }
+    }
+
+    private boolean connected() {
+      return !writers.isEmpty();
+    }
+
+    /** Has every copy read from its link, each fed by its own writer. */
     private List<Copy> connect(
-        List<Copy> copies, List<CompletableFuture<Frame>> loads, long deadline) throws IOException {
+        List<Copy> copies,
+        java.util.function.BiFunction<Copy, String, CompletableFuture<Frame>> startCopy,
+        List<CompletableFuture<Frame>> answers,
+        long deadline) {
       for (Copy c : copies) {
-        String t = BulkLink.newToken();
-        CompletableFuture<Frame> done =
-            c.sandbox()
-                .channel()
-                .call(
-                    Json.object().put("op", "py_load_bulk").put("session", name).put("bulk", t),
-                    new byte[0],
-                    f -> {});
-        loads.add(done);
+        String t = c.link().expect();
+        CompletableFuture<Frame> done = startCopy.apply(c, t);
+        answers.add(done);
         java.nio.channels.SocketChannel ch = c.link().accept(t, deadline, done::isDone);
         if (ch == null) {
-          throw loadFailed(c.sandbox(), name, done);
+          throw answeredWithoutReading(c.sandbox(), done);
         }
         to.add(ch);
+        writers.add(CompletableFuture.runAsync(() -> feed(ch), WRITERS));
       }
-      connected = true;
-      for (java.nio.ByteBuffer b : waiting) {
-        write(b);
-      }
-      waiting.clear();
       return copies;
     }
 
-    private int readLength(java.nio.ByteBuffer len) throws IOException {
-      len.clear();
-      readFully(from, len);
-      len.flip();
-      relayed += 4;
+    private AgentNestException answeredWithoutReading(
+        DefaultSandbox target, CompletableFuture<Frame> done) {
+      Frame f = target.channel().await(done, STATE_TIMEOUT, "move " + what + " in");
+      return f.ev().equals("err")
+          ? target.agentError(f.header())
+          : new AgentNestException(
+              "copy " + target.id() + " answered for " + what + " without reading it");
+    }
+
+    private void feed(java.nio.channels.SocketChannel ch) {
+      try {
+        for (int i = 0; ; i++) {
+          java.nio.ByteBuffer b;
+          synchronized (chunks) {
+            while (i >= chunks.size() && !complete) {
+              chunks.wait();
+            }
+            if (i >= chunks.size()) {
+              break;
+            }
+            b = chunks.get(i).duplicate();
+          }
+          while (b.hasRemaining()) {
+            ch.write(b);
+          }
+        }
+        ch.shutdownOutput();
+      } catch (IOException e) {
+        throw new java.io.UncheckedIOException(e);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new AgentNestException("interrupted while moving " + what, e);
+      }
+    }
+
+    private int readLength() throws IOException {
+      java.nio.ByteBuffer len = read(4);
       return len.getInt(0);
     }
 
+    /** Reads {@code n} bytes from the parent and queues them for the copies. */
     private java.nio.ByteBuffer read(int n) throws IOException {
-      java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(n);
+      // Direct buffers spare a copy on every read and on every copy's write; past a few hundred
+      // MB the heap takes over, so that a big state cannot exhaust direct memory.
+      java.nio.ByteBuffer b =
+          relayed < DIRECT_LIMIT
+              ? java.nio.ByteBuffer.allocateDirect(n)
+              : java.nio.ByteBuffer.allocate(n);
       readFully(from, b);
       b.flip();
       relayed += n;
+      append(b);
       return b;
     }
 
-    private void forward(java.nio.ByteBuffer len, java.nio.@Nullable ByteBuffer body)
-        throws IOException {
-      java.nio.ByteBuffer head = java.nio.ByteBuffer.allocate(4).putInt(len.getInt(0)).flip();
-      if (!connected) {
-        waiting.add(head);
-        if (body != null) {
-          waiting.add(body);
-        }
-        return;
-      }
-      write(head);
-      if (body != null) {
-        write(body);
-      }
+    private java.nio.ByteBuffer copyOf(java.nio.ByteBuffer src) {
+      java.nio.ByteBuffer b =
+          relayed < DIRECT_LIMIT
+              ? java.nio.ByteBuffer.allocateDirect(src.remaining())
+              : java.nio.ByteBuffer.allocate(src.remaining());
+      b.put(src).flip();
+      return b;
     }
 
-    private void write(java.nio.ByteBuffer b) throws IOException {
-      for (java.nio.channels.SocketChannel ch : to) {
-        java.nio.ByteBuffer view = b.duplicate();
-        while (view.hasRemaining()) {
-          ch.write(view);
-        }
+    private void append(java.nio.ByteBuffer b) {
+      synchronized (chunks) {
+        chunks.add(b);
+        chunks.notifyAll();
       }
     }
 
     private AgentNestException malformed() {
-      return new AgentNestException(
-          "session '" + name + "' sent a malformed state over the bulk link");
+      return new AgentNestException(what + " arrived malformed over the bulk link");
+    }
+
+    private AgentNestException tooLarge() {
+      return new AgentNestException(what + " is larger than " + max + " bytes");
     }
 
     void close() {
       closeQuietly(from);
       to.forEach(SandboxState::closeQuietly);
+      synchronized (chunks) {
+        complete = true;
+        chunks.notifyAll();
+      }
     }
   }
 
-  private static AgentNestException loadFailed(
-      DefaultSandbox target, String name, CompletableFuture<Frame> done) {
-    Frame f = target.channel().await(done, STATE_TIMEOUT, "restore session " + name);
-    return f.ev().equals("err")
-        ? target.agentError(f.header())
-        : new AgentNestException(
-            "copy "
-                + target.id()
-                + " answered the state of session '"
-                + name
-                + "' without reading it");
+  private static final java.util.concurrent.ExecutorService WRITERS =
+      java.util.concurrent.Executors.newCachedThreadPool(
+          r -> {
+            Thread t = new Thread(r, "agentnest-bulk-writer");
+            t.setDaemon(true);
+            return t;
+          });
+
+  private static <T> T join(CompletableFuture<T> f) {
+    try {
+      return f.join();
+    } catch (java.util.concurrent.CompletionException e) {
+      if (e.getCause() instanceof java.io.UncheckedIOException u) {
+        throw new AgentNestException("the bulk link to a copy failed: " + u.getMessage(), u);
+      }
+      if (e.getCause() instanceof RuntimeException re) {
+        throw re;
+      }
+      throw e;
+    }
   }
 
   private static void readFully(java.nio.channels.SocketChannel c, java.nio.ByteBuffer b)

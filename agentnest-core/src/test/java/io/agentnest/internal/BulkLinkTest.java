@@ -35,25 +35,26 @@ class BulkLinkTest {
 
   @Test
   void onlyTheConnectionWithTheTokenTakesPartAndKeepsWhatFollowsIt() throws IOException {
-    String token = BulkLink.newToken();
-    assertThat(token).matches("[0-9a-f]{32}");
-    try (BulkLink link = BulkLink.open(dir);
-        SocketChannel stranger = connect("0123456789abcdef0123456789abcdef\n");
-        SocketChannel garbage = connect("x".repeat(200));
-        SocketChannel right = connect(token + "\nPAYLOAD")) {
-      SocketChannel got = link.accept(token, in(Duration.ofSeconds(10)), () -> false);
-      assertThat(got).isNotNull();
-      ByteBuffer b = ByteBuffer.allocate(7);
-      while (b.hasRemaining() && got.read(b) >= 0) {
-        // blocking: reads what the sandbox sent after its token
+    try (BulkLink link = BulkLink.open(dir)) {
+      String token = link.expect();
+      assertThat(token).matches("[0-9a-f]{32}");
+      try (SocketChannel stranger = connect("0123456789abcdef0123456789abcdef\n");
+          SocketChannel garbage = connect("x".repeat(200));
+          SocketChannel right = connect(token + "\nPAYLOAD")) {
+        SocketChannel got = link.accept(token, in(Duration.ofSeconds(10)), () -> false);
+        assertThat(got).isNotNull();
+        ByteBuffer b = ByteBuffer.allocate(7);
+        while (b.hasRemaining() && got.read(b) >= 0) {
+          // blocking: reads what the sandbox sent after its token
+        }
+        assertThat(new String(b.array(), StandardCharsets.US_ASCII)).isEqualTo("PAYLOAD");
+        got.close();
+        // The socket is writable by the sandbox's own (unprivileged) user.
+        assertThat(
+                PosixFilePermissions.toString(
+                    Files.getPosixFilePermissions(dir.resolve(BulkLink.SOCKET))))
+            .isEqualTo("rw-rw-rw-");
       }
-      assertThat(new String(b.array(), StandardCharsets.US_ASCII)).isEqualTo("PAYLOAD");
-      got.close();
-      // The socket is writable by the sandbox's own (unprivileged) user.
-      assertThat(
-              PosixFilePermissions.toString(
-                  Files.getPosixFilePermissions(dir.resolve(BulkLink.SOCKET))))
-          .isEqualTo("rw-rw-rw-");
     }
     assertThat(dir.resolve(BulkLink.SOCKET)).doesNotExist();
   }
@@ -61,9 +62,31 @@ class BulkLinkTest {
   @Test
   void aStaleSocketFromAnEarlierProcessIsReplaced() throws IOException {
     Files.writeString(dir.resolve(BulkLink.SOCKET), "stale");
-    try (BulkLink link = BulkLink.open(dir);
-        SocketChannel c = connect("t0k3n\n")) {
-      assertThat(link.accept("t0k3n", in(Duration.ofSeconds(10)), () -> false)).isNotNull();
+    try (BulkLink link = BulkLink.open(dir)) {
+      String t = link.expect();
+      try (SocketChannel c = connect(t + "\n")) {
+        assertThat(link.accept(t, in(Duration.ofSeconds(10)), () -> false)).isNotNull();
+      }
+    }
+  }
+
+  @Test
+  void transfersWaitingAtOnceEachGetTheirOwnConnection() throws Exception {
+    try (BulkLink link = BulkLink.open(dir)) {
+      String a = link.expect();
+      String b = link.expect();
+      try (SocketChannel cb = connect(b + "\nB");
+          SocketChannel ca = connect(a + "\nA")) {
+        java.util.concurrent.CompletableFuture<SocketChannel> gotB =
+            java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> link.accept(b, in(Duration.ofSeconds(10)), () -> false));
+        SocketChannel gotA = link.accept(a, in(Duration.ofSeconds(10)), () -> false);
+        for (Object[] x : new Object[][] {{gotA, "A"}, {gotB.get(), "B"}}) {
+          ByteBuffer one = ByteBuffer.allocate(1);
+          ((SocketChannel) x[0]).read(one);
+          assertThat(new String(one.array(), StandardCharsets.US_ASCII)).isEqualTo(x[1]);
+        }
+      }
     }
   }
 
@@ -71,7 +94,8 @@ class BulkLinkTest {
   void aSilentConnectionIsDroppedAndTheDeadlineIsKept() throws IOException {
     try (BulkLink link = BulkLink.open(dir, Duration.ofMillis(200));
         SocketChannel silent = connect("")) {
-      assertThatThrownBy(() -> link.accept("abc", in(Duration.ofMillis(600)), () -> false))
+      String t = link.expect();
+      assertThatThrownBy(() -> link.accept(t, in(Duration.ofMillis(600)), () -> false))
           .isInstanceOf(AgentNestException.class)
           .hasMessageContaining("did not connect to its bulk link in time");
     }
@@ -85,7 +109,8 @@ class BulkLinkTest {
         for (int i = 0; i <= BulkLink.MAX_STRANGERS; i++) {
           open.add(connect("wrong" + i + "\n"));
         }
-        assertThatThrownBy(() -> link.accept("right", in(Duration.ofSeconds(10)), () -> false))
+        String t = link.expect();
+        assertThatThrownBy(() -> link.accept(t, in(Duration.ofSeconds(10)), () -> false))
             .isInstanceOf(AgentNestException.class)
             .hasMessageContaining("probing");
       } finally {
@@ -99,7 +124,7 @@ class BulkLinkTest {
   @Test
   void givesUpWhenTheAgentAnsweredWithoutConnecting() {
     try (BulkLink link = BulkLink.open(dir)) {
-      assertThat(link.accept("abc", in(Duration.ofSeconds(10)), () -> true)).isNull();
+      assertThat(link.accept(link.expect(), in(Duration.ofSeconds(10)), () -> true)).isNull();
     }
   }
 
