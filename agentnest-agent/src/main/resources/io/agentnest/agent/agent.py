@@ -677,7 +677,20 @@ class Session:
             msg = self._ctl_message(deadline)
             head = (msg or {}).get("state")
             if not isinstance(head, dict):
-                send_error(call_id, "STATE", "the session did not answer the save request")
+                try:
+                    # The pipe ends a moment before the exit can be reaped.
+                    code = self.proc.wait(timeout=2)
+                except subprocess.TimeoutExpired:
+                    code = None
+                send_error(
+                    call_id,
+                    "STATE",
+                    "the session did not answer the save request"
+                    if code is None
+                    else "the session's interpreter exited (code %s) while saving its state, e.g."
+                    " an object whose pickling ends the process: nothing was copied; the session"
+                    " starts afresh on its next call, without its variables" % code,
+                )
                 return
             left = int(head.get("bytes", 0))
             while left > 0:

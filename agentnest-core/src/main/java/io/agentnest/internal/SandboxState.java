@@ -303,14 +303,7 @@ public final class SandboxState {
                           new byte[0],
                           f -> {}));
     } catch (AgentNestException e) {
-      // The session's own reason, when it gave one, says more than a broken link.
-      if (p.done().isDone()) {
-        Dumped d = finishDump(p, -2);
-        if (d != null && d.failed()) {
-          throw new AgentNestException(d.skipped().get(0).reason(), e);
-        }
-      }
-      throw e;
+      throw sessionsReason(p, e);
     }
     if (relayed < 0) {
       // The session answered without the link (none running, or it could not save): as frames.
@@ -324,6 +317,33 @@ public final class SandboxState {
       return d;
     }
     return finishDump(p, relayed);
+  }
+
+  /**
+   * The session's own reason for a broken transfer, when it gives one soon (it says more than a
+   * link that ended early), else {@code broken}.
+   */
+  private static AgentNestException sessionsReason(PendingDump p, AgentNestException broken) {
+    try {
+      p.done().get(5, java.util.concurrent.TimeUnit.SECONDS);
+    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      return broken;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return broken;
+    }
+    AgentNestException reason;
+    try {
+      Dumped d = finishDump(p, -2);
+      if (d == null || !d.failed()) {
+        return broken;
+      }
+      reason = new AgentNestException(d.skipped().get(0).reason(), broken);
+    } catch (AgentNestException agent) {
+      reason = agent;
+      reason.addSuppressed(broken);
+    }
+    return reason;
   }
 
   /**

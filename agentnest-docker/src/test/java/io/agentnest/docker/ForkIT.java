@@ -1,6 +1,7 @@
 package io.agentnest.docker;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.agentnest.ForkReport;
 import io.agentnest.Sandbox;
@@ -141,23 +142,42 @@ class ForkIT {
   }
 
   @Test
+  void aSessionThatDiesWhileItsStateStreamsFailsTheForkCleanlyAndLeavesNoCopy() {
+    java.util.Set<String> before = mine();
+    try (Sandbox p = Sandbox.create()) {
+      // Pickling the bomb ends the session's interpreter part-way through the stream.
+      p.runCode(
+          "import os\nblob = os.urandom(8 << 20)\n"
+              + "class Bomb:\n    def __reduce__(self):\n        os._exit(3)\n"
+              + "zz_bomb = Bomb()");
+      assertThatThrownBy(p::fork)
+          .isInstanceOf(io.agentnest.AgentNestException.class)
+          .hasMessageContaining("interpreter exited (code 3) while saving its state");
+      assertThat(p.isAlive()).isTrue();
+      assertThat(p.runCode("1 + 1").result()).isEqualTo("2");
+      org.awaitility.Awaitility.await()
+          .atMost(java.time.Duration.ofSeconds(60))
+          .until(() -> mine().size() == before.size() + 1);
+    }
+  }
+
+  private static java.util.Set<String> mine() {
+    java.util.Set<String> ids = new java.util.HashSet<>();
+    io.agentnest.docker.internal.DockerEngine.connect()
+        .client()
+        .listContainersCmd()
+        .withShowAll(true)
+        .withLabelFilter(
+            java.util.Map.of(
+                io.agentnest.spi.Labels.OWNER_PID, Long.toString(ProcessHandle.current().pid())))
+        .exec()
+        .forEach(c -> ids.add(c.getId()));
+    return ids;
+  }
+
+  @Test
   void spareCopiesMakeForksSkipTheContainerStartAndGoWithTheParent() {
-    java.util.function.Supplier<java.util.Set<String>> mine =
-        () -> {
-          java.util.Set<String> ids = new java.util.HashSet<>();
-          io.agentnest.docker.internal.DockerEngine.connect()
-              .client()
-              .listContainersCmd()
-              .withShowAll(true)
-              .withLabelFilter(
-                  java.util.Map.of(
-                      io.agentnest.spi.Labels.OWNER_PID,
-                      Long.toString(ProcessHandle.current().pid())))
-              .exec()
-              .forEach(c -> ids.add(c.getId()));
-          return ids;
-        };
-    java.util.Set<String> before = mine.get();
+    java.util.Set<String> before = mine();
     Sandbox p = Sandbox.create();
     try {
       p.runCode("x = 41");
@@ -168,7 +188,7 @@ class ForkIT {
           .until(
               () -> {
                 spares.clear();
-                spares.addAll(mine.get());
+                spares.addAll(mine());
                 spares.removeAll(before);
                 spares.remove(p.id());
                 return spares.size() == 2;
@@ -185,7 +205,7 @@ class ForkIT {
         // Two more spares are made for the next fork.
         org.awaitility.Awaitility.await()
             .atMost(java.time.Duration.ofSeconds(90))
-            .until(() -> mine.get().size() == before.size() + 5);
+            .until(() -> mine().size() == before.size() + 5);
       } finally {
         copies.forEach(Sandbox::destroy);
       }
@@ -194,7 +214,7 @@ class ForkIT {
     }
     org.awaitility.Awaitility.await()
         .atMost(java.time.Duration.ofSeconds(60))
-        .until(() -> before.containsAll(mine.get()));
+        .until(() -> before.containsAll(mine()));
   }
 
   /** On gVisor the copy is a checkpoint of the parent's processes: even a generator survives. */
