@@ -403,13 +403,48 @@ public final class DockerEngine {
       }
       beforeCheckpoint.run();
       parentStopped = true;
-      image = checkpointInPlace(parent, name, parentRestored);
-      parentStopped = false;
+      engineCall(
+          "POST",
+          "/containers/" + parent.id() + "/checkpoints",
+          "{\"CheckpointID\":\"" + name + "\",\"Exit\":true}");
+      image = parent.dir().resolve("checkpoints").resolve(name);
+      // The parent and every copy restore the same image at once (runsc only reads it).
+      java.nio.file.Path shared = image;
+      java.util.concurrent.CompletableFuture<BackendSandbox> back =
+          java.util.concurrent.CompletableFuture.supplyAsync(
+              () -> restoreFromCheckpoint(parent.id(), name), RESTORES);
+      List<java.util.concurrent.CompletableFuture<BackendSandbox>> copies = new ArrayList<>();
       for (String kid : kids) {
-        attached.add(startFromImage(parent.root(), kid, name, image));
+        copies.add(
+            java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> {
+                  try {
+                    return startFromImage(parent.root(), kid, name, shared);
+                  } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                  }
+                },
+                RESTORES));
+      }
+      RuntimeException failed = null;
+      try {
+        parentRestored.accept(joinRestore(back));
+        parentStopped = false;
+      } catch (RuntimeException e) {
+        failed = e;
+      }
+      for (java.util.concurrent.CompletableFuture<BackendSandbox> c : copies) {
+        try {
+          attached.add(joinRestore(c));
+        } catch (RuntimeException e) {
+          failed = failed == null ? e : failed;
+        }
+      }
+      if (failed != null) {
+        throw failed;
       }
       return Optional.of(attached);
-    } catch (RuntimeException | java.io.IOException e) {
+    } catch (RuntimeException e) {
       attached.forEach(BackendSandbox::close);
       kids.forEach(this::remove);
       throw checkpointFailed("fork with checkpoint of sandbox " + parentId, e, parentStopped);
@@ -523,6 +558,27 @@ public final class DockerEngine {
         "{\"CheckpointID\":\"" + name + "\",\"Exit\":true}");
     restored.accept(restoreFromCheckpoint(c.id(), name));
     return c.dir().resolve("checkpoints").resolve(name);
+  }
+
+  private static final java.util.concurrent.ExecutorService RESTORES =
+      java.util.concurrent.Executors.newCachedThreadPool(
+          r -> {
+            Thread t = new Thread(r, "agentnest-restore");
+            t.setDaemon(true);
+            return t;
+          });
+
+  private static BackendSandbox joinRestore(
+      java.util.concurrent.CompletableFuture<BackendSandbox> f) {
+    try {
+      return f.join();
+    } catch (java.util.concurrent.CompletionException e) {
+      Throwable c = e.getCause();
+      if (c instanceof java.io.UncheckedIOException u) {
+        throw new AgentNestException("cannot place the checkpoint image: " + u.getMessage(), u);
+      }
+      throw c instanceof RuntimeException re ? re : e;
+    }
   }
 
   /** Starts created container {@code id} from the checkpoint image in {@code image}. */
