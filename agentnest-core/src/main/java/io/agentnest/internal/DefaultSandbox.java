@@ -853,6 +853,27 @@ public final class DefaultSandbox implements Sandbox {
     }
   }
 
+  /**
+   * Destroys the spares, waiting for those still starting: a process that ends right after must not
+   * leave one behind.
+   */
+  private void destroySpares() {
+    for (CompletableFuture<DefaultSandbox> f; (f = spares.pollFirst()) != null; ) {
+      try {
+        f.get(2, java.util.concurrent.TimeUnit.MINUTES).destroy();
+      } catch (java.util.concurrent.ExecutionException e) {
+        // it never started: nothing to destroy
+      } catch (java.util.concurrent.TimeoutException e) {
+        f.thenAccept(DefaultSandbox::destroy);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        f.thenAccept(DefaultSandbox::destroy);
+      } catch (RuntimeException e) {
+        // destroying a spare is best effort; prune finds what is left
+      }
+    }
+  }
+
   /** A spare when one is ready or on its way (its TTL starts now), else a new sandbox. */
   private CompletableFuture<DefaultSandbox> takeSpare() {
     CompletableFuture<DefaultSandbox> f;
@@ -1295,9 +1316,7 @@ public final class DefaultSandbox implements Sandbox {
   public void destroy() {
     if (destroyed.compareAndSet(false, true)) {
       sparesWanted = 0;
-      for (CompletableFuture<DefaultSandbox> f; (f = spares.pollFirst()) != null; ) {
-        f.thenAccept(DefaultSandbox::destroy);
-      }
+      destroySpares();
       ExpiryReaper.cancel(id);
       audit("sandbox.destroyed", Map.of("expired", channel.expired()));
       try {

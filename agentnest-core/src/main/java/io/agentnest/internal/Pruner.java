@@ -110,6 +110,10 @@ public final class Pruner {
     if (o.olderThan() != null && r.created().isAfter(now.minus(o.olderThan()))) {
       return null;
     }
+    if (r.kind().equals("bulk-dir") && r.state().equals("orphaned")) {
+      // A fresh one may belong to a sandbox another process is creating right now.
+      return r.created().isBefore(now.minus(STARTING_GRACE)) ? "its sandbox is gone" : null;
+    }
     if (o.all()) {
       return "--all";
     }

@@ -152,6 +152,40 @@ class LifecycleIT {
   }
 
   @Test
+  void pruneRemovesBulkDirectoriesWhoseSandboxIsGoneAndKeepsLiveAndFreshOnes() throws Exception {
+    Path root = Path.of("/run/agentnest/bulk");
+    Files.createDirectories(root);
+    Path orphan = root.resolve("0".repeat(24) + "deadbeef");
+    Path fresh = root.resolve("0".repeat(24) + "0000fee1");
+    Files.createDirectories(orphan);
+    Files.createDirectories(fresh);
+    Files.setLastModifiedTime(
+        orphan, java.nio.file.attribute.FileTime.from(Instant.now().minus(Duration.ofHours(2))));
+    try (Sandbox sb = Sandbox.create()) {
+      String live =
+          DockerEngine.connect()
+              .client()
+              .inspectContainerCmd(sb.id())
+              .exec()
+              .getConfig()
+              .getLabels()
+              .get(io.agentnest.spi.Labels.BULK_DIR);
+      Pruner.Report report =
+          Pruner.prune(Backends.get("docker"), new Pruner.Options(false, null, false));
+      assertThat(report.items())
+          .filteredOn(i -> i.kind().equals("bulk-dir"))
+          .extracting(Pruner.Item::id)
+          .contains(orphan.toString())
+          .doesNotContain(fresh.toString(), live);
+      assertThat(orphan).doesNotExist();
+      assertThat(fresh).exists();
+      assertThat(Path.of(live)).exists();
+    } finally {
+      Files.deleteIfExists(fresh);
+    }
+  }
+
+  @Test
   void connectFromAnotherHandleKeepsTheExtendedExpiry() {
     Sandbox sb = Sandbox.create(SandboxConfig.builder().ttl(Duration.ofMinutes(1)).build());
     try {

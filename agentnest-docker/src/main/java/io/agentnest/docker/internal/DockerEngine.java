@@ -959,6 +959,7 @@ public final class DockerEngine {
                 c.getSizeRw() == null ? -1 : c.getSizeRw(),
                 c.getLabels() == null ? Map.of() : c.getLabels()));
       }
+      out.addAll(orphanedBulkDirs(out));
       for (com.github.dockerjava.api.model.Network n :
           client.listNetworksCmd().withFilter("label", List.of(Labels.MANAGED + "=true")).exec()) {
         out.add(
@@ -989,9 +990,54 @@ public final class DockerEngine {
     return out;
   }
 
+  /**
+   * Bulk directories no managed container names (its container was removed behind AgentNest's back,
+   * e.g. with {@code docker rm}); prune removes them.
+   */
+  private static List<ManagedResource> orphanedBulkDirs(List<ManagedResource> containers) {
+    Set<String> used = new java.util.HashSet<>();
+    containers.forEach(
+        c -> {
+          String d = c.labels().get(Labels.BULK_DIR);
+          if (d != null) {
+            used.add(d);
+          }
+        });
+    List<ManagedResource> out = new ArrayList<>();
+    if (!java.nio.file.Files.isDirectory(BULK_ROOT)) {
+      return out;
+    }
+    try (java.util.stream.Stream<java.nio.file.Path> dirs = java.nio.file.Files.list(BULK_ROOT)) {
+      for (java.nio.file.Path d : (Iterable<java.nio.file.Path>) dirs::iterator) {
+        String path = d.toString();
+        if (BULK_NAME.matcher(path).matches() && !used.contains(path) && out.size() < 10_000) {
+          Instant created =
+              java.nio.file.Files.getLastModifiedTime(d, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                  .toInstant();
+          out.add(
+              new ManagedResource(
+                  BULK_DIR_KIND,
+                  path,
+                  d.getFileName().toString(),
+                  "orphaned",
+                  created,
+                  -1,
+                  Map.of()));
+        }
+      }
+    } catch (java.io.IOException e) {
+      // Unreadable: nothing to offer for pruning.
+    }
+    return out;
+  }
+
+  /** The kind of a {@link ManagedResource} that is an orphaned bulk directory. */
+  public static final String BULK_DIR_KIND = "bulk-dir";
+
   public void removeResource(ManagedResource r) {
     try {
       switch (r.kind()) {
+        case BULK_DIR_KIND -> deleteBulkDir(java.nio.file.Path.of(r.id()));
         case "container" -> remove(r.id());
         case "network" -> client.removeNetworkCmd(r.id()).exec();
         case "volume" -> client.removeVolumeCmd(r.id()).exec();
