@@ -984,8 +984,8 @@ public final class DefaultSandbox implements Sandbox {
 
   /**
    * State transfer over the bulk links (see {@link BulkLink}): the tars of the workspace and the
-   * scratch space, then each session's pickle, stream from the parent into all copies at once,
-   * unpacked and unpickled there as they arrive.
+   * scratch space and, alongside, each session's pickle stream from the parent into all copies at
+   * once, unpacked and unpickled there as they arrive.
    */
   private List<Sandbox> forkOverBulkLink(
       java.nio.file.Path dir, List<CompletableFuture<DefaultSandbox>> kids, long t0) {

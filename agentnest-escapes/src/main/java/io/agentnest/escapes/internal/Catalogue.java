@@ -266,11 +266,19 @@ public final class Catalogue {
     List<String> hostPaths = new ArrayList<>();
     int engine = 0;
     int cgroups = 0;
+    int bulk = 0;
     for (JsonNode m : j.data().path("mounts")) {
       String fstype = m.path("fstype").asText("");
       if (m.path("point").asText("").endsWith("/sbin/docker-init")) {
         // Docker's --init bind-mounts its own init binary (tini) from the host.
         engine++;
+        continue;
+      }
+      if (m.path("point").asText("").equals("/run/agentnest")
+          && m.path("root").asText("").matches("(/run)?/agentnest/bulk/[0-9a-f]{32}")) {
+        // The sandbox's own bulk link (read-only, empty but for the host's socket during a fork):
+        // AgentNest's fixed layout and a random name, nothing of the host's.
+        bulk++;
         continue;
       }
       if (Set.of("proc", "sysfs", "tmpfs", "devpts", "mqueue", "cgroup", "cgroup2", "shm")
@@ -308,7 +316,8 @@ public final class Catalogue {
                 : "")
             + (cgroups > 0
                 ? "; " + cgroups + " pseudo-filesystem mounts (proc, sysfs, tmpfs, its own cgroup)"
-                : ""));
+                : "")
+            + (bulk > 0 ? "; its own bulk link at /run/agentnest (read-only)" : ""));
   }
 
   private static Judgement dnsExfiltration(ProbeContext ctx) {
