@@ -1134,6 +1134,7 @@ def archive_root(root):
 def tar_out(call_id, h):
     import tarfile
 
+    sock = None
     try:
         root = archive_root(h.get("root"))
         files_only = h.get("mode") == "files"
@@ -1178,7 +1179,7 @@ def tar_out(call_id, h):
     except OSError as e:
         send_error(call_id, "IO", "%s: %s" % (type(e).__name__, e))
     finally:
-        if "sock" in locals() and sock is not None:
+        if sock is not None:
             sock.close()
 
 

@@ -12,7 +12,6 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.BiConsumer;
@@ -27,13 +26,7 @@ final class ApprovalGate {
   /**
    * Handlers may block; each decision gets a thread of its own, so one slow answer holds no other.
    */
-  private static final ExecutorService HANDLER_THREADS =
-      Executors.newCachedThreadPool(
-          r -> {
-            Thread t = new Thread(r, "agentnest-approval");
-            t.setDaemon(true);
-            return t;
-          });
+  private static final ExecutorService HANDLER_THREADS = DaemonThreads.pool("agentnest-approval");
 
   private final String sandboxId;
   private final @Nullable ApprovalHandler handler;

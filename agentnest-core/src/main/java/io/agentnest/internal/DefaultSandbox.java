@@ -803,12 +803,7 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   private static final java.util.concurrent.ExecutorService FORK_THREADS =
-      java.util.concurrent.Executors.newCachedThreadPool(
-          r -> {
-            Thread t = new Thread(r, "agentnest-fork");
-            t.setDaemon(true);
-            return t;
-          });
+      DaemonThreads.pool("agentnest-fork");
 
   private volatile io.agentnest.@org.jspecify.annotations.Nullable ForkReport forkReport;
 
@@ -948,9 +943,7 @@ public final class DefaultSandbox implements Sandbox {
                 child -> {
                   SandboxState.restore(child, state);
                   child.forkReport =
-                      new io.agentnest.ForkReport(
-                          id,
-                          io.agentnest.ForkReport.Mode.STATE_TRANSFER,
+                      stateTransferReport(
                           state.variables(),
                           state.skipped(),
                           state.fileBytes(),
@@ -965,13 +958,7 @@ public final class DefaultSandbox implements Sandbox {
         out.add(join(r));
       }
       for (Sandbox s : out) {
-        Map<String, Object> d = new java.util.LinkedHashMap<>();
-        d.put("child", s.id());
-        d.put("mode", io.agentnest.ForkReport.Mode.STATE_TRANSFER.name());
-        d.put("file_bytes", state.fileBytes());
-        d.put("state_bytes", state.stateBytes());
-        d.put("skipped", state.skipped().size());
-        audit("sandbox.forked", d);
+        auditStateTransfer(s, state.fileBytes(), state.stateBytes(), state.skipped().size(), null);
       }
       return out;
     } catch (RuntimeException e) {
@@ -1036,29 +1023,48 @@ public final class DefaultSandbox implements Sandbox {
       List<Sandbox> out = new java.util.ArrayList<>();
       for (CompletableFuture<DefaultSandbox> k : kids) {
         DefaultSandbox child = join(k);
-        child.forkReport =
-            new io.agentnest.ForkReport(
-                id,
-                io.agentnest.ForkReport.Mode.STATE_TRANSFER,
-                vars,
-                skipped,
-                fileBytes,
-                stateBytes,
-                took);
-        Map<String, Object> d = new java.util.LinkedHashMap<>();
-        d.put("child", child.id());
-        d.put("mode", io.agentnest.ForkReport.Mode.STATE_TRANSFER.name());
-        d.put("file_bytes", fileBytes);
-        d.put("state_bytes", stateBytes);
-        d.put("skipped", skipped.size());
-        d.put("link", "bulk");
-        audit("sandbox.forked", d);
+        child.forkReport = stateTransferReport(vars, skipped, fileBytes, stateBytes, took);
+        auditStateTransfer(child, fileBytes, stateBytes, skipped.size(), "bulk");
         out.add(child);
       }
       return out;
     } finally {
       copies.forEach(c -> c.link().close());
     }
+  }
+
+  private io.agentnest.ForkReport stateTransferReport(
+      Map<String, List<String>> vars,
+      List<io.agentnest.ForkReport.Skipped> skipped,
+      long fileBytes,
+      long stateBytes,
+      Duration took) {
+    return new io.agentnest.ForkReport(
+        id,
+        io.agentnest.ForkReport.Mode.STATE_TRANSFER,
+        vars,
+        skipped,
+        fileBytes,
+        stateBytes,
+        took);
+  }
+
+  private void auditStateTransfer(
+      Sandbox child,
+      long fileBytes,
+      long stateBytes,
+      int skipped,
+      @org.jspecify.annotations.Nullable String link) {
+    Map<String, Object> d = new java.util.LinkedHashMap<>();
+    d.put("child", child.id());
+    d.put("mode", io.agentnest.ForkReport.Mode.STATE_TRANSFER.name());
+    d.put("file_bytes", fileBytes);
+    d.put("state_bytes", stateBytes);
+    d.put("skipped", skipped);
+    if (link != null) {
+      d.put("link", link);
+    }
+    audit("sandbox.forked", d);
   }
 
   /** The copies with their bulk links, opened once (the copies must have started). */
@@ -1166,14 +1172,7 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   private static <T> T join(CompletableFuture<T> f) {
-    try {
-      return f.join();
-    } catch (java.util.concurrent.CompletionException e) {
-      if (e.getCause() instanceof RuntimeException re) {
-        throw re;
-      }
-      throw e;
-    }
+    return DaemonThreads.join(f);
   }
 
   /** The Python sessions this sandbox may have started. */

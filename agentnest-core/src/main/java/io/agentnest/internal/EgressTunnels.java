@@ -11,7 +11,6 @@ import java.util.Arrays;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -28,13 +27,7 @@ final class EgressTunnels implements Consumer<Frame> {
   static final int WINDOW = 1 << 20;
   static final int MAX_TUNNELS = 256;
   private static final int MAX_FRAME = 256 * 1024;
-  private static final ExecutorService POOL =
-      Executors.newCachedThreadPool(
-          r -> {
-            Thread t = new Thread(r, "agentnest-egress");
-            t.setDaemon(true);
-            return t;
-          });
+  private static final ExecutorService POOL = DaemonThreads.pool("agentnest-egress");
 
   private final AgentChannel channel;
   private final EgressProxy proxy;

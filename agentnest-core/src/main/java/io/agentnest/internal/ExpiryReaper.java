@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
@@ -15,12 +14,7 @@ import org.slf4j.LoggerFactory;
 final class ExpiryReaper {
   private static final Logger LOG = LoggerFactory.getLogger(ExpiryReaper.class);
   private static final ScheduledExecutorService EXEC =
-      Executors.newSingleThreadScheduledExecutor(
-          r -> {
-            Thread t = new Thread(r, "agentnest-expiry-reaper");
-            t.setDaemon(true);
-            return t;
-          });
+      DaemonThreads.scheduler("agentnest-expiry-reaper");
   private static final Map<String, ScheduledFuture<?>> TASKS = new ConcurrentHashMap<>();
 
   private ExpiryReaper() {}

@@ -257,12 +257,7 @@ public final class SandboxState {
   record Copy(DefaultSandbox sandbox, BulkLink link) {}
 
   private static final java.util.concurrent.ScheduledExecutorService WATCHDOG =
-      java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
-          r -> {
-            Thread t = new Thread(r, "agentnest-bulk-watchdog");
-            t.setDaemon(true);
-            return t;
-          });
+      DaemonThreads.scheduler("agentnest-bulk-watchdog");
 
   /**
    * Moves session {@code name}'s namespace from {@code sb} into every copy over the bulk links: the
@@ -334,7 +329,7 @@ public final class SandboxState {
     }
     AgentNestException reason;
     try {
-      Dumped d = finishDump(p, -2);
+      Dumped d = finishDump(p, -1);
       if (d == null || !d.failed()) {
         return broken;
       }
@@ -516,7 +511,7 @@ public final class SandboxState {
       }
       targets = connected() ? copies.get() : connect(copies.get(), startCopy, answers, deadline);
       for (int i = 0; i < targets.size(); i++) {
-        join(writers.get(i));
+        DaemonThreads.join(writers.get(i));
         DefaultSandbox copy = targets.get(i).sandbox();
         Frame f = copy.channel().await(answers.get(i), STATE_TIMEOUT, "move " + what + " in");
         if (f.ev().equals("err")) {
@@ -614,7 +609,7 @@ public final class SandboxState {
         }
         ch.shutdownOutput();
       } catch (IOException e) {
-        throw new java.io.UncheckedIOException(e);
+        throw new AgentNestException("the bulk link to a copy failed: " + e.getMessage(), e);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new AgentNestException("interrupted while moving " + what, e);
@@ -676,26 +671,7 @@ public final class SandboxState {
   }
 
   private static final java.util.concurrent.ExecutorService WRITERS =
-      java.util.concurrent.Executors.newCachedThreadPool(
-          r -> {
-            Thread t = new Thread(r, "agentnest-bulk-writer");
-            t.setDaemon(true);
-            return t;
-          });
-
-  private static <T> T join(CompletableFuture<T> f) {
-    try {
-      return f.join();
-    } catch (java.util.concurrent.CompletionException e) {
-      if (e.getCause() instanceof java.io.UncheckedIOException u) {
-        throw new AgentNestException("the bulk link to a copy failed: " + u.getMessage(), u);
-      }
-      if (e.getCause() instanceof RuntimeException re) {
-        throw re;
-      }
-      throw e;
-    }
-  }
+      DaemonThreads.pool("agentnest-bulk-writer");
 
   private static void readFully(java.nio.channels.SocketChannel c, java.nio.ByteBuffer b)
       throws IOException {

@@ -421,21 +421,22 @@ public final class DockerEngine {
                   try {
                     return startFromImage(parent.root(), kid, name, shared);
                   } catch (java.io.IOException e) {
-                    throw new java.io.UncheckedIOException(e);
+                    throw new AgentNestException(
+                        "cannot place the checkpoint image: " + e.getMessage(), e);
                   }
                 },
                 RESTORES));
       }
       RuntimeException failed = null;
       try {
-        parentRestored.accept(joinRestore(back));
+        parentRestored.accept(io.agentnest.internal.DaemonThreads.join(back));
         parentStopped = false;
       } catch (RuntimeException e) {
         failed = e;
       }
       for (java.util.concurrent.CompletableFuture<BackendSandbox> c : copies) {
         try {
-          attached.add(joinRestore(c));
+          attached.add(io.agentnest.internal.DaemonThreads.join(c));
         } catch (RuntimeException e) {
           failed = failed == null ? e : failed;
         }
@@ -561,25 +562,7 @@ public final class DockerEngine {
   }
 
   private static final java.util.concurrent.ExecutorService RESTORES =
-      java.util.concurrent.Executors.newCachedThreadPool(
-          r -> {
-            Thread t = new Thread(r, "agentnest-restore");
-            t.setDaemon(true);
-            return t;
-          });
-
-  private static BackendSandbox joinRestore(
-      java.util.concurrent.CompletableFuture<BackendSandbox> f) {
-    try {
-      return f.join();
-    } catch (java.util.concurrent.CompletionException e) {
-      Throwable c = e.getCause();
-      if (c instanceof java.io.UncheckedIOException u) {
-        throw new AgentNestException("cannot place the checkpoint image: " + u.getMessage(), u);
-      }
-      throw c instanceof RuntimeException re ? re : e;
-    }
-  }
+      io.agentnest.internal.DaemonThreads.pool("agentnest-restore");
 
   /** Starts created container {@code id} from the checkpoint image in {@code image}. */
   private BackendSandbox startFromImage(
