@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine or an existing one: installs and starts
 # what it needs (Docker engine, runsc, mmdebstrap; idempotent), then runs unit tests,
-# integration tests against the real engine, formatting and static checks, and coverage.
+# integration tests against the real engine, formatting and static checks, and coverage; at the
+# end it checks that the run left nothing behind (temporary directories, containers).
 # Under CI=true a missing Docker engine fails the integration tests instead of skipping them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-host.sh
-exec ./mvnw -B -ntp verify "$@"
+state="$(mktemp -d /tmp/suite-state.XXXXXX)"
+trap 'rm -rf "$state"' EXIT
+touch "$state/start"
+docker ps -aq --no-trunc --filter label=agentnest.managed >"$state/containers-before" 2>/dev/null || true
+./mvnw -B -ntp verify "$@"
+scripts/check-leftovers.sh "$state/start" "$state/containers-before"

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# After a green test run: nothing the tests made may be left behind. Fails, listing them, when the
+# run left temporary agentnest-* directories, managed containers or bulk-link directories, or when
+# a test wrote to the user's real ~/.agentnest (tests use their own AGENTNEST_HOME).
+# Usage: check-leftovers.sh MARKER_FILE CONTAINERS_BEFORE_FILE
+set -euo pipefail
+marker="$1"
+before="$2"
+problems=()
+
+while IFS= read -r path; do
+  problems+=("temporary directory left behind: $path")
+done < <(find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'agentnest-*' -newer "$marker" 2>/dev/null)
+
+if docker version >/dev/null 2>&1; then
+  while IFS= read -r id; do
+    [ -z "$id" ] && continue
+    grep -qx "$id" "$before" && continue
+    problems+=("container left behind: $(docker ps -a --filter id="$id" --format '{{.ID}} {{.Names}} {{.Status}} {{.Image}}')")
+  done < <(docker ps -aq --no-trunc --filter label=agentnest.managed)
+fi
+
+if [ -d /run/agentnest/bulk ]; then
+  while IFS= read -r path; do
+    problems+=("bulk-link directory left behind: $path")
+  done < <(find /run/agentnest/bulk -mindepth 1 -maxdepth 1 -newer "$marker" 2>/dev/null)
+fi
+
+if [ -d "$HOME/.agentnest" ]; then
+  while IFS= read -r path; do
+    problems+=("a test wrote to the real home: $path")
+  done < <(find "$HOME/.agentnest" -newer "$marker" 2>/dev/null | head -n 20)
+fi
+
+if [ "${#problems[@]}" -gt 0 ]; then
+  printf '[leftovers] %s\n' "${problems[@]}" >&2
+  printf '[leftovers] FAILED: the test run left %d thing(s) behind; each test must remove what it made.\n' \
+    "${#problems[@]}" >&2
+  exit 1
+fi
+echo "[leftovers] none: no temporary directories, containers or bulk directories left, ~/.agentnest untouched" >&2
