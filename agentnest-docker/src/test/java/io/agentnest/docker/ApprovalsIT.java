@@ -20,7 +20,6 @@ import io.agentnest.SandboxConfig;
 import io.agentnest.audit.AuditEvent;
 import io.agentnest.audit.AuditLog;
 import io.agentnest.audit.AuditQuery;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -32,6 +31,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Approvals against a real sandbox: shell commands and the file API are checked on the host before
@@ -50,7 +50,7 @@ class ApprovalsIT {
           .timeout(Duration.ofSeconds(2))
           .build();
 
-  static Path auditDir;
+  @TempDir static Path auditDir;
   static AuditLog audit;
   static Sandbox sandbox;
   static final List<ApprovalRequest> asked = new CopyOnWriteArrayList<>();
@@ -60,7 +60,6 @@ class ApprovalsIT {
 
   @BeforeAll
   static void start() throws Exception {
-    auditDir = Files.createTempDirectory("agentnest-approvals-audit");
     audit = AuditLog.open(auditDir);
     sandbox =
         Sandbox.create(

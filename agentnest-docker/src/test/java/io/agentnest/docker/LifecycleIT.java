@@ -24,16 +24,16 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 
 /** TTL expiry, extend(), the agent's own expiry when its owner is gone, and prune. */
 @ExtendWith(DockerEngineRequired.class)
 class LifecycleIT {
-  static Path home;
+  @TempDir static Path home;
   static String previousHome;
 
   @BeforeAll
   static void isolateHostState() throws Exception {
-    home = Files.createTempDirectory("agentnest-home-");
     previousHome = System.getProperty("agentnest.home");
     System.setProperty("agentnest.home", home.toString());
   }

@@ -27,16 +27,16 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Save a real sandbox, destroy it, start it again from the store: here and in another JVM. */
 @ExtendWith(DockerEngineRequired.class)
 class SnapshotIT {
-  static Path home;
+  @TempDir static Path home;
   static String before;
 
   @BeforeAll
   static void isolatedHome() throws Exception {
-    home = Files.createTempDirectory("agentnest-snapshot-it-");
     before = System.getProperty("agentnest.home");
     System.setProperty("agentnest.home", home.toString());
   }
