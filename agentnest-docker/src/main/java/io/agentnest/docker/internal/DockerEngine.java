@@ -215,11 +215,22 @@ public final class DockerEngine {
       throw new ImageNotFoundException(
           "image '" + spec.image() + "' is not present in the Docker engine: " + how);
     }
-    if (!spec.networkDisabled() || !spec.dropAllCapabilities() || !spec.noNewPrivileges()) {
+    List<String> weakened = new ArrayList<>();
+    if (!spec.networkDisabled()) {
+      weakened.add("network (it must be 'none')");
+    }
+    if (!spec.dropAllCapabilities()) {
+      weakened.add("capabilities (all must be dropped)");
+    }
+    if (!spec.noNewPrivileges()) {
+      weakened.add("no-new-privileges (it must be set)");
+    }
+    if (!weakened.isEmpty()) {
       // This backend only knows how to run sandboxes hardened; anything else is refused.
       throw new UnsupportedControlException(
-          "the docker backend runs sandboxes only with network none, all capabilities dropped"
-              + " and no-new-privileges");
+          "the docker backend cannot run a sandbox with these controls weakened: "
+              + String.join(", ", weakened)
+              + "; remove the override, it enforces all of them");
     }
     String runtime = resolveRuntime(spec.runtime());
     HostConfig hc =
