@@ -145,6 +145,38 @@ class SecurityDefaultsIT {
   }
 
   @Test
+  void sandboxCodeCannotSpeakOnTheAgentsChannel() {
+    // Code runs as the agent's uid. It tries every fd of pid 1 and of the agent (its session's
+    // parent) and writes a forged 'expired' frame into whatever opens: before the fix, pid 1
+    // (Docker's init) and the agent were dumpable and their channel pipes opened.
+    ExecResult r =
+        sandbox.runCode(
+            "import json, os, struct\n"
+                + "h = json.dumps({'ev': 'expired', 'expires_at': 0}).encode()\n"
+                + "frame = b'\\xa9N' + struct.pack('>II', len(h), 0) + h\n"
+                + "opened = []\n"
+                + "for pid in (1, os.getppid()):\n"
+                + "    for n in range(32):\n"
+                + "        try:\n"
+                + "            fd = os.open('/proc/%d/fd/%d' % (pid, n), os.O_WRONLY | os.O_NONBLOCK)\n"
+                + "        except OSError:\n"
+                + "            continue\n"
+                + "        opened.append((pid, n))\n"
+                + "        try:\n"
+                + "            os.write(fd, frame)\n"
+                + "        except OSError:\n"
+                + "            pass\n"
+                + "        os.close(fd)\n"
+                + "opened");
+    assertThat(r.result()).isEqualTo("[]");
+    assertThat(sandbox.runCode("6 * 7").result()).isEqualTo("42");
+    assertThat(sandbox.isAlive()).isTrue();
+    // pid 1 is AgentNest's own bootstrap, not dumpable: its /proc entries belong to root.
+    assertThat(sh("stat -c '%u %n' /proc/1/fd /proc/1/mem 2>&1").stdout())
+        .contains("0 /proc/1/fd", "0 /proc/1/mem");
+  }
+
+  @Test
   void containerIsConfiguredHardenedAndLogsNothing() {
     DockerEngine engine = DockerEngine.connect();
     InspectContainerResponse c = engine.client().inspectContainerCmd(sandbox.id()).exec();

@@ -234,7 +234,9 @@ public final class DockerEngine {
             .withNanoCPUs((long) (spec.cpus() * 1_000_000_000L))
             .withNetworkMode("none")
             .withLogConfig(new LogConfig(LogConfig.LoggingType.NONE))
-            .withInit(true)
+            // No --init: the agent's bootstrap is pid 1 itself. Docker's init kept copies of
+            // the channel pipes open in a process sandbox code could reach through /proc.
+            .withInit(false)
             .withIpcMode("private")
             .withTmpFs(tmpfs(spec))
             .withUlimits(
