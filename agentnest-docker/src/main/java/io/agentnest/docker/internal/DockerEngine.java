@@ -227,7 +227,9 @@ public final class DockerEngine {
             .withReadonlyRootfs(spec.readOnlyRootFilesystem())
             .withCapDrop(Capability.ALL)
             .withSecurityOpts(
-                List.of("no-new-privileges:true", "seccomp=" + spec.seccompProfileJson()))
+                List.of(
+                    "no-new-privileges:true",
+                    "seccomp=" + GvisorSeccomp.adapt(spec.seccompProfileJson(), runtime)))
             .withPidsLimit(spec.pidsLimit())
             .withMemory(spec.memoryBytes())
             .withMemorySwap(spec.memoryBytes())

@@ -1,0 +1,65 @@
+package io.agentnest.docker.internal;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentnest.internal.Json;
+import java.io.IOException;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The seccomp profile as gVisor gets it. With {@code --oci-seccomp} runsc applies the OCI profile
+ * inside its Sentry, but runsc up to at least release 20221219 (Debian 12) ignores a rule's {@code
+ * errnoRet}: every refusal answers EPERM. The profile answers clone3 with ENOSYS, the one errno on
+ * which glibc falls back to clone (where the namespace flags can be checked); EPERM instead makes
+ * every thread start fail. Under gVisor clone3 is therefore let through to the Sentry, which does
+ * not implement it there (ENOSYS) or handles it itself: it never reaches the host kernel, which is
+ * what the rule protects on runc.
+ */
+final class GvisorSeccomp {
+  private static final String CLONE3 = "clone3";
+
+  private GvisorSeccomp() {}
+
+  /** {@code profileJson} for {@code runtime} (the daemon's name); unchanged except for runsc. */
+  static String adapt(String profileJson, @Nullable String runtime) {
+    if (runtime == null || !runtime.contains("runsc")) {
+      return profileJson;
+    }
+    JsonNode root;
+    try {
+      root = Json.MAPPER.readTree(profileJson);
+    } catch (IOException e) {
+      return profileJson; // the engine names what is wrong with it
+    }
+    if (root == null || !root.path("syscalls").isArray()) {
+      return profileJson;
+    }
+    ArrayNode rules = (ArrayNode) root.path("syscalls");
+    boolean refused = false;
+    for (int i = rules.size() - 1; i >= 0; i--) {
+      JsonNode rule = rules.get(i);
+      if (!"SCMP_ACT_ERRNO".equals(rule.path("action").asText()) || !rule.path("names").isArray()) {
+        continue;
+      }
+      ArrayNode names = (ArrayNode) rule.path("names");
+      for (int j = names.size() - 1; j >= 0; j--) {
+        if (CLONE3.equals(names.get(j).asText())) {
+          names.remove(j);
+          refused = true;
+        }
+      }
+      if (names.isEmpty()) {
+        rules.remove(i);
+      }
+    }
+    if (!refused) {
+      return profileJson;
+    }
+    ObjectNode allow = rules.addObject();
+    allow.putArray("names").add(CLONE3);
+    allow.put("action", "SCMP_ACT_ALLOW");
+    allow.put("comment", "gVisor: the Sentry answers clone3 itself (see GvisorSeccomp)");
+    return root.toString();
+  }
+}
