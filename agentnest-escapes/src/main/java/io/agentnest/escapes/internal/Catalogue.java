@@ -82,6 +82,14 @@ public final class Catalogue {
     script("privilege.no-new-privs", "run without no_new_privs, so exec could raise privileges");
     script("privilege.setuid-syscall", "setuid(0)");
     script("privilege.rootfs-write", "write /etc/passwd, /etc/ld.so.preload or system binaries");
+    script(
+        "privilege.agent-memory",
+        "read or write the agent's (or pid 1's) memory through /proc/PID/mem, or use"
+            + " process_madvise on it: the agent runs as the same uid as sandbox code");
+    script(
+        "privilege.agent-channel",
+        "take the agent's channel: open its (or pid 1's) pipes through /proc/PID/fd, or copy"
+            + " them with pidfd_open + pidfd_getfd, to forge results, expiry or approvals");
     script("namespaces.mount", "mount a tmpfs (mount(2) and the new fsopen API)");
     script(
         "namespaces.unshare",
@@ -147,6 +155,11 @@ public final class Catalogue {
         "open a host inode by a forged file handle (the 'shocker' escape)",
         onGvisor("the Sentry answers ENOTSUP: gVisor has no file handles to forge"));
     script("kernel.ptrace", "ptrace pid 1");
+    script(
+        "kernel.compat-syscalls",
+        "enter the 32-bit system call table with int 0x80 (and the x32 one) from executable"
+            + " memory below 4 GiB: getpid, then calls the 64-bit profile refuses (unshare, bpf,"
+            + " keyctl, io_uring, pidfd_getfd, ipc, ...)");
     script("host-info.kcore", "read host memory through /proc/kcore");
     script("host-info.kallsyms", "read kernel symbol addresses (defeats KASLR)");
     script(
@@ -201,6 +214,10 @@ public final class Catalogue {
         onGvisor(
             "gVisor's netlink route sockets are served by the Sentry's own network stack, which"
                 + " has no host interface with --network=none"));
+    script(
+        "network.compat-sockets",
+        "open AF_VSOCK (a route to the hypervisor, not namespaced), AF_NETLINK or AF_PACKET"
+            + " sockets through int 0x80 (socketcall and socket) and the x32 ABI");
     script(
         "network.ipv6",
         "reach anything over IPv6 (global, link-local, v4-mapped), directly or through the proxy");
@@ -269,11 +286,6 @@ public final class Catalogue {
     int bulk = 0;
     for (JsonNode m : j.data().path("mounts")) {
       String fstype = m.path("fstype").asText("");
-      if (m.path("point").asText("").endsWith("/sbin/docker-init")) {
-        // Docker's --init bind-mounts its own init binary (tini) from the host.
-        engine++;
-        continue;
-      }
       if (m.path("point").asText("").equals("/run/agentnest")
           && m.path("root").asText("").matches("(/run)?/agentnest/bulk/[0-9a-f]{32}")) {
         // The sandbox's own bulk link (read-only, empty but for the host's socket during a fork):
