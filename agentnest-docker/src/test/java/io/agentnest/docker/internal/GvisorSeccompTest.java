@@ -36,6 +36,14 @@ class GvisorSeccompTest {
   }
 
   @Test
+  void pselect6IsAlsoAllowedUnderGvisorsOwnNameForIt() throws IOException {
+    // glibc's select() is pselect6; runsc drops names its table does not have.
+    String profile = GvisorSeccomp.adapt(SecurityPolicy.seccompProfile(), "runsc");
+    assertThat(actionsFor(profile, "pselect")).containsExactly("SCMP_ACT_ALLOW/0");
+    assertThat(actionsFor(profile, "pselect6")).containsExactly("SCMP_ACT_ALLOW/0");
+  }
+
+  @Test
   void runcAndOtherRuntimesGetTheProfileUnchanged() {
     String profile = SecurityPolicy.seccompProfile();
     assertThat(GvisorSeccomp.adapt(profile, "runc")).isSameAs(profile);
