@@ -56,7 +56,7 @@ public final class DockerDoctor {
             "runtime runc",
             "registered; default runtime "
                 + info.getRawValues().getOrDefault("DefaultRuntime", "runc")));
-    var runsc = RunscRegistration.of(engine.runtimes());
+    var runsc = RunscRegistration.of(info);
     if (runsc.isPresent()) {
       out.add(HealthCheck.ok("runtime runsc (gVisor)", "registered"));
       out.add(runsc.get().check());

@@ -1,5 +1,6 @@
 package io.agentnest.docker.internal;
 
+import com.github.dockerjava.api.model.Info;
 import io.agentnest.spi.HealthCheck;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -23,16 +24,26 @@ public record RunscRegistration(String path, List<String> args) {
     args = List.copyOf(args);
   }
 
-  /** The daemon's {@code runsc} entry (from {@code docker info}'s runtimes), if registered. */
-  public static Optional<RunscRegistration> of(Map<String, Object> runtimes) {
-    if (!(runtimes.get("runsc") instanceof Map<?, ?> entry)) {
+  /**
+   * The daemon's {@code runsc} entry, if registered. docker-java maps a runtime to its path only,
+   * so the arguments are read from the raw answer of {@code docker info}.
+   */
+  public static Optional<RunscRegistration> of(Info info) {
+    return info.getRawValues().get("Runtimes") instanceof Map<?, ?> raw
+        ? of(raw)
+        : Optional.empty();
+  }
+
+  /** The {@code runsc} entry of {@code docker info}'s raw {@code Runtimes} object. */
+  static Optional<RunscRegistration> of(Map<?, ?> runtimes) {
+    if (!(runtimes.get("runsc") instanceof Map<?, ?> fields)) {
       return Optional.empty();
     }
     List<String> args = new ArrayList<>();
-    if (entry.get("runtimeArgs") instanceof List<?> list) {
+    if (fields.get("runtimeArgs") instanceof List<?> list) {
       list.forEach(a -> args.add(String.valueOf(a)));
     }
-    Object path = entry.get("path");
+    Object path = fields.get("path");
     return Optional.of(new RunscRegistration(path == null ? "runsc" : path.toString(), args));
   }
 
