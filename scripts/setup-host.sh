@@ -4,6 +4,8 @@
 # already there. The base image is built by 'agentnest image build'.
 set -euo pipefail
 
+DAEMON_JSON="${AGENTNEST_DAEMON_JSON:-/etc/docker/daemon.json}"
+
 log() { printf '[setup] %s\n' "$*" >&2; }
 
 need_root() {
@@ -31,38 +33,70 @@ install_packages() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
+# runsc applies the sandbox's seccomp profile inside gVisor only with --oci-seccomp (where this
+# runsc has the flag; an older one would refuse to start with it).
+runsc_args() {
+  # Read all of runsc's output first: 'grep -q' would stop early and pipefail count runsc's SIGPIPE.
+  if command -v runsc >/dev/null 2>&1 && grep -q -- '-oci-seccomp' <<<"$(runsc flags 2>&1)"; then
+    echo '["--network=none","--oci-seccomp"]'
+  else
+    echo '["--network=none"]'
+  fi
+}
+
 write_daemon_json() {
   need_root || return 0
-  local want='{"runtimes":{"runsc":{"path":"/usr/bin/runsc","runtimeArgs":["--network=none"]}},"experimental":true}'
-  mkdir -p /etc/docker
-  if [ -f /etc/docker/daemon.json ] && grep -q '"runsc"' /etc/docker/daemon.json && grep -q '"experimental"' /etc/docker/daemon.json; then
-    log "daemon.json already registers runsc"
-    return 0
-  fi
-  if [ -f /etc/docker/daemon.json ] && [ -s /etc/docker/daemon.json ]; then
-    cp /etc/docker/daemon.json "/etc/docker/daemon.json.agentnest-backup.$(date +%s)"
-    python3 - "$want" <<'PY'
-import json, sys
-want = json.loads(sys.argv[1])
-path = "/etc/docker/daemon.json"
-with open(path) as f:
-    cur = json.load(f)
-cur.setdefault("runtimes", {}).update(want["runtimes"])
-cur["experimental"] = True
+  mkdir -p "$(dirname "$DAEMON_JSON")"
+  local change
+  # Prints what the daemon needs to see the new file: none, reload (runtimes are reloadable with
+  # SIGHUP) or restart (experimental is not).
+  change="$(python3 - "$(runsc_args)" "$DAEMON_JSON" <<'PY'
+import json, os, sys
+path = sys.argv[2]
+want_args = json.loads(sys.argv[1])
+cur = {}
+if os.path.exists(path) and os.path.getsize(path) > 0:
+    with open(path) as f:
+        cur = json.load(f)
+new = json.loads(json.dumps(cur))
+runsc = new.setdefault("runtimes", {}).setdefault("runsc", {})
+runsc.setdefault("path", "/usr/bin/runsc")
+args = runsc.setdefault("runtimeArgs", [])
+for a in want_args:
+    if a not in args:
+        args.append(a)
+new["experimental"] = True
+if new == cur:
+    print("none")
+    sys.exit(0)
+if cur:
+    os.rename(path, "%s.agentnest-backup.%d" % (path, int(os.path.getmtime(path))))
 with open(path, "w") as f:
-    json.dump(cur, f, indent=2)
+    json.dump(new, f, indent=2)
+print("restart" if cur.get("experimental") is not True else "reload")
 PY
-  else
-    echo "$want" >/etc/docker/daemon.json
-  fi
-  log "wrote /etc/docker/daemon.json (runsc runtime, experimental)"
-  DAEMON_JSON_CHANGED=1
+)"
+  case "$change" in
+    none) log "$DAEMON_JSON already registers runsc ($(runsc_args)) with experimental on" ;;
+    reload) log "updated runsc's runtimeArgs in $DAEMON_JSON: $(runsc_args)"; DAEMON_JSON_RELOAD=1 ;;
+    restart) log "wrote $DAEMON_JSON (runsc runtime $(runsc_args), experimental)"; DAEMON_JSON_CHANGED=1 ;;
+    *) log "could not update $DAEMON_JSON: $change"; return 1 ;;
+  esac
 }
 
 docker_up() { docker version --format '{{.Server.Version}}' >/dev/null 2>&1; }
 
 start_dockerd() {
   if docker_up && [ "${DAEMON_JSON_CHANGED:-0}" = 0 ]; then
+    if [ "${DAEMON_JSON_RELOAD:-0}" = 1 ] && need_root; then
+      # Runtimes reload on SIGHUP: sandboxes already running (anyone's) are left alone.
+      log "reloading dockerd's runtimes (SIGHUP)"
+      kill -HUP "$(pidof dockerd)"
+      for _ in $(seq 1 50); do
+        [ "$(docker info --format '{{json .Runtimes.runsc}}' 2>/dev/null)" != "null" ] && break
+        sleep 0.2
+      done
+    fi
     log "docker engine running: $(docker version --format '{{.Server.Version}}')"
     return 0
   fi
@@ -89,6 +123,7 @@ start_dockerd() {
 }
 
 DAEMON_JSON_CHANGED=0
+DAEMON_JSON_RELOAD=0
 install_packages
 write_daemon_json
 start_dockerd

@@ -1521,17 +1521,20 @@ def tunnel_op(h, payload):
 
 POOL = None
 EXPIRY = [0.0]
+# The host decides expiry and destroys the sandbox on time; the agent's own timer is only the
+# fallback for a host that is gone, so it fires a little later and never races the host.
+EXPIRY_FALLBACK_S = 2.0
 
 
 def set_expiry(expires_at):
     """The sandbox's own end of life: when the host that owns it is gone, nobody else will stop
-    it, so at expiry the agent ends itself and with it the container."""
+    it, so after expiry the agent ends itself and with it the container."""
     EXPIRY[0] = expires_at
-    TIMER.schedule(max(0.0, expires_at - time.time()), check_expiry)
+    TIMER.schedule(max(0.0, expires_at + EXPIRY_FALLBACK_S - time.time()), check_expiry)
 
 
 def check_expiry():
-    if EXPIRY[0] and time.time() >= EXPIRY[0] - 0.05:
+    if EXPIRY[0] and time.time() >= EXPIRY[0] + EXPIRY_FALLBACK_S - 0.05:
         try:
             send({"ev": "expired", "expires_at": EXPIRY[0]})
         finally:

@@ -246,7 +246,7 @@ public final class AgentChannel implements AutoCloseable {
     this.tunnelListener = listener;
   }
 
-  /** The sandbox ended because its TTL ran out. */
+  /** The sandbox ended because its TTL ran out, by the host's clock (never the agent's word). */
   public boolean expired() {
     return expired;
   }
@@ -307,7 +307,9 @@ public final class AgentChannel implements AutoCloseable {
       return;
     }
     if (ev.equals("expired")) {
-      expired = true;
+      // Sandbox code that gets hold of the channel could send this: expiry is decided by the
+      // host's own clock (markExpired), the agent's word only ends its own process.
+      LOG.debug("sandbox {} reports its TTL ran out; the host decides expiry", sandboxId);
       return;
     }
     if (ev.startsWith("tcp_")) {

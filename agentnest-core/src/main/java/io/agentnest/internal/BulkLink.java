@@ -11,6 +11,7 @@ import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
@@ -25,9 +26,11 @@ import org.jspecify.annotations.Nullable;
  * carries about 170 MB/s; a local socket several times that, so a 100 MB session no longer costs a
  * second each way.
  *
- * <p>Anything in the sandbox may connect while the host listens. A connection takes part only if
- * its first line is the token the host just gave the agent for this transfer; others are closed (at
- * most {@value #MAX_STRANGERS}), and a connection that sends no token in time is dropped.
+ * <p>The socket is mode 0660 with the directory's group, which the backend sets to the sandbox's
+ * gid: other local users cannot connect. Anything in the sandbox may connect while the host
+ * listens. A connection takes part only if its first line is the token the host just gave the agent
+ * for this transfer; others are closed (at most {@value #MAX_STRANGERS}), and a connection that
+ * sends no token in time is dropped.
  */
 final class BulkLink implements Closeable {
   static final String SOCKET = "bulk.sock";
@@ -61,8 +64,14 @@ final class BulkLink implements Closeable {
       ServerSocketChannel s = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
       try {
         s.bind(UnixDomainSocketAddress.of(sock));
-        // The sandbox's user is not the host's: connecting needs write permission on the socket.
-        Files.setPosixFilePermissions(sock, PosixFilePermissions.fromString("rw-rw-rw-"));
+        // Connecting needs write permission. The sandbox's user is not the host's; it reaches the
+        // socket through the group the backend gave the directory, and no other user may.
+        Files.setAttribute(
+            sock,
+            "unix:gid",
+            Files.getAttribute(dir, "unix:gid", LinkOption.NOFOLLOW_LINKS),
+            LinkOption.NOFOLLOW_LINKS);
+        Files.setPosixFilePermissions(sock, PosixFilePermissions.fromString("rw-rw----"));
         s.configureBlocking(false);
       } catch (IOException | RuntimeException e) {
         s.close();

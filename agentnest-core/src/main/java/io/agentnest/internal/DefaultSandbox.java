@@ -363,31 +363,21 @@ public final class DefaultSandbox implements Sandbox {
       @org.jspecify.annotations.Nullable Throwable failure) {
     Map<String, Object> d = new java.util.LinkedHashMap<>();
     d.put("call", callId);
-    if (r == null) {
-      d.put(
-          "error",
-          failure == null
-              ? "unknown"
-              : redactor.redact(String.valueOf(failure.getMessage()), (x, n) -> {}));
-      audit("exec.finished", d);
-      return;
-    }
-    d.put("exit", r.exitCode());
-    d.put("duration_ms", r.duration().toMillis());
-    if (r.error() != null) {
-      d.put("error", r.error().name());
-    }
-    if (r.limit() != null) {
-      d.put("limit", r.limit().name());
-    }
-    d.put("truncated", r.truncated());
-    d.put("state_lost", r.stateLost());
+    d.put(
+        "error",
+        failure == null
+            ? "unknown"
+            : redactor.redact(String.valueOf(failure.getMessage()), (x, n) -> {}));
     audit("exec.finished", d);
+  }
+
+  private void auditFinished(Call c, ExecResult r, JsonNode res) {
+    audit("exec.finished", ExecFinishedAudit.finished(c.id, r, res, c.clock.elapsed()));
     if (r.limit() != null) {
-      audit("limit.hit", Map.of("call", callId, "limit", r.limit().name()));
+      audit("limit.hit", ExecFinishedAudit.limitHit(c.id, r, res));
     }
     if (!r.redactions().isEmpty()) {
-      audit("secret.redacted", Map.of("call", callId, "rules", r.redactions()));
+      audit("secret.redacted", Map.of("call", c.id, "rules", r.redactions()));
     }
   }
 
@@ -468,7 +458,7 @@ public final class DefaultSandbox implements Sandbox {
         throw agentError(f.header());
       }
       ExecResult r = c.collector.toResult(f.header(), python);
-      auditFinish(c.id, r, null);
+      auditFinished(c, r, f.header());
       return r;
     } catch (RuntimeException e) {
       auditFinish(c.id, null, e);
@@ -496,6 +486,11 @@ public final class DefaultSandbox implements Sandbox {
     CallClock(Duration timeout, Duration approvalTimeout) {
       this.budget = timeout.plus(ANSWER_MARGIN).toNanos();
       this.askBudget = approvalTimeout.plus(ANSWER_MARGIN).toNanos();
+    }
+
+    /** Wall time since the request, by the host's clock. */
+    Duration elapsed() {
+      return Duration.ofNanos(System.nanoTime() - start);
     }
 
     long deadlineNanos() {

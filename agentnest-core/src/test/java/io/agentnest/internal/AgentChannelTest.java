@@ -231,6 +231,23 @@ class AgentChannelTest {
   }
 
   @Test
+  void anExpiredFrameFromTheSandboxIsNotTakenAsExpiry() throws Exception {
+    // Code in the sandbox that reaches the channel could send this at any time.
+    sandbox.reply(Json.object().put("ev", "expired").put("expires_at", 0), new byte[0]);
+    CompletableFuture<Frame> done =
+        channel.call(Json.object().put("op", "ping"), new byte[0], f -> {});
+    sandbox.reply(ev("res", sandbox.nextRequest().id()), new byte[0]);
+    assertThat(channel.await(done, WAIT, "ping").ev()).isEqualTo("res");
+    assertThat(channel.expired()).isFalse();
+    assertThat(channel.isAlive()).isTrue();
+
+    sandbox.agentExits();
+    waitUntilDead();
+    assertThat(channel.expired()).isFalse();
+    assertThat(channel.deathReason()).contains("exited").doesNotContain("expired");
+  }
+
+  @Test
   void afterDeathNewCallsFailImmediately() throws Exception {
     sandbox.agentExits();
     waitUntilDead();

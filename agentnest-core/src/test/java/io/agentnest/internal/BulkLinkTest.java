@@ -49,11 +49,13 @@ class BulkLinkTest {
         }
         assertThat(new String(b.array(), StandardCharsets.US_ASCII)).isEqualTo("PAYLOAD");
         got.close();
-        // The socket is writable by the sandbox's own (unprivileged) user.
-        assertThat(
-                PosixFilePermissions.toString(
-                    Files.getPosixFilePermissions(dir.resolve(BulkLink.SOCKET))))
-            .isEqualTo("rw-rw-rw-");
+        // Writable by the directory's group (the backend gives it the sandbox's gid), by no
+        // other local user.
+        Path sock = dir.resolve(BulkLink.SOCKET);
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(sock)))
+            .isEqualTo("rw-rw----");
+        assertThat(Files.getAttribute(sock, "unix:gid"))
+            .isEqualTo(Files.getAttribute(dir, "unix:gid"));
       }
     }
     assertThat(dir.resolve(BulkLink.SOCKET)).doesNotExist();

@@ -76,7 +76,14 @@ class AuditIT {
           .containsEntry("host", "denied.invalid");
       AuditEvent limit =
           all.stream().filter(e -> e.type().equals("limit.hit")).findFirst().orElseThrow();
-      assertThat(limit.data()).containsEntry("limit", "TIMEOUT");
+      assertThat(limit.data())
+          .containsEntry("limit", "TIMEOUT")
+          .containsEntry("reported_by", "sandbox");
+      // What the agent says about a call is marked as the sandbox's word; the host adds its own.
+      AuditEvent finished =
+          all.stream().filter(e -> e.type().equals("exec.finished")).findFirst().orElseThrow();
+      assertThat(finished.data()).containsKey("host_ms");
+      assertThat(finished.data().get("sandbox_reported")).asList().contains("exit", "duration_ms");
       assertThat(log.verify().ok()).isTrue();
     }
     String raw = Files.readString(dir.resolve(AuditLog.EVENTS_FILE));

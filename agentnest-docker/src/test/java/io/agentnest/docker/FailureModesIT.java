@@ -91,28 +91,31 @@ class FailureModesIT {
   }
 
   @Test
-  void garbageOnTheChannelIsAProtocolViolationNotAHang() {
+  void garbageFromSandboxCodeCannotReachTheChannel() {
+    // Hostile code tries to write junk into the agent's channel pipes. It once could (the agent
+    // was dumpable), and the channel then died of a protocol violation; now the agent's /proc
+    // entries are root's and the sandbox carries on. How the host treats garbage that does
+    // arrive is AgentChannelTest.garbageBytesAreAProtocolViolation.
     try (Sandbox sb = Sandbox.create()) {
-      // Hostile code writes junk into the agent's channel pipe.
       String code =
           "import os\n"
               + "agent = os.getppid()\n"
-              + "for fd in os.listdir('/proc/%d/fd' % agent):\n"
+              + "written = 0\n"
+              + "try:\n"
+              + "    fds = os.listdir('/proc/%d/fd' % agent)\n"
+              + "except OSError:\n"
+              + "    fds = [str(n) for n in range(16)]\n"
+              + "for fd in fds:\n"
               + "    try:\n"
-              + "        t = os.readlink('/proc/%d/fd/%s' % (agent, fd))\n"
-              + "        if t.startswith('pipe:'):\n"
-              + "            f = os.open('/proc/%d/fd/%s' % (agent, fd), os.O_WRONLY | os.O_NONBLOCK)\n"
-              + "            os.write(f, b'GARBAGE' * 100)\n"
+              + "        f = os.open('/proc/%d/fd/%s' % (agent, fd), os.O_WRONLY | os.O_NONBLOCK)\n"
+              + "        os.write(f, b'GARBAGE' * 100)\n"
+              + "        written += 1\n"
               + "    except OSError:\n"
-              + "        pass\n";
+              + "        pass\n"
+              + "print('written', written)\n";
       sb.files().write("evil.py", code);
-      assertThatThrownBy(
-              () -> {
-                sb.exec("exec python3 evil.py");
-                sb.exec("true");
-              })
-          .isInstanceOf(SandboxClosedException.class)
-          .hasMessageContaining("protocol violation");
+      assertThat(sb.exec("exec python3 evil.py").stdout()).isEqualTo("written 0\n");
+      assertThat(sb.exec("echo still here").stdout()).isEqualTo("still here\n");
     }
   }
 

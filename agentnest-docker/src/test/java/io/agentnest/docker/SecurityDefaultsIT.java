@@ -8,6 +8,12 @@ import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.docker.internal.DockerEngine;
 import io.agentnest.spi.Labels;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -142,6 +148,70 @@ class SecurityDefaultsIT {
                         + "except OSError as e:\n    r = type(e).__name__\nr")
                 .result())
         .isIn("'FileNotFoundError'", "'ConnectionRefusedError'");
+  }
+
+  @Test
+  void sandboxCodeCannotSpeakOnTheAgentsChannel() {
+    // Code runs as the agent's uid. It tries every fd of pid 1 and of the agent (its session's
+    // parent) and writes a forged 'expired' frame into whatever opens: before the fix, pid 1
+    // (Docker's init) and the agent were dumpable and their channel pipes opened.
+    ExecResult r =
+        sandbox.runCode(
+            "import json, os, struct\n"
+                + "h = json.dumps({'ev': 'expired', 'expires_at': 0}).encode()\n"
+                + "frame = b'\\xa9N' + struct.pack('>II', len(h), 0) + h\n"
+                + "opened = []\n"
+                + "for pid in (1, os.getppid()):\n"
+                + "    for n in range(32):\n"
+                + "        try:\n"
+                + "            fd = os.open('/proc/%d/fd/%d' % (pid, n), os.O_WRONLY | os.O_NONBLOCK)\n"
+                + "        except OSError:\n"
+                + "            continue\n"
+                + "        opened.append((pid, n))\n"
+                + "        try:\n"
+                + "            os.write(fd, frame)\n"
+                + "        except OSError:\n"
+                + "            pass\n"
+                + "        os.close(fd)\n"
+                + "opened");
+    assertThat(r.result()).isEqualTo("[]");
+    assertThat(sandbox.runCode("6 * 7").result()).isEqualTo("42");
+    assertThat(sandbox.isAlive()).isTrue();
+    // pid 1 is AgentNest's own bootstrap, not dumpable: its /proc entries belong to root.
+    assertThat(sh("stat -c '%u %n' /proc/1/fd /proc/1/mem 2>&1").stdout())
+        .contains("0 /proc/1/fd", "0 /proc/1/mem");
+  }
+
+  @Test
+  void bulkLinkDirectoryIsClosedToOtherLocalUsers() throws Exception {
+    // Any local user could connect to the fork socket (0666 in a 0755 directory) and end a fork.
+    String bulk =
+        DockerEngine.connect()
+            .client()
+            .inspectContainerCmd(sandbox.id())
+            .exec()
+            .getConfig()
+            .getLabels()
+            .get(Labels.BULK_DIR);
+    Path dir = Path.of(bulk);
+    assertThat(Integer.toOctalString((Integer) Files.getAttribute(dir, "unix:mode") & 0777))
+        .isEqualTo("750");
+    assertThat(Files.getAttribute(dir, "unix:gid")).isEqualTo(65534);
+    // Another host user cannot even look inside; the sandbox's own group can.
+    assertThat(runAs("4242:4242", "ls", bulk)).contains("Permission denied");
+    assertThat(runAs("4242:65534", "ls", bulk)).doesNotContain("Permission denied");
+  }
+
+  /** Output and exit status of a command run on the host as {@code uid:gid} (needs root). */
+  private static String runAs(String uidGid, String... cmd) throws Exception {
+    String[] ug = uidGid.split(":");
+    List<String> argv = new ArrayList<>(List.of("setpriv", "--reuid=" + ug[0], "--regid=" + ug[1]));
+    argv.add("--clear-groups");
+    argv.addAll(List.of(cmd));
+    Process p = new ProcessBuilder(argv).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readNBytes(1 << 16), StandardCharsets.UTF_8);
+    assertThat(p.waitFor(10, TimeUnit.SECONDS)).isTrue();
+    return out + "exit " + p.exitValue();
   }
 
   @Test

@@ -47,6 +47,7 @@ X86_64 = {
     "name_to_handle_at": 303, "setns": 308, "unshare": 272, "mount": 165, "ptrace": 101,
     "setuid": 105, "reboot": 169, "syslog": 103, "fsopen": 430, "open_tree": 428,
     "pivot_root": 155, "chroot": 161, "iopl": 172, "swapon": 167,
+    "pidfd_open": 434, "pidfd_getfd": 438, "process_madvise": 440,
 }
 AARCH64 = {
     "init_module": 105, "finit_module": 273, "delete_module": 106, "kexec_load": 104,
@@ -55,6 +56,7 @@ AARCH64 = {
     "name_to_handle_at": 264, "setns": 268, "unshare": 97, "mount": 40, "ptrace": 117,
     "setuid": 146, "reboot": 142, "syslog": 116, "fsopen": 430, "open_tree": 428,
     "pivot_root": 41, "chroot": 51, "swapon": 224,
+    "pidfd_open": 434, "pidfd_getfd": 438, "process_madvise": 440,
 }
 NUMBERS = AARCH64 if platform.machine() in ("aarch64", "arm64") else X86_64
 LIBC = ctypes.CDLL(None, use_errno=True)
@@ -850,6 +852,266 @@ def dns_exfiltration(args):
     out.append("proxy CONNECT %s: %s" % (name, st))
     through = through or proxy_passed(st)
     return verdict(through, "; ".join(out), name=name)
+
+
+# ------------------------------------------------------------- the 32-bit ABI (int 0x80), x32
+#
+# A 64-bit x86 process can enter the kernel's i386 system call table with `int 0x80`, and (where
+# the kernel has it) the x32 table with numbers ORed with 0x40000000. A seccomp profile that lists
+# those ABIs applies rules written for 64-bit numbers; the i386 socketcall(2) and ipc(2) hide the
+# real call's arguments in memory. Every attempt runs in a forked child: a filter that refuses a
+# foreign ABI kills the calling thread (SIGSYS), and a kernel without the ABI faults (SIGSEGV).
+
+I386 = {
+    "getpid": 20, "socketcall": 102, "socket": 359, "ipc": 117, "unshare": 310, "setns": 346,
+    "mount": 21, "ptrace": 26, "keyctl": 288, "add_key": 286, "bpf": 357, "userfaultfd": 374,
+    "perf_event_open": 336, "init_module": 128, "kexec_load": 283, "io_uring_setup": 425,
+    "open_by_handle_at": 342, "pidfd_getfd": 438, "process_vm_readv": 347,
+}
+X32_BIT = 0x40000000
+# push rbx; push rbp; eax=edi (nr); ebx=esi; ecx=edx; edx=ecx; esi=r8d; edi=r9d; int 0x80;
+# pop rbp; pop rbx; rax = sign-extended eax; ret.  long stub(nr, a1, a2, a3, a4, a5)
+INT80_STUB = bytes.fromhex("5355" "89f8" "89f3" "4189d2" "89ca" "4489d1" "4489c6" "4489cf" "cd80"
+                           "5d5b" "4863c0" "c3")
+SOCKET_FAMILIES = ((40, "AF_VSOCK", socket.SOCK_STREAM), (16, "AF_NETLINK", socket.SOCK_RAW),
+                   (17, "AF_PACKET", socket.SOCK_RAW))
+
+
+def is_x86_64():
+    return platform.machine() in ("x86_64", "amd64")
+
+
+def in_child(fn):
+    """Runs fn() in a forked child; (result, None) or (None, why the child died)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            import signal
+            signal.alarm(5)  # nothing here blocks; a hang must not hold the probe
+            try:
+                out = {"ok": fn()}
+            except Exception as e:  # the attack could not even be set up: say why
+                out = {"error": "%s: %s" % (type(e).__name__, e)}
+            os.write(w, json.dumps(out).encode()[:4000])
+        finally:
+            os._exit(0)
+    os.close(w)
+    data = b""
+    for _ in range(64):
+        chunk = os.read(r, 4096)
+        if not chunk:
+            break
+        data += chunk
+    os.close(r)
+    _, status = os.waitpid(pid, 0)
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        names = {31: "killed by SIGSYS (seccomp)", 11: "SIGSEGV (this kernel serves no such ABI)",
+                 14: "timed out"}
+        return None, names.get(sig, "killed by signal %d" % sig)
+    if not data:
+        return None, "child exited %d without an answer" % os.WEXITSTATUS(status)
+    answer = json.loads(data.decode())
+    if "error" in answer:
+        return None, "could not try: " + answer["error"]
+    return answer["ok"], None
+
+
+def low_memory():
+    """An executable page below 4 GiB (MAP_32BIT): the i386 ABI sees only 32-bit pointers."""
+    LIBC.mmap.restype = ctypes.c_void_p
+    LIBC.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                          ctypes.c_long]
+    mem = LIBC.mmap(None, 4096, 7, 0x22 | 0x40, -1, 0)  # RWX, PRIVATE|ANONYMOUS|32BIT
+    if mem is None or mem == ctypes.c_void_p(-1).value or mem >= 1 << 32:
+        raise OSError(ctypes.get_errno(), "no executable memory below 4 GiB")
+    return mem
+
+
+def int80(nr, *args):
+    """(return value, errno) of an i386 system call made with int 0x80 (run it in a child)."""
+    mem = low_memory()
+    ctypes.memmove(mem, INT80_STUB, len(INT80_STUB))
+    fn = ctypes.CFUNCTYPE(ctypes.c_long, *([ctypes.c_long] * 6))(mem)
+    a = list(args) + [0] * (5 - len(args))
+    ret = fn(nr, *a)
+    return (ret, 0) if ret >= 0 or ret < -4095 else (-1, -ret)
+
+
+def int80_socket_via_socketcall(family, typ):
+    mem = low_memory()
+    ctypes.memmove(mem, INT80_STUB, len(INT80_STUB))
+    argv = mem + 2048
+    ctypes.memmove(argv, struct.pack("<III", family, typ, 0), 12)
+    fn = ctypes.CFUNCTYPE(ctypes.c_long, *([ctypes.c_long] * 6))(mem)
+    ret = fn(I386["socketcall"], 1, argv, 0, 0, 0)  # SYS_SOCKET
+    return (ret, 0) if ret >= 0 or ret < -4095 else (-1, -ret)
+
+
+def x32(nr, *args):
+    ctypes.set_errno(0)
+    ret = LIBC.syscall(ctypes.c_long(X32_BIT | nr), *[ctypes.c_long(a) for a in args])
+    return ret, (ctypes.get_errno() if ret < 0 else 0)
+
+
+def describe(name, res, why):
+    if why:
+        return False, "%s: %s" % (name, why)
+    ret, e = res
+    if ret >= 0:
+        return True, "%s returned %d" % (name, ret)
+    if e in REFUSED:
+        return False, "%s refused: %s" % (name, err_name(e))
+    return True, "%s was reachable (it failed with %s, not a refusal)" % (name, err_name(e))
+
+
+@probe("network.compat-sockets")
+def compat_sockets(args):
+    if not is_x86_64():
+        return verdict(False, "not x86_64 (%s): no int 0x80 to try" % platform.machine())
+    out = []
+    through = False
+    for fam, name, typ in SOCKET_FAMILIES:
+        for how, fn in (("int 0x80 socketcall", lambda: int80_socket_via_socketcall(fam, typ)),
+                        ("int 0x80 socket", lambda: int80(I386["socket"], fam, typ, 0)),
+                        ("x32 socket", lambda: x32(41, fam, typ, 0))):
+            res, why = in_child(fn)
+            t, d = describe("%s %s" % (how, name), res, why)
+            through = through or t
+            out.append(d)
+    return verdict(through, "; ".join(out))
+
+
+@probe("kernel.compat-syscalls")
+def compat_syscalls(args):
+    if not is_x86_64():
+        return verdict(False, "not x86_64 (%s): no int 0x80 to try" % platform.machine())
+    out = []
+    through = False
+    # Any answer at all means the 32-bit table is open to the sandbox: getpid is the plainest.
+    res, why = in_child(lambda: int80(I386["getpid"]))
+    if why is None:
+        through = True
+        out.append("int 0x80 getpid ANSWERED %d: the i386 ABI is open" % res[0])
+    else:
+        out.append("int 0x80 getpid: %s" % why)
+    res, why = in_child(lambda: x32(39))
+    if why is None and res[0] >= 0:
+        through = True
+        out.append("x32 getpid ANSWERED %d: the x32 ABI is open" % res[0])
+    else:
+        out.append("x32 getpid: %s" % (why or err_name(res[1])))
+    samples = (("unshare", 0x10000000), ("setns", -1, 0), ("mount", 0, 0, 0, 0, 0), ("ptrace", 16, 1),
+               ("keyctl", 0, -3, 0), ("add_key", 0, 0, 0, 0, -3), ("bpf", 5, 0, 0), ("userfaultfd", 0),
+               ("perf_event_open", 0, 0, -1, -1, 0), ("init_module", 0, 0, 0), ("kexec_load", 0, 0, 0, 0),
+               ("io_uring_setup", 4, 0), ("open_by_handle_at", -1, 0, 0), ("pidfd_getfd", -1, 0, 0),
+               ("process_vm_readv", 1, 0, 0, 0, 0), ("ipc", 23, 0, 0, 0, 0))  # ipc(SHMGET)
+    for name, *a in samples:
+        res, why = in_child(lambda: int80(I386[name], *a))
+        t, d = describe("int 0x80 " + name, res, why)
+        through = through or t
+        out.append(d)
+    return verdict(through, "; ".join(out))
+
+
+# ------------------------------------------------------------------------ the agent's process
+#
+# The agent runs as the same uid as sandbox code. If code could read or write its memory, or take
+# its channel fds, it could speak for the agent: forge output, results, TTL expiry, and answers.
+
+
+def agent_processes():
+    """pid 1, this probe's parent (the agent runs it), and every process started as the agent's
+    bootstrap ('python3 -u -c ...'): the processes that hold or held the channel."""
+    pids = [1] + ([os.getppid()] if os.getppid() > 1 else [])
+    for name in os.listdir("/proc")[:5000]:
+        if name.isdigit() and int(name) not in pids:
+            try:
+                with open("/proc/%s/cmdline" % name, "rb") as f:
+                    if f.read(64).startswith(b"python3\0-u\0-c\0"):
+                        pids.append(int(name))
+            except OSError:
+                pass
+    return pids[:16]
+
+
+@probe("privilege.agent-memory")
+def agent_memory(args):
+    out = []
+    through = False
+    for pid in agent_processes():
+        try:
+            with open("/proc/%d/maps" % pid) as f:
+                start = int(f.readline().split("-", 1)[0], 16)
+        except (OSError, ValueError) as e:
+            start = None
+            out.append("pid %d maps: %s" % (pid, err_name(e.errno) if isinstance(e, OSError) else e))
+        fd, e = try_open("/proc/%d/mem" % pid, os.O_RDWR)
+        if fd is None:
+            fd, e2 = try_open("/proc/%d/mem" % pid)
+            if fd is None:
+                out.append("pid %d mem: %s" % (pid, e))
+                continue
+            e = "read-only"
+        try:
+            if start is not None:
+                data = os.pread(fd, 16, start)
+                through = through or bool(data)
+                out.append("pid %d mem: OPENED (%s), READ %d bytes" % (pid, e or "read-write", len(data)))
+            else:
+                through = True
+                out.append("pid %d mem: OPENED (%s)" % (pid, e or "read-write"))
+        except OSError as ex:
+            out.append("pid %d mem: opened, read %s" % (pid, err_name(ex.errno)))
+        finally:
+            os.close(fd)
+    t, d = syscall_probe("process_madvise", -1, 0, 0, 0, 0)
+    out.append(d)
+    return verdict(through or t, "; ".join(out))
+
+
+@probe("privilege.agent-channel")
+def agent_channel(args):
+    # Only opened and closed again: a probe never reads or writes the real channel.
+    out = []
+    through = False
+    for pid in agent_processes():
+        try:
+            fds = sorted(int(n) for n in os.listdir("/proc/%d/fd" % pid))[:64]
+        except OSError as e:
+            out.append("pid %d fds: %s" % (pid, err_name(e.errno)))
+            fds = list(range(0, 8))
+        opened = []
+        for n in fds:
+            for flags in (os.O_WRONLY, os.O_RDONLY):
+                fd, e = try_open("/proc/%d/fd/%d" % (pid, n), flags)
+                if fd is not None:
+                    os.close(fd)
+                    opened.append("%d%s" % (n, "w" if flags == os.O_WRONLY else "r"))
+                    break
+        if opened:
+            through = True
+            out.append("pid %d: OPENED fds %s" % (pid, ",".join(opened)))
+        ret, e = syscall("pidfd_open", pid, 0)
+        if ret < 0:
+            out.append("pid %d pidfd_open: %s" % (pid, err_name(e)))
+            # Without a pidfd, pidfd_getfd must still be refused outright, not fail on EBADF.
+            t, d = syscall_probe("pidfd_getfd", -1, 0, 0)
+            through = through or t
+            out.append(d)
+            continue
+        taken = []
+        for n in fds[:16]:
+            got, _ = syscall("pidfd_getfd", ret, n, 0)
+            if got >= 0:
+                os.close(got)
+                taken.append(n)
+        os.close(ret)
+        through = through or bool(taken)
+        out.append("pid %d pidfd_getfd took: %s" % (pid, taken or "nothing"))
+    return verdict(through, "; ".join(out))
 
 
 # ---------------------------------------------------------------------------------- helpers

@@ -4,7 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agentnest.docker.DockerEngineRequired;
 import io.agentnest.docker.GvisorRequired;
+import io.agentnest.docker.internal.DockerEngine;
+import io.agentnest.docker.internal.RunscRegistration;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -30,6 +33,16 @@ class EscapeSuiteIT {
         .isEmpty();
   }
 
+  /** Probes that gVisor contains on its own and the profile refuses with runsc --oci-seccomp. */
+  static final Set<String> SECCOMP_IN_SENTRY =
+      Set.of(
+          "namespaces.unshare",
+          "devices.kmsg",
+          "kernel.perf-event-open",
+          "kernel.io-uring",
+          "kernel.open-by-handle-at",
+          "network.packet-sockets");
+
   @Test
   void nothingGetsThroughOnRunc() {
     EscapeReport report = runOn("runc");
@@ -52,6 +65,15 @@ class EscapeSuiteIT {
         }
       }
       assertThat(report.results()).allMatch(r -> r.backend().equals("runsc"));
+      if (RunscRegistration.of(DockerEngine.connect().info())
+          .map(RunscRegistration::appliesOciSeccomp)
+          .orElse(false)) {
+        // The profile applies inside the Sentry: these are refused there, not merely contained.
+        assertThat(report.results())
+            .filteredOn(r -> SECCOMP_IN_SENTRY.contains(r.probe()))
+            .hasSize(SECCOMP_IN_SENTRY.size())
+            .allMatch(r -> r.outcome() == Outcome.BLOCKED, "BLOCKED");
+      }
     }
   }
 

@@ -14,7 +14,7 @@ import java.util.List;
 /** Host checks for the Docker backend. */
 public final class DockerDoctor {
   static final String RUNSC_SNIPPET =
-      "{\"runtimes\":{\"runsc\":{\"path\":\"/usr/bin/runsc\",\"runtimeArgs\":[\"--network=none\"]}},"
+      "{\"runtimes\":{\"runsc\":{\"path\":\"/usr/bin/runsc\",\"runtimeArgs\":[\"--network=none\",\"--oci-seccomp\"]}},"
           + "\"experimental\":true}";
 
   private DockerDoctor() {}
@@ -51,14 +51,15 @@ public final class DockerDoctor {
             "Docker " + v.getVersion() + " (API " + v.getApiVersion() + ") at " + engine.host()));
 
     // Runtimes
-    var runtimes = engine.runtimes().keySet();
     out.add(
         HealthCheck.ok(
             "runtime runc",
             "registered; default runtime "
                 + info.getRawValues().getOrDefault("DefaultRuntime", "runc")));
-    if (runtimes.contains("runsc")) {
+    var runsc = RunscRegistration.of(info);
+    if (runsc.isPresent()) {
       out.add(HealthCheck.ok("runtime runsc (gVisor)", "registered"));
+      out.add(runsc.get().check());
     } else {
       boolean installed = Files.isExecutable(Path.of("/usr/bin/runsc"));
       out.add(
@@ -126,6 +127,10 @@ public final class DockerDoctor {
               "use a kernel with CONFIG_SECCOMP_FILTER and a Docker built with seccomp"));
     }
     out.add(HealthCheck.ok("kernel", info.getKernelVersion() + " on " + info.getOperatingSystem()));
+    if ("unix".equals(engine.host().getScheme())) {
+      // Only a local engine's kernel is this host's.
+      out.addAll(new KernelSurface().checks());
+    }
     out.add(
         HealthCheck.ok(
             "logging",

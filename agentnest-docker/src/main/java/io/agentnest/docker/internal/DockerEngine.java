@@ -238,14 +238,18 @@ public final class DockerEngine {
             .withReadonlyRootfs(spec.readOnlyRootFilesystem())
             .withCapDrop(Capability.ALL)
             .withSecurityOpts(
-                List.of("no-new-privileges:true", "seccomp=" + spec.seccompProfileJson()))
+                List.of(
+                    "no-new-privileges:true",
+                    "seccomp=" + GvisorSeccomp.adapt(spec.seccompProfileJson(), runtime)))
             .withPidsLimit(spec.pidsLimit())
             .withMemory(spec.memoryBytes())
             .withMemorySwap(spec.memoryBytes())
             .withNanoCPUs((long) (spec.cpus() * 1_000_000_000L))
             .withNetworkMode("none")
             .withLogConfig(new LogConfig(LogConfig.LoggingType.NONE))
-            .withInit(true)
+            // No --init: the agent's bootstrap is pid 1 itself. Docker's init kept copies of
+            // the channel pipes open in a process sandbox code could reach through /proc.
+            .withInit(false)
             .withIpcMode("private")
             .withTmpFs(tmpfs(spec))
             .withUlimits(
@@ -258,7 +262,7 @@ public final class DockerEngine {
     }
     Map<String, String> labels = new LinkedHashMap<>(spec.labels());
     java.nio.file.@Nullable Path bulk =
-        runtime != null && runtime.contains("runsc") ? null : newBulkDir();
+        runtime != null && runtime.contains("runsc") ? null : newBulkDir(spec.user());
     if (bulk != null) {
       hc.withBinds(
           new com.github.dockerjava.api.model.Bind(
@@ -317,9 +321,10 @@ public final class DockerEngine {
 
   /**
    * A fresh per-sandbox directory for the bulk link, or null where the engine is not on this host
-   * (a TCP or SSH daemon: its bind mounts name the daemon's paths) or /run is not writable here.
+   * (a TCP or SSH daemon: its bind mounts name the daemon's paths), /run is not writable here, or
+   * the directory cannot be closed to all but the sandbox's {@code user} (see BulkDirAccess).
    */
-  private java.nio.file.@Nullable Path newBulkDir() {
+  private java.nio.file.@Nullable Path newBulkDir(String user) {
     Boolean usable = bulkUsable;
     if (usable == null) {
       usable = "unix".equals(host.getScheme()) && makeBulkRoot();
@@ -333,12 +338,14 @@ public final class DockerEngine {
     java.nio.file.Path dir = BULK_ROOT.resolve(java.util.HexFormat.of().formatHex(r));
     try {
       java.nio.file.Files.createDirectory(dir);
-      java.nio.file.Files.setPosixFilePermissions(
-          dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
-      return dir;
     } catch (java.io.IOException | UnsupportedOperationException e) {
       return null;
     }
+    if (!BulkDirAccess.restrict(dir, user)) {
+      deleteBulkDir(dir);
+      return null;
+    }
+    return dir;
   }
 
   private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
@@ -362,10 +369,15 @@ public final class DockerEngine {
     }
   }
 
-  /** The bulk directory of a managed sandbox, checked to be one this engine makes. */
+  /**
+   * The bulk directory of a managed sandbox, checked to be one this engine makes and closed to all
+   * but the sandbox's own group.
+   */
   public Optional<java.nio.file.Path> bulkDirectory(String id) {
     try {
-      return bulkDirOf(client.inspectContainerCmd(id).exec());
+      InspectContainerResponse c = client.inspectContainerCmd(id).exec();
+      String user = c.getConfig() == null ? null : c.getConfig().getUser();
+      return bulkDirOf(c).filter(d -> user != null && BulkDirAccess.restricted(d, user));
     } catch (NotFoundException e) {
       return Optional.empty();
     } catch (RuntimeException e) {

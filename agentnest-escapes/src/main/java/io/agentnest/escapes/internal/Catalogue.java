@@ -82,13 +82,28 @@ public final class Catalogue {
     script("privilege.no-new-privs", "run without no_new_privs, so exec could raise privileges");
     script("privilege.setuid-syscall", "setuid(0)");
     script("privilege.rootfs-write", "write /etc/passwd, /etc/ld.so.preload or system binaries");
+    script(
+        "privilege.agent-memory",
+        "read or write the agent's (or pid 1's) memory through /proc/PID/mem, or use"
+            + " process_madvise on it: the agent runs as the same uid as sandbox code");
+    script(
+        "privilege.agent-channel",
+        "take the agent's channel: open its (or pid 1's) pipes through /proc/PID/fd, or copy"
+            + " them with pidfd_open + pidfd_getfd, to forge results, expiry or approvals",
+        onGvisor(
+            "gVisor's /proc (runsc 20221219) lets the same uid open a non-dumpable process's"
+                + " fds, unlike Linux: code gets the agent's voice, and the host takes nothing"
+                + " from it on trust (expiry is the host's clock, exit codes and limits are"
+                + " audited as sandbox-reported, the approvals that are a boundary are"
+                + " enforced on the host)"));
     script("namespaces.mount", "mount a tmpfs (mount(2) and the new fsopen API)");
     script(
         "namespaces.unshare",
         "unshare user, mount and network namespaces (the first step of most kernel exploits)",
         onGvisor(
             "gVisor's Sentry implements user and mount namespaces itself: no host kernel"
-                + " namespace is created and no host kernel code is reached"));
+                + " namespace is created and no host kernel code is reached (with runsc's"
+                + " --oci-seccomp the profile refuses it there too)"));
     script("namespaces.setns", "join pid 1's mount, network, pid or user namespace with setns(2)");
     script("namespaces.proc1-root", "reach another root filesystem through /proc/1/root");
     script(
@@ -114,7 +129,7 @@ public final class Catalogue {
         "read the kernel log (/dev/kmsg, syslog(2))",
         onGvisor(
             "gVisor's syslog(2) returns the Sentry's own synthetic boot messages, never the host"
-                + " kernel's log"));
+                + " kernel's log (with runsc's --oci-seccomp the profile refuses it there too)"));
     script(
         "devices.memory", "open /dev/mem, /dev/kmem, /dev/port or raise the I/O privilege level");
     script("devices.mknod", "create and open device nodes for memory and disks (mknod)");
@@ -133,20 +148,29 @@ public final class Catalogue {
         "open a perf event",
         onGvisor(
             "gVisor does not implement perf events: the Sentry answers ENODEV and the host"
-                + " kernel is never asked"));
+                + " kernel is never asked (with runsc's --oci-seccomp the profile refuses it"
+                + " first)"));
     script("kernel.userfaultfd", "create a userfaultfd (a staple of kernel race exploits)");
     script("kernel.keyctl", "use the kernel keyring (add_key, keyctl)");
     script(
         "kernel.io-uring",
         "set up an io_uring (a large, often-exploited kernel surface)",
         onGvisor(
-            "gVisor implements io_uring inside the Sentry; runsc does not apply the OCI seccomp"
-                + " profile but its own host filter, which does not let io_uring reach the host"));
+            "gVisor implements io_uring inside the Sentry; runsc without --oci-seccomp does not"
+                + " apply the profile there, and its own host filter does not let io_uring reach"
+                + " the host"));
     script(
         "kernel.open-by-handle-at",
         "open a host inode by a forged file handle (the 'shocker' escape)",
-        onGvisor("the Sentry answers ENOTSUP: gVisor has no file handles to forge"));
+        onGvisor(
+            "the Sentry answers ENOTSUP: gVisor has no file handles to forge (with runsc's"
+                + " --oci-seccomp the profile refuses it first)"));
     script("kernel.ptrace", "ptrace pid 1");
+    script(
+        "kernel.compat-syscalls",
+        "enter the 32-bit system call table with int 0x80 (and the x32 one) from executable"
+            + " memory below 4 GiB: getpid, then calls the 64-bit profile refuses (unshare, bpf,"
+            + " keyctl, io_uring, pidfd_getfd, ipc, ...)");
     script("host-info.kcore", "read host memory through /proc/kcore");
     script("host-info.kallsyms", "read kernel symbol addresses (defeats KASLR)");
     script(
@@ -200,7 +224,12 @@ public final class Catalogue {
         "open AF_PACKET, netlink, vsock or AF_ALG sockets",
         onGvisor(
             "gVisor's netlink route sockets are served by the Sentry's own network stack, which"
-                + " has no host interface with --network=none"));
+                + " has no host interface with --network=none (with runsc's --oci-seccomp the"
+                + " profile refuses them first)"));
+    script(
+        "network.compat-sockets",
+        "open AF_VSOCK (a route to the hypervisor, not namespaced), AF_NETLINK or AF_PACKET"
+            + " sockets through int 0x80 (socketcall and socket) and the x32 ABI");
     script(
         "network.ipv6",
         "reach anything over IPv6 (global, link-local, v4-mapped), directly or through the proxy");
@@ -269,11 +298,6 @@ public final class Catalogue {
     int bulk = 0;
     for (JsonNode m : j.data().path("mounts")) {
       String fstype = m.path("fstype").asText("");
-      if (m.path("point").asText("").endsWith("/sbin/docker-init")) {
-        // Docker's --init bind-mounts its own init binary (tini) from the host.
-        engine++;
-        continue;
-      }
       if (m.path("point").asText("").equals("/run/agentnest")
           && m.path("root").asText("").matches("(/run)?/agentnest/bulk/[0-9a-f]{32}")) {
         // The sandbox's own bulk link (read-only, empty but for the host's socket during a fork):

@@ -1,0 +1,114 @@
+package io.agentnest.docker.internal;
+
+import com.github.dockerjava.api.model.Info;
+import io.agentnest.spi.HealthCheck;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * How the Docker daemon runs gVisor: runsc's path and the arguments the daemon adds. Whether the
+ * sandbox's seccomp profile applies inside gVisor depends on one of them, {@code --oci-seccomp}:
+ * without it the Sentry filters only its own host system calls.
+ */
+public record RunscRegistration(String path, List<String> args) {
+  public static final String OCI_SECCOMP = "--oci-seccomp";
+
+  public RunscRegistration {
+    args = List.copyOf(args);
+  }
+
+  /**
+   * The daemon's {@code runsc} entry, if registered. docker-java maps a runtime to its path only,
+   * so the arguments are read from the raw answer of {@code docker info}.
+   */
+  public static Optional<RunscRegistration> of(Info info) {
+    return info.getRawValues().get("Runtimes") instanceof Map<?, ?> raw
+        ? of(raw)
+        : Optional.empty();
+  }
+
+  /** The {@code runsc} entry of {@code docker info}'s raw {@code Runtimes} object. */
+  static Optional<RunscRegistration> of(Map<?, ?> runtimes) {
+    if (!(runtimes.get("runsc") instanceof Map<?, ?> fields)) {
+      return Optional.empty();
+    }
+    List<String> args = new ArrayList<>();
+    if (fields.get("runtimeArgs") instanceof List<?> list) {
+      list.forEach(a -> args.add(String.valueOf(a)));
+    }
+    Object path = fields.get("path");
+    return Optional.of(new RunscRegistration(path == null ? "runsc" : path.toString(), args));
+  }
+
+  /** Whether the daemon passes {@code --oci-seccomp} (runsc takes one or two dashes). */
+  public boolean appliesOciSeccomp() {
+    return args.stream()
+        .anyMatch(
+            a ->
+                a.equals(OCI_SECCOMP)
+                    || a.equals("-oci-seccomp")
+                    || a.equals(OCI_SECCOMP + "=true")
+                    || a.equals("-oci-seccomp=true"));
+  }
+
+  /**
+   * Whether this runsc binary knows {@code --oci-seccomp} ({@code runsc flags} lists it); empty
+   * when the binary is not on this host or does not answer.
+   */
+  public Optional<Boolean> binaryHasOciSeccomp() {
+    Path bin = Path.of(path);
+    if (!bin.isAbsolute() || !Files.isExecutable(bin)) {
+      return Optional.empty();
+    }
+    try {
+      Process p = new ProcessBuilder(path, "flags").redirectErrorStream(true).start();
+      byte[] out = p.getInputStream().readNBytes(1 << 20);
+      if (!p.waitFor(10, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        return Optional.empty();
+      }
+      return Optional.of(new String(out, StandardCharsets.UTF_8).contains("-oci-seccomp"));
+    } catch (IOException e) {
+      return Optional.empty();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return Optional.empty();
+    }
+  }
+
+  /** The doctor's line about seccomp inside gVisor. */
+  public HealthCheck check() {
+    String name = "gVisor seccomp";
+    if (appliesOciSeccomp()) {
+      return HealthCheck.ok(
+          name, "runsc runs with " + OCI_SECCOMP + ": the sandbox's profile applies in the Sentry");
+    }
+    Optional<Boolean> has = binaryHasOciSeccomp();
+    if (has.isPresent() && !has.get()) {
+      return HealthCheck.warn(
+          name,
+          "this runsc ("
+              + path
+              + ") cannot apply OCI seccomp profiles: gVisor sandboxes are"
+              + " isolated by the Sentry alone, AgentNest's profile does not apply in them",
+          "install a runsc that has " + OCI_SECCOMP + ", then run scripts/setup-host.sh");
+    }
+    return HealthCheck.warn(
+        name,
+        "runsc is registered without "
+            + OCI_SECCOMP
+            + ": AgentNest's seccomp profile does not"
+            + " apply inside gVisor sandboxes (the Sentry is the only filter)",
+        "run scripts/setup-host.sh, or add \""
+            + OCI_SECCOMP
+            + "\" to runsc's runtimeArgs in"
+            + " /etc/docker/daemon.json and reload the daemon: kill -HUP $(pidof dockerd)");
+  }
+}
