@@ -221,7 +221,8 @@ public final class AgentNestMcpServer implements AutoCloseable {
         TimeUnit.SECONDS);
   }
 
-  static boolean isLoopback(String host) {
+  /** Whether {@code host} (a name or address to bind) is a loopback address. */
+  public static boolean isLoopback(String host) {
     try {
       return InetAddress.getByName(host).isLoopbackAddress();
     } catch (java.net.UnknownHostException e) {
