@@ -5,6 +5,7 @@ import io.agentnest.BackendUnavailableException;
 import io.agentnest.ConfigException;
 import io.agentnest.ImageNotFoundException;
 import io.agentnest.SandboxNotFoundException;
+import io.agentnest.internal.HumanText;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -43,7 +44,8 @@ public final class AgentNestCli implements Runnable {
     CommandLine cl = new CommandLine(new AgentNestCli());
     cl.setExecutionExceptionHandler(
         (ex, cmd, parsed) -> {
-          cmd.getErr().println("error: " + ex.getMessage());
+          // Messages can quote what a sandbox chose (a path, a host, a command): escaped.
+          cmd.getErr().println("error: " + HumanText.text(String.valueOf(ex.getMessage())));
           if (System.getenv("AGENTNEST_DEBUG") != null) {
             ex.printStackTrace(cmd.getErr());
           }

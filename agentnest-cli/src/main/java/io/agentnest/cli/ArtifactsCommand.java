@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.Artifact;
 import io.agentnest.Sandbox;
+import io.agentnest.internal.HumanText;
 import io.agentnest.internal.Json;
 import java.nio.file.Path;
 import java.util.List;
@@ -60,9 +61,13 @@ final class ArtifactsCommand implements Callable<Integer> {
       return;
     }
     for (Artifact a : out) {
+      // File names are the sandbox's choice: shown escaped, so none can rewrite the listing.
       System.out.printf(
           "%-64s %12d  %s%s%n",
-          a.path(), a.size(), a.sha256(), a.hostPath() == null ? "" : "  -> " + a.hostPath());
+          HumanText.line(a.path()),
+          a.size(),
+          a.sha256(),
+          a.hostPath() == null ? "" : "  -> " + HumanText.line(a.hostPath().toString()));
     }
     System.out.println(
         out.size() + " files, " + out.stream().mapToLong(Artifact::size).sum() + " bytes");

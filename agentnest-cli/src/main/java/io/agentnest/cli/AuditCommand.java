@@ -5,6 +5,7 @@ import io.agentnest.audit.AuditEvent;
 import io.agentnest.audit.AuditLog;
 import io.agentnest.audit.AuditQuery;
 import io.agentnest.audit.VerifyReport;
+import io.agentnest.internal.HumanText;
 import io.agentnest.internal.Json;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -404,11 +405,15 @@ final class AuditCommand implements Callable<Integer> {
       out.printf("%-23s  %-18s  %-12s  %s%n", "TIME (UTC)", "TYPE", "SANDBOX", "SUMMARY");
     }
 
+    /** One row; every field a sandbox may have chosen is escaped ({@link HumanText}). */
     static void row(PrintStream out, AuditEvent e) {
       String sb = e.sandboxId() == null ? "-" : e.sandboxId();
       out.printf(
           "%-23s  %-18s  %-12s  %s%n",
-          TIME.format(e.time()), e.type(), sb.substring(0, Math.min(12, sb.length())), summary(e));
+          TIME.format(e.time()),
+          HumanText.line(e.type(), 40),
+          HumanText.line(sb, 12),
+          HumanText.line(summary(e)));
     }
 
     static String summary(AuditEvent e) {
@@ -449,7 +454,7 @@ final class AuditCommand implements Callable<Integer> {
 
     private static String str(Map<String, Object> d, String key) {
       Object v = d.get(key);
-      return v == null ? "" : v.toString().replace('\n', ' ');
+      return v == null ? "" : v.toString();
     }
 
     private static String join(String... parts) {
@@ -471,7 +476,7 @@ final class AuditCommand implements Callable<Integer> {
         if (sb.length() > 0) {
           sb.append(' ');
         }
-        sb.append(en.getKey()).append('=').append(String.valueOf(en.getValue()).replace('\n', ' '));
+        sb.append(en.getKey()).append('=').append(en.getValue());
       }
       return sb.toString();
     }

@@ -3,6 +3,7 @@ package io.agentnest.cli;
 import io.agentnest.ApprovalDecision;
 import io.agentnest.ApprovalHandler;
 import io.agentnest.ApprovalRequest;
+import io.agentnest.internal.HumanText;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -20,6 +21,10 @@ import org.jspecify.annotations.Nullable;
  * kind and target for the rest of the run, anything else denies. One reader thread answers the
  * oldest open question; a question the sandbox stopped waiting for (timeout) is skipped, so a late
  * answer never lands on the wrong one.
+ *
+ * <p>Everything in a question that the sandbox chose (target, detail) is shown escaped ({@link
+ * HumanText}), so it cannot repaint or hide the question; and {@link OpenQuestions} is told while
+ * questions are open, so the sandbox's live output waits instead of printing over them.
  */
 final class ConsoleApprovalHandler implements ApprovalHandler {
   private final BufferedReader in;
@@ -27,23 +32,26 @@ final class ConsoleApprovalHandler implements ApprovalHandler {
   private final String user;
   private final Deque<Question> open = new ArrayDeque<>();
   private final Set<String> always = ConcurrentHashMap.newKeySet();
+  private final OpenQuestions questions;
+  private boolean anyOpen;
   private @Nullable Thread reader;
 
   private record Question(ApprovalRequest request, CompletableFuture<ApprovalDecision> answer) {}
 
-  ConsoleApprovalHandler(BufferedReader in, PrintWriter out) {
+  ConsoleApprovalHandler(BufferedReader in, PrintWriter out, OpenQuestions questions) {
     this.in = in;
     this.out = out;
+    this.questions = questions;
     this.user = "console:" + System.getProperty("user.name", "user");
   }
 
   /** The terminal's handler, or null when this process has no terminal. */
-  static @Nullable ConsoleApprovalHandler onTerminal() {
+  static @Nullable ConsoleApprovalHandler onTerminal(OpenQuestions questions) {
     java.io.Console c = System.console();
     if (c == null) {
       return null;
     }
-    return new ConsoleApprovalHandler(new BufferedReader(c.reader()), c.writer());
+    return new ConsoleApprovalHandler(new BufferedReader(c.reader()), c.writer(), questions);
   }
 
   @Override
@@ -58,6 +66,8 @@ final class ConsoleApprovalHandler implements ApprovalHandler {
       boolean first = open.stream().noneMatch(q -> !q.answer().isDone());
       open.addLast(new Question(request, answer));
       if (first) {
+        // Quiet the sandbox's output before the question appears, not after.
+        tellQuestions();
         prompt(request);
       }
       if (reader == null) {
@@ -71,9 +81,13 @@ final class ConsoleApprovalHandler implements ApprovalHandler {
         (d, e) -> {
           if (e != null) {
             synchronized (this) {
-              out.println("\nagentnest: no answer in time for " + request.target() + ": denied");
+              out.println(
+                  "\nagentnest: no answer in time for "
+                      + HumanText.line(request.target(), 300)
+                      + ": denied");
               out.flush();
               promptNext();
+              tellQuestions();
             }
           }
         });
@@ -83,11 +97,20 @@ final class ConsoleApprovalHandler implements ApprovalHandler {
   private void prompt(ApprovalRequest r) {
     out.printf(
         "%nagentnest: sandbox %s asks to %s %s%n  %s%n  allow? [y]es / [a]lways / [N]o: ",
-        r.sandboxId().substring(0, Math.min(12, r.sandboxId().length())),
-        r.kind(),
-        r.target(),
-        r.detail());
+        HumanText.line(r.sandboxId(), 12),
+        HumanText.line(r.kind(), 40),
+        HumanText.line(r.target(), 300),
+        HumanText.line(r.detail(), 500));
     out.flush();
+  }
+
+  /** Tells {@link OpenQuestions} when the first question opens and the last one closes; locked. */
+  private void tellQuestions() {
+    boolean now = open.stream().anyMatch(q -> !q.answer().isDone());
+    if (now != anyOpen) {
+      anyOpen = now;
+      questions.changed(now);
+    }
   }
 
   /** Drops answered and abandoned questions and shows the next open one; holds the lock. */
@@ -122,6 +145,7 @@ final class ConsoleApprovalHandler implements ApprovalHandler {
           }
           open.forEach(x -> x.answer().complete(no));
           open.clear();
+          tellQuestions();
           return;
         }
         if (q != null) {
@@ -135,6 +159,7 @@ final class ConsoleApprovalHandler implements ApprovalHandler {
             q.answer().complete(new ApprovalDecision(false, "refused at the terminal", user));
           }
           promptNext();
+          tellQuestions();
         }
       }
     }

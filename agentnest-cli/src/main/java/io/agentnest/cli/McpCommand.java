@@ -9,11 +9,8 @@ import io.agentnest.tools.ToolLimits;
 import java.io.FileDescriptor;
 import java.io.FileInputStream;
 import java.io.FileOutputStream;
-import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import org.jspecify.annotations.Nullable;
@@ -31,6 +28,9 @@ import picocli.CommandLine.Option;
           + " logs on stderr), or streamable HTTP at http://HOST:PORT/mcp with --http PORT.",
       "Each MCP session gets its own sandbox, destroyed when the session ends; the sandbox policy"
           + " comes from --config/--profile and the flags, as for 'agentnest run'.",
+      "Over HTTP, clients must send a bearer token, even on loopback: a random one is generated"
+          + " and kept in ~/.agentnest/mcp/http-token (mode 0600); the client configuration line is"
+          + " printed at start.",
       "  claude mcp add agentnest -- agentnest mcp",
       "  agentnest mcp --http 8765",
       "  AGENTNEST_MCP_TOKEN=... agentnest mcp --http 8765 --host 0.0.0.0"
@@ -54,9 +54,16 @@ final class McpCommand implements Callable<Integer> {
       names = "--token-file",
       paramLabel = "FILE",
       description =
-          "File holding the bearer token HTTP clients must send (default: $AGENTNEST_MCP_TOKEN;"
-              + " required when --host is not loopback).")
+          "File holding the bearer token HTTP clients must send (default: $AGENTNEST_MCP_TOKEN,"
+              + " else a random token generated once and kept in ~/.agentnest/mcp/http-token).")
   @Nullable Path tokenFile;
+
+  @Option(
+      names = "--no-token",
+      description =
+          "Serve HTTP on loopback without a bearer token. Every local user and process can then"
+              + " drive the server; Host and Origin are still checked.")
+  boolean noToken;
 
   @Option(
       names = "--max-sandboxes",
@@ -106,9 +113,16 @@ final class McpCommand implements Callable<Integer> {
       if (httpPort == null) {
         server.serveStdio(new FileInputStream(FileDescriptor.in), protocolOut);
       } else {
+        McpHttpAuth auth =
+            McpHttpAuth.resolve(
+                tokenFile,
+                System.getenv("AGENTNEST_MCP_TOKEN"),
+                noToken,
+                AgentNestMcpServer.isLoopback(host));
         HttpEndpoint endpoint =
-            server.serveHttp(new AgentNestMcpServer.HttpOptions(host, httpPort, token()));
+            server.serveHttp(new AgentNestMcpServer.HttpOptions(host, httpPort, auth.token()));
         stderr.println("agentnest mcp: serving " + endpoint.uri());
+        auth.notice(endpoint.uri()).forEach(stderr::println);
         stderr.flush();
         endpoint.join();
       }
@@ -121,31 +135,5 @@ final class McpCommand implements Callable<Integer> {
       }
     }
     return ExitCodes.OK;
-  }
-
-  private @Nullable String token() throws IOException {
-    if (tokenFile != null) {
-      if (!Files.isReadable(tokenFile)) {
-        throw new ConfigException("--token-file " + tokenFile + ": cannot read the file");
-      }
-      String t = Files.readString(tokenFile, StandardCharsets.UTF_8).strip();
-      if (t.length() < 16) {
-        throw new ConfigException(
-            "--token-file "
-                + tokenFile
-                + ": the token is shorter than 16 characters; use e.g."
-                + " 'openssl rand -hex 32'");
-      }
-      return t;
-    }
-    String env = System.getenv("AGENTNEST_MCP_TOKEN");
-    if (env != null && !env.isBlank()) {
-      if (env.strip().length() < 16) {
-        throw new ConfigException(
-            "AGENTNEST_MCP_TOKEN is shorter than 16 characters; use e.g. 'openssl rand -hex 32'");
-      }
-      return env.strip();
-    }
-    return null;
   }
 }

@@ -1,10 +1,12 @@
 package io.agentnest.cli;
 
+import com.fasterxml.jackson.core.json.JsonWriteFeature;
 import io.agentnest.ConfigException;
 import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
 import io.agentnest.OutputChunk;
 import io.agentnest.Sandbox;
+import io.agentnest.internal.Json;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -55,13 +57,18 @@ final class RunCommand implements Callable<Integer> {
       description = "Print the result as one JSON object instead of streaming.")
   boolean json;
 
+  @Option(
+      names = "--raw",
+      description =
+          "Write the sandbox's output to the terminal byte for byte. By default, when stdout or"
+              + " stderr is a terminal, control sequences in the sandbox's output are shown (ESC as"
+              + " ^[) instead of acting, so code cannot repaint the screen, set the title or write"
+              + " the clipboard. Pipes and files always get the bytes as they are.")
+  boolean raw;
+
   @Mixin SandboxOptions sandbox = new SandboxOptions();
 
   @Mixin SecretOptions secrets = new SecretOptions();
-
-  private io.agentnest.SandboxConfig config() {
-    return secrets.applyTo(sandbox.toConfig());
-  }
 
   @Override
   public Integer call() throws IOException {
@@ -82,28 +89,36 @@ final class RunCommand implements Callable<Integer> {
     }
     PrintStream out = System.out;
     PrintStream err = System.err;
+    boolean outIsTerminal = !raw && Terminals.isTerminal(1);
+    TerminalOutput terminal =
+        new TerminalOutput(out, err, outIsTerminal, !raw && Terminals.isTerminal(2));
     ExecOptions.Builder opts = ExecOptions.builder();
     if (!json) {
-      opts.onOutput(
-          c -> {
-            PrintStream target = c.stream() == OutputChunk.Stream.STDERR ? err : out;
-            target.write(c.data(), 0, c.data().length);
-            target.flush();
-          });
+      opts.onOutput(c -> terminal.write(c.stream() == OutputChunk.Stream.STDERR, c.data()));
     }
     ExecResult r;
-    try (Sandbox sb = Sandbox.create(config())) {
+    try (Sandbox sb = Sandbox.create(secrets.applyTo(sandbox.toConfig(terminal)))) {
       r = code != null ? sb.runCode(code, opts.build()) : sb.exec(command, opts.build());
+    } finally {
+      terminal.finish();
     }
     if (json) {
-      out.println(ResultJson.of(r).toString());
+      // On a terminal, JSON with every non-ASCII character escaped cannot carry a C1 control.
+      out.println(
+          outIsTerminal
+              ? Json.MAPPER
+                  .writer()
+                  .with(JsonWriteFeature.ESCAPE_NON_ASCII)
+                  .writeValueAsString(ResultJson.of(r))
+              : ResultJson.of(r).toString());
     } else {
       if (r.result() != null) {
-        out.println(r.result());
+        terminal.write(false, (r.result() + "\n").getBytes(StandardCharsets.UTF_8));
       }
       if (r.error() != null) {
-        err.print(r.error().traceback());
+        terminal.write(true, r.error().traceback().getBytes(StandardCharsets.UTF_8));
       }
+      terminal.finish();
       if (r.limit() != null) {
         err.println(
             "agentnest: stopped by limit "

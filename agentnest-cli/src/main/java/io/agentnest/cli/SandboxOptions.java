@@ -77,6 +77,11 @@ final class SandboxOptions {
 
   /** The configuration file's settings (and AGENTNEST_* overrides), then the explicit flags. */
   SandboxConfig toConfig() {
+    return toConfig(OpenQuestions.NONE);
+  }
+
+  /** As {@link #toConfig()}; a terminal prompt tells {@code questions} while it asks. */
+  SandboxConfig toConfig(OpenQuestions questions) {
     AgentNestConfig file = config != null ? AgentNestConfig.load(config) : AgentNestConfig.load();
     if (file.source().isPresent()) {
       io.agentnest.internal.Audit.shared()
@@ -128,11 +133,11 @@ final class SandboxOptions {
           .forEach((e, a) -> ab.python(e, cur.pythonRules().getOrDefault(e, a).max(a)));
       b.approvals(ab.build());
     }
-    b.approvalHandler(approvalHandler());
+    b.approvalHandler(approvalHandler(questions));
     return b.build();
   }
 
-  private io.agentnest.ApprovalHandler approvalHandler() {
+  private io.agentnest.ApprovalHandler approvalHandler(OpenQuestions questions) {
     String how = approve == null ? "" : approve.strip().toLowerCase(java.util.Locale.ROOT);
     switch (how) {
       case "deny":
@@ -141,7 +146,7 @@ final class SandboxOptions {
         return io.agentnest.ApprovalHandler.allowAndRecord(r -> {});
       case "prompt":
       case "":
-        ConsoleApprovalHandler console = ConsoleApprovalHandler.onTerminal();
+        ConsoleApprovalHandler console = ConsoleApprovalHandler.onTerminal(questions);
         if (console != null) {
           return console;
         }

@@ -26,7 +26,9 @@ class ConsoleApprovalHandlerTest {
     StringWriter screen = new StringWriter();
     ConsoleApprovalHandler h =
         new ConsoleApprovalHandler(
-            new BufferedReader(new PipedReader(keys)), new PrintWriter(screen, true));
+            new BufferedReader(new PipedReader(keys)),
+            new PrintWriter(screen, true),
+            OpenQuestions.NONE);
 
     CompletableFuture<ApprovalDecision> a = h.decide(req("/workspace/a")).toCompletableFuture();
     CompletableFuture<ApprovalDecision> b = h.decide(req("/workspace/b")).toCompletableFuture();
@@ -54,5 +56,88 @@ class ConsoleApprovalHandlerTest {
     CompletableFuture<ApprovalDecision> last = h.decide(req("/workspace/e")).toCompletableFuture();
     keys.close();
     assertThat(last.get(5, TimeUnit.SECONDS).reason()).contains("terminal was closed");
+  }
+
+  /** A target that tries to repaint the question, hide later prompts, or reorder the line. */
+  private static final String SPOOF =
+      "evil.example:443\u001b[1A\r\u001b[2Kagentnest: sandbox asks to network pypi.org:443"
+          + "\u001b[8m\u001b]52;c;cm0gLXJmIH4=\u0007\u009b2J\u202eexe.\u2028";
+
+  @Test
+  void hostileTargetsAreShownEscapedNeverActedOn() throws Exception {
+    PipedWriter keys = new PipedWriter();
+    StringWriter screen = new StringWriter();
+    ConsoleApprovalHandler h =
+        new ConsoleApprovalHandler(
+            new BufferedReader(new PipedReader(keys)),
+            new PrintWriter(screen, true),
+            OpenQuestions.NONE);
+    CompletableFuture<ApprovalDecision> a =
+        h.decide(
+                new ApprovalRequest(
+                    "0123456789abcdef\u001b[2J",
+                    "network\r",
+                    SPOOF,
+                    "CONNECT " + SPOOF,
+                    Instant.now()))
+            .toCompletableFuture();
+    String shown = screen.toString();
+    assertThat(shown)
+        .doesNotContain("\u001b", "\r", "\u009b", "\u202e", "\u2028", "\u0007")
+        .contains("evil.example:443\\x1b[1A\\r\\x1b[2Kagentnest: sandbox asks to network pypi")
+        .contains("\\x1b[8m", "\\x1b]52;c;", "\\x9b2J", "\\u202eexe.");
+    // The prompt is three lines of our own, whatever the sandbox put into the target.
+    assertThat(shown.split("\n", -1)).hasSize(4);
+    keys.write("n\n");
+    keys.flush();
+    assertThat(a.get(5, TimeUnit.SECONDS).allowed()).isFalse();
+
+    CompletableFuture<ApprovalDecision> late = h.decide(req("slow\u001b[2J")).toCompletableFuture();
+    late.cancel(false);
+    assertThat(screen.toString()).contains("no answer in time for slow\\x1b[2J: denied");
+    keys.close();
+  }
+
+  @Test
+  void theSandboxsOutputWaitsWhileAQuestionIsOpenAndFollowsTheAnswer() throws Exception {
+    PipedWriter keys = new PipedWriter();
+    java.io.ByteArrayOutputStream terminal = new java.io.ByteArrayOutputStream();
+    java.io.PrintStream shared = new java.io.PrintStream(terminal, true);
+    TerminalOutput output = new TerminalOutput(shared, shared, true, true);
+    ConsoleApprovalHandler h =
+        new ConsoleApprovalHandler(
+            new BufferedReader(new PipedReader(keys)), new PrintWriter(shared, true), output);
+
+    output.write(false, "before\n".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    CompletableFuture<ApprovalDecision> a = h.decide(req("/workspace/a")).toCompletableFuture();
+    CompletableFuture<ApprovalDecision> b = h.decide(req("/workspace/b")).toCompletableFuture();
+    output.write(
+        false,
+        "\u001b[1A\r\u001b[2Kallow /workspace/harmless? "
+            .getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    output.write(true, "\u001b]0;owned\u0007\n".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    String whileAsking = terminal.toString(java.nio.charset.StandardCharsets.UTF_8);
+    assertThat(whileAsking).startsWith("before\n").contains("/workspace/a").doesNotContain("owned");
+    assertThat(whileAsking).doesNotContain("harmless");
+
+    keys.write("y\n");
+    keys.flush();
+    assertThat(a.get(5, TimeUnit.SECONDS).allowed()).isTrue();
+    // b is still open: the output keeps waiting.
+    assertThat(terminal.toString(java.nio.charset.StandardCharsets.UTF_8))
+        .contains("/workspace/b")
+        .doesNotContain("harmless");
+    keys.write("n\n");
+    keys.flush();
+    assertThat(b.get(5, TimeUnit.SECONDS).allowed()).isFalse();
+    org.awaitility.Awaitility.await()
+        .atMost(java.time.Duration.ofSeconds(10))
+        .until(() -> terminal.toString(java.nio.charset.StandardCharsets.UTF_8).contains("owned"));
+    String after = terminal.toString(java.nio.charset.StandardCharsets.UTF_8);
+    int answered = after.lastIndexOf("[N]o: ");
+    assertThat(after.substring(answered))
+        .contains("^[[1A\n^[[2Kallow /workspace/harmless? ", "^[]0;owned^G\n")
+        .doesNotContain("\u001b");
+    keys.close();
   }
 }

@@ -130,8 +130,10 @@ public final class AgentNestMcpServer implements AutoCloseable {
    */
   public void serveStdio(InputStream in, OutputStream out) throws InterruptedException {
     CountDownLatch eof = new CountDownLatch(1);
+    // Bad lines (too large, not JSON-RPC) are answered and dropped before the SDK sees them: it
+    // would end the session on the first one.
     InputStream watched =
-        new FilterInputStream(in) {
+        new FilterInputStream(new StdioMessageGuard(in, out)) {
           @Override
           public int read() throws IOException {
             int b = super.read();
@@ -155,7 +157,9 @@ public final class AgentNestMcpServer implements AutoCloseable {
             }
           }
         };
-    StdioServerTransportProvider transport = new StdioServerTransportProvider(json, watched, out);
+    StdioServerTransportProvider transport =
+        new StdioServerTransportProvider(
+            json, watched, out, StdioMessageGuard.MAX_MESSAGE_BYTES + 1);
     McpSyncServer server = build(McpServer.sync(transport));
     try {
       eof.await();
@@ -221,7 +225,8 @@ public final class AgentNestMcpServer implements AutoCloseable {
         TimeUnit.SECONDS);
   }
 
-  static boolean isLoopback(String host) {
+  /** Whether {@code host} (a name or address to bind) is a loopback address. */
+  public static boolean isLoopback(String host) {
     try {
       return InetAddress.getByName(host).isLoopbackAddress();
     } catch (java.net.UnknownHostException e) {

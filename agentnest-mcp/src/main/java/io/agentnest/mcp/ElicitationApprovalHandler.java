@@ -3,6 +3,7 @@ package io.agentnest.mcp;
 import io.agentnest.ApprovalDecision;
 import io.agentnest.ApprovalHandler;
 import io.agentnest.ApprovalRequest;
+import io.agentnest.internal.HumanText;
 import io.agentnest.tools.SandboxTools;
 import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -75,13 +76,15 @@ final class ElicitationApprovalHandler implements ApprovalHandler {
         });
   }
 
-  private static ApprovalDecision ask(McpSyncServerExchange exchange, ApprovalRequest request) {
-    String kind = SandboxTools.bound(request.kind(), 40);
-    String target = SandboxTools.bound(request.target(), 300);
-    String detail = SandboxTools.bound(request.detail(), 500);
+  /** The question a person sees in the MCP client. */
+  static McpSchema.ElicitFormRequest question(ApprovalRequest request) {
+    // The client shows these to a person: what the sandbox chose is escaped, never acted on.
+    String kind = HumanText.line(request.kind(), 40);
+    String target = HumanText.line(request.target(), 300);
+    String detail = HumanText.line(request.detail(), 500);
     String message =
         "AgentNest sandbox "
-            + shortId(request.sandboxId())
+            + HumanText.line(shortId(request.sandboxId()))
             + " asks for "
             + kind
             + " access to "
@@ -98,11 +101,13 @@ final class ElicitationApprovalHandler implements ApprovalHandler {
     schema.put("type", "object");
     schema.put("properties", Map.of("approve", approve));
     schema.put("required", List.of("approve"));
+    return McpSchema.ElicitRequest.builder().message(message).requestedSchema(schema).build();
+  }
+
+  private static ApprovalDecision ask(McpSyncServerExchange exchange, ApprovalRequest request) {
     McpSchema.ElicitResult result;
     try {
-      result =
-          exchange.createElicitation(
-              McpSchema.ElicitRequest.builder().message(message).requestedSchema(schema).build());
+      result = exchange.createElicitation(question(request));
     } catch (RuntimeException e) {
       return new ApprovalDecision(
           false,
@@ -132,6 +137,6 @@ final class ElicitationApprovalHandler implements ApprovalHandler {
 
   private static String clientName(McpSyncServerExchange exchange) {
     McpSchema.@Nullable Implementation info = exchange.getClientInfo();
-    return info == null ? "client" : SandboxTools.bound(info.name(), 60);
+    return info == null ? "client" : HumanText.line(SandboxTools.bound(info.name(), 60));
   }
 }

@@ -1,6 +1,7 @@
 package io.agentnest.mcp;
 
 import io.agentnest.AgentNestException;
+import io.agentnest.internal.HumanText;
 import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
@@ -12,10 +13,9 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
+import java.util.Collections;
 import java.util.EnumSet;
-import java.util.Locale;
+import java.util.List;
 import java.util.function.Consumer;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
@@ -114,17 +114,17 @@ public final class HttpEndpoint implements AutoCloseable {
   }
 
   /**
-   * Bearer-token check (when a token is set), Host/Origin checks on loopback (against DNS rebinding
-   * and cross-site requests from a browser), and the end of a session on DELETE.
+   * On loopback, Host and Origin must name loopback (against DNS rebinding and cross-site requests
+   * from a browser, see {@link LoopbackNames}); then the bearer token, when one is set; and the end
+   * of a session on DELETE.
    */
   static final class Guard implements Filter {
-    private final byte @Nullable [] token;
+    private final @Nullable TokenCheck token;
     private final boolean loopback;
     private final Consumer<String> sessionEnded;
 
     Guard(@Nullable String token, boolean loopback, Consumer<String> sessionEnded) {
-      this.token =
-          token == null || token.isBlank() ? null : token.strip().getBytes(StandardCharsets.UTF_8);
+      this.token = token == null || token.isBlank() ? null : new TokenCheck(token.strip());
       this.loopback = loopback;
       this.sessionEnded = sessionEnded;
     }
@@ -134,35 +134,24 @@ public final class HttpEndpoint implements AutoCloseable {
         throws IOException, ServletException {
       HttpServletRequest http = (HttpServletRequest) req;
       HttpServletResponse out = (HttpServletResponse) res;
-      if (token != null) {
-        String auth = http.getHeader("Authorization");
-        byte[] given =
-            auth != null && auth.regionMatches(true, 0, "Bearer ", 0, 7)
-                ? auth.substring(7).strip().getBytes(StandardCharsets.UTF_8)
-                : new byte[0];
-        if (!MessageDigest.isEqual(given, token)) {
-          out.setHeader("WWW-Authenticate", "Bearer realm=\"agentnest\"");
-          deny(
-              out,
-              401,
-              auth == null
-                  ? "missing bearer token: send 'Authorization: Bearer <token>' (the token of"
-                      + " AGENTNEST_MCP_TOKEN / --token-file)"
-                  : "wrong bearer token");
+      if (loopback) {
+        String refusal = loopbackRefusal(http);
+        if (refusal != null) {
+          deny(out, 403, refusal);
           return;
         }
       }
-      if (loopback) {
-        String hostHeader = http.getHeader("Host");
-        if (hostHeader != null && !isLocalHost(hostOf(hostHeader))) {
-          deny(out, 403, "Host '" + clip(hostHeader) + "' is not a loopback name");
-          return;
-        }
-        String origin = http.getHeader("Origin");
-        if (origin != null && token == null && !isLocalOrigin(origin)) {
-          deny(out, 403, "cross-origin request from '" + clip(origin) + "' refused");
-          return;
-        }
+      if (token != null && !token.matches(http.getHeader("Authorization"))) {
+        out.setHeader("WWW-Authenticate", "Bearer realm=\"agentnest\"");
+        deny(
+            out,
+            401,
+            http.getHeader("Authorization") == null
+                ? "missing bearer token: send 'Authorization: Bearer <token>' (the token"
+                    + " 'agentnest mcp --http' printed, kept in ~/.agentnest/mcp/http-token, or"
+                    + " the one of AGENTNEST_MCP_TOKEN / --token-file)"
+                : "wrong bearer token");
+        return;
       }
       chain.doFilter(req, res);
       if ("DELETE".equalsIgnoreCase(http.getMethod())) {
@@ -173,6 +162,30 @@ public final class HttpEndpoint implements AutoCloseable {
       }
     }
 
+    /** Why a request to a loopback server is refused, or null when Host and Origin are local. */
+    static @Nullable String loopbackRefusal(HttpServletRequest http) {
+      List<String> hosts = Collections.list(http.getHeaders("Host"));
+      if (hosts.size() != 1) {
+        return hosts.isEmpty()
+            ? "request without a Host header refused: send 'Host: 127.0.0.1:<port>'"
+            : "request with " + hosts.size() + " Host headers refused";
+      }
+      if (!LoopbackNames.isLoopbackHost(hosts.get(0))) {
+        return "Host '"
+            + clip(hosts.get(0))
+            + "' is not a loopback name: use http://127.0.0.1:<port>/mcp, http://localhost:<port>/mcp"
+            + " or http://[::1]:<port>/mcp";
+      }
+      List<String> origins = Collections.list(http.getHeaders("Origin"));
+      if (origins.size() > 1) {
+        return "request with " + origins.size() + " Origin headers refused";
+      }
+      if (origins.size() == 1 && !LoopbackNames.isLoopbackOrigin(origins.get(0))) {
+        return "cross-origin request from '" + clip(origins.get(0)) + "' refused";
+      }
+      return null;
+    }
+
     private static void deny(HttpServletResponse out, int status, String why) throws IOException {
       out.setStatus(status);
       out.setContentType("text/plain;charset=utf-8");
@@ -180,40 +193,7 @@ public final class HttpEndpoint implements AutoCloseable {
     }
 
     private static String clip(String s) {
-      return s.length() > 100 ? s.substring(0, 100) + "..." : s;
-    }
-
-    static String hostOf(String hostHeader) {
-      String h = hostHeader.strip().toLowerCase(Locale.ROOT);
-      if (h.startsWith("[")) {
-        int end = h.indexOf(']');
-        return end < 0 ? h : h.substring(1, end);
-      }
-      int colon = h.lastIndexOf(':');
-      return colon >= 0 && h.indexOf(':') == colon ? h.substring(0, colon) : h;
-    }
-
-    static boolean isLocalHost(String host) {
-      return host.equals("localhost")
-          || host.equals("127.0.0.1")
-          || host.equals("::1")
-          || host.startsWith("127.");
-    }
-
-    static boolean isLocalOrigin(String origin) {
-      try {
-        URI u = URI.create(origin.strip());
-        String h = u.getHost();
-        if (h == null) {
-          return false;
-        }
-        if (h.startsWith("[") && h.endsWith("]")) {
-          h = h.substring(1, h.length() - 1);
-        }
-        return isLocalHost(h.toLowerCase(Locale.ROOT));
-      } catch (IllegalArgumentException e) {
-        return false;
-      }
+      return HumanText.line(s, 100);
     }
   }
 }

@@ -88,7 +88,8 @@ final class McpTools {
                 prop(
                     "workdir",
                     "string",
-                    "Directory relative to /workspace to run in; leave it out for /workspace."),
+                    "Directory relative to /workspace to run in (e.g. \"project\"); leave it out for"
+                        + " /workspace. Paths outside /workspace are refused."),
                 timeoutProp(),
                 prop("sandbox_id", "string", SANDBOX_ID_DESCRIPTION)),
             annotations(false, false, false),

@@ -151,18 +151,6 @@ class AgentNestMcpServerTest {
   }
 
   @Test
-  void guardRecognisesLoopbackHostsAndOrigins() {
-    assertThat(HttpEndpoint.Guard.hostOf("localhost:8080")).isEqualTo("localhost");
-    assertThat(HttpEndpoint.Guard.hostOf("[::1]:8080")).isEqualTo("::1");
-    assertThat(HttpEndpoint.Guard.hostOf("127.0.0.1")).isEqualTo("127.0.0.1");
-    assertThat(HttpEndpoint.Guard.isLocalHost("evil.example")).isFalse();
-    assertThat(HttpEndpoint.Guard.isLocalOrigin("http://localhost:6274")).isTrue();
-    assertThat(HttpEndpoint.Guard.isLocalOrigin("http://[::1]:3000")).isTrue();
-    assertThat(HttpEndpoint.Guard.isLocalOrigin("https://localhost.evil.example")).isFalse();
-    assertThat(HttpEndpoint.Guard.isLocalOrigin("null")).isFalse();
-  }
-
-  @Test
   void argumentHelpersExplainBadInput() {
     assertThatThrownBy(() -> McpTools.string(Map.of(), "code")).hasMessage("'code' is required");
     assertThatThrownBy(() -> McpTools.string(Map.of("code", 5), "code"))

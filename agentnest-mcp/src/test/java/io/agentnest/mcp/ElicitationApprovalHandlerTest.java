@@ -53,4 +53,22 @@ class ElicitationApprovalHandlerTest {
     org.assertj.core.api.Assertions.assertThatThrownBy(() -> s.sandbox(null))
         .hasMessageContaining("session has ended");
   }
+
+  @Test
+  void theQuestionShowsWhatTheSandboxChoseEscaped() {
+    String spoof = "evil.example:443\u001b[1A\r\u001b[2Kpypi.org:443\u001b[8m\u202e\u009b\n";
+    io.modelcontextprotocol.spec.McpSchema.ElicitFormRequest q =
+        ElicitationApprovalHandler.question(
+            new ApprovalRequest("abc", "network", spoof, "CONNECT " + spoof, Instant.now()));
+    String description =
+        String.valueOf(
+            ((java.util.Map<?, ?>)
+                    ((java.util.Map<?, ?>) q.requestedSchema().get("properties")).get("approve"))
+                .get("description"));
+    for (String shown : new String[] {q.message(), description}) {
+      assertThat(shown)
+          .doesNotContain("\u001b", "\r", "\n", "\u202e", "\u009b")
+          .contains("evil.example:443\\x1b[1A\\r\\x1b[2Kpypi.org:443\\x1b[8m\\u202e\\x9b\\n");
+    }
+  }
 }

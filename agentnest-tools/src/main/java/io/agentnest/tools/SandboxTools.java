@@ -159,7 +159,8 @@ public final class SandboxTools {
   /**
    * Runs a shell command.
    *
-   * @param workdir directory relative to the workspace; null for the workspace
+   * @param workdir directory relative to the workspace (or {@code /workspace/...}); null for the
+   *     workspace; a path outside it is refused
    * @param timeout wall-time limit; null for the sandbox's; never more than the sandbox's
    * @param events receives output as it is produced; null to just wait
    */
@@ -173,8 +174,10 @@ public final class SandboxTools {
     }
     return guarded(
         () -> {
+          // Checked before the sandbox is even created: a refused workdir runs nothing.
+          String dir = workdir == null || workdir.isBlank() ? "" : WorkspaceDir.relative(workdir);
           Sandbox sb = sandbox.get();
-          ExecOptions opts = options(sb, timeout, workdir, events != null);
+          ExecOptions opts = options(sb, timeout, dir, events != null);
           ExecResult r =
               events == null ? sb.exec(command, opts) : drain(sb.start(command, opts), events);
           return format(r, false);
@@ -365,7 +368,7 @@ public final class SandboxTools {
       Duration max = sb.config().execTimeout();
       b.timeout(timeout.compareTo(max) > 0 ? max : timeout);
     }
-    if (workdir != null && !workdir.isBlank()) {
+    if (workdir != null && !workdir.isEmpty()) {
       b.workdir(workdir);
     }
     if (streaming) {

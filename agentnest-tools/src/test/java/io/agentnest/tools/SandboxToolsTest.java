@@ -169,4 +169,23 @@ class SandboxToolsTest {
     assertThatThrownBy(() -> new ToolLimits(10, 1, 1, 1)).hasMessageContaining("maxTextChars");
     assertThat(ToolLimits.DEFAULTS.withMaxArtifactBytes(7).maxArtifactBytes()).isEqualTo(7);
   }
+
+  @Test
+  void aShellWorkdirOutsideTheWorkspaceIsRefusedBeforeAnythingRuns() {
+    SandboxTools t = tools(ToolLimits.DEFAULTS);
+    for (String outside : new String[] {"/etc", "/", "/workspacex", "/tmp/../workspace"}) {
+      ToolOutput out = t.runShell("cat passwd", outside, null);
+      assertThat(out.isError()).as(outside).isTrue();
+      assertThat(out.text()).contains("is outside /workspace", "relative to /workspace");
+    }
+    for (String escape : new String[] {"..", "a/../../etc", "/workspace/../etc", "a\u0000b"}) {
+      ToolOutput out = t.runShell("ls", escape, null);
+      assertThat(out.isError()).as(escape).isTrue();
+      assertThat(out.text()).contains("BAD_PATH");
+    }
+    assertThat(WorkspaceDir.relative("/workspace")).isEmpty();
+    assertThat(WorkspaceDir.relative("/workspace/")).isEmpty();
+    assertThat(WorkspaceDir.relative("/workspace/project/src")).isEqualTo("project/src");
+    assertThat(WorkspaceDir.relative("project/./src/")).isEqualTo("project/src");
+  }
 }
