@@ -378,8 +378,13 @@ public final class AgentChannel implements AutoCloseable {
 
   @Override
   public void close() {
+    close("the sandbox channel was closed");
+  }
+
+  /** Closes the channel; pending and later calls fail with {@code reason}. */
+  public void close(String reason) {
     closing = true;
     connection.close();
-    die("the sandbox channel was closed", null);
+    die(reason, null);
   }
 }
