@@ -94,6 +94,7 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   public static Sandbox create(SandboxConfig config) {
+    requireAuditRoom(config);
     RuntimeBackend backend = Backends.get(config.backend());
     SandboxSpec spec = SecurityPolicy.specFor(config);
     BackendSandbox bs = backend.create(spec);
@@ -129,6 +130,17 @@ public final class DefaultSandbox implements Sandbox {
         e.addSuppressed(cleanup);
       }
       throw e;
+    }
+  }
+
+  /** No sandbox starts while its actions could not be audited (the audit disk is full). */
+  private static void requireAuditRoom(SandboxConfig config) {
+    io.agentnest.audit.AuditLog log = config.auditLog();
+    try {
+      (log != null ? log : Audit.shared()).requireRoom();
+    } catch (java.io.UncheckedIOException e) {
+      throw new AgentNestException(
+          "no sandbox is created while its actions cannot be audited: " + e.getMessage(), e);
     }
   }
 
