@@ -118,7 +118,7 @@ public final class DefaultSandbox implements Sandbox {
         throw e;
       }
       return ready(backend, bs, channel, config, spec, false);
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
       if (channel != null) {
         channel.close();
       } else {
@@ -187,6 +187,8 @@ public final class DefaultSandbox implements Sandbox {
     parseLong(labels.get(Labels.EXEC_TIMEOUT_MS))
         .ifPresent(ms -> b.execTimeout(Duration.ofMillis(Math.max(1, ms))));
     parseLong(labels.get(Labels.MAX_OUTPUT)).ifPresent(n -> b.maxOutputBytes(Math.max(0, n)));
+    // The real limit, so that fork and snapshot bound the state by it (not by the default).
+    parseLong(labels.get(Labels.MEMORY)).ifPresent(m -> b.memoryBytes(Math.max(16L << 20, m)));
     AgentChannel channel = new AgentChannel(bs);
     try {
       DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), b.build(), channel);
@@ -915,12 +917,36 @@ public final class DefaultSandbox implements Sandbox {
     for (int i = 0; i < n; i++) {
       kids.add(takeSpare());
     }
+    boolean done = false;
+    // The state a fork may carry: a multiple of this sandbox's memory limit, all parts together.
+    StateBudget budget = StateBudget.of(this);
     try {
       Optional<java.nio.file.Path> bulk = backend.bulkDirectory(id);
       if (bulk.isPresent()) {
-        return forkOverBulkLink(bulk.get(), kids, t0);
+        List<Sandbox> out = forkOverBulkLink(bulk.get(), kids, t0, budget);
+        done = true;
+        return out;
       }
-      SandboxState.Captured state = SandboxState.capture(this, sessionNames());
+      List<Sandbox> out = forkThroughTheChannel(kids, t0, budget);
+      done = true;
+      return out;
+    } finally {
+      // Whatever went wrong (an Error included), no copy outlives a failed fork.
+      if (!done) {
+        for (CompletableFuture<DefaultSandbox> k : kids) {
+          k.thenAccept(DefaultSandbox::destroy);
+        }
+      }
+    }
+  }
+
+  /**
+   * State transfer through the agent channel (no bulk link: a remote engine, or a sandbox made
+   * before the link existed): captured into spills, then loaded into each copy.
+   */
+  private List<Sandbox> forkThroughTheChannel(
+      List<CompletableFuture<DefaultSandbox>> kids, long t0, StateBudget budget) {
+    try (SandboxState.Spilled state = SandboxState.capture(this, sessionNames(), budget)) {
       List<CompletableFuture<DefaultSandbox>> ready = new java.util.ArrayList<>();
       for (CompletableFuture<DefaultSandbox> k : kids) {
         ready.add(
@@ -946,11 +972,6 @@ public final class DefaultSandbox implements Sandbox {
         auditStateTransfer(s, state.fileBytes(), state.stateBytes(), state.skipped().size(), null);
       }
       return out;
-    } catch (RuntimeException e) {
-      for (CompletableFuture<DefaultSandbox> k : kids) {
-        k.thenAccept(DefaultSandbox::destroy);
-      }
-      throw e;
     }
   }
 
@@ -960,7 +981,10 @@ public final class DefaultSandbox implements Sandbox {
    * once, unpacked and unpickled there as they arrive.
    */
   private List<Sandbox> forkOverBulkLink(
-      java.nio.file.Path dir, List<CompletableFuture<DefaultSandbox>> kids, long t0) {
+      java.nio.file.Path dir,
+      List<CompletableFuture<DefaultSandbox>> kids,
+      long t0,
+      StateBudget budget) {
     List<String> names = sessionNames();
     List<SandboxState.Copy> copies = new java.util.ArrayList<>();
     try (BulkLink link = BulkLink.open(dir)) {
@@ -976,13 +1000,16 @@ public final class DefaultSandbox implements Sandbox {
       CompletableFuture<Long> files =
           CompletableFuture.supplyAsync(
               () ->
-                  SandboxState.relayFiles(this, link, SandboxArchives.WORKSPACE, started, ready)
-                      + SandboxState.relayFiles(this, link, SandboxArchives.TMP, started, ready),
+                  SandboxState.relayFiles(
+                          this, link, SandboxArchives.WORKSPACE, started, ready, budget)
+                      + SandboxState.relayFiles(
+                          this, link, SandboxArchives.TMP, started, ready, budget),
               FORK_THREADS);
       List<SandboxState.Dumped> sessions = new java.util.ArrayList<>();
       try {
         for (String name : names) {
-          SandboxState.Dumped d = SandboxState.relaySession(this, link, name, started, ready);
+          SandboxState.Dumped d =
+              SandboxState.relaySession(this, link, name, started, ready, budget);
           if (d != null) {
             sessions.add(d);
           }
@@ -1103,7 +1130,7 @@ public final class DefaultSandbox implements Sandbox {
       for (BackendSandbox bs : kids.get()) {
         made.add(adoptRestored(backend, bs, config, spec));
       }
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
       made.forEach(DefaultSandbox::destroy);
       for (BackendSandbox bs : kids.get().subList(made.size(), kids.get().size())) {
         bs.close();
@@ -1145,7 +1172,7 @@ public final class DefaultSandbox implements Sandbox {
     AgentChannel channel = new AgentChannel(bs);
     try {
       return ready(backend, bs, channel, config, spec, true);
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
       channel.close();
       try {
         backend.destroy(bs.id());
