@@ -209,6 +209,9 @@ public final class SnapshotStore {
       return;
     }
     Path dir = w.dir.resolve(MEMORY_DIR);
+    // The runtime writes the image itself, about the size of the sandbox's memory: make sure that
+    // much fits above the reserve first.
+    w.disk.beforeWrite(config.memoryBytes());
     AgentChannel channel = sb.channel();
     boolean done;
     try {
