@@ -47,7 +47,9 @@ import org.slf4j.LoggerFactory;
  * names must match a rule (or be approved by the {@link ApprovalHandler} in ASK mode); the proxy
  * then resolves the name itself, refuses it when any address is not public (unless {@code
  * allowAddress} covers it) and connects only to an address it validated, so DNS rebinding cannot
- * redirect it. Every attempt produces exactly one {@link NetworkEvent}.
+ * redirect it. A tunnel to a name must then carry a TLS ClientHello asking for that same name
+ * ({@link SniCheck}), so that a shared front end cannot be asked for another one (domain fronting).
+ * Every attempt produces exactly one {@link NetworkEvent}.
  *
  * <p>Thread-safe: {@link #handle} may run concurrently for many connections.
  */
