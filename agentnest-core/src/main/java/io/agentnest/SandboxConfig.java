@@ -50,6 +50,7 @@ public final class SandboxConfig {
   private final java.util.List<java.util.function.Consumer<NetworkEvent>> networkListeners;
   private final @Nullable ApprovalHandler approvalHandler;
   private final ApprovalPolicy approvals;
+  private final SandboxBudgets budgets;
   private final io.agentnest.audit.@Nullable AuditLog auditLog;
   private final String workdir;
   private final Map<String, String> labels;
@@ -77,6 +78,7 @@ public final class SandboxConfig {
     this.networkListeners = java.util.List.copyOf(b.networkListeners);
     this.approvalHandler = b.approvalHandler;
     this.approvals = b.approvals;
+    this.budgets = b.budgets;
     this.auditLog = b.auditLog;
     this.workdir = b.workdir;
     this.labels = Map.copyOf(b.labels);
@@ -116,6 +118,7 @@ public final class SandboxConfig {
     b.networkListeners.addAll(networkListeners);
     b.approvalHandler = approvalHandler;
     b.approvals = approvals;
+    b.budgets = budgets;
     b.auditLog = auditLog;
     b.workdir = workdir;
     b.labels.putAll(labels);
@@ -192,6 +195,11 @@ public final class SandboxConfig {
   }
 
   /** The audit log events go to, or null for the default one under {@code AGENTNEST_HOME}. */
+  /** What host work the sandbox may cause (egress tunnels, approval questions). */
+  public SandboxBudgets budgets() {
+    return budgets;
+  }
+
   public io.agentnest.audit.@Nullable AuditLog auditLog() {
     return auditLog;
   }
@@ -266,6 +274,7 @@ public final class SandboxConfig {
         new java.util.ArrayList<>();
     private @Nullable ApprovalHandler approvalHandler;
     private ApprovalPolicy approvals = ApprovalPolicy.none();
+    private SandboxBudgets budgets = SandboxBudgets.defaults();
     private io.agentnest.audit.@Nullable AuditLog auditLog;
     private String workdir = WORKSPACE;
     private final Map<String, String> labels = new LinkedHashMap<>();
@@ -391,6 +400,21 @@ public final class SandboxConfig {
     /** The approval policy set so far (for layering configuration sources). */
     public ApprovalPolicy currentApprovals() {
       return approvals;
+    }
+
+    /**
+     * Host-side budgets for egress tunnels and approval questions (default {@link
+     * SandboxBudgets#defaults()}): over budget the host refuses, and destroys a sandbox that keeps
+     * pressing.
+     */
+    public Builder budgets(SandboxBudgets budgets) {
+      this.budgets = Objects.requireNonNull(budgets, "budgets");
+      return this;
+    }
+
+    /** The budgets set so far (for layering configuration sources). */
+    public SandboxBudgets currentBudgets() {
+      return budgets;
     }
 
     /** Turns masking of well-known credential shapes off (secrets are always masked). */

@@ -10,7 +10,10 @@ public class SnapshotException extends AgentNestException {
     this.code = code;
   }
 
-  /** Stable reason: BAD_NAME, EXISTS, NOT_FOUND, TAMPERED, CORRUPT, IMAGE_CHANGED, NEEDS_CONFIG. */
+  /**
+   * Stable reason: BAD_NAME, EXISTS, NOT_FOUND, TAMPERED, CORRUPT, IMAGE_CHANGED, NEEDS_CONFIG,
+   * DISK_FULL (the disk would keep less free space than its reserve).
+   */
   public String code() {
     return code;
   }

@@ -8,7 +8,6 @@ import io.agentnest.audit.VerifyReport;
 import io.agentnest.internal.HumanText;
 import io.agentnest.internal.Json;
 import java.io.PrintStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -197,10 +196,12 @@ final class AuditCommand implements Callable<Integer> {
       name = "verify",
       mixinStandardHelpOptions = true,
       description = {
-        "Re-reads events.jsonl from the start, recomputes every record's SHA-256 and checks the"
-            + " chain. Exits 0 when intact (printing the last hash: keep it elsewhere as an"
-            + " anchor); otherwise prints the first problem with its line and seq (an edited,"
-            + " deleted, inserted or reordered record, or a truncated last line) and exits 1.",
+        "Re-reads the trail from its first record, through every rotated file"
+            + " (events-000001.jsonl, ...) and events.jsonl, recomputes every record's SHA-256 and"
+            + " checks the chain. Exits 0 when intact (printing the last hash: keep it elsewhere as"
+            + " an anchor); otherwise prints the first problem with its file, line and seq (an"
+            + " edited, deleted, inserted or reordered record, a removed or reordered file, or a"
+            + " truncated last line) and exits 1.",
         "  agentnest audit verify",
         "  agentnest audit verify --dir /backup/audit --json"
       })
@@ -213,8 +214,9 @@ final class AuditCommand implements Callable<Integer> {
     @Override
     public Integer call() {
       Path d = dir.path();
-      if (!Files.exists(d.resolve(AuditLog.EVENTS_FILE))) {
-        System.out.println("no audit log in " + d + " (" + AuditLog.EVENTS_FILE + " is missing)");
+      if (!AuditLog.exists(d)) {
+        System.out.println(
+            "no audit log in " + d + " (neither " + AuditLog.EVENTS_FILE + " nor rotated files)");
         return ExitCodes.FAILED;
       }
       VerifyReport r = AuditLog.verify(d);

@@ -138,7 +138,8 @@ public final class AuditBenchmark {
       }
     }
     out.put("index_db_mib", new double[] {mib(dir, AuditLog.INDEX_FILE)});
-    out.put("events_jsonl_mib", new double[] {mib(dir, AuditLog.EVENTS_FILE)});
+    // events.jsonl and the rotated events-NNNNNN.jsonl
+    out.put("events_jsonl_mib", new double[] {mib(dir, "events")});
     return out;
   }
 
@@ -231,7 +232,7 @@ public final class AuditBenchmark {
     int queries = args.length > 1 ? Integer.parseInt(args[1]) : 200;
     Path dir =
         args.length > 2 ? Path.of(args[2]) : Files.createTempDirectory("agentnest-audit-bench");
-    if (Files.exists(dir.resolve(AuditLog.EVENTS_FILE))) {
+    if (AuditLog.exists(dir)) {
       throw new IllegalArgumentException(dir + " already has a log: give an empty directory");
     }
     long s = System.nanoTime();

@@ -64,8 +64,11 @@ final class AuditIndex implements AutoCloseable {
     return (type + " " + dataJson).toLowerCase(Locale.ROOT);
   }
 
-  /** Version of the table layout, kept in {@code meta}; another one is dropped and rebuilt. */
-  static final String LAYOUT = "1";
+  /**
+   * Version of the table layout, kept in {@code meta}; another one is dropped and rebuilt. 2:
+   * {@code off} is a position across rotated files ({@link AuditSegments#position}).
+   */
+  static final String LAYOUT = "2";
 
   private static final Logger LOG = LoggerFactory.getLogger(AuditIndex.class);
 
@@ -261,10 +264,12 @@ final class AuditIndex implements AutoCloseable {
     }
   }
 
-  /** Where a record is in events.jsonl, and its hash. */
+  /**
+   * Where a record is (file number and offset, see {@link AuditSegments#position}), and its hash.
+   */
   record Located(long offset, String hash) {}
 
-  /** Offset in events.jsonl and hash of the record {@code seq}, or null when not indexed. */
+  /** Position (file and offset) and hash of the record {@code seq}, or null when not indexed. */
   synchronized @Nullable Located locate(long seq) throws SQLException {
     try (PreparedStatement ps =
         read.prepareStatement("SELECT off, hash FROM events WHERE seq = ?")) {

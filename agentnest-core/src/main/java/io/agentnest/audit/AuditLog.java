@@ -1,7 +1,11 @@
 package io.agentnest.audit;
 
+import io.agentnest.ConfigException;
+import io.agentnest.audit.AuditSegments.Segment;
 import io.agentnest.internal.AgentNestHome;
+import io.agentnest.internal.DiskGuard;
 import io.agentnest.internal.SecurityPolicy;
+import io.agentnest.internal.Sizes;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -13,6 +17,7 @@ import java.nio.channels.FileLockInterruptionException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.sql.SQLException;
@@ -52,7 +57,12 @@ import org.slf4j.LoggerFactory;
  * events.jsonl} but not yet in the index: the next {@link #open} indexes them.
  *
  * <p>{@link #query} reads the index only (after waiting for this log's own queued records); {@link
- * #verify()} and {@link #tail} read the file.
+ * #verify()} and {@link #tail} read the files.
+ *
+ * <p>Once {@code events.jsonl} reaches {@link Options#maxFileBytes()} it is renamed to the next
+ * {@code events-NNNNNN.jsonl} and a new one begins; the chain runs on across the files ({@link
+ * AuditSegments}). A write that would leave less than {@link Options#minFreeBytes()} free on the
+ * filesystem is refused with an error that says so ({@link DiskGuard}).
  */
 public final class AuditLog implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(AuditLog.class);
@@ -79,6 +89,68 @@ public final class AuditLog implements AutoCloseable {
   /** Appends of one directory from this JVM share one lock (file locks are per JVM). */
   private static final ConcurrentHashMap<Path, DirLock> DIR_LOCKS = new ConcurrentHashMap<>();
 
+  /** Environment variable: size at which {@code events.jsonl} is rotated (e.g. {@code 128m}). */
+  public static final String ENV_MAX_FILE_SIZE = "AGENTNEST_AUDIT_MAX_FILE_SIZE";
+
+  /** Environment variable: free disk space below which records are refused (e.g. {@code 512m}). */
+  public static final String ENV_MIN_FREE_DISK = "AGENTNEST_AUDIT_MIN_FREE_DISK";
+
+  /**
+   * How the trail is kept on disk.
+   *
+   * @param maxFileBytes {@code events.jsonl} is rotated once it reaches this size (64 KiB to 64
+   *     GiB; default 128 MiB)
+   * @param minFreeBytes a record that would leave less free space on the filesystem is refused
+   *     (default 512 MiB; 0 turns the guard off)
+   */
+  public record Options(long maxFileBytes, long minFreeBytes) {
+    public static final long DEFAULT_MAX_FILE_BYTES = 128L << 20;
+    public static final long DEFAULT_MIN_FREE_BYTES = 512L << 20;
+
+    public Options {
+      if (maxFileBytes < (64L << 10) || maxFileBytes > (64L << 30)) {
+        throw new ConfigException(
+            "the audit file size limit must be from 64k to 64g, got "
+                + maxFileBytes
+                + " bytes: e.g. 128m ("
+                + ENV_MAX_FILE_SIZE
+                + ")");
+      }
+      if (minFreeBytes < 0) {
+        throw new ConfigException(
+            "the audit free-disk reserve must be >= 0, got "
+                + minFreeBytes
+                + ": e.g. 512m, or 0 to turn it off ("
+                + ENV_MIN_FREE_DISK
+                + ")");
+      }
+    }
+
+    public static Options defaults() {
+      return new Options(DEFAULT_MAX_FILE_BYTES, DEFAULT_MIN_FREE_BYTES);
+    }
+
+    /**
+     * The defaults, with {@value #ENV_MAX_FILE_SIZE} and {@value #ENV_MIN_FREE_DISK} applied when
+     * set.
+     *
+     * @throws ConfigException naming the variable when a value is not a valid size
+     */
+    public static Options fromEnvironment(Map<String, String> env) {
+      long max = DEFAULT_MAX_FILE_BYTES;
+      long free = DEFAULT_MIN_FREE_BYTES;
+      String m = env.get(ENV_MAX_FILE_SIZE);
+      if (m != null && !m.isBlank()) {
+        max = Sizes.parse(ENV_MAX_FILE_SIZE, m);
+      }
+      String f = env.get(ENV_MIN_FREE_DISK);
+      if (f != null && !f.isBlank()) {
+        free = Sizes.parse(ENV_MIN_FREE_DISK, f);
+      }
+      return new Options(max, free);
+    }
+  }
+
   private static final Pending STOP =
       new Pending(
           new AuditEvent(
@@ -98,9 +170,14 @@ public final class AuditLog implements AutoCloseable {
   private final Path events;
   private final DirLock appendLock;
   private final String actor;
+  private final Options options;
+  private final DiskGuard disk;
   private final MessageDigest sha = AuditJson.sha256();
-  private final FileOutputStream out;
-  private final RandomAccessFile sizer;
+  // guarded by appendLock; replaced when events.jsonl is rotated
+  private volatile FileOutputStream out;
+  private RandomAccessFile sizer;
+  private long activeNumber;
+  private @Nullable Object activeKey;
   private final AuditIndex index;
   private final ArrayBlockingQueue<Pending> queue = new ArrayBlockingQueue<>(QUEUE_CAPACITY);
   private final CopyOnWriteArrayList<AuditSink> sinks = new CopyOnWriteArrayList<>();
@@ -120,10 +197,24 @@ public final class AuditLog implements AutoCloseable {
   private volatile boolean closed;
   private volatile boolean dirty;
 
-  private AuditLog(Path dir) throws IOException, SQLException {
+  private AuditLog(
+      Path dir, Options options, DiskGuard.FreeSpace freeSpace, boolean probeEachRecord)
+      throws IOException, SQLException {
     this.dir = dir;
+    this.options = options;
     Files.createDirectories(dir);
     this.events = dir.resolve(EVENTS_FILE);
+    this.disk =
+        new DiskGuard(
+            dir,
+            options.minFreeBytes(),
+            freeSpace,
+            "audit records in " + dir + " are refused",
+            "free disk space, or move AGENTNEST_HOME to a larger filesystem (the reserve is "
+                + ENV_MIN_FREE_DISK
+                + ")",
+            probeEachRecord ? 0 : 4L << 20,
+            probeEachRecord ? 0 : TimeUnit.SECONDS.toNanos(1));
     this.appendLock = DirLock.acquire(dir.toRealPath().resolve(LOCK_FILE));
     this.actor = Actor.ID;
     AuditIndex idx = null;
@@ -136,6 +227,8 @@ public final class AuditLog implements AutoCloseable {
       this.sizer = sz;
       synchronized (appendLock) {
         appendLock.lease();
+        activeKey = AuditSegments.fileKey(events);
+        activeNumber = AuditSegments.activeNumber(AuditSegments.rotated(dir));
         reloadTail(sizer.length());
         appendLock.lastWriter = this;
       }
@@ -170,8 +263,23 @@ public final class AuditLog implements AutoCloseable {
    * @throws UncheckedIOException when the directory or the index cannot be opened
    */
   public static AuditLog open(Path dir) {
+    return open(dir, Options.defaults());
+  }
+
+  /** {@link #open(Path)} with rotation and free-disk settings of its own. */
+  public static AuditLog open(Path dir, Options options) {
+    return open(dir, options, DiskGuard.FILESYSTEM, false);
+  }
+
+  /** For tests: the free space as {@code freeSpace} says, asked before every record. */
+  static AuditLog open(Path dir, Options options, DiskGuard.FreeSpace freeSpace) {
+    return open(dir, options, freeSpace, true);
+  }
+
+  private static AuditLog open(
+      Path dir, Options options, DiskGuard.FreeSpace freeSpace, boolean probeEachRecord) {
     try {
-      return new AuditLog(dir.toAbsolutePath().normalize());
+      return new AuditLog(dir.toAbsolutePath().normalize(), options, freeSpace, probeEachRecord);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot open the audit log in " + dir, e);
     } catch (SQLException e) {
@@ -181,9 +289,11 @@ public final class AuditLog implements AutoCloseable {
     }
   }
 
-  /** The default audit log: {@code AGENTNEST_HOME/audit}. */
+  /**
+   * The default audit log: {@code AGENTNEST_HOME/audit}, with {@link Options#fromEnvironment(Map)}.
+   */
   public static AuditLog openDefault() {
-    return open(defaultDir());
+    return open(defaultDir(), Options.fromEnvironment(System.getenv()));
   }
 
   /** {@code AGENTNEST_HOME/audit}. */
@@ -241,6 +351,7 @@ public final class AuditLog implements AutoCloseable {
         try {
           // within one lease and with this log the last writer, nobody else appended
           if (appendLock.lease() || appendLock.lastWriter != this) {
+            followRotation();
             long size = sizer.length();
             if (size != knownSize) {
               reloadTail(size);
@@ -254,8 +365,9 @@ public final class AuditLog implements AutoCloseable {
               AuditJson.seal(
                   AuditJson.head(seq, time, type, sandboxId, actor, d.json()), prev, sha);
           byte[] bytes = sealed.line();
+          disk.beforeWrite(bytes.length);
           out.write(bytes);
-          long offset = knownSize;
+          long offset = AuditSegments.position(activeNumber, knownSize);
           knownSize += bytes.length;
           lastSeq = seq;
           lastHash = sealed.hash();
@@ -266,6 +378,8 @@ public final class AuditLog implements AutoCloseable {
                       seq, time, type, sandboxId, actor, d.map(), prev, sealed.hash(), 1),
                   bytes,
                   offset);
+        } catch (DiskGuard.DiskFullException e) {
+          throw new UncheckedIOException(e.getMessage(), e);
         } catch (IOException e) {
           knownSize = -1;
           appendLock.lastWriter = null;
@@ -273,11 +387,30 @@ public final class AuditLog implements AutoCloseable {
         }
         interrupted |= putUninterruptibly(p);
         enqueued++;
+        if (knownSize >= options.maxFileBytes()) {
+          rotate();
+        }
         return p.event();
       }
     } finally {
       if (interrupted) {
         Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  /**
+   * Fails when the filesystem of the log has less free space than the reserve: records would be
+   * refused. Checked before a sandbox is created, so that none runs unaudited.
+   *
+   * @throws UncheckedIOException saying how much is free and what to do
+   */
+  public void requireRoom() {
+    if (!disk.hasRoom()) {
+      try {
+        disk.beforeWrite(0);
+      } catch (DiskGuard.DiskFullException e) {
+        throw new UncheckedIOException(e.getMessage(), e);
       }
     }
   }
@@ -332,9 +465,17 @@ public final class AuditLog implements AutoCloseable {
     return verify(dir);
   }
 
-  /** Verifies the log in {@code dir} without opening it (nothing is created or indexed). */
+  /** Whether {@code dir} holds an audit trail (the active file or rotated ones). */
+  public static boolean exists(Path dir) {
+    return !AuditSegments.all(dir).isEmpty();
+  }
+
+  /**
+   * Verifies the log in {@code dir} without opening it (nothing is created or indexed): every
+   * rotated file and the active one, as one chain.
+   */
   public static VerifyReport verify(Path dir) {
-    return AuditVerifier.verify(dir.resolve(EVENTS_FILE));
+    return AuditVerifier.verify(dir);
   }
 
   /**
@@ -353,22 +494,27 @@ public final class AuditLog implements AutoCloseable {
    */
   public void tail(
       AuditQuery filter, long afterSeq, Consumer<AuditEvent> onEvent, BooleanSupplier keepGoing) {
-    long start;
-    long skipUpTo = -1;
     try {
+      long number;
+      long offset;
+      long skipUpTo = -1;
       if (afterSeq < 0) {
-        start = sizer.length();
+        number = -1; // the end of the active file
+        offset = Files.exists(events) ? Files.size(events) : 0;
       } else {
         AuditIndex.Located at = afterSeq == 0 ? null : index.locate(afterSeq);
+        skipUpTo = afterSeq;
         if (at != null) {
-          start = at.offset();
-          skipUpTo = afterSeq;
+          // The record's file by number: rotated by now or still the active one, follow() sees.
+          number = AuditSegments.number(at.offset());
+          offset = AuditSegments.offset(at.offset());
         } else {
-          start = 0;
-          skipUpTo = afterSeq;
+          List<Segment> all = AuditSegments.all(dir);
+          number = all.isEmpty() || all.get(0).active() ? -1 : all.get(0).number();
+          offset = 0;
         }
       }
-      follow(filter, start, skipUpTo, onEvent, keepGoing);
+      follow(filter, number, offset, skipUpTo, onEvent, keepGoing);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read " + events, e);
     } catch (SQLException e) {
@@ -376,47 +522,144 @@ public final class AuditLog implements AutoCloseable {
     }
   }
 
+  /**
+   * Reads from file {@code number} (rotated by now, or still the active one; -1: the active one) at
+   * {@code offset}, then each later file, then keeps following the active file; when it is rotated
+   * meanwhile, reads the old one to its end and goes on with the files after it.
+   */
   private void follow(
       AuditQuery filter,
-      long start,
+      long number,
+      long offset,
       long skipUpTo,
       Consumer<AuditEvent> onEvent,
       BooleanSupplier keepGoing)
       throws IOException {
-    long pos = start;
-    try (JsonlReader r = new JsonlReader(events, pos)) {
-      while (keepGoing.getAsBoolean()) {
-        long size = Files.size(events);
-        if (size < pos) {
-          LOG.warn("{} shrank from {} to {} bytes: following from its start", events, pos, size);
-          pos = 0;
-          r.seek(0);
+    long current = number;
+    long pos = offset;
+    while (keepGoing.getAsBoolean()) {
+      Path numbered = current < 0 ? null : dir.resolve(AuditSegments.rotatedName(current));
+      if (numbered != null && Files.exists(numbered)) {
+        try (JsonlReader r = new JsonlReader(numbered, pos)) {
+          drain(r, pos, filter, skipUpTo, onEvent, keepGoing);
         }
-        String line;
-        while (keepGoing.getAsBoolean() && (line = r.next()) != null) {
-          if (!r.terminated()) {
-            r.seek(r.lineStart());
-            break;
-          }
-          pos = r.position();
-          AuditEvent e;
-          try {
-            e = AuditJson.parse(line);
-          } catch (IllegalArgumentException ex) {
-            LOG.warn("{}: skipping a malformed line at offset {}", events, r.lineStart());
-            continue;
-          }
-          if (e.seq() > skipUpTo && filter.matches(e, line)) {
-            onEvent.accept(e);
-          }
+        current = after(current);
+        pos = 0;
+        continue;
+      }
+      // The active file: opened only when the name still means the same file afterwards, so that
+      // a rotation in between cannot make us read one file believing it is another.
+      Object key = AuditSegments.fileKey(events);
+      JsonlReader opened = key == null ? null : new JsonlReader(events, pos);
+      boolean wrongFile =
+          opened != null
+              && numbered != null
+              && Files.exists(numbered)
+              && !AuditSegments.sameFile(key, AuditSegments.fileKey(numbered));
+      if (opened == null
+          || wrongFile
+          || !AuditSegments.sameFile(key, AuditSegments.fileKey(events))) {
+        // Not there yet, or file `current` was rotated just before the open: look again (it is
+        // then read as a rotated file).
+        if (opened != null) {
+          opened.close();
         }
-        try {
-          Thread.sleep(TAIL_POLL_MS);
-        } catch (InterruptedException ex) {
-          Thread.currentThread().interrupt();
+        if (!wrongFile && !pause()) {
           return;
         }
+        continue;
       }
+      boolean rotated = false;
+      try (JsonlReader r = opened) {
+        while (keepGoing.getAsBoolean()) {
+          pos = drain(r, pos, filter, skipUpTo, onEvent, keepGoing);
+          if (!AuditSegments.sameFile(key, AuditSegments.fileKey(events))) {
+            // Rotated under us: what was appended before the rename is still to read.
+            drain(r, pos, filter, skipUpTo, onEvent, keepGoing);
+            rotated = true;
+            break;
+          }
+          // The length of the file we have open (the name may mean another file by now).
+          long size = r.length();
+          if (size < pos) {
+            LOG.warn("{} shrank from {} to {} bytes: following from its start", events, pos, size);
+            pos = 0;
+            r.seek(0);
+          }
+          if (!pause()) {
+            return;
+          }
+        }
+      }
+      if (!rotated) {
+        return;
+      }
+      // Go on after the file just read, which now has a number (several rotations may have
+      // happened since: their files come first).
+      long was = -1;
+      for (Segment seg : AuditSegments.rotated(dir)) {
+        if (AuditSegments.sameFile(key, AuditSegments.fileKey(seg.path()))) {
+          was = seg.number();
+        }
+      }
+      current = was < 0 ? -1 : after(was);
+      pos = 0;
+    }
+  }
+
+  /**
+   * The number of the file after {@code number}: the first rotated one after it, else the one after
+   * it, which is the active file now (named by number, not as "whatever is active": more rotations
+   * may come before it is opened, and their files must be read first).
+   */
+  private long after(long number) {
+    for (Segment seg : AuditSegments.rotated(dir)) {
+      if (seg.number() > number) {
+        return seg.number();
+      }
+    }
+    return number + 1;
+  }
+
+  /** Passes the lines up to the end of {@code r} on; the position after the last whole line. */
+  private long drain(
+      JsonlReader r,
+      long pos,
+      AuditQuery filter,
+      long skipUpTo,
+      Consumer<AuditEvent> onEvent,
+      BooleanSupplier keepGoing)
+      throws IOException {
+    long at = pos;
+    String line;
+    while (keepGoing.getAsBoolean() && (line = r.next()) != null) {
+      if (!r.terminated()) {
+        r.seek(r.lineStart());
+        break;
+      }
+      at = r.position();
+      AuditEvent e;
+      try {
+        e = AuditJson.parse(line);
+      } catch (IllegalArgumentException ex) {
+        LOG.warn("{}: skipping a malformed line at offset {}", events, r.lineStart());
+        continue;
+      }
+      if (e.seq() > skipUpTo && filter.matches(e, line)) {
+        onEvent.accept(e);
+      }
+    }
+    return at;
+  }
+
+  /** Sleeps one poll interval; false when interrupted. */
+  private static boolean pause() {
+    try {
+      Thread.sleep(TAIL_POLL_MS);
+      return true;
+    } catch (InterruptedException ex) {
+      Thread.currentThread().interrupt();
+      return false;
     }
   }
 
@@ -534,11 +777,14 @@ public final class AuditLog implements AutoCloseable {
       return;
     }
     dirty = false;
+    FileOutputStream o = out;
     try {
-      out.getFD().sync();
+      o.getFD().sync();
     } catch (IOException e) {
-      dirty = true;
-      LOG.warn("fsync of {} failed: {}", events, e.getMessage());
+      if (o == out) {
+        dirty = true;
+        LOG.warn("fsync of {} failed: {}", events, e.getMessage());
+      } // else rotated meanwhile: the rotation synced the old file
     }
   }
 
@@ -705,11 +951,70 @@ public final class AuditLog implements AutoCloseable {
         size++;
         dirty = true;
       }
+      if (t.seq() == 0) {
+        // Nothing in the active file yet (it was just rotated): the chain goes on from the end
+        // of the last rotated file.
+        List<Segment> rotated = AuditSegments.rotated(dir);
+        if (!rotated.isEmpty()) {
+          Path last = rotated.get(rotated.size() - 1).path();
+          Tail before = readTail(last, Files.size(last));
+          t = new Tail(before.seq(), before.hash(), t.torn());
+        }
+      }
       lastSeq = t.seq();
       lastHash = t.hash();
       knownSize = size;
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read the end of " + events, e);
+    }
+  }
+
+  /**
+   * Reopens {@code events.jsonl} when the name no longer means the file this log writes to: another
+   * log (of this process or another) rotated it. Caller holds both locks.
+   */
+  private void followRotation() throws IOException {
+    if (!AuditSegments.sameFile(activeKey, AuditSegments.fileKey(events))) {
+      reopenActive();
+    }
+  }
+
+  /** Opens (creating it when missing) {@code events.jsonl} afresh. Caller holds both locks. */
+  private void reopenActive() throws IOException {
+    closeQuietly(out);
+    closeQuietly(sizer);
+    out = new FileOutputStream(events.toFile(), true);
+    sizer = new RandomAccessFile(events.toFile(), "r");
+    activeKey = AuditSegments.fileKey(events);
+    activeNumber = AuditSegments.activeNumber(AuditSegments.rotated(dir));
+    knownSize = -1; // the next append re-reads the chain's end
+  }
+
+  /**
+   * Renames the full {@code events.jsonl} to the next {@code events-NNNNNN.jsonl} and starts a new
+   * one; the chain goes on in it. A failure leaves the current file in place (retried on the next
+   * record). Caller holds both locks.
+   */
+  private void rotate() {
+    try {
+      out.getFD().sync();
+      long number = AuditSegments.activeNumber(AuditSegments.rotated(dir));
+      if (number != activeNumber) {
+        // Index positions of this file's records name the number it was opened with: the next
+        // open finds them wrong and re-indexes. Rotating under the expected name matters more.
+        LOG.warn("audit file numbering moved from {} to {} in {}", activeNumber, number, dir);
+      }
+      Files.move(
+          events, dir.resolve(AuditSegments.rotatedName(number)), StandardCopyOption.ATOMIC_MOVE);
+      long seq = lastSeq;
+      String hash = lastHash;
+      reopenActive();
+      lastSeq = seq;
+      lastHash = hash;
+      knownSize = 0;
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("cannot rotate {} (it goes on growing): {}", events, e.toString());
+      appendLock.lastWriter = null;
     }
   }
 
@@ -802,12 +1107,20 @@ public final class AuditLog implements AutoCloseable {
       }
       from = 0;
     }
+    List<Segment> segments = AuditSegments.all(dir);
+    int start = 0;
     long offset = 0;
     if (from > 0) {
       AuditIndex.Located at = idx.locate(from);
-      offset = at == null ? -1 : afterLine(from, at.offset(), at.hash());
+      start = at == null ? -1 : indexOf(segments, AuditSegments.number(at.offset()));
+      offset =
+          at == null || start < 0
+              ? -1
+              : afterLine(
+                  segments.get(start).path(), from, AuditSegments.offset(at.offset()), at.hash());
       if (offset < 0) {
         from = 0;
+        start = 0;
         offset = 0;
       }
     }
@@ -815,16 +1128,24 @@ public final class AuditLog implements AutoCloseable {
       LOG.warn("{} does not match {}: rebuilding the index", dir.resolve(INDEX_FILE), events);
       idx.clear();
     }
+    if (segments.isEmpty()) {
+      return;
+    }
     long t0 = System.nanoTime();
     long n = 0;
     List<AuditIndex.Row> rows = new ArrayList<>(BATCH);
-    try (JsonlReader r = new JsonlReader(events, offset)) {
+    try (ChainReader r = new ChainReader(segments, start, offset)) {
       String line;
       while ((line = r.next()) != null && r.terminated()) {
         try {
-          rows.add(AuditIndex.Row.of(AuditJson.parse(line), line, r.lineStart()));
+          rows.add(
+              AuditIndex.Row.of(
+                  AuditJson.parse(line),
+                  line,
+                  AuditSegments.position(r.segment().number(), r.lineStart())));
         } catch (IllegalArgumentException e) {
-          LOG.warn("{}: not indexing a malformed line at offset {}", events, r.lineStart());
+          LOG.warn(
+              "{}: not indexing a malformed line at offset {}", r.segment().path(), r.lineStart());
           continue;
         }
         if (rows.size() == BATCH) {
@@ -842,14 +1163,23 @@ public final class AuditLog implements AutoCloseable {
       LOG.info(
           "indexed {} audit records from {} in {} ms",
           n,
-          events,
+          dir,
           TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
     }
   }
 
-  /** Offset after the line at {@code offset} when it is record {@code seq} with {@code hash}. */
-  private long afterLine(long seq, long offset, String hash) throws IOException {
-    try (JsonlReader r = new JsonlReader(events, offset)) {
+  private static int indexOf(List<Segment> segments, long number) {
+    for (int i = 0; i < segments.size(); i++) {
+      if (segments.get(i).number() == number) {
+        return i;
+      }
+    }
+    return -1;
+  }
+
+  /** Offset after the line at {@code offset} of {@code file} when it is record {@code seq}. */
+  private static long afterLine(Path file, long seq, long offset, String hash) throws IOException {
+    try (JsonlReader r = new JsonlReader(file, offset)) {
       String line = r.next();
       if (line == null || !r.terminated()) {
         return -1;

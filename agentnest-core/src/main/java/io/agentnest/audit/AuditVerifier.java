@@ -1,42 +1,104 @@
 package io.agentnest.audit;
 
+import io.agentnest.audit.AuditSegments.Segment;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
+import java.util.List;
 import org.jspecify.annotations.Nullable;
 
-/** Re-reads {@code events.jsonl} from the start and checks every hash and link of the chain. */
+/**
+ * Re-reads an audit trail from its first record, across its rotated files and the active one, and
+ * checks every hash and link of the chain, and that no rotated file is missing.
+ */
 final class AuditVerifier {
   private AuditVerifier() {}
 
-  static VerifyReport verify(Path events) {
-    if (!Files.exists(events)) {
+  static VerifyReport verify(Path dir) {
+    List<Segment> segments = AuditSegments.all(dir);
+    if (segments.isEmpty()) {
       return VerifyReport.good(0, AuditEvent.GENESIS);
     }
-    try (JsonlReader r = new JsonlReader(events, 0)) {
-      return run(events, r);
+    VerifyReport files = checkFiles(segments);
+    if (files != null) {
+      return files;
+    }
+    try (ChainReader r = new ChainReader(segments, 0, 0)) {
+      return run(segments, r);
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot read " + events, e);
+      throw new UncheckedIOException("cannot read the audit trail in " + dir, e);
     }
   }
 
-  private static VerifyReport run(Path events, JsonlReader r) throws IOException {
+  /** Rotated files are numbered 1, 2, 3, ... without a gap, and none is empty. */
+  private static @Nullable VerifyReport checkFiles(List<Segment> segments) {
+    long expected = 1;
+    Segment before = null;
+    for (Segment s : segments) {
+      if (s.active()) {
+        break;
+      }
+      if (s.number() != expected) {
+        String missing = AuditSegments.rotatedName(expected);
+        return VerifyReport.bad(
+            before == null
+                ? "file "
+                    + missing
+                    + " is missing: the trail starts at "
+                    + s.name()
+                    + " (rotated files were removed from the start; verify needs all of them)"
+                : "file "
+                    + missing
+                    + " is missing between "
+                    + before.name()
+                    + " and "
+                    + s.name()
+                    + ": a rotated file was removed",
+            0,
+            0,
+            0,
+            AuditEvent.GENESIS);
+      }
+      try {
+        if (Files.size(s.path()) == 0) {
+          return VerifyReport.bad(
+              "file "
+                  + s.name()
+                  + " is empty: a rotated file always holds records, so they were removed",
+              0,
+              0,
+              0,
+              AuditEvent.GENESIS);
+        }
+      } catch (IOException e) {
+        throw new UncheckedIOException("cannot read " + s.path(), e);
+      }
+      before = s;
+      expected++;
+    }
+    return null;
+  }
+
+  private static VerifyReport run(List<Segment> segments, ChainReader r) throws IOException {
     MessageDigest sha = AuditJson.sha256();
+    boolean many = segments.size() > 1;
     long prevSeq = 0;
     String prevHash = AuditEvent.GENESIS;
     @Nullable String prevPrevHash = null;
+    String prevLine = "the genesis (first record)";
+    String prevPrevLine = prevLine;
     long checked = 0;
-    long lineNo = 0;
     String line;
     while ((line = r.next()) != null) {
-      lineNo++;
+      long lineNo = r.line();
+      // One file: "line 5", as always; several: "events-000002.jsonl line 5".
+      String here = (many ? r.segment().name() + " " : "") + "line " + lineNo;
       long quick = JsonlReader.quickSeq(line);
       if (!r.terminated()) {
         return VerifyReport.bad(
-            "line "
-                + lineNo
+            here
                 + (quick > 0 ? " (seq " + quick + ")" : "")
                 + " is truncated: the file ends without a newline in the middle of the last"
                 + " record (an interrupted write or a cut file)",
@@ -50,18 +112,14 @@ final class AuditVerifier {
         e = AuditJson.parse(line);
       } catch (IllegalArgumentException ex) {
         return VerifyReport.bad(
-            "line "
-                + lineNo
-                + " is not a valid record ("
-                + ex.getMessage()
-                + "): edited or corrupt",
+            here + " is not a valid record (" + ex.getMessage() + "): edited or corrupt",
             checked,
             lineNo,
             Math.max(quick, 0),
             prevHash);
       }
       long seq = e.seq();
-      String at = "line " + lineNo + " (seq " + seq + ")";
+      String at = here + " (seq " + seq + ")";
       if (e.schema() != AuditEvent.SCHEMA) {
         return VerifyReport.bad(
             at + " has schema " + e.schema() + ", this version reads " + AuditEvent.SCHEMA,
@@ -84,7 +142,7 @@ final class AuditVerifier {
           return VerifyReport.bad(
               at
                   + ": chain broken: prevHash is not the hash of "
-                  + (lineNo == 1 ? "the genesis (first record)" : "line " + (lineNo - 1))
+                  + prevLine
                   + ": a record was replaced, or records were deleted or inserted and the rest"
                   + " renumbered",
               checked,
@@ -92,10 +150,10 @@ final class AuditVerifier {
               seq,
               prevHash);
         }
-      } else if (seq == prevSeq && lineNo > 1) {
+      } else if (seq == prevSeq && checked > 0) {
         if (e.hash().equals(prevHash)) {
           return VerifyReport.bad(
-              at + ": record inserted: line " + lineNo + " repeats line " + (lineNo - 1),
+              at + ": record inserted: " + here + " repeats " + prevLine,
               checked,
               lineNo,
               seq,
@@ -103,14 +161,13 @@ final class AuditVerifier {
         }
         if (e.prevHash().equals(prevPrevHash)) {
           return VerifyReport.bad(
-              "line "
-                  + (lineNo - 1)
+              prevLine
                   + " (seq "
                   + seq
-                  + "): record inserted: line "
-                  + lineNo
-                  + " has the same seq and links to line "
-                  + (lineNo - 2),
+                  + "): record inserted: "
+                  + here
+                  + " has the same seq and links to "
+                  + prevPrevLine,
               checked - 1,
               lineNo - 1,
               seq,
@@ -120,10 +177,10 @@ final class AuditVerifier {
             at
                 + ": record inserted: seq "
                 + seq
-                + " is at lines "
-                + (lineNo - 1)
-                + " and "
-                + lineNo,
+                + " is at "
+                + (prevLine.startsWith("line ") && here.startsWith("line ")
+                    ? "lines " + (lineNo - 1) + " and " + lineNo
+                    : prevLine + " and " + here),
             checked,
             lineNo,
             seq,
@@ -141,13 +198,13 @@ final class AuditVerifier {
             prevHash);
       } else {
         long missing = prevSeq + 1;
-        long later = findLater(events, r.position(), missing, lineNo);
-        if (later > 0) {
+        String later = findLater(segments, r, missing, many);
+        if (later != null) {
           return VerifyReport.bad(
               at
                   + ": records reordered: expected seq "
                   + missing
-                  + " here, it comes later at line "
+                  + " here, it comes later at "
                   + later,
               checked,
               lineNo,
@@ -169,24 +226,27 @@ final class AuditVerifier {
       prevPrevHash = prevHash;
       prevHash = e.hash();
       prevSeq = seq;
+      prevPrevLine = prevLine;
+      prevLine = here;
       checked++;
     }
     return VerifyReport.good(checked, prevHash);
   }
 
-  /** Line number (after {@code lineNo}) of the record with {@code seq}, or -1. */
-  private static long findLater(Path events, long offset, long seq, long lineNo)
-      throws IOException {
-    try (JsonlReader r = new JsonlReader(events, offset)) {
-      long n = lineNo;
+  /** Where (after the line last read) the record {@code seq} is, or null. */
+  private static @Nullable String findLater(
+      List<Segment> segments, ChainReader at, long seq, boolean many) throws IOException {
+    long firstLine = at.line();
+    try (ChainReader r = new ChainReader(segments, at.index(), at.position())) {
       String line;
       while ((line = r.next()) != null) {
-        n++;
         if (JsonlReader.quickSeq(line) == seq) {
-          return n;
+          // r counts from where it started: add the lines before it in the same file
+          long n = r.index() == at.index() ? firstLine + r.line() : r.line();
+          return (many ? r.segment().name() + " " : "") + "line " + n;
         }
       }
     }
-    return -1;
+    return null;
   }
 }

@@ -68,6 +68,11 @@ final class JsonlReader implements Closeable {
     return bufOffset + start;
   }
 
+  /** The length of the open file now (it may have been renamed since it was opened). */
+  long length() throws IOException {
+    return file.length();
+  }
+
   /** Whether the line last returned ended with a newline. */
   boolean terminated() {
     return terminated;

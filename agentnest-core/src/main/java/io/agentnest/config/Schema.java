@@ -22,7 +22,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * Schema version 1 of a settings section ({@code defaults:} or a profile): every key, its type, an
  * example, how it maps onto {@link SandboxConfig.Builder} and back, and its environment variable.
- * Groups ({@code limits}, {@code security}, {@code network}) are the dotted prefixes.
+ * Groups ({@code limits}, {@code budgets}, {@code security}, {@code network}) are the dotted
+ * prefixes.
  */
 final class Schema {
   /** The config file versions this code reads. */
@@ -186,6 +187,45 @@ final class Schema {
               (b, v) -> b.startTimeout((Duration) v),
               c -> c.startTimeout()),
           scalar(
+              "budgets.tunnels_per_second",
+              Kind.NUMBER,
+              "20",
+              (b, v) -> b.budgets(b.currentBudgets().withTunnelsPerSecond((Double) v)),
+              c -> c.budgets().tunnelsPerSecond()),
+          scalar(
+              "budgets.tunnel_burst",
+              Kind.INTEGER,
+              "200",
+              (b, v) -> b.budgets(b.currentBudgets().withTunnelBurst(toInt("tunnel_burst", v))),
+              c -> c.budgets().tunnelBurst()),
+          scalar(
+              "budgets.asks_per_second",
+              Kind.NUMBER,
+              "5",
+              (b, v) -> b.budgets(b.currentBudgets().withAsksPerSecond((Double) v)),
+              c -> c.budgets().asksPerSecond()),
+          scalar(
+              "budgets.ask_burst",
+              Kind.INTEGER,
+              "50",
+              (b, v) -> b.budgets(b.currentBudgets().withAskBurst(toInt("ask_burst", v))),
+              c -> c.budgets().askBurst()),
+          scalar(
+              "budgets.asks_per_call",
+              Kind.INTEGER,
+              "256",
+              (b, v) -> b.budgets(b.currentBudgets().withAsksPerCall(toInt("asks_per_call", v))),
+              c -> c.budgets().asksPerCall()),
+          scalar(
+              "budgets.destroy_after_refusals",
+              Kind.INTEGER,
+              "1000",
+              (b, v) ->
+                  b.budgets(
+                      b.currentBudgets()
+                          .withDestroyAfterRefusals(toInt("destroy_after_refusals", v))),
+              c -> c.budgets().destroyAfterRefusals()),
+          scalar(
               "security.read_only_root",
               Kind.BOOLEAN,
               "true",
@@ -316,6 +356,15 @@ final class Schema {
               "60s",
               (b, v) -> b.approvals(b.currentApprovals().toBuilder().timeout((Duration) v).build()),
               c -> c.approvals().timeout()));
+
+  /** A YAML integer as an int; beyond int the budget's own range check could not name it. */
+  private static int toInt(String key, Object v) {
+    long n = (Long) v;
+    if (n < Integer.MIN_VALUE || n > Integer.MAX_VALUE) {
+      throw new ConfigException("budgets." + key + " " + n + " is too large: e.g. 1000");
+    }
+    return (int) n;
+  }
 
   private static io.agentnest.ApprovalPolicy.Action action(Object v) {
     return io.agentnest.ApprovalPolicy.Action.valueOf(((String) v).toUpperCase(Locale.ROOT));

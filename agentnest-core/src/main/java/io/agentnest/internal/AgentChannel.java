@@ -191,7 +191,7 @@ public final class AgentChannel implements AutoCloseable {
 
   public Frame await(CompletableFuture<Frame> done, Duration timeout, String what) {
     long deadline = System.nanoTime() + timeout.toNanos();
-    return await(done, () -> deadline, what);
+    return await(done, () -> deadline, what, timeout);
   }
 
   /**
@@ -200,6 +200,14 @@ public final class AgentChannel implements AutoCloseable {
    */
   public Frame await(
       CompletableFuture<Frame> done, java.util.function.LongSupplier deadlineNanos, String what) {
+    return await(done, deadlineNanos, what, null);
+  }
+
+  private Frame await(
+      CompletableFuture<Frame> done,
+      java.util.function.LongSupplier deadlineNanos,
+      String what,
+      @Nullable Duration fixedTimeout) {
     long started = System.nanoTime();
     try {
       while (true) {
@@ -214,7 +222,11 @@ public final class AgentChannel implements AutoCloseable {
         }
       }
     } catch (TimeoutException e) {
-      long timeoutMs = (System.nanoTime() - started) / 1_000_000;
+      // A fixed timeout is named as given (the measured wait overshoots it by scheduling noise).
+      long timeoutMs =
+          fixedTimeout != null
+              ? fixedTimeout.toMillis()
+              : (System.nanoTime() - started) / 1_000_000;
       throw new AgentNestException(
           "the agent of sandbox "
               + shortId(sandboxId)
@@ -297,6 +309,11 @@ public final class AgentChannel implements AutoCloseable {
       die(closing ? "the sandbox channel was closed" : "lost the sandbox channel: " + e, e);
     } catch (RuntimeException e) {
       die("channel reader failed: " + e, e);
+    } catch (Throwable e) {
+      // An Error (OutOfMemoryError above all) would otherwise end this thread silently and leave
+      // every pending call waiting for its deadline: fail them all now, then let the Error go on.
+      die("channel reader failed: " + e + "; the sandbox is unusable", e);
+      throw e;
     }
   }
 
@@ -363,8 +380,13 @@ public final class AgentChannel implements AutoCloseable {
 
   @Override
   public void close() {
+    close("the sandbox channel was closed");
+  }
+
+  /** Closes the channel; pending and later calls fail with {@code reason}. */
+  public void close(String reason) {
     closing = true;
     connection.close();
-    die("the sandbox channel was closed", null);
+    die(reason, null);
   }
 }

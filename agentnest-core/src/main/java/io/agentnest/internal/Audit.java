@@ -48,7 +48,23 @@ public final class Audit {
     try {
       log.record(type, sandboxId, data);
     } catch (RuntimeException e) {
-      LOG.warn("audit record {} for {} failed: {}", type, sandboxId, e.toString());
+      // At most one warning every 10 s: a full disk refuses every record, and a warning per
+      // record would go to the same disk.
+      long now = System.nanoTime();
+      long last = lastWarning.get();
+      if (now - last >= WARN_EVERY_NANOS && lastWarning.compareAndSet(last, now)) {
+        LOG.warn(
+            "audit record {} for {} failed (further failures for 10 s are not logged): {}",
+            type,
+            sandboxId,
+            e.toString());
+      } else {
+        LOG.debug("audit record {} for {} failed: {}", type, sandboxId, e.toString());
+      }
     }
   }
+
+  private static final long WARN_EVERY_NANOS = 10_000_000_000L;
+  private static final java.util.concurrent.atomic.AtomicLong lastWarning =
+      new java.util.concurrent.atomic.AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
 }

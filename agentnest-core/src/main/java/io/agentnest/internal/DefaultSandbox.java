@@ -48,7 +48,10 @@ public final class DefaultSandbox implements Sandbox {
   private final io.agentnest.audit.AuditLog audit;
   private final ApprovalGate gate;
   private final PythonGuard pythonGuard;
+  private final HostBudgets budgets;
+  private final PythonAsks asks;
   private volatile Instant expiresAt;
+  private volatile @org.jspecify.annotations.Nullable String destroyReason;
 
   private DefaultSandbox(
       RuntimeBackend backend, String id, SandboxConfig config, AgentChannel channel) {
@@ -64,10 +67,26 @@ public final class DefaultSandbox implements Sandbox {
             : io.agentnest.internal.redact.Redactor.secretsOnly(secrets);
     io.agentnest.audit.AuditLog log = config.auditLog();
     this.audit = log != null ? log : Audit.shared();
+    this.budgets =
+        new HostBudgets(
+            config.budgets(),
+            (t, d) -> Audit.record(audit, t, id, d),
+            this::destroyOverBudget,
+            System::nanoTime);
     this.gate =
         new ApprovalGate(
             id, config.approvalHandler(), config.approvals().timeout(), (t, d) -> audit(t, d));
     this.pythonGuard = new PythonGuard(config.approvals());
+    this.asks =
+        new PythonAsks(
+            channel,
+            gate,
+            pythonGuard,
+            redactor,
+            budgets.asks(),
+            budgets.asksPerCall(),
+            budgets.audit(),
+            budgets.overBudget(Budget.Kind.APPROVAL_ASKS));
     this.files =
         new DefaultSandboxFiles(
             channel, redactor, (type, data) -> audit(type, data), this::checkDelete);
@@ -75,6 +94,7 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   public static Sandbox create(SandboxConfig config) {
+    requireAuditRoom(config);
     RuntimeBackend backend = Backends.get(config.backend());
     SandboxSpec spec = SecurityPolicy.specFor(config);
     BackendSandbox bs = backend.create(spec);
@@ -98,7 +118,7 @@ public final class DefaultSandbox implements Sandbox {
         throw e;
       }
       return ready(backend, bs, channel, config, spec, false);
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
       if (channel != null) {
         channel.close();
       } else {
@@ -110,6 +130,17 @@ public final class DefaultSandbox implements Sandbox {
         e.addSuppressed(cleanup);
       }
       throw e;
+    }
+  }
+
+  /** No sandbox starts while its actions could not be audited (the audit disk is full). */
+  private static void requireAuditRoom(SandboxConfig config) {
+    io.agentnest.audit.AuditLog log = config.auditLog();
+    try {
+      (log != null ? log : Audit.shared()).requireRoom();
+    } catch (java.io.UncheckedIOException e) {
+      throw new AgentNestException(
+          "no sandbox is created while its actions cannot be audited: " + e.getMessage(), e);
     }
   }
 
@@ -156,6 +187,8 @@ public final class DefaultSandbox implements Sandbox {
     parseLong(labels.get(Labels.EXEC_TIMEOUT_MS))
         .ifPresent(ms -> b.execTimeout(Duration.ofMillis(Math.max(1, ms))));
     parseLong(labels.get(Labels.MAX_OUTPUT)).ifPresent(n -> b.maxOutputBytes(Math.max(0, n)));
+    // The real limit, so that fork and snapshot bound the state by it (not by the default).
+    parseLong(labels.get(Labels.MEMORY)).ifPresent(m -> b.memoryBytes(Math.max(16L << 20, m)));
     AgentChannel channel = new AgentChannel(bs);
     try {
       DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), b.build(), channel);
@@ -209,42 +242,12 @@ public final class DefaultSandbox implements Sandbox {
         new io.agentnest.internal.egress.EgressProxy(
             config.network(),
             resolver,
-            e -> {
-              Map<String, Object> d = new java.util.LinkedHashMap<>();
-              d.put("method", e.method());
-              d.put("host", e.host());
-              d.put("port", e.port());
-              if (e.resolvedAddress() != null) {
-                d.put("address", e.resolvedAddress());
-              }
-              d.put("decision", e.decision().name());
-              if (e.rule() != null) {
-                d.put("rule", e.rule());
-              }
-              d.put("reason", e.reason());
-              d.put("bytes_up", e.bytesUp());
-              d.put("bytes_down", e.bytesDown());
-              d.put("duration_ms", e.duration().toMillis());
-              audit("network.attempt", d);
-              if (e.decision() == io.agentnest.NetworkEvent.Decision.DENIED) {
-                Map<String, Object> v = new java.util.LinkedHashMap<>();
-                v.put("kind", "network");
-                v.put("target", e.host() + ":" + e.port());
-                v.put("decision", "deny");
-                v.put("reason", e.reason());
-                audit("policy.violation", v);
-              }
-              for (var l : listeners) {
-                try {
-                  l.accept(e);
-                } catch (RuntimeException ex) {
-                  LOG.warn("network event listener failed", ex);
-                }
-              }
-            },
+            new NetworkAudit(budgets.audit(), config.networkListeners()),
             auditedApprovals(config.approvalHandler()),
             id);
-    EgressTunnels tunnels = new EgressTunnels(channel, proxy);
+    EgressTunnels tunnels =
+        new EgressTunnels(
+            channel, proxy, budgets.tunnels(), budgets.overBudget(Budget.Kind.EGRESS_TUNNELS));
     channel.onTunnelFrames(tunnels);
     Frame f =
         channel.request(
@@ -332,8 +335,25 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   void audit(String type, Map<String, ?> data) {
-    Audit.record(audit, type, id, data);
+    budgets.audit().record(type, data);
   }
+
+  /**
+   * The sandbox kept pressing past a budget: it is destroyed (on another thread: this runs on its
+   * channel's reader).
+   */
+  private void destroyOverBudget(Budget.Kind kind) {
+    String why =
+        "destroyed: it kept asking for more "
+            + kind.what
+            + " than its budget allows; raise budgets in the configuration if that is legitimate";
+    LOG.warn("sandbox {} {}", id, why);
+    destroyReason = why;
+    OVER_BUDGET.execute(this::destroy);
+  }
+
+  private static final java.util.concurrent.ExecutorService OVER_BUDGET =
+      DaemonThreads.pool("agentnest-over-budget");
 
   private void auditStart(ObjectNode h, byte[] payload, long callId) {
     Map<String, Object> d = new java.util.LinkedHashMap<>();
@@ -538,40 +558,6 @@ public final class DefaultSandbox implements Sandbox {
         "file deletion");
   }
 
-  /** An approval question from a Python session's audit hook: decide it and answer the agent. */
-  private void onAsk(long callId, Frame f, CallClock clock) {
-    JsonNode h = f.header();
-    long ask = h.path("ask").asLong(-1);
-    String event = Bounded.text(h.path("event").asText(), 100);
-    String target = redactor.redact(Bounded.text(h.path("target").asText(), 1000), (r, n) -> {});
-    String detail = redactor.redact(Bounded.text(h.path("detail").asText(), 1000), (r, n) -> {});
-    ShellClassifier.Verdict v = pythonGuard.classify(event, target);
-    long t0 = clock.askStarted();
-    gate.decide(v.kind(), target, "Python " + detail, v.action(), v.reason())
-        .whenComplete(
-            (d, err) -> {
-              clock.askEnded(t0);
-              boolean allowed = err == null && d != null && d.allowed();
-              String reason = d != null ? d.reason() : "approval failed: " + err;
-              if (!channel.isAlive()) {
-                return;
-              }
-              try {
-                channel.call(
-                    Json.object()
-                        .put("op", "answer")
-                        .put("call", callId)
-                        .put("ask", ask)
-                        .put("allowed", allowed)
-                        .put("reason", Bounded.text(reason, 1000)),
-                    new byte[0],
-                    x -> {});
-              } catch (RuntimeException e) {
-                LOG.debug("could not answer approval {} of call {}", ask, callId, e);
-              }
-            });
-  }
-
   private Call begin(
       ObjectNode h,
       byte[] payload,
@@ -598,12 +584,13 @@ public final class DefaultSandbox implements Sandbox {
     }
     OutputCollector collector = new OutputCollector(maxOut, options.onOutput(), redactor, events);
     long callId = channel.newId();
+    PythonAsks.Call questions = asks.forCall(callId, clock);
     java.util.function.Consumer<Frame> frames =
         watch == null
             ? collector
             : fr -> {
               if (fr.ev().equals("ask")) {
-                onAsk(callId, fr, clock);
+                questions.onAsk(fr);
               } else {
                 collector.accept(fr);
               }
@@ -925,12 +912,36 @@ public final class DefaultSandbox implements Sandbox {
     for (int i = 0; i < n; i++) {
       kids.add(takeSpare());
     }
+    boolean done = false;
+    // The state a fork may carry: a multiple of this sandbox's memory limit, all parts together.
+    StateBudget budget = StateBudget.of(this);
     try {
       Optional<java.nio.file.Path> bulk = backend.bulkDirectory(id);
       if (bulk.isPresent()) {
-        return forkOverBulkLink(bulk.get(), kids, t0);
+        List<Sandbox> out = forkOverBulkLink(bulk.get(), kids, t0, budget);
+        done = true;
+        return out;
       }
-      SandboxState.Captured state = SandboxState.capture(this, sessionNames());
+      List<Sandbox> out = forkThroughTheChannel(kids, t0, budget);
+      done = true;
+      return out;
+    } finally {
+      // Whatever went wrong (an Error included), no copy outlives a failed fork.
+      if (!done) {
+        for (CompletableFuture<DefaultSandbox> k : kids) {
+          k.thenAccept(DefaultSandbox::destroy);
+        }
+      }
+    }
+  }
+
+  /**
+   * State transfer through the agent channel (no bulk link: a remote engine, or a sandbox made
+   * before the link existed): captured into spills, then loaded into each copy.
+   */
+  private List<Sandbox> forkThroughTheChannel(
+      List<CompletableFuture<DefaultSandbox>> kids, long t0, StateBudget budget) {
+    try (SandboxState.Spilled state = SandboxState.capture(this, sessionNames(), budget)) {
       List<CompletableFuture<DefaultSandbox>> ready = new java.util.ArrayList<>();
       for (CompletableFuture<DefaultSandbox> k : kids) {
         ready.add(
@@ -956,11 +967,6 @@ public final class DefaultSandbox implements Sandbox {
         auditStateTransfer(s, state.fileBytes(), state.stateBytes(), state.skipped().size(), null);
       }
       return out;
-    } catch (RuntimeException e) {
-      for (CompletableFuture<DefaultSandbox> k : kids) {
-        k.thenAccept(DefaultSandbox::destroy);
-      }
-      throw e;
     }
   }
 
@@ -970,7 +976,10 @@ public final class DefaultSandbox implements Sandbox {
    * once, unpacked and unpickled there as they arrive.
    */
   private List<Sandbox> forkOverBulkLink(
-      java.nio.file.Path dir, List<CompletableFuture<DefaultSandbox>> kids, long t0) {
+      java.nio.file.Path dir,
+      List<CompletableFuture<DefaultSandbox>> kids,
+      long t0,
+      StateBudget budget) {
     List<String> names = sessionNames();
     List<SandboxState.Copy> copies = new java.util.ArrayList<>();
     try (BulkLink link = BulkLink.open(dir)) {
@@ -986,13 +995,16 @@ public final class DefaultSandbox implements Sandbox {
       CompletableFuture<Long> files =
           CompletableFuture.supplyAsync(
               () ->
-                  SandboxState.relayFiles(this, link, SandboxArchives.WORKSPACE, started, ready)
-                      + SandboxState.relayFiles(this, link, SandboxArchives.TMP, started, ready),
+                  SandboxState.relayFiles(
+                          this, link, SandboxArchives.WORKSPACE, started, ready, budget)
+                      + SandboxState.relayFiles(
+                          this, link, SandboxArchives.TMP, started, ready, budget),
               FORK_THREADS);
       List<SandboxState.Dumped> sessions = new java.util.ArrayList<>();
       try {
         for (String name : names) {
-          SandboxState.Dumped d = SandboxState.relaySession(this, link, name, started, ready);
+          SandboxState.Dumped d =
+              SandboxState.relaySession(this, link, name, started, ready, budget);
           if (d != null) {
             sessions.add(d);
           }
@@ -1113,7 +1125,7 @@ public final class DefaultSandbox implements Sandbox {
       for (BackendSandbox bs : kids.get()) {
         made.add(adoptRestored(backend, bs, config, spec));
       }
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
       made.forEach(DefaultSandbox::destroy);
       for (BackendSandbox bs : kids.get().subList(made.size(), kids.get().size())) {
         bs.close();
@@ -1155,7 +1167,7 @@ public final class DefaultSandbox implements Sandbox {
     AgentChannel channel = new AgentChannel(bs);
     try {
       return ready(backend, bs, channel, config, spec, true);
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | Error e) {
       channel.close();
       try {
         backend.destroy(bs.id());
@@ -1312,7 +1324,18 @@ public final class DefaultSandbox implements Sandbox {
       sparesWanted = 0;
       destroySpares();
       ExpiryReaper.cancel(id);
-      audit("sandbox.destroyed", Map.of("expired", channel.expired()));
+      // Streak counts and folded denials go out before the sandbox's last record.
+      budgets.close();
+      String reason = destroyReason;
+      audit(
+          "sandbox.destroyed",
+          reason == null
+              ? Map.of("expired", channel.expired())
+              : Map.of("expired", false, "reason", reason));
+      if (reason != null) {
+        // Before the container goes: its calls then fail with why, not "the agent exited".
+        channel.close("sandbox " + id + " was " + reason);
+      }
       try {
         backend.destroy(id);
         HostState.delete(id);

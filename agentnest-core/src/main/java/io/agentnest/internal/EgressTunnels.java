@@ -31,11 +31,20 @@ final class EgressTunnels implements Consumer<Frame> {
 
   private final AgentChannel channel;
   private final EgressProxy proxy;
+  private final Budget budget;
+  private final Runnable overBudget;
   private final Map<Long, HostTunnel> tunnels = new ConcurrentHashMap<>();
 
-  EgressTunnels(AgentChannel channel, EgressProxy proxy) {
+  /**
+   * @param budget how many tunnels the sandbox may open; past it an open is closed at once, with no
+   *     proxy attempt and so no record of its own
+   * @param overBudget called once when the sandbox keeps opening past its budget (destroy it)
+   */
+  EgressTunnels(AgentChannel channel, EgressProxy proxy, Budget budget, Runnable overBudget) {
     this.channel = channel;
     this.proxy = proxy;
+    this.budget = budget;
+    this.overBudget = overBudget;
   }
 
   @Override
@@ -77,6 +86,14 @@ final class EgressTunnels implements Consumer<Frame> {
   private void open(long tid) {
     if (tunnels.size() >= MAX_TUNNELS || tunnels.containsKey(tid)) {
       send(Json.object().put("op", "tcp_close").put("tid", tid), new byte[0]);
+      return;
+    }
+    Budget.Decision d = budget.take();
+    if (d != Budget.Decision.ADMIT) {
+      send(Json.object().put("op", "tcp_close").put("tid", tid), new byte[0]);
+      if (d == Budget.Decision.DESTROY) {
+        overBudget.run();
+      }
       return;
     }
     HostTunnel t = new HostTunnel(tid);

@@ -4,8 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.AgentNestException;
 import io.agentnest.ForkReport;
-import java.io.ByteArrayInputStream;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -76,50 +74,139 @@ public final class SandboxState {
 
   private SandboxState() {}
 
-  // ------------------------------------------------------------------------- in memory (fork)
+  // ------------------------------------------------------------------ without a bulk link (fork)
 
-  /** Captures files and every live Python session of {@code sb} into memory. */
-  static Captured capture(DefaultSandbox sb, List<String> sessionNames) {
-    ByteArrayOutputStream ws = new ByteArrayOutputStream(1 << 20);
-    ByteArrayOutputStream tmp = new ByteArrayOutputStream(1 << 16);
-    captureFiles(sb, ws, tmp);
-    List<Session> sessions = new ArrayList<>();
-    for (String name : sessionNames) {
-      ByteArrayOutputStream buf = new ByteArrayOutputStream(1 << 16);
-      Dumped d = dumpSession(sb, name, buf);
-      if (d != null) {
-        sessions.add(
-            new Session(
-                name,
-                d.failed() ? new byte[0] : buf.toByteArray(),
-                d.extraBytes(),
-                d.variables(),
-                d.skipped()));
-      }
+  /** A session's saved namespace, held in a {@link Spill}. */
+  record SpilledSession(
+      String name,
+      Spill data,
+      long extraBytes,
+      List<String> variables,
+      List<ForkReport.Skipped> skipped) {}
+
+  /**
+   * A captured state held on the host while the copies start: in memory up to a few MiB each part,
+   * then in temporary files. Close it to delete them.
+   */
+  record Spilled(Spill workspace, Spill tmp, List<SpilledSession> sessions)
+      implements AutoCloseable {
+    long fileBytes() {
+      return workspace.size() + tmp.size();
     }
-    return new Captured(ws.toByteArray(), tmp.toByteArray(), sessions);
+
+    long stateBytes() {
+      return sessions.stream().mapToLong(s -> s.data().size()).sum();
+    }
+
+    List<ForkReport.Skipped> skipped() {
+      List<ForkReport.Skipped> all = new ArrayList<>();
+      sessions.forEach(s -> all.addAll(s.skipped()));
+      return all;
+    }
+
+    Map<String, List<String>> variables() {
+      Map<String, List<String>> m = new LinkedHashMap<>();
+      sessions.forEach(s -> m.put(s.name(), s.variables()));
+      return m;
+    }
+
+    @Override
+    public void close() {
+      workspace.close();
+      tmp.close();
+      sessions.forEach(s -> s.data().close());
+    }
   }
 
-  /** Puts a captured state into a fresh sandbox. */
-  static void restore(DefaultSandbox target, Captured c) {
-    restoreFiles(
-        target,
-        c.workspace().length > 0 ? new ByteArrayInputStream(c.workspace()) : null,
-        c.tmp().length > 0 ? new ByteArrayInputStream(c.tmp()) : null);
-    for (Session s : c.sessions()) {
-      if (s.data().length > 0) {
-        loadSession(target, s.name(), s.extraBytes(), s.data());
+  /**
+   * Captures files and every live Python session of {@code sb}, within {@code budget}, into spills
+   * (a fork without a bulk link).
+   */
+  static Spilled capture(DefaultSandbox sb, List<String> sessionNames, StateBudget budget) {
+    Spill ws = Spill.temporary();
+    Spill tmp = Spill.temporary();
+    List<SpilledSession> sessions = new ArrayList<>();
+    Spilled spilled = new Spilled(ws, tmp, sessions);
+    boolean done = false;
+    try {
+      captureFiles(sb, ws, tmp, budget);
+      for (String name : sessionNames) {
+        Spill data = Spill.temporary();
+        sessions.add(new SpilledSession(name, data, 0, List.of(), List.of()));
+        Dumped d = dumpSession(sb, name, data, budget);
+        sessions.remove(sessions.size() - 1);
+        if (d == null) {
+          data.close();
+          continue;
+        }
+        if (d.failed()) {
+          data.close();
+          data = Spill.temporary();
+        }
+        sessions.add(new SpilledSession(name, data, d.extraBytes(), d.variables(), d.skipped()));
+      }
+      done = true;
+      return spilled;
+    } finally {
+      if (!done) {
+        spilled.close();
+      }
+    }
+  }
+
+  /** Puts a spilled state into a fresh sandbox. */
+  static void restore(DefaultSandbox target, Spilled c) {
+    try (InputStream ws = c.workspace().size() > 0 ? c.workspace().open() : null;
+        InputStream tmp = c.tmp().size() > 0 ? c.tmp().open() : null) {
+      restoreFiles(target, ws, tmp);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    for (SpilledSession s : c.sessions()) {
+      if (s.data().size() > 0) {
+        try (InputStream in = s.data().open()) {
+          loadSession(target, s.name(), s.extraBytes(), in, s.data().size());
+        } catch (IOException e) {
+          throw new UncheckedIOException(e);
+        }
       }
     }
   }
 
   // ------------------------------------------------------------------------ streaming parts
 
-  /** Streams tars of the workspace and the scratch space of {@code sb} into the two sinks. */
-  static void captureFiles(DefaultSandbox sb, OutputStream workspace, OutputStream tmp) {
+  /**
+   * Streams tars of the workspace and the scratch space of {@code sb} into the two sinks, within
+   * {@code budget}.
+   */
+  static void captureFiles(
+      DefaultSandbox sb, OutputStream workspace, OutputStream tmp, StateBudget budget) {
     SandboxArchives archives = sb.archives();
-    archives.tarOut(SandboxArchives.WORKSPACE, List.of(), false, MAX_FILES_BYTES, workspace);
-    archives.tarOut(SandboxArchives.TMP, List.of(), false, MAX_FILES_BYTES, tmp);
+    long max = Math.min(MAX_FILES_BYTES, budget.limit());
+    archives.tarOut(
+        SandboxArchives.WORKSPACE,
+        List.of(),
+        false,
+        max,
+        counted(workspace, budget, "the archive of /workspace"));
+    archives.tarOut(
+        SandboxArchives.TMP, List.of(), false, max, counted(tmp, budget, "the archive of /tmp"));
+  }
+
+  /** {@code out}, with every byte counted against {@code budget}. */
+  private static OutputStream counted(OutputStream out, StateBudget budget, String what) {
+    return new java.io.FilterOutputStream(out) {
+      @Override
+      public void write(int b) throws IOException {
+        write(new byte[] {(byte) b}, 0, 1);
+      }
+
+      @Override
+      public void write(byte[] b, int off, int len) throws IOException {
+        budget.take(len, what);
+        out.write(b, off, len);
+      }
+    };
   }
 
   /** Unpacks the tars (null: nothing to unpack) into a fresh sandbox's workspace and /tmp. */
@@ -143,8 +230,9 @@ public final class SandboxState {
    * no interpreter running. A namespace that cannot be saved at all comes back {@code failed}, with
    * the reason in {@code skipped} (the sink then holds nothing usable).
    */
-  static @Nullable Dumped dumpSession(DefaultSandbox sb, String name, OutputStream sink) {
-    return finishDump(startDump(sb, name, sink, null), -1);
+  static @Nullable Dumped dumpSession(
+      DefaultSandbox sb, String name, OutputStream sink, StateBudget budget) {
+    return finishDump(startDump(sb, name, sink, null, budget), -1);
   }
 
   /** A save request in flight: its bytes go to the sink as they arrive. */
@@ -153,13 +241,17 @@ public final class SandboxState {
       String name,
       CompletableFuture<Frame> done,
       long[] got,
-      boolean[] over,
+      AgentNestException[] over,
       IOException[] failed) {}
 
   private static PendingDump startDump(
-      DefaultSandbox sb, String name, OutputStream sink, @Nullable String bulkToken) {
+      DefaultSandbox sb,
+      String name,
+      OutputStream sink,
+      @Nullable String bulkToken,
+      StateBudget budget) {
     long[] got = {0};
-    boolean[] over = {false};
+    AgentNestException[] over = {null};
     IOException[] failed = {null};
     AgentChannel ch = sb.channel();
     ObjectNode req = Json.object().put("op", "py_dump").put("session", name);
@@ -171,11 +263,23 @@ public final class SandboxState {
             req,
             new byte[0],
             f -> {
-              if (!f.ev().equals("data") || over[0] || failed[0] != null) {
+              if (!f.ev().equals("data") || over[0] != null || failed[0] != null) {
                 return;
               }
               if (got[0] + f.payload().length > MAX_STATE_BYTES) {
-                over[0] = true;
+                over[0] =
+                    new AgentNestException(
+                        "session '"
+                            + name
+                            + "' holds more than "
+                            + MAX_STATE_BYTES
+                            + " bytes of state");
+                return;
+              }
+              try {
+                budget.take(f.payload().length, "session '" + name + "'");
+              } catch (AgentNestException e) {
+                over[0] = e;
                 return;
               }
               got[0] += f.payload().length;
@@ -202,9 +306,9 @@ public final class SandboxState {
     if (!h.path("present").asBoolean()) {
       return null;
     }
-    if (p.over()[0]) {
-      throw new AgentNestException(
-          "session '" + name + "' holds more than " + MAX_STATE_BYTES + " bytes of state");
+    AgentNestException over = p.over()[0];
+    if (over != null) {
+      throw over;
     }
     if (p.failed()[0] != null) {
       throw new AgentNestException(
@@ -271,10 +375,24 @@ public final class SandboxState {
       BulkLink link,
       String name,
       java.util.function.BooleanSupplier copiesReady,
-      java.util.function.Supplier<List<Copy>> copies) {
+      java.util.function.Supplier<List<Copy>> copies,
+      StateBudget budget) {
     String token = link.expect();
-    ByteArrayOutputStream frames = new ByteArrayOutputStream();
-    PendingDump p = startDump(sb, name, frames, token);
+    try (Spill frames = Spill.temporary()) {
+      return relaySession(sb, link, name, copiesReady, copies, budget, token, frames);
+    }
+  }
+
+  private static @Nullable Dumped relaySession(
+      DefaultSandbox sb,
+      BulkLink link,
+      String name,
+      java.util.function.BooleanSupplier copiesReady,
+      java.util.function.Supplier<List<Copy>> copies,
+      StateBudget budget,
+      String token,
+      Spill frames) {
+    PendingDump p = startDump(sb, name, frames, token, budget);
     long relayed;
     try {
       relayed =
@@ -284,7 +402,7 @@ public final class SandboxState {
               token,
               link,
               true,
-              MAX_STATE_BYTES,
+              budget,
               copiesReady,
               copies,
               (c, t) ->
@@ -304,9 +422,12 @@ public final class SandboxState {
       // The session answered without the link (none running, or it could not save): as frames.
       Dumped d = finishDump(p, -1);
       if (d != null && !d.failed() && d.bytes() > 0) {
-        byte[] data = frames.toByteArray();
         for (Copy c : copies.get()) {
-          loadSession(c.sandbox(), name, d.extraBytes(), data);
+          try (InputStream in = frames.open()) {
+            loadSession(c.sandbox(), name, d.extraBytes(), in, frames.size());
+          } catch (IOException e) {
+            throw new UncheckedIOException(e);
+          }
         }
       }
       return d;
@@ -350,8 +471,10 @@ public final class SandboxState {
       BulkLink link,
       String root,
       java.util.function.BooleanSupplier copiesReady,
-      java.util.function.Supplier<List<Copy>> copies) {
+      java.util.function.Supplier<List<Copy>> copies,
+      StateBudget budget) {
     String token = link.expect();
+    long max = Math.min(MAX_FILES_BYTES, budget.limit());
     CompletableFuture<Frame> done =
         sb.channel()
             .call(
@@ -359,7 +482,7 @@ public final class SandboxState {
                     .put("op", "tar_out")
                     .put("root", root)
                     .put("mode", "full")
-                    .put("max_bytes", MAX_FILES_BYTES)
+                    .put("max_bytes", max)
                     .put("bulk", token),
                 new byte[0],
                 f -> {});
@@ -370,7 +493,7 @@ public final class SandboxState {
             token,
             link,
             false,
-            MAX_FILES_BYTES,
+            budget,
             copiesReady,
             copies,
             (c, t) ->
@@ -382,7 +505,7 @@ public final class SandboxState {
                             .put("root", root)
                             .put("path", "")
                             .put("strict", false)
-                            .put("max_bytes", MAX_FILES_BYTES)
+                            .put("max_bytes", max)
                             .put("max_entries", 100_000)
                             .put("last", true)
                             .put("bulk", t),
@@ -410,7 +533,7 @@ public final class SandboxState {
       String token,
       BulkLink link,
       boolean framed,
-      long max,
+      StateBudget budget,
       java.util.function.BooleanSupplier copiesReady,
       java.util.function.Supplier<List<Copy>> copies,
       java.util.function.BiFunction<Copy, String, CompletableFuture<Frame>> startCopy) {
@@ -419,13 +542,13 @@ public final class SandboxState {
     if (from == null) {
       return -1;
     }
-    StateRelay relay = new StateRelay(what, from, framed, max);
+    StateRelay relay = new StateRelay(what, from, framed, budget, StateRelay.BUFFER);
     java.util.concurrent.ScheduledFuture<?> watchdog =
         WATCHDOG.schedule(
             relay::close, STATE_TIMEOUT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
     try {
       relay.run(copiesReady, copies, startCopy, deadline);
-      return relay.relayed;
+      return relay.relayed();
     } catch (IOException e) {
       throw new AgentNestException(
           "moving "
@@ -441,252 +564,33 @@ public final class SandboxState {
   }
 
   /**
-   * Carries one stream from the parent's connection to the copies'. Framed (a session's state): u32
-   * length + extra pickle, then chunks of at most 1 MiB, each attempt ended by END or ABORT, all
-   * checked. Raw (a tar): whatever comes until the parent closes. Either way bounded by {@code
-   * max}. Until the copies run, what arrives waits in memory, so the parent works on meanwhile.
+   * Replaces session {@code name}'s namespace in {@code target} with {@code size} saved bytes read
+   * from {@code in}, sent in chunks as they are read.
    */
-  private static final class StateRelay {
-    private static final int END = 0;
-    private static final int ABORT = -1;
-    private static final int MAX_CHUNK = 1 << 20;
-    private static final int MAX_EXTRA = 64 << 20;
-    private static final int MAX_ATTEMPTS = 4;
-    private static final long DIRECT_LIMIT = 256L << 20;
-    private final String what;
-    private final java.nio.channels.SocketChannel from;
-    private final boolean framed;
-    private final long max;
-    private final List<java.nio.channels.SocketChannel> to =
-        new java.util.concurrent.CopyOnWriteArrayList<>();
-    // Everything read so far, in order; each copy's writer sends it at the copy's own pace, so a
-    // slow copy never holds the parent or the others back.
-    private final List<java.nio.ByteBuffer> chunks = new ArrayList<>();
-    private boolean complete;
-    private final List<CompletableFuture<Void>> writers = new ArrayList<>();
-    long relayed;
-
-    StateRelay(String what, java.nio.channels.SocketChannel from, boolean framed, long max) {
-      this.what = what;
-      this.from = from;
-      this.framed = framed;
-      this.max = max;
-    }
-
-    void run(
-        java.util.function.BooleanSupplier copiesReady,
-        java.util.function.Supplier<List<Copy>> copies,
-        java.util.function.BiFunction<Copy, String, CompletableFuture<Frame>> startCopy,
-        long deadline)
-        throws IOException {
-      List<CompletableFuture<Frame>> answers = new ArrayList<>();
-      List<Copy> targets = null;
-      try {
-        if (framed) {
-          readFramed(copiesReady, copies, startCopy, answers, deadline);
-        } else {
-          java.nio.ByteBuffer buf = java.nio.ByteBuffer.allocateDirect(MAX_CHUNK);
-          while (true) {
-            buf.clear();
-            int n = from.read(buf);
-            if (n < 0) {
-              break;
-            }
-            if (relayed + n > max) {
-              throw tooLarge();
-            }
-            buf.flip();
-            append(copyOf(buf));
-            relayed += n;
-            if (!connected() && copiesReady.getAsBoolean()) {
-              connect(copies.get(), startCopy, answers, deadline);
-            }
-          }
-        }
-      } finally {
-        synchronized (chunks) {
-          complete = true;
-          chunks.notifyAll();
-        }
-      }
-      targets = connected() ? copies.get() : connect(copies.get(), startCopy, answers, deadline);
-      for (int i = 0; i < targets.size(); i++) {
-        DaemonThreads.join(writers.get(i));
-        DefaultSandbox copy = targets.get(i).sandbox();
-        Frame f = copy.channel().await(answers.get(i), STATE_TIMEOUT, "move " + what + " in");
-        if (f.ev().equals("err")) {
-          throw copy.agentError(f.header());
-        }
-      }
-    }
-
-    private void readFramed(
-        java.util.function.BooleanSupplier copiesReady,
-        java.util.function.Supplier<List<Copy>> copies,
-        java.util.function.BiFunction<Copy, String, CompletableFuture<Frame>> startCopy,
-        List<CompletableFuture<Frame>> answers,
-        long deadline)
-        throws IOException {
-      int extra = readLength();
-      if (extra < 0 || extra > MAX_EXTRA) {
-        throw malformed();
-      }
-      read(extra);
-      int attempts = 1;
-      while (true) {
-        int n = readLength();
-        if (n == END) {
-          return;
-        }
-        if (n == ABORT) {
-          if (++attempts > MAX_ATTEMPTS) {
-            throw malformed();
-          }
-          continue;
-        }
-        if (n < 0 || n > MAX_CHUNK) {
-          throw malformed();
-        }
-        if (relayed + n > max) {
-          throw tooLarge();
-        }
-        read(n);
-        if (!connected() && copiesReady.getAsBoolean()) {
-          connect(copies.get(), startCopy, answers, deadline);
-        }
-      }
-    }
-
-    private boolean connected() {
-      return !writers.isEmpty();
-    }
-
-    /** Has every copy read from its link, each fed by its own writer. */
-    private List<Copy> connect(
-        List<Copy> copies,
-        java.util.function.BiFunction<Copy, String, CompletableFuture<Frame>> startCopy,
-        List<CompletableFuture<Frame>> answers,
-        long deadline) {
-      for (Copy c : copies) {
-        String t = c.link().expect();
-        CompletableFuture<Frame> done = startCopy.apply(c, t);
-        answers.add(done);
-        java.nio.channels.SocketChannel ch = c.link().accept(t, deadline, done::isDone);
-        if (ch == null) {
-          throw answeredWithoutReading(c.sandbox(), done);
-        }
-        to.add(ch);
-        writers.add(CompletableFuture.runAsync(() -> feed(ch), WRITERS));
-      }
-      return copies;
-    }
-
-    private AgentNestException answeredWithoutReading(
-        DefaultSandbox target, CompletableFuture<Frame> done) {
-      Frame f = target.channel().await(done, STATE_TIMEOUT, "move " + what + " in");
-      return f.ev().equals("err")
-          ? target.agentError(f.header())
-          : new AgentNestException(
-              "copy " + target.id() + " answered for " + what + " without reading it");
-    }
-
-    private void feed(java.nio.channels.SocketChannel ch) {
-      try {
-        for (int i = 0; ; i++) {
-          java.nio.ByteBuffer b;
-          synchronized (chunks) {
-            while (i >= chunks.size() && !complete) {
-              chunks.wait();
-            }
-            if (i >= chunks.size()) {
-              break;
-            }
-            b = chunks.get(i).duplicate();
-          }
-          while (b.hasRemaining()) {
-            ch.write(b);
-          }
-        }
-        ch.shutdownOutput();
-      } catch (IOException e) {
-        throw new AgentNestException("the bulk link to a copy failed: " + e.getMessage(), e);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new AgentNestException("interrupted while moving " + what, e);
-      }
-    }
-
-    private int readLength() throws IOException {
-      java.nio.ByteBuffer len = read(4);
-      return len.getInt(0);
-    }
-
-    /** Reads {@code n} bytes from the parent and queues them for the copies. */
-    private java.nio.ByteBuffer read(int n) throws IOException {
-      // Direct buffers spare a copy on every read and on every copy's write; past a few hundred
-      // MB the heap takes over, so that a big state cannot exhaust direct memory.
-      java.nio.ByteBuffer b =
-          relayed < DIRECT_LIMIT
-              ? java.nio.ByteBuffer.allocateDirect(n)
-              : java.nio.ByteBuffer.allocate(n);
-      readFully(from, b);
-      b.flip();
-      relayed += n;
-      append(b);
-      return b;
-    }
-
-    private java.nio.ByteBuffer copyOf(java.nio.ByteBuffer src) {
-      java.nio.ByteBuffer b =
-          relayed < DIRECT_LIMIT
-              ? java.nio.ByteBuffer.allocateDirect(src.remaining())
-              : java.nio.ByteBuffer.allocate(src.remaining());
-      b.put(src).flip();
-      return b;
-    }
-
-    private void append(java.nio.ByteBuffer b) {
-      synchronized (chunks) {
-        chunks.add(b);
-        chunks.notifyAll();
-      }
-    }
-
-    private AgentNestException malformed() {
-      return new AgentNestException(what + " arrived malformed over the bulk link");
-    }
-
-    private AgentNestException tooLarge() {
-      return new AgentNestException(what + " is larger than " + max + " bytes");
-    }
-
-    void close() {
-      closeQuietly(from);
-      to.forEach(SandboxState::closeQuietly);
-      synchronized (chunks) {
-        complete = true;
-        chunks.notifyAll();
-      }
-    }
-  }
-
-  private static final java.util.concurrent.ExecutorService WRITERS =
-      DaemonThreads.pool("agentnest-bulk-writer");
-
-  private static void readFully(java.nio.channels.SocketChannel c, java.nio.ByteBuffer b)
+  static void loadSession(
+      DefaultSandbox target, String name, long extraBytes, InputStream in, long size)
       throws IOException {
-    while (b.hasRemaining()) {
-      if (c.read(b) < 0) {
-        throw new java.io.EOFException("the bulk link ended early");
+    AgentChannel ch = target.channel();
+    long id = ch.newId();
+    CompletableFuture<Frame> done = ch.register(id, f -> {});
+    byte[] buf = new byte[DefaultSandboxFiles.CHUNK];
+    long sent = 0;
+    do {
+      int n = in.readNBytes(buf, 0, (int) Math.min(buf.length, size - sent));
+      if (n <= 0 && size > 0) {
+        throw new java.io.EOFException("a saved session ended " + (size - sent) + " bytes early");
       }
-    }
-  }
-
-  private static void closeQuietly(java.nio.channels.SocketChannel c) {
-    try {
-      c.close();
-    } catch (IOException e) {
-      // closing to unblock or to finish: nothing more to do
+      boolean last = sent + n >= size;
+      ObjectNode h = Json.object().put("op", "py_load").put("id", id).put("last", last);
+      if (sent == 0) {
+        h.put("session", name).put("extra_bytes", extraBytes);
+      }
+      ch.send(h, java.util.Arrays.copyOf(buf, n));
+      sent += n;
+    } while (sent < size && !done.isDone());
+    Frame f = ch.await(done, STATE_TIMEOUT, "restore session " + name);
+    if (f.ev().equals("err")) {
+      throw target.agentError(f.header());
     }
   }
 

@@ -48,6 +48,7 @@ public final class SecurityPolicy {
     labels.put(Labels.VERSION, VERSION);
     labels.put(Labels.EXEC_TIMEOUT_MS, Long.toString(config.execTimeout().toMillis()));
     labels.put(Labels.MAX_OUTPUT, Long.toString(config.maxOutputBytes()));
+    labels.put(Labels.MEMORY, Long.toString(config.memoryBytes()));
 
     Map<String, String> env = new LinkedHashMap<>();
     env.put("HOME", SandboxConfig.WORKSPACE);

@@ -68,9 +68,16 @@ public final class SnapshotStore {
       org.slf4j.LoggerFactory.getLogger(SnapshotStore.class);
 
   private final Path root;
+  private final DiskGuard.FreeSpace freeSpace;
 
   public SnapshotStore(Path root) {
+    this(root, DiskGuard.FILESYSTEM);
+  }
+
+  /** For tests: the free space as {@code freeSpace} says. */
+  SnapshotStore(Path root, DiskGuard.FreeSpace freeSpace) {
     this.root = root;
+    this.freeSpace = freeSpace;
   }
 
   /** The store of this installation. */
@@ -120,6 +127,8 @@ public final class SnapshotStore {
                             + "' of this sandbox: a snapshot records the image it applies to;"
                             + " build or tag the image again"));
     List<String> sessionNames = sb.sessionNames();
+    // What may come out of the sandbox: a multiple of its memory limit, all parts together.
+    StateBudget budget = StateBudget.of(sb);
     return stage(
         name,
         config,
@@ -129,14 +138,14 @@ public final class SnapshotStore {
         w -> {
           try (PartWriter ws = w.open("workspace.tar", "workspace");
               PartWriter tmp = w.open("tmp.tar", "tmp")) {
-            SandboxState.captureFiles(sb, ws, tmp);
+            SandboxState.captureFiles(sb, ws, tmp, budget);
           }
           int i = 0;
           for (String s : sessionNames) {
             PartWriter out = w.open("session-" + i + ".bin", "session");
             SandboxState.Dumped d;
             try (out) {
-              d = SandboxState.dumpSession(sb, s, out);
+              d = SandboxState.dumpSession(sb, s, out, budget);
             }
             if (d == null) {
               w.drop(out);
@@ -200,6 +209,9 @@ public final class SnapshotStore {
       return;
     }
     Path dir = w.dir.resolve(MEMORY_DIR);
+    // The runtime writes the image itself, about the size of the sandbox's memory: make sure that
+    // much fits above the reserve first.
+    w.disk.beforeWrite(config.memoryBytes());
     AgentChannel channel = sb.channel();
     boolean done;
     try {
@@ -381,17 +393,19 @@ public final class SnapshotStore {
     final Path dir;
     final List<PartWriter> parts = new ArrayList<>();
     final Map<String, byte[]> secrets;
+    final DiskGuard disk;
 
     /** What the manifest says about process memory; null: the runtime's default note. */
     @Nullable String memoryNote;
 
-    Staging(Path dir, Map<String, byte[]> secrets) {
+    Staging(Path dir, Map<String, byte[]> secrets, DiskGuard disk) {
       this.dir = dir;
       this.secrets = secrets;
+      this.disk = disk;
     }
 
     PartWriter open(String file, String kind) throws IOException {
-      PartWriter p = new PartWriter(dir.resolve(file), file, kind, secrets);
+      PartWriter p = new PartWriter(dir.resolve(file), file, kind, secrets, disk);
       parts.add(p);
       return p;
     }
@@ -401,7 +415,9 @@ public final class SnapshotStore {
      * size, sha256 and the secret scan.
      */
     PartWriter adopt(Path path, String file, String kind) throws IOException {
-      PartWriter p = new PartWriter(path, file, kind, secrets, OutputStream.nullOutputStream());
+      // Already on disk (a checkpoint image): read, not written, so no disk check.
+      PartWriter p =
+          new PartWriter(path, file, kind, secrets, OutputStream.nullOutputStream(), null);
       parts.add(p);
       byte[] buf = new byte[1 << 16];
       try (p;
@@ -430,10 +446,11 @@ public final class SnapshotStore {
     final MessageDigest sha = HostFiles.newSha256();
     private final OutputStream out;
     private final SecretScan scan;
+    private final @Nullable DiskGuard disk;
     @Nullable ObjectNode meta;
     long size;
 
-    PartWriter(Path path, String file, String kind, Map<String, byte[]> secrets)
+    PartWriter(Path path, String file, String kind, Map<String, byte[]> secrets, DiskGuard disk)
         throws IOException {
       this(
           path,
@@ -441,16 +458,23 @@ public final class SnapshotStore {
           kind,
           secrets,
           new java.io.BufferedOutputStream(
-              Files.newOutputStream(path, StandardOpenOption.CREATE_NEW), 1 << 16));
+              Files.newOutputStream(path, StandardOpenOption.CREATE_NEW), 1 << 16),
+          disk);
     }
 
     private PartWriter(
-        Path path, String file, String kind, Map<String, byte[]> secrets, OutputStream out) {
+        Path path,
+        String file,
+        String kind,
+        Map<String, byte[]> secrets,
+        OutputStream out,
+        @Nullable DiskGuard disk) {
       this.path = path;
       this.file = file;
       this.kind = kind;
       this.scan = new SecretScan(secrets);
       this.out = out;
+      this.disk = disk;
     }
 
     @Override
@@ -467,6 +491,10 @@ public final class SnapshotStore {
       if (scan.found() != null) {
         return;
       }
+      if (disk != null) {
+        // Checked during the save, not only before: a large state must not fill the disk.
+        disk.beforeWrite(len);
+      }
       out.write(b, off, len);
       sha.update(b, off, len);
       size += len;
@@ -482,6 +510,21 @@ public final class SnapshotStore {
     }
   }
 
+  private static SnapshotException diskFull(String name, DiskGuard.DiskFullException e) {
+    return new SnapshotException(
+        "DISK_FULL", "snapshot '" + name + "' not saved: " + e.getMessage());
+  }
+
+  /** The disk guard's refusal behind {@code e} (a sink's failure wraps it), or null. */
+  private static DiskGuard.@Nullable DiskFullException diskFullCause(Throwable e) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof DiskGuard.DiskFullException full) {
+        return full;
+      }
+    }
+    return null;
+  }
+
   SnapshotInfo stage(
       String name,
       SandboxConfig config,
@@ -495,10 +538,26 @@ public final class SnapshotStore {
         .forEach((k, v) -> secrets.put(k, v.reveal().getBytes(StandardCharsets.UTF_8)));
     try {
       Files.createDirectories(root);
+      DiskGuard disk = StateDisk.guard(root, freeSpace);
+      if (!disk.hasRoom()) {
+        try {
+          disk.beforeWrite(0);
+        } catch (DiskGuard.DiskFullException e) {
+          throw diskFull(name, e);
+        }
+      }
       Path staging = Files.createTempDirectory(root, ".saving-" + name + "-");
       try {
-        Staging w = new Staging(staging, secrets);
-        filler.fill(w);
+        Staging w = new Staging(staging, secrets, disk);
+        try {
+          filler.fill(w);
+        } catch (RuntimeException | IOException e) {
+          DiskGuard.DiskFullException full = diskFullCause(e);
+          if (full != null) {
+            throw diskFull(name, full);
+          }
+          throw e;
+        }
         for (PartWriter p : w.parts) {
           String secret = p.secretFound();
           if (secret != null) {

@@ -16,5 +16,8 @@ public final class Labels {
   public static final String EXEC_TIMEOUT_MS = "agentnest.exec-timeout-ms";
   public static final String MAX_OUTPUT = "agentnest.max-output";
 
+  /** The memory limit in bytes: what a handle from {@code connect} bounds fork and snapshot by. */
+  public static final String MEMORY = "agentnest.memory-bytes";
+
   private Labels() {}
 }

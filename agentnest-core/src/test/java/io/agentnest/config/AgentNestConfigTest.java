@@ -203,7 +203,7 @@ class AgentNestConfigTest {
           profiles:\\n  data:\\n    imgae: x | agentnest.yaml:3:5: profiles.data.imgae: unknown key; did you mean 'image'?
           defualts: {} | agentnest.yaml:1:1: defualts: unknown key; did you mean 'defaults'?
           image: x | agentnest.yaml:1:1: image: unknown key; settings go under 'defaults:' or a profile
-          defaults:\\n  xyzzy: 1 | agentnest.yaml:2:3: defaults.xyzzy: unknown key; valid keys here: backend, image, runtime, user, workdir, env, labels, limits, security, network, approvals
+          defaults:\\n  xyzzy: 1 | agentnest.yaml:2:3: defaults.xyzzy: unknown key; valid keys here: backend, image, runtime, user, workdir, env, labels, limits, budgets, security, network, approvals
           defaults:\\n  read_only: true | agentnest.yaml:2:3: defaults.read_only: unknown key; did you mean 'read_only_root' (under 'security:')?
           defaults:\\n  limits:\\n    image: x | agentnest.yaml:3:5: defaults.limits.image: unknown key; 'image' goes directly in the section, not under 'limits:'
           defaults:\\n  limits:\\n    - memory: 1g | agentnest.yaml:3:5: defaults.limits: expected a map, e.g. limits: {cpus: 1.5}; got a list
@@ -234,6 +234,10 @@ class AgentNestConfigTest {
           defaults:\\n  env:\\n    1BAD: x | agentnest.yaml:3:5: defaults.env.1BAD: environment variable name '1BAD' is invalid: use letters, digits and '_', not starting with a digit
           defaults:\\n  labels:\\n    agentnest.owner: me | agentnest.yaml:3:5: defaults.labels["agentnest.owner"]: label key 'agentnest.owner' is reserved: keys under 'agentnest.' are set by AgentNest
           defaults:\\n  limits:\\n    exec_timeout: 0s | agentnest.yaml:3:19: defaults.limits.exec_timeout: execTimeout must be positive, got PT0S
+          defaults:\\n  budgets:\\n    tunnel_burst: 0 | agentnest.yaml:3:19: defaults.budgets.tunnel_burst: budgets.tunnel_burst must be from 1 to 100000, got 0: e.g. 200
+          defaults:\\n  budgets:\\n    asks_per_second: -1 | agentnest.yaml:3:22: defaults.budgets.asks_per_second: budgets.asks_per_second must be in (0, 1000], got -1.0: e.g. 5
+          defaults:\\n  budgets:\\n    asks_per_call: 99999999999 | agentnest.yaml:3:20: defaults.budgets.asks_per_call: budgets.asks_per_call 99999999999 is too large: e.g. 1000
+          defaults:\\n  budgets:\\n    tunnels: 5 | agentnest.yaml:3:5: defaults.budgets.tunnels: unknown key; did you mean 'tunnel_burst'?
           """)
   void errorsNameFileLineColumnPathAndTheFix(String yaml, String message) {
     assertThat(errorOf(yaml.replace("\\n", "\n"))).isEqualTo(message);
@@ -306,6 +310,12 @@ class AgentNestConfigTest {
             "AGENTNEST_LIMITS_MAX_OUTPUT",
             "AGENTNEST_LIMITS_TTL",
             "AGENTNEST_LIMITS_START_TIMEOUT",
+            "AGENTNEST_BUDGETS_TUNNELS_PER_SECOND",
+            "AGENTNEST_BUDGETS_TUNNEL_BURST",
+            "AGENTNEST_BUDGETS_ASKS_PER_SECOND",
+            "AGENTNEST_BUDGETS_ASK_BURST",
+            "AGENTNEST_BUDGETS_ASKS_PER_CALL",
+            "AGENTNEST_BUDGETS_DESTROY_AFTER_REFUSALS",
             "AGENTNEST_SECURITY_READ_ONLY_ROOT",
             "AGENTNEST_NETWORK_MODE",
             "AGENTNEST_NETWORK_ALLOW",
@@ -521,6 +531,23 @@ class AgentNestConfigTest {
     assertThat(config.sandboxConfig("data").memoryBytes())
         .isGreaterThan(config.sandboxConfig().memoryBytes());
     assertThat(config.sandboxConfig("gvisor").runtime()).isEqualTo("gvisor");
+  }
+
+  @Test
+  void budgetsMapOntoTheConfigAndTheEnvironmentOverridesThem() {
+    AgentNestConfig c =
+        AgentNestConfig.parse(
+            "version: 1\ndefaults:\n  budgets:\n    tunnels_per_second: 2.5\n    tunnel_burst: 10\n"
+                + "    asks_per_second: 1\n    ask_burst: 3\n    asks_per_call: 7\n"
+                + "    destroy_after_refusals: 0\n",
+            "agentnest.yaml",
+            Map.of("AGENTNEST_BUDGETS_ASK_BURST", "4"));
+    io.agentnest.SandboxBudgets b = c.sandboxConfig().budgets();
+    assertThat(b).isEqualTo(new io.agentnest.SandboxBudgets(2.5, 10, 1, 4, 7, 0));
+    assertThat(AgentNestConfig.parse("", "x").sandboxConfig().budgets())
+        .isEqualTo(io.agentnest.SandboxBudgets.defaults());
+    assertThat(AgentNestConfig.parse(c.effectiveYaml(null), "y").sandboxConfig().budgets())
+        .isEqualTo(b);
   }
 
   @Test

@@ -45,10 +45,20 @@ class SuggestionsTest {
             "env",
             "labels",
             "limits",
+            "budgets",
             "security",
             "network",
             "approvals");
-    assertThat(Schema.groups()).containsExactly("limits", "security", "network", "approvals");
+    assertThat(Schema.groups())
+        .containsExactly("limits", "budgets", "security", "network", "approvals");
+    assertThat(Schema.keysUnder("budgets"))
+        .containsExactly(
+            "tunnels_per_second",
+            "tunnel_burst",
+            "asks_per_second",
+            "ask_burst",
+            "asks_per_call",
+            "destroy_after_refusals");
     assertThat(Schema.keysUnder("security")).containsExactly("read_only_root", "seccomp_profile");
   }
 

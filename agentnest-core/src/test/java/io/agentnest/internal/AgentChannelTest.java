@@ -320,6 +320,36 @@ class AgentChannelTest {
   }
 
   @Test
+  void anErrorInTheReaderFailsEveryPendingCallAtOnce() throws IOException {
+    // The listener of call A runs on the reader thread; an Error there (as OutOfMemoryError would
+    // be while handling a frame) used to end the reader silently, so call B hung until its
+    // deadline.
+    CompletableFuture<Frame> a =
+        channel.call(
+            Json.object().put("op", "exec"),
+            new byte[0],
+            f -> {
+              throw new OutOfMemoryError("simulated: heap exhausted while handling a frame");
+            });
+    long idA = sandbox.nextRequest().id();
+    CompletableFuture<Frame> b =
+        channel.call(Json.object().put("op", "exec"), new byte[0], f -> {});
+    sandbox.nextRequest();
+
+    sandbox.reply(ev("out", idA), utf8("x"));
+
+    // Far below B's own deadline (an hour): only the reader's death can end it.
+    assertThatThrownBy(() -> channel.await(b, Duration.ofHours(1), "exec"))
+        .isExactlyInstanceOf(SandboxClosedException.class)
+        .hasMessageContaining("channel reader failed")
+        .hasMessageContaining("OutOfMemoryError");
+    assertThat(a).isCompletedExceptionally();
+    assertThat(channel.isAlive()).isFalse();
+    assertThatThrownBy(() -> channel.call(Json.object().put("op", "x"), new byte[0], f -> {}))
+        .isInstanceOf(SandboxClosedException.class);
+  }
+
+  @Test
   void unansweredCallTimesOut() throws IOException {
     CompletableFuture<Frame> done =
         channel.call(Json.object().put("op", "exec"), new byte[0], f -> {});

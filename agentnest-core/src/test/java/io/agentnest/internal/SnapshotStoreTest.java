@@ -474,6 +474,58 @@ class SnapshotStoreTest {
   }
 
   @Test
+  void aSaveIsRefusedBeforeItStartsWhenTheDiskIsBelowItsReserve() throws Exception {
+    SnapshotStore low = new SnapshotStore(home.resolve("snapshots"), p -> 100L << 20);
+    assertThatThrownBy(
+            () -> low.write("d1", SandboxConfig.defaults(), "sha256:abc", state(), false))
+        .isInstanceOf(SnapshotException.class)
+        .satisfies(e -> assertThat(code(e)).isEqualTo("DISK_FULL"))
+        .hasMessageContaining("snapshot 'd1' not saved")
+        .hasMessageContaining("only 100.0 MiB free")
+        .hasMessageContaining("below the reserve of 512.0 MiB")
+        .hasMessageContaining("AGENTNEST_STATE_MIN_FREE_DISK");
+    assertThat(entries()).isEmpty();
+  }
+
+  @Test
+  void aSaveThatWouldFillTheDiskStopsPartWayAndLeavesNothing() throws Exception {
+    // Plenty of room when the save starts; then the disk fills (another writer took most of it)
+    // while the parts stream in: the guard stops the save before the reserve is touched.
+    java.util.concurrent.atomic.AtomicInteger probes =
+        new java.util.concurrent.atomic.AtomicInteger();
+    Path root = home.resolve("snapshots");
+    // 600 MiB free once the save runs, less by what the save itself has written.
+    SnapshotStore filling =
+        new SnapshotStore(
+            root, p -> probes.getAndIncrement() < 2 ? 10L << 30 : (600L << 20) - treeSize(root));
+    byte[] mib = new byte[1 << 20];
+    long[] written = {0};
+    assertThatThrownBy(
+            () ->
+                filling.stage(
+                    "d2",
+                    SandboxConfig.defaults(),
+                    "sha256:abc",
+                    false,
+                    null,
+                    w -> {
+                      // As a save writes what the sandbox sends: a frame (at most 1 MiB) at a time.
+                      try (var part = w.open("workspace.tar", "workspace")) {
+                        for (int i = 0; i < 1024; i++) {
+                          part.write(mib);
+                          written[0] += mib.length;
+                        }
+                      }
+                    }))
+        .isInstanceOf(SnapshotException.class)
+        .satisfies(e -> assertThat(code(e)).isEqualTo("DISK_FULL"))
+        .hasMessageContaining("below the reserve");
+    // Stopped at the reserve: about 600 - 512 MiB in, not the whole GiB.
+    assertThat(written[0]).isLessThan(100L << 20);
+    assertThat(entries()).isEmpty();
+  }
+
+  @Test
   void aSaveThatCrashedBeforeTheRenameNeverListsAsValid() throws Exception {
     save("c1");
     // What a crash between writing the manifest and the rename leaves: a complete staging dir.
@@ -674,6 +726,16 @@ class SnapshotStoreTest {
         .extracting(SnapshotStoreTest::code)
         .isEqualTo("CORRUPT");
     assertThat(store().list()).isEmpty();
+  }
+
+  private static long treeSize(Path root) throws java.io.IOException {
+    try (java.util.stream.Stream<Path> s = Files.walk(root)) {
+      long total = 0;
+      for (Path p : s.filter(Files::isRegularFile).toList()) {
+        total += Files.size(p);
+      }
+      return total;
+    }
   }
 
   private Set<String> entries() throws Exception {

@@ -25,6 +25,19 @@ class AuditIT {
   static final String SECRET = "audit-secret-0123456789";
 
   @Test
+  void noSandboxStartsWhileItsAuditLogIsBelowItsFreeDiskReserve(@TempDir Path dir) {
+    // A reserve no disk here has (1 PiB): the log refuses records, so no sandbox may run.
+    try (AuditLog log = AuditLog.open(dir, new AuditLog.Options(128L << 20, 1L << 50))) {
+      org.assertj.core.api.Assertions.assertThatThrownBy(
+              () -> Sandbox.create(SandboxConfig.builder().auditLog(log).build()))
+          .isInstanceOf(io.agentnest.AgentNestException.class)
+          .hasMessageContaining("no sandbox is created while its actions cannot be audited")
+          .hasMessageContaining("below the reserve of 1048576.0 GiB")
+          .hasMessageContaining("AGENTNEST_AUDIT_MIN_FREE_DISK");
+    }
+  }
+
+  @Test
   void lifecycleExecsFilesLimitsRedactionsAndNetworkAreRecorded(@TempDir Path dir)
       throws Exception {
     String id;

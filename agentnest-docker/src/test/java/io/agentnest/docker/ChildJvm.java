@@ -14,8 +14,16 @@ public final class ChildJvm {
 
   public static Process start(Class<?> main, Map<String, String> env, String... args)
       throws IOException {
+    return start(main, List.of(), env, args);
+  }
+
+  /** {@link #start(Class, Map, String...)} with options for the JVM itself (e.g. -Xmx96m). */
+  public static Process start(
+      Class<?> main, List<String> jvmOptions, Map<String, String> env, String... args)
+      throws IOException {
     List<String> cmd = new ArrayList<>();
     cmd.add(ProcessHandle.current().info().command().orElse("java"));
+    cmd.addAll(jvmOptions);
     cmd.add("-cp");
     cmd.add(System.getProperty("java.class.path"));
     cmd.add(main.getName());

@@ -162,8 +162,26 @@ class EgressIT {
 
   /** A raw CONNECT through the sandbox's proxy endpoint; returns the status line. */
   static String connect(String target) {
+    return connect(target, "allowed.test");
+  }
+
+  /**
+   * A raw CONNECT through the sandbox's proxy endpoint that, once the tunnel is up, sends a real
+   * TLS ClientHello (Python's ssl) asking for {@code sni}; returns the status line, then after ' |
+   * ' 'echoed' when the echo server sent the hello back, else the hex of what came back.
+   */
+  static String connect(String target, String sni) {
     return py(
-        "import socket\n"
+        "import socket, ssl\n"
+            + "bio_in, bio_out = ssl.MemoryBIO(), ssl.MemoryBIO()\n"
+            + "tls = ssl.create_default_context().wrap_bio(bio_in, bio_out, server_hostname='"
+            + sni
+            + "')\n"
+            + "try:\n"
+            + "    tls.do_handshake()\n"
+            + "except ssl.SSLWantReadError:\n"
+            + "    pass\n"
+            + "hello = bio_out.read()\n"
             + "s = socket.create_connection(('127.0.0.1', 3128), timeout=20)\n"
             + "s.sendall(b'CONNECT "
             + target
@@ -177,13 +195,13 @@ class EgressIT {
             + "    head += c\n"
             + "line = head.split(b'\\r\\n')[0].decode()\n"
             + "if line.split()[1:2] == ['200']:\n"
-            + "    s.sendall(b'ping over tunnel'); s.shutdown(socket.SHUT_WR)\n"
+            + "    s.sendall(hello); s.shutdown(socket.SHUT_WR)\n"
             + "    data = b''\n"
-            + "    while True:\n"
+            + "    while len(data) < 1 << 20:\n"
             + "        c = s.recv(65536)\n"
             + "        if not c: break\n"
             + "        data += c\n"
-            + "    line += ' | ' + data.decode()\n"
+            + "    line += ' | ' + ('echoed' if data == hello else data.hex())\n"
             + "line");
   }
 
@@ -214,12 +232,28 @@ class EgressIT {
   }
 
   @Test
-  void connectTunnelCarriesBytesBothWays() {
-    assertThat(connect("allowed.test:" + echoPort)).contains("200").endsWith("| ping over tunnel'");
+  void connectTunnelCarriesATlsHelloForItsOwnNameBothWays() {
+    assertThat(connect("allowed.test:" + echoPort, "allowed.test"))
+        .contains("200")
+        .endsWith("| echoed'");
     NetworkEvent e = onlyEvent();
     assertThat(e.method()).isEqualTo("CONNECT");
-    assertThat(e.bytesUp()).isEqualTo(16);
-    assertThat(e.bytesDown()).isEqualTo(16);
+    assertThat(e.decision()).isEqualTo(NetworkEvent.Decision.ALLOWED);
+    assertThat(e.bytesUp()).isPositive().isEqualTo(e.bytesDown());
+  }
+
+  @Test
+  void connectWhoseTlsServerNameFrontsAnotherHostIsRefusedAndAudited() {
+    // Python's ssl asks for evil.test inside a tunnel opened to allowed.test: the proxy answers
+    // with a TLS unrecognized_name alert and nothing reaches the echo server.
+    assertThat(connect("allowed.test:" + echoPort, "evil.test"))
+        .contains("200")
+        .endsWith("| 15030300020270'");
+    NetworkEvent e = onlyEvent();
+    assertThat(e.decision()).isEqualTo(NetworkEvent.Decision.DENIED);
+    assertThat(e.rule()).isEqualTo("sni-mismatch");
+    assertThat(e.reason()).contains("evil.test").contains("allowed.test");
+    assertThat(e.bytesUp()).isZero();
   }
 
   @Test

@@ -161,6 +161,85 @@ class ForkIT {
     }
   }
 
+  @Test
+  void aSessionStreamingFarMoreThanItsStateFailsTheForkAndLeavesNoCopy(@TempDir Path dir) {
+    java.util.Set<String> before = mine();
+    try (io.agentnest.audit.AuditLog log = io.agentnest.audit.AuditLog.open(dir);
+        Sandbox p = Sandbox.create(SandboxConfig.builder().memory("256m").auditLog(log).build())) {
+      // Code in the session replaces the worker's save with a stream of up to 3 GiB of well-framed
+      // garbage (what a compromised sandbox can send): the host must neither hold it nor leave the
+      // copies running when the fork fails.
+      p.runCode(
+          "import sys, struct\n"
+              + "_f = sys._getframe()\n"
+              + "while _f is not None and '_dump_bulk' not in _f.f_globals:\n"
+              + "    _f = _f.f_back\n"
+              + "_w = _f.f_globals\n"
+              + "def _flood(ns, bulk):\n"
+              + "    s = _w['_bulk_connect'](bulk)\n"
+              + "    try:\n"
+              + "        s.sendall(struct.pack('>I', 0))\n"
+              + "        chunk = struct.pack('>I', 1 << 20) + bytes(1 << 20)\n"
+              + "        for i in range(3072):\n"
+              + "            s.sendall(chunk)\n"
+              + "        s.sendall(b'\\0\\0\\0\\0')\n"
+              + "    except OSError:\n"
+              + "        pass\n"
+              + "    finally:\n"
+              + "        s.close()\n"
+              + "    return {'vars': [], 'skipped': [], 'extra_bytes': 0, 'bulk': 3 << 30}\n"
+              + "_w['_dump_bulk'] = _flood\n");
+      assertThatThrownBy(p::fork)
+          .isInstanceOf(io.agentnest.AgentNestException.class)
+          .hasMessageContaining("is larger than " + (2 * (256L << 20) + (64L << 20)) + " bytes")
+          .hasMessageContaining("twice its memory limit");
+      assertThat(p.runCode("1 + 1").result()).isEqualTo("2");
+      org.awaitility.Awaitility.await()
+          .atMost(java.time.Duration.ofSeconds(60))
+          .until(() -> mine().size() == before.size() + 1);
+    }
+  }
+
+  @Test
+  void aLargeStateForksWhileTheHostHeapAndDirectMemoryAreSmall(@TempDir Path home)
+      throws Exception {
+    // 150 MiB of session state through a host JVM with 128 MiB of heap and 80 MiB of direct
+    // memory: only a bounded relay gets it across (the old one held the whole stream).
+    Process child =
+        ChildJvm.start(
+            LargeFork.class,
+            List.of("-Xmx128m", "-XX:MaxDirectMemorySize=80m"),
+            java.util.Map.of("AGENTNEST_HOME", home.toString()));
+    try {
+      List<String> lines = ChildJvm.readUntil(child, "result", 20);
+      assertThat(child.waitFor(5, java.util.concurrent.TimeUnit.MINUTES)).isTrue();
+      assertThat(lines).as("child output").contains("result " + (150 << 20) + " True");
+      assertThat(child.exitValue()).isZero();
+    } finally {
+      child.destroyForcibly();
+    }
+  }
+
+  /** Forks a 256 MiB sandbox holding 150 MiB of session state; prints what the copy holds. */
+  public static final class LargeFork {
+    public static void main(String[] args) {
+      try (Sandbox p = Sandbox.create(SandboxConfig.builder().memory("256m").build())) {
+        p.runCode("blob = b'ab' * (75 << 20)");
+        try (Sandbox copy = p.fork()) {
+          System.out.println(
+              "result "
+                  + copy.runCode("str(len(blob)) + ' ' + str(blob[:4] == b'abab')")
+                      .result()
+                      .replace("'", ""));
+        }
+      } catch (RuntimeException | Error e) {
+        System.out.println("result failed: " + e);
+        System.exit(1);
+      }
+      System.exit(0);
+    }
+  }
+
   private static java.util.Set<String> mine() {
     java.util.Set<String> ids = new java.util.HashSet<>();
     io.agentnest.docker.internal.DockerEngine.connect()

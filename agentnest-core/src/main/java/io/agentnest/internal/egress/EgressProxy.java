@@ -47,7 +47,9 @@ import org.slf4j.LoggerFactory;
  * names must match a rule (or be approved by the {@link ApprovalHandler} in ASK mode); the proxy
  * then resolves the name itself, refuses it when any address is not public (unless {@code
  * allowAddress} covers it) and connects only to an address it validated, so DNS rebinding cannot
- * redirect it. Every attempt produces exactly one {@link NetworkEvent}.
+ * redirect it. A tunnel to a name must then carry a TLS ClientHello asking for that same name
+ * ({@link SniCheck}), so that a shared front end cannot be asked for another one (domain fronting).
+ * Every attempt produces exactly one {@link NetworkEvent}.
  *
  * <p>Thread-safe: {@link #handle} may run concurrently for many connections.
  */
@@ -197,11 +199,14 @@ public final class EgressProxy {
     if (upstream == null) {
       return;
     }
+    // A name's tunnel must speak TLS to that same name (SNI); an address allowed by a range has
+    // no name that could be fronted, so its tunnel stays opaque.
+    String sniName = AddressRules.parseLiteral(authority.host).isPresent() ? null : a.host;
     try (upstream) {
       out.write(
           "HTTP/1.1 200 Connection established\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
       out.flush();
-      tunnel(a, in, out, upstream);
+      tunnel(a, in, out, upstream, sniName);
     }
   }
 
@@ -514,16 +519,29 @@ public final class EgressProxy {
   // ---------------------------------------------------------------------------------------------
   // CONNECT tunnel
 
-  private void tunnel(Attempt a, InputStream in, OutputStream out, Socket upstream)
+  private void tunnel(
+      Attempt a, InputStream in, OutputStream out, Socket upstream, @Nullable String sniName)
       throws IOException {
     InputStream upIn = upstream.getInputStream();
     OutputStream upOut = upstream.getOutputStream();
     AtomicLong up = new AtomicLong();
+    AtomicReference<SniCheck.@Nullable Verdict> refused = new AtomicReference<>();
     Thread uploader =
         new Thread(
             () -> {
               byte[] buf = new byte[BUFFER_SIZE];
               try {
+                if (sniName != null) {
+                  SniCheck.Verdict v = SniCheck.inspect(in, sniName);
+                  if (!v.passed()) {
+                    // Set before the close: the downstream loop ends on it and answers.
+                    refused.set(v);
+                    closeQuietly(upstream);
+                    return;
+                  }
+                  upOut.write(v.consumed());
+                  up.addAndGet(v.consumed().length);
+                }
                 int n;
                 while ((n = in.read(buf)) >= 0) {
                   upOut.write(buf, 0, n);
@@ -553,6 +571,10 @@ public final class EgressProxy {
       a.note("tunnel ended with an error: " + describe(e));
     }
     a.bytesDown = down;
+    SniCheck.Verdict refusal = refused.get();
+    if (refusal != null) {
+      answerRefusal(out, refusal);
+    }
     closeQuietly(out); // half-close toward the client: the destination is done
     if (failed) {
       abort(upstream, in);
@@ -563,6 +585,29 @@ public final class EgressProxy {
       joinQuietly(uploader, ABORT_JOIN_MS);
     }
     a.bytesUp = up.get();
+    refusal = refused.get();
+    SniCheck.Refusal why = refusal == null ? null : refusal.refusal();
+    if (refusal != null && why != null) {
+      a.deny(why.code, refusal.reason());
+    }
+  }
+
+  /** Tells a refused tunnel's client why: a TLS alert to a TLS client, else a 403 as text. */
+  private static void answerRefusal(OutputStream out, SniCheck.Verdict v) {
+    SniCheck.Refusal r = v.refusal();
+    if (r == null) {
+      return;
+    }
+    try {
+      if (v.tls()) {
+        out.write(SniCheck.alert(r));
+        out.flush();
+      } else {
+        respond(out, 403, "Forbidden", v.reason(), true);
+      }
+    } catch (IOException e) {
+      // the client is gone; the refusal is in the event all the same
+    }
   }
 
   private static void abort(Socket upstream, InputStream in) {

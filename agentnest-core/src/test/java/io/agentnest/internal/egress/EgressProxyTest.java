@@ -91,9 +91,10 @@ class EgressProxyTest {
   @Test
   void connectToAnAllowedNameTunnelsBothWaysAndCountsBytes() {
     EgressProxy proxy = proxy(allowLoopback().allow("allowed.test:" + echo.port()));
-    String response = handle(proxy, connect("allowed.test:" + echo.port()) + "hello world");
+    String hello = hello("allowed.test");
+    String response = handle(proxy, connect("allowed.test:" + echo.port()) + hello);
 
-    assertThat(response).isEqualTo("HTTP/1.1 200 Connection established\r\n\r\nhello world");
+    assertThat(response).isEqualTo("HTTP/1.1 200 Connection established\r\n\r\n" + hello);
     NetworkEvent e = onlyEvent();
     assertThat(e.sandboxId()).isEqualTo(SANDBOX);
     assertThat(e.method()).isEqualTo("CONNECT");
@@ -103,8 +104,8 @@ class EgressProxyTest {
     assertThat(e.resolvedAddress()).isEqualTo("127.0.0.1");
     assertThat(e.decision()).isEqualTo(Decision.ALLOWED);
     assertThat(e.rule()).isEqualTo("allowed.test:" + echo.port());
-    assertThat(e.bytesUp()).isEqualTo(11);
-    assertThat(e.bytesDown()).isEqualTo(11);
+    assertThat(e.bytesUp()).isEqualTo(hello.length());
+    assertThat(e.bytesDown()).isEqualTo(hello.length());
     assertThat(e.duration()).isPositive();
     assertThat(e.time()).isBeforeOrEqualTo(java.time.Instant.now());
   }
@@ -112,7 +113,8 @@ class EgressProxyTest {
   @Test
   void connectNamesAreNormalisedBeforeMatching() {
     EgressProxy proxy = proxy(allowLoopback().allow("allowed.test:" + echo.port()));
-    String response = handle(proxy, connect("ALLOWED.Test.:" + echo.port()) + "x");
+    String response =
+        handle(proxy, connect("ALLOWED.Test.:" + echo.port()) + hello("allowed.test"));
     assertThat(response).startsWith("HTTP/1.1 200 ");
     assertThat(onlyEvent().host()).isEqualTo("allowed.test");
   }
@@ -228,8 +230,9 @@ class EgressProxyTest {
             events::add,
             null,
             SANDBOX);
-    String response = handle(proxy, connect("loop.test:" + echo.port()) + "ping");
-    assertThat(response).endsWith("\r\n\r\nping");
+    String hello = hello("loop.test");
+    String response = handle(proxy, connect("loop.test:" + echo.port()) + hello);
+    assertThat(response).endsWith("\r\n\r\n" + hello);
     assertThat(calls).hasValue(1);
     NetworkEvent e = onlyEvent();
     assertThat(e.resolvedAddress()).isEqualTo("127.0.0.1");
@@ -272,7 +275,8 @@ class EgressProxyTest {
   @Test
   void wildcardCoversSubdomains() {
     EgressProxy proxy = proxy(allowLoopback().allow("*.pypi.test:" + echo.port()));
-    String response = handle(proxy, connect("files.pypi.test:" + echo.port()) + "x");
+    String response =
+        handle(proxy, connect("files.pypi.test:" + echo.port()) + hello("files.pypi.test"));
     assertThat(response).startsWith("HTTP/1.1 200 ");
     assertThat(onlyEvent().rule()).isEqualTo("*.pypi.test:" + echo.port());
   }
@@ -322,9 +326,10 @@ class EgressProxyTest {
               new ApprovalDecision(true, "looks fine", "alice"));
         };
     EgressProxy proxy = proxy(ask(allowLoopback(), Duration.ofSeconds(5)), handler);
-    String response = handle(proxy, connect("ask.test:" + echo.port()) + "hi");
+    String hello = hello("ask.test");
+    String response = handle(proxy, connect("ask.test:" + echo.port()) + hello);
 
-    assertThat(response).isEqualTo("HTTP/1.1 200 Connection established\r\n\r\nhi");
+    assertThat(response).isEqualTo("HTTP/1.1 200 Connection established\r\n\r\n" + hello);
     assertThat(asked.get().sandboxId()).isEqualTo(SANDBOX);
     assertThat(asked.get().kind()).isEqualTo("network");
     assertThat(asked.get().target()).isEqualTo("ask.test:" + echo.port());
@@ -334,8 +339,8 @@ class EgressProxyTest {
     assertThat(e.decision()).isEqualTo(Decision.APPROVED);
     assertThat(e.rule()).isEqualTo("approval");
     assertThat(e.reason()).contains("alice", "looks fine");
-    assertThat(e.bytesUp()).isEqualTo(2);
-    assertThat(e.bytesDown()).isEqualTo(2);
+    assertThat(e.bytesUp()).isEqualTo(hello.length());
+    assertThat(e.bytesDown()).isEqualTo(hello.length());
   }
 
   @Test
@@ -433,7 +438,7 @@ class EgressProxyTest {
         };
     EgressProxy proxy =
         proxy(ask(allowLoopback().allow("allowed.test:" + echo.port()), WAIT), handler);
-    assertThat(handle(proxy, connect("allowed.test:" + echo.port()) + "x"))
+    assertThat(handle(proxy, connect("allowed.test:" + echo.port()) + hello("allowed.test")))
         .startsWith("HTTP/1.1 200");
     assertThat(asked).hasValue(0);
     assertThat(onlyEvent().decision()).isEqualTo(Decision.ALLOWED);
@@ -708,7 +713,114 @@ class EgressProxyTest {
             },
             null,
             SANDBOX);
-    assertThat(handle(proxy, connect("allowed.test:" + echo.port()) + "x")).endsWith("\r\n\r\nx");
+    String hello = hello("allowed.test");
+    assertThat(handle(proxy, connect("allowed.test:" + echo.port()) + hello))
+        .endsWith("\r\n\r\n" + hello);
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // CONNECT and the TLS server name (SNI)
+
+  @Test
+  void aTunnelWhoseSniNamesAnotherHostIsRefusedBeforeAnyByteGoesUpstream() {
+    // Both names are allowed: fronting one through the other is refused all the same.
+    EgressProxy proxy =
+        proxy(
+            allowLoopback().allow("allowed.test:" + echo.port()).allow("web.test:" + echo.port()));
+    String response = handle(proxy, connect("allowed.test:" + echo.port()) + hello("web.test"));
+
+    assertThat(response)
+        .isEqualTo(
+            "HTTP/1.1 200 Connection established\r\n\r\n"
+                + new String(
+                    SniCheck.alert(SniCheck.Refusal.SNI_MISMATCH), StandardCharsets.ISO_8859_1));
+    NetworkEvent e = onlyEvent();
+    assertThat(e.decision()).isEqualTo(Decision.DENIED);
+    assertThat(e.rule()).isEqualTo("sni-mismatch");
+    assertThat(e.reason())
+        .contains("TLS server name (SNI) web.test differs from the CONNECT host allowed.test");
+    assertThat(e.bytesUp()).isZero();
+    assertThat(echo.received).hasValue(0);
+  }
+
+  @Test
+  void aTunnelToANameWithoutSniIsRefused() {
+    EgressProxy proxy = proxy(allowLoopback().allow("allowed.test:" + echo.port()));
+    handle(proxy, connect("allowed.test:" + echo.port()) + TlsHellosText.noSni());
+    NetworkEvent e = onlyEvent();
+    assertThat(e.decision()).isEqualTo(Decision.DENIED);
+    assertThat(e.rule()).isEqualTo("no-sni");
+    assertThat(echo.received).hasValue(0);
+  }
+
+  @Test
+  void plainBytesThroughATunnelToANameAreRefusedWithA403() {
+    EgressProxy proxy = proxy(allowLoopback().allow("allowed.test:" + echo.port()));
+    String response =
+        handle(
+            proxy,
+            connect("allowed.test:" + echo.port()) + "GET / HTTP/1.1\r\nHost: evil.test\r\n\r\n");
+    String afterTunnel = response.substring(response.indexOf("\r\n\r\n") + 4);
+    Response r = Response.parse(afterTunnel);
+    assertThat(r.status).isEqualTo(403);
+    assertThat(r.body).contains("carries TLS only");
+    NetworkEvent e = onlyEvent();
+    assertThat(e.decision()).isEqualTo(Decision.DENIED);
+    assertThat(e.rule()).isEqualTo("not-tls");
+    assertThat(echo.received).hasValue(0);
+  }
+
+  @Test
+  void aRealTlsHandshakeWithTheConnectHostAsSniGoesThrough() throws Exception {
+    TlsServer tls = track(new TlsServer());
+    LoopbackProxyServer server =
+        track(new LoopbackProxyServer(proxy(allowLoopback().allow("allowed.test:" + tls.port()))));
+    try (Socket s = client(server.port())) {
+      write(s, connect("allowed.test:" + tls.port()));
+      assertThat(EgressBenchmark.readHead(s.getInputStream())).startsWith("HTTP/1.1 200 ");
+      try (javax.net.ssl.SSLSocket ssl = tls.clientOver(s, "allowed.test")) {
+        ssl.startHandshake();
+        ssl.getOutputStream().write("ping\n".getBytes(StandardCharsets.US_ASCII));
+        ssl.getOutputStream().flush();
+        assertThat(
+                new java.io.BufferedReader(
+                        new java.io.InputStreamReader(
+                            ssl.getInputStream(), StandardCharsets.US_ASCII))
+                    .readLine())
+            .isEqualTo("pong for allowed.test");
+      }
+    }
+    NetworkEvent e = events.poll(WAIT.toSeconds(), TimeUnit.SECONDS);
+    assertThat(e).isNotNull();
+    assertThat(e.decision()).isEqualTo(Decision.ALLOWED);
+    assertThat(e.bytesUp()).isPositive();
+  }
+
+  @Test
+  void aRealTlsHandshakeFrontingAnotherNameFailsAndIsAudited() throws Exception {
+    TlsServer tls = track(new TlsServer());
+    LoopbackProxyServer server =
+        track(
+            new LoopbackProxyServer(
+                proxy(
+                    allowLoopback()
+                        .allow("allowed.test:" + tls.port())
+                        .allow("web.test:" + tls.port()))));
+    try (Socket s = client(server.port())) {
+      write(s, connect("allowed.test:" + tls.port()));
+      assertThat(EgressBenchmark.readHead(s.getInputStream())).startsWith("HTTP/1.1 200 ");
+      try (javax.net.ssl.SSLSocket ssl = tls.clientOver(s, "web.test")) {
+        org.assertj.core.api.Assertions.assertThatThrownBy(ssl::startHandshake)
+            .isInstanceOf(javax.net.ssl.SSLException.class)
+            .hasMessageContaining("unrecognized_name");
+      }
+    }
+    NetworkEvent e = events.poll(WAIT.toSeconds(), TimeUnit.SECONDS);
+    assertThat(e).isNotNull();
+    assertThat(e.decision()).isEqualTo(Decision.DENIED);
+    assertThat(e.rule()).isEqualTo("sni-mismatch");
+    assertThat(e.bytesUp()).isZero();
+    assertThat(tls.handshakes).hasValue(0);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -716,10 +828,10 @@ class EgressProxyTest {
 
   @Test
   void halfCloseIsPropagatedBothWays() throws Exception {
-    LoopbackProxyServer server =
-        track(new LoopbackProxyServer(proxy(allowLoopback().allow("allowed.test:" + echo.port()))));
+    // An address allowed by a range: its tunnel is opaque, so plain bytes may pass.
+    LoopbackProxyServer server = track(new LoopbackProxyServer(proxy(allowLoopback())));
     try (Socket s = client(server.port())) {
-      write(s, connect("allowed.test:" + echo.port()));
+      write(s, connect("127.0.0.1:" + echo.port()));
       assertThat(EgressBenchmark.readHead(s.getInputStream()))
           .isEqualTo("HTTP/1.1 200 Connection established\r\n\r\n");
       write(s, "first ");
@@ -762,10 +874,10 @@ class EgressProxyTest {
     assertThat(down.bytesDown()).isEqualTo(size);
     assertThat(down.bytesUp()).isZero();
 
-    // Upload and echo at the same time: 20 MB each way.
+    // Upload and echo at the same time: 20 MB each way (to an address: an opaque tunnel).
     ExecutorService writer = Executors.newSingleThreadExecutor();
     try (Socket s = client(server.port())) {
-      write(s, connect("allowed.test:" + echo.port()));
+      write(s, connect("127.0.0.1:" + echo.port()));
       assertThat(EgressBenchmark.readHead(s.getInputStream())).startsWith("HTTP/1.1 200 ");
       Future<?> sent =
           writer.submit(
@@ -906,6 +1018,11 @@ class EgressProxyTest {
     return "CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n";
   }
 
+  /** A real TLS ClientHello (JDK) naming {@code sni}, as text in the tests' ISO-8859-1 form. */
+  private static String hello(String sni) {
+    return new String(TlsHellos.clientHello(sni), StandardCharsets.ISO_8859_1);
+  }
+
   /** Runs one connection synchronously on in-memory streams; returns what the client got. */
   private static String handle(EgressProxy proxy, String request) {
     ByteArrayOutputStream out = new ByteArrayOutputStream();
@@ -1027,8 +1144,135 @@ class EgressProxyTest {
     }
   }
 
+  /** A ClientHello without SNI, as text. */
+  private static final class TlsHellosText {
+    static String noSni() {
+      return new String(TlsHellos.clientHello(null), StandardCharsets.ISO_8859_1);
+    }
+  }
+
+  /**
+   * A TLS server on 127.0.0.1 with a fresh self-signed certificate for allowed.test (made by the
+   * JDK's keytool): answers "pong for NAME" to a line, NAME being the SNI it received.
+   */
+  private static final class TlsServer extends LoopbackServer {
+    private static final char[] PASS = "changeit".toCharArray();
+    private static javax.net.ssl.@org.jspecify.annotations.Nullable SSLContext serverCtx;
+    private static javax.net.ssl.@org.jspecify.annotations.Nullable SSLContext clientCtx;
+    final AtomicInteger handshakes = new AtomicInteger();
+
+    TlsServer() throws Exception {
+      contexts();
+    }
+
+    private static synchronized void contexts() throws Exception {
+      if (serverCtx != null) {
+        return;
+      }
+      java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("agentnest-tls-");
+      java.nio.file.Path store = dir.resolve("server.p12");
+      String keytool =
+          java.nio.file.Path.of(System.getProperty("java.home"), "bin", "keytool").toString();
+      Process p =
+          new ProcessBuilder(
+                  keytool,
+                  "-genkeypair",
+                  "-alias",
+                  "tls",
+                  "-keyalg",
+                  "EC",
+                  "-groupname",
+                  "secp256r1",
+                  "-dname",
+                  "CN=allowed.test",
+                  "-ext",
+                  "SAN=dns:allowed.test",
+                  "-validity",
+                  "2",
+                  "-storetype",
+                  "PKCS12",
+                  "-keystore",
+                  store.toString(),
+                  "-storepass",
+                  "changeit",
+                  "-keypass",
+                  "changeit",
+                  "-noprompt")
+              .redirectErrorStream(true)
+              .start();
+      String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+      assertThat(p.exitValue()).as(out).isZero();
+      java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
+      try (InputStream in = java.nio.file.Files.newInputStream(store)) {
+        ks.load(in, PASS);
+      }
+      java.nio.file.Files.delete(store);
+      java.nio.file.Files.delete(dir);
+      javax.net.ssl.KeyManagerFactory kmf =
+          javax.net.ssl.KeyManagerFactory.getInstance(
+              javax.net.ssl.KeyManagerFactory.getDefaultAlgorithm());
+      kmf.init(ks, PASS);
+      javax.net.ssl.SSLContext server = javax.net.ssl.SSLContext.getInstance("TLS");
+      server.init(kmf.getKeyManagers(), null, null);
+      java.security.KeyStore trust = java.security.KeyStore.getInstance("PKCS12");
+      trust.load(null, null);
+      trust.setCertificateEntry("server", ks.getCertificate("tls"));
+      javax.net.ssl.TrustManagerFactory tmf =
+          javax.net.ssl.TrustManagerFactory.getInstance(
+              javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+      tmf.init(trust);
+      javax.net.ssl.SSLContext client = javax.net.ssl.SSLContext.getInstance("TLS");
+      client.init(null, tmf.getTrustManagers(), null);
+      serverCtx = server;
+      clientCtx = client;
+    }
+
+    /** A TLS client over {@code tunnel} that asks for {@code sni}. */
+    javax.net.ssl.SSLSocket clientOver(Socket tunnel, String sni) throws IOException {
+      javax.net.ssl.SSLSocket ssl =
+          (javax.net.ssl.SSLSocket)
+              java.util.Objects.requireNonNull(clientCtx)
+                  .getSocketFactory()
+                  .createSocket(tunnel, sni, tunnel.getPort(), true);
+      javax.net.ssl.SSLParameters params = ssl.getSSLParameters();
+      params.setServerNames(List.of(new javax.net.ssl.SNIHostName(sni)));
+      ssl.setSSLParameters(params);
+      return ssl;
+    }
+
+    @Override
+    void serve(Socket s) throws IOException {
+      javax.net.ssl.SSLSocket ssl =
+          (javax.net.ssl.SSLSocket)
+              java.util.Objects.requireNonNull(serverCtx)
+                  .getSocketFactory()
+                  .createSocket(s, null, true);
+      ssl.setUseClientMode(false);
+      ssl.startHandshake();
+      handshakes.incrementAndGet();
+      String sni =
+          ((javax.net.ssl.ExtendedSSLSession) ssl.getSession())
+              .getRequestedServerNames().stream()
+                  .map(n -> ((javax.net.ssl.SNIHostName) n).getAsciiName())
+                  .findFirst()
+                  .orElse("-");
+      java.io.BufferedReader r =
+          new java.io.BufferedReader(
+              new java.io.InputStreamReader(ssl.getInputStream(), StandardCharsets.US_ASCII));
+      if (r.readLine() != null) {
+        ssl.getOutputStream().write(("pong for " + sni + "\n").getBytes(StandardCharsets.US_ASCII));
+        ssl.getOutputStream().flush();
+      }
+      ssl.close();
+    }
+  }
+
   /** Echoes everything; after the client's EOF, closes its side too. */
   private static final class EchoServer extends LoopbackServer {
+    final java.util.concurrent.atomic.AtomicLong received =
+        new java.util.concurrent.atomic.AtomicLong();
+
     EchoServer() throws IOException {}
 
     @Override
@@ -1038,6 +1282,7 @@ class EgressProxyTest {
       byte[] buf = new byte[64 * 1024];
       int n;
       while ((n = in.read(buf)) >= 0) {
+        received.addAndGet(n);
         out.write(buf, 0, n);
       }
       s.shutdownOutput();
