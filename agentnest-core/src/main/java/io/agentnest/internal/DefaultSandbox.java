@@ -66,7 +66,10 @@ public final class DefaultSandbox implements Sandbox {
     this.audit = log != null ? log : Audit.shared();
     this.gate =
         new ApprovalGate(
-            id, config.approvalHandler(), config.approvals().timeout(), (t, d) -> audit(t, d));
+            id,
+            RedactedViews.approvals(redactor, config.approvalHandler()),
+            config.approvals().timeout(),
+            (t, d) -> audit(t, d));
     this.pythonGuard = new PythonGuard(config.approvals());
     this.files =
         new DefaultSandboxFiles(
@@ -209,7 +212,9 @@ public final class DefaultSandbox implements Sandbox {
         new io.agentnest.internal.egress.EgressProxy(
             config.network(),
             resolver,
-            e -> {
+            attempt -> {
+              // The host name is the sandbox's choice: a secret used as a DNS label is masked.
+              io.agentnest.NetworkEvent e = RedactedViews.networkEvent(redactor, attempt);
               Map<String, Object> d = new java.util.LinkedHashMap<>();
               d.put("method", e.method());
               d.put("host", e.host());
@@ -242,7 +247,7 @@ public final class DefaultSandbox implements Sandbox {
                 }
               }
             },
-            auditedApprovals(config.approvalHandler()),
+            auditedApprovals(RedactedViews.approvals(redactor, config.approvalHandler())),
             id);
     EgressTunnels tunnels = new EgressTunnels(channel, proxy);
     channel.onTunnelFrames(tunnels);
@@ -332,7 +337,7 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   void audit(String type, Map<String, ?> data) {
-    Audit.record(audit, type, id, data);
+    Audit.record(audit, type, id, RedactedViews.auditData(redactor, data));
   }
 
   private void auditStart(ObjectNode h, byte[] payload, long callId) {
@@ -764,6 +769,11 @@ public final class DefaultSandbox implements Sandbox {
   @Override
   public CompletableFuture<ExecResult> runCodeAsync(String code, ExecOptions options) {
     return startCode(code, options).result();
+  }
+
+  /** Text the sandbox reported (a name, a reason), with secrets masked before anyone reads it. */
+  String redact(String reported) {
+    return redactor.redact(reported, (r, n) -> {});
   }
 
   /** An error reply of the agent, with secrets masked: error text leaves the sandbox too. */

@@ -159,7 +159,9 @@ class OutputSecretsTest {
     for (String form :
         List.of(
             "tEXt" + secret,
-            "tEXt" + Base64.getEncoder().encodeToString(("x" + secret).getBytes()),
+            "tEXt"
+                + Base64.getEncoder()
+                    .encodeToString(("x" + secret).getBytes(StandardCharsets.UTF_8)),
             "tEXt" + HexFormat.of().formatHex(raw))) {
       ExecResult r = withRich(secret, "image/png", pngWith(form));
       assertThat(r.rich()).hasSize(1);
