@@ -60,7 +60,7 @@ final class RunCommand implements Callable<Integer> {
   @Mixin SecretOptions secrets = new SecretOptions();
 
   private io.agentnest.SandboxConfig config() {
-    return secrets.applyTo(sandbox.toConfig());
+    return secrets.applyTo(sandbox.toConfig(), true);
   }
 
   @Override

@@ -80,11 +80,13 @@ public final class DefaultSandbox implements Sandbox {
   public static Sandbox create(SandboxConfig config) {
     RuntimeBackend backend = Backends.get(config.backend());
     SandboxSpec spec = SecurityPolicy.specFor(config);
+    SecretDelivery secrets = SecretDelivery.of(config);
     BackendSandbox bs = backend.create(spec);
     AgentChannel channel = null;
     try {
       channel = new AgentChannel(bs);
       channel.sendRaw(AgentSources.bootstrapPayload());
+      secrets.send(channel);
       try {
         channel.awaitReady(config.startTimeout());
       } catch (SandboxClosedException e) {
@@ -843,10 +845,7 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   private void refillSpares() {
-    String runtime = config.runtime();
-    boolean checkpoints =
-        runtime != null && (runtime.contains("gvisor") || runtime.contains("runsc"));
-    while (!checkpoints && !destroyed.get() && spares.size() < sparesWanted) {
+    while (!forksByCheckpoint() && !destroyed.get() && spares.size() < sparesWanted) {
       spares.add(
           CompletableFuture.supplyAsync(
               () -> {
@@ -1043,12 +1042,37 @@ public final class DefaultSandbox implements Sandbox {
     }
   }
 
+  /**
+   * Whether forks copy process memory: on gVisor, unless the sandbox has secret variables. A
+   * checkpoint writes the memory, secret values in it, under the engine's data root, and each copy
+   * keeps its link to the image while it lives; secret values never go to disk.
+   */
+  private boolean forksByCheckpoint() {
+    String runtime = config.runtime();
+    boolean gvisor = runtime != null && (runtime.contains("gvisor") || runtime.contains("runsc"));
+    return gvisor && config.secretEnv().isEmpty();
+  }
+
   private io.agentnest.ForkReport stateTransferReport(
       Map<String, List<String>> vars,
       List<io.agentnest.ForkReport.Skipped> skipped,
       long fileBytes,
       long stateBytes,
       Duration took) {
+    String runtime = config.runtime();
+    if (runtime != null
+        && (runtime.contains("gvisor") || runtime.contains("runsc"))
+        && !config.secretEnv().isEmpty()) {
+      skipped = new java.util.ArrayList<>(skipped);
+      skipped.add(
+          new io.agentnest.ForkReport.Skipped(
+              "*",
+              "process memory",
+              "checkpoint",
+              "not copied: the sandbox has secret variables, whose values are in its memory, and"
+                  + " a checkpoint writes memory to the engine's disk; files and sessions were"
+                  + " transferred instead"));
+    }
     return new io.agentnest.ForkReport(
         id,
         io.agentnest.ForkReport.Mode.STATE_TRANSFER,
@@ -1105,8 +1129,7 @@ public final class DefaultSandbox implements Sandbox {
    * cannot; the caller then transfers state instead.
    */
   private Optional<List<Sandbox>> forkWithCheckpoint(int n, long t0) {
-    String runtime = config.runtime();
-    if (runtime == null || !(runtime.contains("gvisor") || runtime.contains("runsc"))) {
+    if (!forksByCheckpoint()) {
       return Optional.empty();
     }
     List<String> names = sessionNames();

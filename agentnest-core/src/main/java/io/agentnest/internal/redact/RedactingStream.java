@@ -262,7 +262,10 @@ public final class RedactingStream {
     for (int i = 0; i < intervals.size(); i++) {
       order.add(i);
     }
-    order.sort(Comparator.comparingLong(i -> intervals.get(i)[0]));
+    // By start; at the same start the longest first, so that it names the mask.
+    order.sort(
+        Comparator.<Integer>comparingLong(i -> intervals.get(i)[0])
+            .thenComparingLong(i -> -intervals.get(i)[1]));
     boolean moved = true;
     while (moved) {
       moved = false;

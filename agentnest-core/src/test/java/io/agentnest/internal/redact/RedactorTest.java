@@ -157,6 +157,13 @@ class RedactorTest {
   }
 
   @Test
+  void aSecretThatContainsAnotherIsMaskedWholeUnderItsOwnName() {
+    Redactor r = Redactor.of(Map.of("SHORT", "abc-123-xyz", "LONG", "abc-123-xyz-and-more"));
+    assertThat(redact(r, "[abc-123-xyz-and-more]")).isEqualTo("[[REDACTED:LONG]]");
+    assertThat(redact(r, "[abc-123-xyz]")).isEqualTo("[[REDACTED:SHORT]]");
+  }
+
+  @Test
   void countsRedactionsByRule() {
     Map<String, Integer> counts = new HashMap<>();
     R.redact(
