@@ -3,6 +3,7 @@ package io.agentnest.docker;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agentnest.ExecResult;
+import io.agentnest.ForkReport;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.Secret;
@@ -16,6 +17,7 @@ import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -78,12 +80,23 @@ class SecretDeliveryIT {
 
   /** Neither inspect nor any file of the container under the data root holds the value. */
   static void engineKeepsNoSecret(Sandbox sb) throws Exception {
+    engineKeepsNoSecret(sb, true);
+  }
+
+  /**
+   * {@code agentOnHost}: the container's main process on the host is the agent (runc); under gVisor
+   * it is runsc, and the agent's environment lives inside gVisor's kernel.
+   */
+  static void engineKeepsNoSecret(Sandbox sb, boolean agentOnHost) throws Exception {
     String inspect = EngineFiles.inspect(sb.id());
     assertThat(inspect).as("docker inspect").doesNotContain(VALUE);
     List<Path> dirs = EngineFiles.containerDirs(inspect);
     assertThat(EngineFiles.filesContaining(dirs, VALUE.getBytes(StandardCharsets.UTF_8)))
         .as("files under %s", dirs)
         .isEmpty();
+    if (!agentOnHost) {
+      return;
+    }
     // The agent's own environment (its /proc/PID/environ, seen from the host) never had it.
     long pid = EngineFiles.mainPid(inspect);
     String environ =
@@ -135,6 +148,32 @@ class SecretDeliveryIT {
         engineKeepsNoSecret(restored);
       } finally {
         Sandbox.removeSnapshot("secret-delivery-it");
+      }
+    }
+  }
+
+  /** On gVisor a fork would checkpoint memory to the engine's disk: it transfers state instead. */
+  @Nested
+  @ExtendWith(GvisorRequired.class)
+  class OnGvisor {
+    @Test
+    void theSecretIsThereAndAForkTransfersStateRatherThanWritingMemoryToDisk() throws Exception {
+      try (AuditLog log = AuditLog.open(home.resolve("audit-gvisor"));
+          Sandbox sb = Sandbox.create(config(log).runtime("gvisor").build())) {
+        assertThat(shellHash(sb)).isEqualTo(HASH);
+        assertThat(pythonHash(sb.pythonSession("default"))).isEqualTo(HASH);
+        engineKeepsNoSecret(sb, false);
+        sb.runCode("kept = 41");
+        try (Sandbox copy = sb.fork()) {
+          ForkReport report = copy.forkReport().orElseThrow();
+          assertThat(report.mode()).isEqualTo(ForkReport.Mode.STATE_TRANSFER);
+          assertThat(report.skipped())
+              .anySatisfy(
+                  s -> assertThat(s.reason()).contains("secret variables", "engine's disk"));
+          assertThat(copy.runCode("kept + 1").result()).isEqualTo("42");
+          assertThat(shellHash(copy)).isEqualTo(HASH);
+          engineKeepsNoSecret(copy, false);
+        }
       }
     }
   }
