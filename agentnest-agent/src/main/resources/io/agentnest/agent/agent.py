@@ -114,6 +114,40 @@ def read_frame():
         return header, pb
 
 
+# Secret environment variables. They arrive over the channel before anything runs, never through
+# the container's configuration (which the engine keeps on disk and shows to anyone who can
+# inspect it). Commands and sessions get them in their environment; the agent's own environment,
+# /proc/<agent>/environ, never holds them.
+SECRET_ENV = {}
+MAX_SECRETS = 256
+MAX_SECRET_BYTES = 1 << 20
+
+
+def child_env():
+    env = dict(os.environ)
+    env.update(SECRET_ENV)
+    return env
+
+
+def receive_init():
+    """The host's first frame, before the agent answers anything: the secret variables."""
+    frame = read_frame()
+    if frame is None:
+        os._exit(97)
+    header, payload = frame
+    if header.get("op") != "init" or len(payload) > MAX_SECRET_BYTES:
+        os._exit(98)
+    try:
+        env = json.loads(payload.decode("utf-8")).get("env") or {}
+    except (UnicodeDecodeError, ValueError, AttributeError):
+        os._exit(98)
+    if not isinstance(env, dict) or len(env) > MAX_SECRETS:
+        os._exit(98)
+    for k, v in env.items():
+        if isinstance(k, str) and isinstance(v, str) and k and "=" not in k and "\0" not in k + v:
+            SECRET_ENV[k] = v
+
+
 class PathRefused(Exception):
     pass
 
@@ -393,7 +427,7 @@ class ExecCall:
         h = self.header
         started = time.monotonic()
         probe = LimitProbe()
-        env = dict(os.environ)
+        env = child_env()
         env.update({str(k): str(v) for k, v in (h.get("env") or {}).items()})
         cwd = h.get("cwd") or WORKSPACE
         try:
@@ -526,7 +560,7 @@ class Session:
         ctl_r, ctl_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        env = dict(os.environ)
+        env = child_env()
         env["AGENTNEST_CTL_FD"] = str(ctl_w)
         env["PYTHONUNBUFFERED"] = "1"
         env["AGENTNEST_SESSION"] = self.name
@@ -1654,6 +1688,7 @@ def main():
     WORKER_SOURCE = AGENTNEST_WORKER_SOURCE  # noqa: F821 - injected by the bootstrap
     POOL = Pool(8)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    receive_init()
     send({"ev": "ready", "version": PROTOCOL_VERSION, "pid": os.getpid()})
 
     def warm_default_session():

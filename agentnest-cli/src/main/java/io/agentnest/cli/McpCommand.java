@@ -92,7 +92,7 @@ final class McpCommand implements Callable<Integer> {
     if (httpPort == null) {
       System.setOut(stderr);
     }
-    SandboxConfig config = secrets.applyTo(sandbox.toConfig());
+    SandboxConfig config = secrets.applyTo(sandbox.toConfig(), httpPort != null);
     long artifact = Sizes.parse("--max-artifact", maxArtifact);
     if (artifact < 1 || artifact > 64L << 20) {
       throw new ConfigException(

@@ -97,7 +97,7 @@ final class RunCommand implements Callable<Integer> {
       opts.onOutput(c -> terminal.write(c.stream() == OutputChunk.Stream.STDERR, c.data()));
     }
     ExecResult r;
-    try (Sandbox sb = Sandbox.create(secrets.applyTo(sandbox.toConfig(terminal)))) {
+    try (Sandbox sb = Sandbox.create(secrets.applyTo(sandbox.toConfig(terminal), true))) {
       r = code != null ? sb.runCode(code, opts.build()) : sb.exec(command, opts.build());
     } finally {
       terminal.finish();

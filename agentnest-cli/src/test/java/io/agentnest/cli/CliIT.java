@@ -291,6 +291,42 @@ class CliIT {
   }
 
   @Test
+  void secretsComeFromTheEnvironmentOrAFileAndAValueOnTheCommandLineIsRefused(@TempDir Path dir)
+      throws Exception {
+    String value = "cli-secret-" + java.util.UUID.randomUUID();
+    Path file = dir.resolve("pw");
+    Files.writeString(file, value + "-from-file\n");
+    java.util.Map<String, String> env =
+        java.util.Map.of("AGENTNEST_HOME", dir.resolve("home").toString(), "CLI_IT_SECRET", value);
+    java.security.MessageDigest sha = java.security.MessageDigest.getInstance("SHA-256");
+    java.util.HexFormat hex = java.util.HexFormat.of();
+    String hash = hex.formatHex(sha.digest(value.getBytes(StandardCharsets.UTF_8)));
+    String fileHash =
+        hex.formatHex(sha.digest((value + "-from-file").getBytes(StandardCharsets.UTF_8)));
+    Run r =
+        cliWithEnv(
+            env,
+            "run",
+            "--secret-env",
+            "CLI_IT_SECRET",
+            "--secret-file",
+            "FILE_SECRET=" + file,
+            "--",
+            "sh",
+            "-c",
+            "printf %s \"$CLI_IT_SECRET\" | sha256sum | cut -c1-64;"
+                + " printf %s \"$FILE_SECRET\" | sha256sum | cut -c1-64; echo \"$FILE_SECRET\"");
+    assertThat(r.exit()).as(r.err()).isZero();
+    assertThat(r.out()).isEqualTo(hash + "\n" + fileHash + "\n[REDACTED:FILE_SECRET]\n");
+    // Without a terminal a value on the command line is refused; the message never repeats it.
+    Run refused = cliWithEnv(env, "run", "--secret", "X=" + value, "-c", "print(1)");
+    assertThat(refused.exit()).isEqualTo(5);
+    assertThat(refused.err())
+        .contains("process list", "--secret-env X", "--secret-file X=FILE")
+        .doesNotContain(value);
+  }
+
+  @Test
   void lsAndRmSeeSandboxesOfOtherProcesses() throws Exception {
     try (io.agentnest.Sandbox sb = io.agentnest.Sandbox.create()) {
       Run ls = cli("ls", "--json");

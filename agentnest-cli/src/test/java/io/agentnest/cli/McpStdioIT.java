@@ -42,6 +42,9 @@ class McpStdioIT {
   @Test
   void typeScriptSdkClientUsesEveryTool(@TempDir Path tmp) throws Exception {
     Path node = NodeTooling.dir();
+    // The secret's value comes from a file: on the command line every local user could read it.
+    Path secretFile = tmp.resolve("it-secret");
+    Files.writeString(secretFile, "correct-horse-battery-staple-42\n");
     Path config = tmp.resolve("agentnest.yaml");
     Files.writeString(
         config,
@@ -63,8 +66,8 @@ class McpStdioIT {
                 config.toString(),
                 "--timeout",
                 "4s",
-                "--secret",
-                "IT_SECRET=correct-horse-battery-staple-42"));
+                "--secret-file",
+                "IT_SECRET=" + secretFile));
     long t0 = System.nanoTime();
     NodeTooling.Run run = NodeTooling.run(cmd, node, 400);
     System.err.printf("stdio client run: %.1f s%n", (System.nanoTime() - t0) / 1e9);

@@ -42,6 +42,8 @@ public final class ArtifactTransfer {
   public static final long DEFAULT_MAX_BYTES = 1L << 30;
   public static final int DEFAULT_MAX_ENTRIES = 100_000;
 
+  private static final String MASK = "[REDACTED:";
+
   private final SandboxArchives archives;
   private final io.agentnest.SandboxFiles files;
   private final long maxBytes;
@@ -64,6 +66,18 @@ public final class ArtifactTransfer {
     for (FileInfo f : files.listRecursive("")) {
       if (!m.matches(Path.of(f.path()))) {
         continue;
+      }
+      if (f.path().contains(MASK)) {
+        // The listing masked a secret in the name: the real name must not reach the host's disk.
+        throw new FileOperationException(
+            "SECRET_IN_NAME",
+            "'"
+                + bound(f.path())
+                + "' matches '"
+                + bound(glob)
+                + "' but its name holds the value of a secret (masked here), and names that"
+                + " carry secrets never leave the sandbox: rename the file in the sandbox and"
+                + " export it again");
       }
       switch (f.type()) {
         case FILE -> out.add(f.path());

@@ -70,12 +70,15 @@ public final class DefaultSandbox implements Sandbox {
     this.budgets =
         new HostBudgets(
             config.budgets(),
-            (t, d) -> Audit.record(audit, t, id, d),
+            (t, d) -> Audit.record(audit, t, id, RedactedViews.auditData(redactor, d)),
             this::destroyOverBudget,
             System::nanoTime);
     this.gate =
         new ApprovalGate(
-            id, config.approvalHandler(), config.approvals().timeout(), (t, d) -> audit(t, d));
+            id,
+            RedactedViews.approvals(redactor, config.approvalHandler()),
+            config.approvals().timeout(),
+            (t, d) -> audit(t, d));
     this.pythonGuard = new PythonGuard(config.approvals());
     this.asks =
         new PythonAsks(
@@ -97,11 +100,13 @@ public final class DefaultSandbox implements Sandbox {
     requireAuditRoom(config);
     RuntimeBackend backend = Backends.get(config.backend());
     SandboxSpec spec = SecurityPolicy.specFor(config);
+    SecretDelivery secrets = SecretDelivery.of(config);
     BackendSandbox bs = backend.create(spec);
     AgentChannel channel = null;
     try {
       channel = new AgentChannel(bs);
       channel.sendRaw(AgentSources.bootstrapPayload());
+      secrets.send(channel);
       try {
         channel.awaitReady(config.startTimeout());
       } catch (SandboxClosedException e) {
@@ -242,8 +247,8 @@ public final class DefaultSandbox implements Sandbox {
         new io.agentnest.internal.egress.EgressProxy(
             config.network(),
             resolver,
-            new NetworkAudit(budgets.audit(), config.networkListeners()),
-            auditedApprovals(config.approvalHandler()),
+            redactedNetworkAudit(new NetworkAudit(budgets.audit(), config.networkListeners())),
+            auditedApprovals(RedactedViews.approvals(redactor, config.approvalHandler())),
             id);
     EgressTunnels tunnels =
         new EgressTunnels(
@@ -336,6 +341,12 @@ public final class DefaultSandbox implements Sandbox {
 
   void audit(String type, Map<String, ?> data) {
     budgets.audit().record(type, data);
+  }
+
+  /** The host name is the sandbox's choice: a secret used as a DNS label is masked. */
+  private java.util.function.Consumer<io.agentnest.NetworkEvent> redactedNetworkAudit(
+      NetworkAudit sink) {
+    return attempt -> sink.accept(RedactedViews.networkEvent(redactor, attempt));
   }
 
   /**
@@ -748,6 +759,11 @@ public final class DefaultSandbox implements Sandbox {
     return startCode(code, options).result();
   }
 
+  /** Text the sandbox reported (a name, a reason), with secrets masked before anyone reads it. */
+  String redact(String reported) {
+    return redactor.redact(reported, (r, n) -> {});
+  }
+
   /** An error reply of the agent, with secrets masked: error text leaves the sandbox too. */
   AgentNestException agentError(JsonNode h) {
     String code = Bounded.text(h.path("code").asText("AGENT"), 64);
@@ -815,10 +831,7 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   private void refillSpares() {
-    String runtime = config.runtime();
-    boolean checkpoints =
-        runtime != null && (runtime.contains("gvisor") || runtime.contains("runsc"));
-    while (!checkpoints && !destroyed.get() && spares.size() < sparesWanted) {
+    while (!forksByCheckpoint() && !destroyed.get() && spares.size() < sparesWanted) {
       spares.add(
           CompletableFuture.supplyAsync(
               () -> {
@@ -1040,12 +1053,37 @@ public final class DefaultSandbox implements Sandbox {
     }
   }
 
+  /**
+   * Whether forks copy process memory: on gVisor, unless the sandbox has secret variables. A
+   * checkpoint writes the memory, secret values in it, under the engine's data root, and each copy
+   * keeps its link to the image while it lives; secret values never go to disk.
+   */
+  private boolean forksByCheckpoint() {
+    String runtime = config.runtime();
+    boolean gvisor = runtime != null && (runtime.contains("gvisor") || runtime.contains("runsc"));
+    return gvisor && config.secretEnv().isEmpty();
+  }
+
   private io.agentnest.ForkReport stateTransferReport(
       Map<String, List<String>> vars,
       List<io.agentnest.ForkReport.Skipped> skipped,
       long fileBytes,
       long stateBytes,
       Duration took) {
+    String runtime = config.runtime();
+    if (runtime != null
+        && (runtime.contains("gvisor") || runtime.contains("runsc"))
+        && !config.secretEnv().isEmpty()) {
+      skipped = new java.util.ArrayList<>(skipped);
+      skipped.add(
+          new io.agentnest.ForkReport.Skipped(
+              "*",
+              "process memory",
+              "checkpoint",
+              "not copied: the sandbox has secret variables, whose values are in its memory, and"
+                  + " a checkpoint writes memory to the engine's disk; files and sessions were"
+                  + " transferred instead"));
+    }
     return new io.agentnest.ForkReport(
         id,
         io.agentnest.ForkReport.Mode.STATE_TRANSFER,
@@ -1102,8 +1140,7 @@ public final class DefaultSandbox implements Sandbox {
    * cannot; the caller then transfers state instead.
    */
   private Optional<List<Sandbox>> forkWithCheckpoint(int n, long t0) {
-    String runtime = config.runtime();
-    if (runtime == null || !(runtime.contains("gvisor") || runtime.contains("runsc"))) {
+    if (!forksByCheckpoint()) {
       return Optional.empty();
     }
     List<String> names = sessionNames();

@@ -55,7 +55,7 @@ final class DefaultSandboxFiles implements SandboxFiles {
         java.util.Map.of(
             "path", redactor.redact(p, (r, n) -> {}), "size", res.path("size").asLong()));
     return new FileInfo(
-        res.path("path").asText(p),
+        name(res.path("path").asText(p)),
         FileInfo.Type.FILE,
         res.path("size").asLong(),
         0644,
@@ -187,7 +187,15 @@ final class DefaultSandboxFiles implements SandboxFiles {
     return f.header();
   }
 
-  private static FileInfo entry(JsonNode e) {
+  /**
+   * A file name the sandbox reports. Names are the sandbox's to choose, so one can carry a secret
+   * (a file named after it) into a listing, a log or an export directory: masked like output.
+   */
+  private String name(String reported) {
+    return redactor.redact(Bounded.text(reported, PathRules.MAX_PATH_BYTES), (r, n) -> {});
+  }
+
+  private FileInfo entry(JsonNode e) {
     FileInfo.Type type;
     try {
       type = FileInfo.Type.valueOf(e.path("type").asText("other").toUpperCase(Locale.ROOT));
@@ -195,7 +203,7 @@ final class DefaultSandboxFiles implements SandboxFiles {
       type = FileInfo.Type.OTHER;
     }
     return new FileInfo(
-        Bounded.text(e.path("path").asText(""), PathRules.MAX_PATH_BYTES),
+        name(e.path("path").asText("")),
         type,
         e.path("size").asLong(0),
         e.path("mode").asInt(0),

@@ -7,8 +7,8 @@ import io.agentnest.ExecResult;
 import io.agentnest.Limit;
 import io.agentnest.OutputChunk;
 import io.agentnest.RichOutput;
-import io.agentnest.internal.redact.RedactingStream;
 import io.agentnest.internal.redact.Redactor;
+import io.agentnest.internal.redact.TwoStreamRedactor;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -34,8 +34,7 @@ final class OutputCollector implements Consumer<Frame> {
   private final @Nullable Consumer<OutputChunk> listener;
   private final @Nullable Consumer<ExecEvent> events;
   private final Redactor redactor;
-  private final RedactingStream outRedactor;
-  private final RedactingStream errRedactor;
+  private final TwoStreamRedactor streams;
   private final ByteArrayOutputStream stdout = new ByteArrayOutputStream();
   private final ByteArrayOutputStream stderr = new ByteArrayOutputStream();
   private final List<RichOutput> rich = new ArrayList<>();
@@ -59,8 +58,7 @@ final class OutputCollector implements Consumer<Frame> {
     this.listener = listener;
     this.events = events;
     this.redactor = redactor;
-    this.outRedactor = redactor.stream();
-    this.errRedactor = redactor.stream();
+    this.streams = new TwoStreamRedactor(redactor);
   }
 
   @Override
@@ -76,8 +74,7 @@ final class OutputCollector implements Consumer<Frame> {
         }
         int n = (int) Math.min(room, data.length);
         boolean err = f.header().path("s").asText().equals("e");
-        byte[] safe = (err ? errRedactor : outRedactor).feed(data, 0, n);
-        deliver(err, safe);
+        deliver(streams.feed(err, data, 0, n));
         if (n < data.length) {
           truncate();
         }
@@ -86,19 +83,23 @@ final class OutputCollector implements Consumer<Frame> {
         byte[] data = f.payload();
         if (rich.size() < MAX_RICH_ITEMS && richBytes + data.length <= MAX_RICH_BYTES) {
           richBytes += data.length;
-          String mime = f.header().path("mime").asText("application/octet-stream");
-          mime = mime.length() > 100 ? mime.substring(0, 100) : mime;
-          if (mime.startsWith("text/") || mime.contains("json") || mime.contains("svg")) {
-            data = redactor.redact(data, this::count);
-          }
-          RichOutput ro = new RichOutput(mime, data);
-          rich.add(ro);
+          RichOutputs.Redacted ro =
+              RichOutputs.redacted(
+                  redactor, f.header().path("mime").asText("application/octet-stream"), data);
+          ro.redactions().forEach(this::count);
+          rich.add(ro.output());
           if (events != null) {
-            events.accept(new ExecEvent.Rich(ro));
+            events.accept(new ExecEvent.Rich(ro.output()));
           }
         }
       }
       default -> {}
+    }
+  }
+
+  private void deliver(List<TwoStreamRedactor.Chunk> chunks) {
+    for (TwoStreamRedactor.Chunk c : chunks) {
+      deliver(c.stderr(), c.data());
     }
   }
 
@@ -141,10 +142,8 @@ final class OutputCollector implements Consumer<Frame> {
   }
 
   synchronized ExecResult toResult(JsonNode res, boolean python) {
-    deliver(false, outRedactor.finish());
-    deliver(true, errRedactor.finish());
-    outRedactor.counts().forEach(this::count);
-    errRedactor.counts().forEach(this::count);
+    deliver(streams.finish());
+    streams.counts().forEach(this::count);
     ExecError error = null;
     JsonNode e = res.path("error");
     if (e.isObject()) {
@@ -181,10 +180,13 @@ final class OutputCollector implements Consumer<Frame> {
           true, (clean(res.path("error").asText(), 4096) + "\n").getBytes(StandardCharsets.UTF_8));
     }
     long ms = Math.max(0, res.path("duration_ms").asLong(0));
+    // A reader of the result may read one stream's text right after the other's.
+    TwoStreamRedactor.Joined joined = streams.joined(stdout.toByteArray(), stderr.toByteArray());
+    joined.counts().forEach(this::count);
     return new ExecResult(
         exit,
-        stdout.toString(StandardCharsets.UTF_8),
-        stderr.toString(StandardCharsets.UTF_8),
+        new String(joined.stdout(), StandardCharsets.UTF_8),
+        new String(joined.stderr(), StandardCharsets.UTF_8),
         resultText,
         rich,
         error,

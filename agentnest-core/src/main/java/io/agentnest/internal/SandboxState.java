@@ -314,11 +314,14 @@ public final class SandboxState {
       throw new AgentNestException(
           "saving session '" + name + "' failed: " + p.failed()[0].getMessage(), p.failed()[0]);
     }
+    // Names and reasons are the sandbox's text: they reach fork reports, logs and snapshot
+    // manifests, so secrets in them are masked like output.
+    DefaultSandbox sb = p.sb();
     List<ForkReport.Skipped> skipped = new ArrayList<>();
     if (h.hasNonNull("error")) {
       skipped.add(
           new ForkReport.Skipped(
-              name, "*", "session", Bounded.text(h.path("error").asText(), 500)));
+              name, "*", "session", sb.redact(Bounded.text(h.path("error").asText(), 500))));
       return new Dumped(name, 0, 0, List.of(), skipped, true);
     }
     long got = p.got()[0];
@@ -335,9 +338,9 @@ public final class SandboxState {
                 skipped.add(
                     new ForkReport.Skipped(
                         name,
-                        Bounded.text(s.path("name").asText(), 200),
-                        Bounded.text(s.path("type").asText(), 200),
-                        Bounded.text(s.path("reason").asText(), 300)));
+                        sb.redact(Bounded.text(s.path("name").asText(), 200)),
+                        sb.redact(Bounded.text(s.path("type").asText(), 200)),
+                        sb.redact(Bounded.text(s.path("reason").asText(), 300))));
               }
             });
     List<String> vars = new ArrayList<>();
@@ -345,7 +348,7 @@ public final class SandboxState {
         .forEach(
             v -> {
               if (vars.size() < 10_000) {
-                vars.add(Bounded.text(v.asText(), 200));
+                vars.add(sb.redact(Bounded.text(v.asText(), 200)));
               }
             });
     long extra = h.path("extra_bytes").asLong();

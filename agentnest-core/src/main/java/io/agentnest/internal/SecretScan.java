@@ -1,26 +1,33 @@
 package io.agentnest.internal;
 
-import java.util.Arrays;
+import io.agentnest.Secret;
+import io.agentnest.internal.redact.RedactingStream;
+import io.agentnest.internal.redact.Redactor;
+import java.nio.charset.StandardCharsets;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
- * Looks for secret values in a byte stream that arrives in chunks, also across chunk borders.
- * Values shorter than {@link io.agentnest.Secret#MIN_LENGTH} are not looked for.
+ * Looks for secret values in a byte stream that arrives in chunks, also across chunk borders, in
+ * every form the redactor masks in output (raw, base64 at any alignment and wrapped into lines,
+ * hex, URL-encoded): what output may not show, a snapshot may not store either. Values shorter than
+ * {@link Secret#MIN_LENGTH} are not looked for.
  */
 final class SecretScan {
-  private final Map<String, byte[]> secrets;
-  private final int keep;
-  private byte[] tail = new byte[0];
+  private final @Nullable RedactingStream scan;
   private @Nullable String found;
 
   SecretScan(Map<String, byte[]> secrets) {
-    this.secrets = secrets;
-    int longest = 0;
-    for (byte[] v : secrets.values()) {
-      longest = Math.max(longest, v.length);
-    }
-    this.keep = Math.max(0, longest - 1);
+    Map<String, String> values = new LinkedHashMap<>();
+    secrets.forEach(
+        (name, v) -> {
+          if (v.length >= Secret.MIN_LENGTH) {
+            values.put(name, new String(v, StandardCharsets.UTF_8));
+          }
+        });
+    this.scan = values.isEmpty() ? null : Redactor.secretsOnly(values).scanner();
   }
 
   /** The name of the first secret seen, or null. */
@@ -29,37 +36,14 @@ final class SecretScan {
   }
 
   void update(byte[] b, int off, int len) {
-    if (found != null || secrets.isEmpty() || len == 0) {
+    RedactingStream s = scan;
+    if (found != null || s == null || len == 0) {
       return;
     }
-    byte[] window = new byte[tail.length + len];
-    System.arraycopy(tail, 0, window, 0, tail.length);
-    System.arraycopy(b, off, window, tail.length, len);
-    for (Map.Entry<String, byte[]> e : secrets.entrySet()) {
-      byte[] v = e.getValue();
-      if (v.length >= io.agentnest.Secret.MIN_LENGTH && indexOf(window, v) >= 0) {
-        found = e.getKey();
-        return;
-      }
+    s.feed(b, off, len);
+    Iterator<String> seen = s.counts().keySet().iterator();
+    if (seen.hasNext()) {
+      found = seen.next();
     }
-    tail = Arrays.copyOfRange(window, Math.max(0, window.length - keep), window.length);
-  }
-
-  static int indexOf(byte[] hay, byte[] needle) {
-    byte first = needle[0];
-    int last = hay.length - needle.length;
-    for (int i = 0; i <= last; i++) {
-      if (hay[i] != first) {
-        continue;
-      }
-      int j = 1;
-      while (j < needle.length && hay[i + j] == needle[j]) {
-        j++;
-      }
-      if (j == needle.length) {
-        return i;
-      }
-    }
-    return -1;
   }
 }

@@ -57,7 +57,7 @@ public final class SecurityPolicy {
     env.put("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
     env.put("AGENTNEST_WORKSPACE", SandboxConfig.WORKSPACE);
     env.putAll(config.env());
-    config.secretEnv().forEach((k, v) -> env.put(k, v.reveal()));
+    // Secret variables are not part of the spec: the engine would store them (SecretDelivery).
     if (!config.network().isNone()) {
       // The only way out: the agent's local proxy port, tunnelled to the host's egress proxy.
       String proxy = "http://127.0.0.1:" + EGRESS_PORT;

@@ -627,6 +627,28 @@ class SnapshotStoreTest {
   }
 
   @Test
+  void secretScanFindsEveryEncodedFormAtEveryChunkBorder() {
+    String value = "s3cr3t-value/with+odd";
+    byte[] raw = value.getBytes(StandardCharsets.UTF_8);
+    byte[] lineLong = ("x".repeat(57) + value).getBytes(StandardCharsets.UTF_8);
+    for (String form :
+        List.of(
+            java.util.Base64.getEncoder()
+                .encodeToString(("ab" + value).getBytes(StandardCharsets.UTF_8)),
+            java.util.Base64.getMimeEncoder().encodeToString(lineLong), // wrapped at 76
+            java.util.HexFormat.of().formatHex(raw),
+            java.net.URLEncoder.encode(value, StandardCharsets.UTF_8))) {
+      byte[] data = ("data: " + form + "\n").getBytes(StandardCharsets.UTF_8);
+      for (int split = 0; split <= data.length; split++) {
+        SecretScan scan = new SecretScan(Map.of("K", raw));
+        scan.update(data, 0, split);
+        scan.update(data, split, data.length - split);
+        assertThat(scan.found()).as("%s split %d", form, split).isEqualTo("K");
+      }
+    }
+  }
+
+  @Test
   void hostileNamesAreRefused() {
     for (String bad :
         List.of(

@@ -72,7 +72,10 @@ class CatalogueTest {
             "files.tar-slip",
             "secrets.environment",
             "secrets.proc1-environ",
-            "secrets.encoded");
+            "secrets.encoded",
+            "secrets.wrapped-base64",
+            "secrets.split-streams",
+            "secrets.rich-output");
     Set<String> ids = new HashSet<>();
     for (Probe p : probes) {
       assertThat(ids.add(p.id())).as("unique id " + p.id()).isTrue();

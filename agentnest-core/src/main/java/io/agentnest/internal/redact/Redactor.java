@@ -1,14 +1,16 @@
 package io.agentnest.internal.redact;
 
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Compiled redaction rules: secret values (with their base64, hex and URL-encoded forms) and
@@ -37,7 +39,7 @@ public final class Redactor {
     TokenRule(
         String label,
         List<String> anchors,
-        @org.jspecify.annotations.Nullable String continueChars,
+        @Nullable String continueChars,
         String regex,
         int maxLen) {
       this.label = label;
@@ -149,179 +151,71 @@ public final class Redactor {
                   + " KEY-----)",
               16384));
 
-  /** States shallower than this have a full row of 256 transitions; the rest are sparse. */
-  private static final int DENSE_DEPTH = 3;
+  /** Shorter base64 runs would mask ordinary text. */
+  static final int MIN_BASE64 = 6;
 
-  // Automaton: Aho-Corasick over bytes.
-  private final int[] dense;
-  private final int[] denseIndex;
-  private final byte[][] childBytes;
-  private final int[][] childStates;
-  private final int[] fail;
-  final int[] depth;
+  /** Raw, hex and URL-encoded forms of the secrets, and the credential rules' anchors. */
+  final Automaton plain;
 
-  /** Per state: pattern ids ending here (through failure links too), or null. */
-  final int[][] outputs;
+  /** Per plain pattern: the secret's label, or null for a credential rule's anchor. */
+  final @Nullable String[] plainLabel;
 
-  /** Per pattern id: length in bytes. */
-  final int[] patternLength;
+  /** Per plain pattern: the credential rule whose anchor it is, or null for a secret form. */
+  final @Nullable TokenRule[] plainRule;
 
-  /** Per pattern id: secret label when >= 0 maps into labels; token rule index otherwise. */
-  final String[] secretLabel;
+  /**
+   * Base64 forms of the secrets. A stream steps this automaton over every byte but CR and LF, so
+   * that base64 wrapped into lines (MIME, PEM, {@code base64} without {@code -w0}) still matches
+   * where a line break falls inside the secret's encoding.
+   */
+  final Automaton wrapped;
 
-  final TokenRule[] tokenRuleOf;
+  /** Per wrapped pattern: the secret's label. */
+  final String[] wrappedLabel;
+
+  /** The longest secret form, in bytes. */
   final int maxLiteral;
+
+  /** The longest credential token. */
   final int maxToken;
 
   private Redactor(Map<String, String> secrets, List<TokenRule> rules) {
-    List<byte[]> pats = new ArrayList<>();
-    List<String> labels = new ArrayList<>();
-    List<TokenRule> ruleOf = new ArrayList<>();
+    List<byte[]> plainPats = new ArrayList<>();
+    List<@Nullable String> labels = new ArrayList<>();
+    List<@Nullable TokenRule> ruleOf = new ArrayList<>();
+    List<byte[]> b64Pats = new ArrayList<>();
+    List<String> b64Labels = new ArrayList<>();
+    int maxLit = 0;
     for (Map.Entry<String, String> e : secrets.entrySet()) {
-      for (byte[] variant : variants(e.getValue())) {
-        pats.add(variant);
+      Forms forms = forms(e.getValue());
+      for (byte[] f : forms.plain()) {
+        plainPats.add(f);
         labels.add(e.getKey());
         ruleOf.add(null);
+        maxLit = Math.max(maxLit, f.length);
+      }
+      for (byte[] f : forms.base64()) {
+        b64Pats.add(f);
+        b64Labels.add(e.getKey());
+        maxLit = Math.max(maxLit, f.length);
       }
     }
     int maxTok = 0;
     for (TokenRule r : rules) {
       maxTok = Math.max(maxTok, r.maxLen);
       for (String a : r.anchors) {
-        pats.add(a.getBytes(StandardCharsets.ISO_8859_1));
+        plainPats.add(a.getBytes(StandardCharsets.ISO_8859_1));
         labels.add(null);
         ruleOf.add(r);
       }
     }
-    this.maxToken = maxTok;
-    this.patternLength = new int[pats.size()];
-    this.secretLabel = labels.toArray(new String[0]);
-    this.tokenRuleOf = ruleOf.toArray(new TokenRule[0]);
-    int maxLit = 0;
-
-    // Trie
-    List<int[]> gotoRows = new ArrayList<>();
-    List<Integer> depths = new ArrayList<>();
-    List<List<Integer>> outs = new ArrayList<>();
-    gotoRows.add(newRow());
-    depths.add(0);
-    outs.add(new ArrayList<>());
-    for (int p = 0; p < pats.size(); p++) {
-      byte[] pat = pats.get(p);
-      patternLength[p] = pat.length;
-      if (secretLabel[p] != null) {
-        maxLit = Math.max(maxLit, pat.length);
-      }
-      int s = 0;
-      for (byte b : pat) {
-        int[] row = gotoRows.get(s);
-        int c = b & 0xff;
-        if (row[c] < 0) {
-          row[c] = gotoRows.size();
-          gotoRows.add(newRow());
-          depths.add(depths.get(s) + 1);
-          outs.add(new ArrayList<>());
-        }
-        s = row[c];
-      }
-      outs.get(s).add(p);
-    }
+    this.plain = new Automaton(plainPats);
+    this.plainLabel = labels.toArray(new String[0]);
+    this.plainRule = ruleOf.toArray(new TokenRule[0]);
+    this.wrapped = new Automaton(b64Pats);
+    this.wrappedLabel = b64Labels.toArray(new String[0]);
     this.maxLiteral = maxLit;
-    int n = gotoRows.size();
-    // Children per state, sparse; failure links by BFS.
-    childBytes = new byte[n][];
-    childStates = new int[n][];
-    for (int i = 0; i < n; i++) {
-      int[] row = gotoRows.get(i);
-      int count = 0;
-      for (int c = 0; c < 256; c++) {
-        count += row[c] >= 0 ? 1 : 0;
-      }
-      byte[] cb = new byte[count];
-      int[] cs = new int[count];
-      int k = 0;
-      for (int c = 0; c < 256; c++) {
-        if (row[c] >= 0) {
-          cb[k] = (byte) c;
-          cs[k++] = row[c];
-        }
-      }
-      childBytes[i] = cb;
-      childStates[i] = cs;
-      gotoRows.set(i, null); // free the build-time rows as we go
-    }
-    fail = new int[n];
-    depth = new int[n];
-    for (int i = 0; i < n; i++) {
-      depth[i] = depths.get(i);
-    }
-    denseIndex = new int[n];
-    java.util.Arrays.fill(denseIndex, -1);
-    int denseCount = 0;
-    for (int i = 0; i < n; i++) {
-      if (depth[i] < DENSE_DEPTH) {
-        denseIndex[i] = denseCount++;
-      }
-    }
-    dense = new int[denseCount * 256];
-    ArrayDeque<Integer> queue = new ArrayDeque<>();
-    queue.add(0);
-    while (!queue.isEmpty()) {
-      int st = queue.poll();
-      byte[] cb = childBytes[st];
-      int[] cs = childStates[st];
-      for (int k = 0; k < cb.length; k++) {
-        int t = cs[k];
-        fail[t] = st == 0 ? 0 : step(fail[st], cb[k] & 0xff);
-        outs.get(t).addAll(outs.get(fail[t]));
-        queue.add(t);
-      }
-      if (denseIndex[st] >= 0) {
-        int base = denseIndex[st] * 256;
-        for (int c = 0; c < 256; c++) {
-          int child = child(st, c);
-          dense[base + c] = child >= 0 ? child : (st == 0 ? 0 : step(fail[st], c));
-        }
-      }
-    }
-    outputs = new int[n][];
-    for (int i = 0; i < n; i++) {
-      List<Integer> o = outs.get(i);
-      if (!o.isEmpty()) {
-        outputs[i] = o.stream().distinct().mapToInt(Integer::intValue).toArray();
-      }
-    }
-  }
-
-  private int child(int st, int c) {
-    byte[] cb = childBytes[st];
-    for (int k = 0; k < cb.length; k++) {
-      if ((cb[k] & 0xff) == c) {
-        return childStates[st][k];
-      }
-    }
-    return -1;
-  }
-
-  /** The automaton's transition: dense rows near the root, child lists and failure links deeper. */
-  int step(int st, int c) {
-    while (true) {
-      int d = denseIndex[st];
-      if (d >= 0) {
-        return dense[d * 256 + c];
-      }
-      int t = child(st, c);
-      if (t >= 0) {
-        return t;
-      }
-      st = fail[st];
-    }
-  }
-
-  private static int[] newRow() {
-    int[] r = new int[256];
-    java.util.Arrays.fill(r, -1);
-    return r;
+    this.maxToken = maxTok;
   }
 
   /** Secrets by label (e.g. the environment variable's name) plus the default credential rules. */
@@ -341,7 +235,23 @@ public final class Redactor {
 
   /** A fresh stream state: one per output stream. */
   public RedactingStream stream() {
-    return new RedactingStream(this);
+    return new RedactingStream(this, true);
+  }
+
+  /**
+   * A stream that only looks: it counts what it would mask and releases nothing (no copies), for
+   * checking data that is refused rather than masked (binary rich outputs, snapshot parts).
+   */
+  public RedactingStream scanner() {
+    return new RedactingStream(this, false);
+  }
+
+  /** What {@code data} would have masked, by rule or secret name; empty when it is clean. */
+  public Map<String, Integer> scan(byte[] data) {
+    RedactingStream s = scanner();
+    s.feed(data, 0, data.length);
+    s.finish();
+    return s.counts();
   }
 
   /** Redacts a whole text at once (results, tracebacks, error messages). */
@@ -371,25 +281,14 @@ public final class Redactor {
     void add(String rule, int count);
   }
 
+  /** The forms of one secret: matched as they are, and base64 (matched across line breaks). */
+  record Forms(List<byte[]> plain, List<byte[]> base64) {}
+
   /** The forms in which a secret is recognised: raw, base64 (any alignment), hex, URL-encoded. */
-  static List<byte[]> variants(String secret) {
+  static Forms forms(String secret) {
     byte[] raw = secret.getBytes(StandardCharsets.UTF_8);
     Map<String, byte[]> out = new LinkedHashMap<>();
     out.put(new String(raw, StandardCharsets.ISO_8859_1), raw);
-    // base64 of text containing the secret at offset k (mod 3) contains this stable core.
-    for (int align = 0; align < 3; align++) {
-      byte[] padded = new byte[align + raw.length];
-      System.arraycopy(raw, 0, padded, align, raw.length);
-      String b64 = Base64.getEncoder().withoutPadding().encodeToString(padded);
-      int from = (align * 8 + 5) / 6;
-      int to = (padded.length * 8) / 6;
-      if (to - from >= 6) {
-        String core = b64.substring(from, to);
-        out.put(core, core.getBytes(StandardCharsets.ISO_8859_1));
-        String url = core.replace('+', '-').replace('/', '_');
-        out.put(url, url.getBytes(StandardCharsets.ISO_8859_1));
-      }
-    }
     StringBuilder hex = new StringBuilder();
     for (byte b : raw) {
       hex.append(String.format("%02x", b & 0xff));
@@ -424,7 +323,60 @@ public final class Redactor {
     out.put(slash, slash.getBytes(StandardCharsets.ISO_8859_1));
     String slashLower = lowerHexEscapes(slash);
     out.put(slashLower, slashLower.getBytes(StandardCharsets.ISO_8859_1));
-    return new ArrayList<>(out.values());
+    Map<String, byte[]> b64 = new LinkedHashMap<>();
+    for (String f : base64Forms(raw)) {
+      if (!out.containsKey(f)) {
+        b64.put(f, f.getBytes(StandardCharsets.ISO_8859_1));
+      }
+    }
+    return new Forms(new ArrayList<>(out.values()), new ArrayList<>(b64.values()));
+  }
+
+  /**
+   * What base64 of any text containing {@code raw} must contain, standard and URL-safe, for each of
+   * the three alignments the secret can have in the encoded text. Normally that is the run of
+   * characters whose six bits all come from the secret (the core). For a secret so short that its
+   * core is under {@link #MIN_BASE64} characters (4 bytes), the core would mask ordinary text, so
+   * the characters on either side, which carry the secret's remaining bits mixed with bits of its
+   * neighbours, are added in every combination those neighbour bits allow: every secret bit is then
+   * matched, which makes such a form as specific as the secret itself.
+   */
+  static List<String> base64Forms(byte[] raw) {
+    Set<String> out = new LinkedHashSet<>();
+    for (int align = 0; align < 3; align++) {
+      int bits = (align + raw.length) * 8;
+      int from = (align * 8 + 5) / 6; // first character made of the secret's bits only
+      int to = bits / 6; // end of the last one
+      if (to - from >= MIN_BASE64) {
+        byte[] padded = new byte[align + raw.length];
+        System.arraycopy(raw, 0, padded, align, raw.length);
+        out.add(Base64.getEncoder().withoutPadding().encodeToString(padded).substring(from, to));
+        continue;
+      }
+      boolean lead = (align * 8) % 6 != 0;
+      boolean trail = bits % 6 != 0;
+      // Neighbour bits inside the partial characters: the low bits of the byte before the
+      // secret, the high bits of the byte after it.
+      int leadBits = lead ? (align * 8) % 6 : 0;
+      int trailBits = trail ? 6 - bits % 6 : 0;
+      for (int pre = 0; pre < (1 << leadBits); pre++) {
+        for (int post = 0; post < (1 << trailBits); post++) {
+          byte[] padded = new byte[align + raw.length + 1];
+          if (align > 0) {
+            padded[align - 1] = (byte) pre;
+          }
+          System.arraycopy(raw, 0, padded, align, raw.length);
+          padded[align + raw.length] = (byte) (post << (8 - Math.max(trailBits, 1)));
+          String enc = Base64.getEncoder().withoutPadding().encodeToString(padded);
+          out.add(enc.substring(lead ? from - 1 : from, trail ? to + 1 : to));
+        }
+      }
+    }
+    Set<String> all = new LinkedHashSet<>(out);
+    for (String f : out) {
+      all.add(f.replace('+', '-').replace('/', '_'));
+    }
+    return new ArrayList<>(all);
   }
 
   private static String lowerHexEscapes(String s) {

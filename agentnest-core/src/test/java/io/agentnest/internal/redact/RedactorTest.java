@@ -9,9 +9,14 @@ import java.util.Base64;
 import java.util.HashMap;
 import java.util.HexFormat;
 import java.util.Map;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
 import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.constraints.Size;
 import net.jqwik.api.constraints.StringLength;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -152,6 +157,13 @@ class RedactorTest {
   }
 
   @Test
+  void aSecretThatContainsAnotherIsMaskedWholeUnderItsOwnName() {
+    Redactor r = Redactor.of(Map.of("SHORT", "abc-123-xyz", "LONG", "abc-123-xyz-and-more"));
+    assertThat(redact(r, "[abc-123-xyz-and-more]")).isEqualTo("[[REDACTED:LONG]]");
+    assertThat(redact(r, "[abc-123-xyz]")).isEqualTo("[[REDACTED:SHORT]]");
+  }
+
+  @Test
   void countsRedactionsByRule() {
     Map<String, Integer> counts = new HashMap<>();
     R.redact(
@@ -159,4 +171,118 @@ class RedactorTest {
         (k, v) -> counts.merge(k, v, Integer::sum));
     assertThat(counts).containsEntry("API_KEY", 2).containsEntry("aws-access-key", 1);
   }
+
+  // ---------------------------------------------------------------- base64 wrapped into lines
+
+  @Provide
+  Arbitrary<String> secrets() {
+    return Arbitraries.strings()
+        .withChars("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_+/=.:!@#$%")
+        .ofMinLength(4)
+        .ofMaxLength(40);
+  }
+
+  @Property(tries = 40)
+  void mimeWrappedBase64IsMaskedWhereverTheLineBreakFallsAndWhereverAChunkEnds(
+      @ForAll("secrets") String secret,
+      @ForAll @IntRange(min = 0, max = 2) int align,
+      @ForAll boolean crlf) {
+    Redactor r = Redactor.of(Map.of("K", secret));
+    // 57 bytes before the secret: a full 76-column line of base64 precedes its encoding.
+    String enc =
+        Base64.getEncoder().encodeToString(("z".repeat(57 + align) + secret + "!").getBytes(UTF8));
+    String nl = crlf ? "\r\n" : "\n";
+    // Every offset of a line break inside the secret's encoding (the line before it is long, as
+    // in any wrapped base64).
+    for (int k = 76; k < enc.length(); k++) {
+      String text = "data:\n" + enc.substring(0, k) + nl + enc.substring(k) + nl;
+      byte[] data = text.getBytes(UTF8);
+      assertThat(Leaks.base64(text, secret)).as("the oracle sees the secret").isTrue();
+      // Every offset of a chunk boundary too.
+      for (int cut = 0; cut <= data.length; cut++) {
+        String out = streamed(r, data, cut);
+        assertThat(Leaks.base64(out, secret))
+            .as("break at %d, cut at %d: %s", k, cut, out)
+            .isFalse();
+      }
+    }
+  }
+
+  @Property(tries = 10)
+  void base64WrappedAt76ColumnsIsMaskedAtEveryPositionOfTheSecretOnTheLine(
+      @ForAll("secrets") String secret) {
+    Redactor r = Redactor.of(Map.of("K", secret));
+    // 57 bytes are one 76-column line: every prefix length moves the secret across the break.
+    for (int pad = 0; pad <= 57; pad++) {
+      byte[] plain = ("x".repeat(pad) + secret + "y".repeat(10)).getBytes(UTF8);
+      String mime = Base64.getMimeEncoder().encodeToString(plain); // 76 columns, CRLF
+      String python = mime.replace("\r\n", "\n") + "\n"; // base64.encodebytes
+      for (String text : new String[] {mime, python}) {
+        assertThat(Leaks.base64(redact(r, text), secret)).as("pad %d: %s", pad, text).isFalse();
+      }
+    }
+  }
+
+  @Test
+  void onlyALineBreakAfterALongBase64LineIsLookedThrough() {
+    String enc = Base64.getEncoder().encodeToString(("z".repeat(57) + SECRET).getBytes(UTF8));
+    String wrapped = enc.substring(0, 76) + "\r\n" + enc.substring(76);
+    assertThat(redact(R, wrapped)).contains("[REDACTED:API_KEY]");
+    // Three line-break bytes in a row, or a short line, are not a wrap.
+    String three = enc.substring(0, 80) + "\n\n\n" + enc.substring(80);
+    assertThat(redact(R, three)).isEqualTo(three);
+    // And ordinary short lines are released at their newline, not held for the next line.
+    RedactingStream s = R.stream();
+    byte[] line = "two\n".getBytes(UTF8);
+    assertThat(s.feed(line, 0, line.length)).isEqualTo(line);
+  }
+
+  // ---------------------------------------------------------------- four-character secrets
+
+  /** Four characters, one of them outside the base64 alphabet: only base64 forms can match. */
+  @Provide
+  Arbitrary<String> fourChars() {
+    Arbitrary<String> three = Arbitraries.strings().alpha().numeric().ofLength(3);
+    Arbitrary<Character> odd = Arbitraries.of('!', '#', '%', '&', '*', '@', '~', '^');
+    Arbitrary<Integer> at = Arbitraries.integers().between(0, 3);
+    return Combinators.combine(three, odd, at)
+        .as((t, c, i) -> t.substring(0, i) + c + t.substring(i));
+  }
+
+  @Property(tries = 150)
+  void base64OfAFourCharacterSecretIsMaskedAtEveryAlignmentAndEveryCut(
+      @ForAll("fourChars") String secret,
+      @ForAll @Size(max = 5) byte[] before,
+      @ForAll @Size(max = 5) byte[] after,
+      @ForAll boolean urlSafe) {
+    Redactor r = Redactor.of(Map.of("PIN", secret));
+    byte[] s = secret.getBytes(UTF8);
+    byte[] plain = new byte[before.length + s.length + after.length];
+    System.arraycopy(before, 0, plain, 0, before.length);
+    System.arraycopy(s, 0, plain, before.length, s.length);
+    System.arraycopy(after, 0, plain, before.length + s.length, after.length);
+    String enc = (urlSafe ? Base64.getUrlEncoder() : Base64.getEncoder()).encodeToString(plain);
+    byte[] data = ("v=" + enc + ";").getBytes(UTF8);
+    for (int cut = 0; cut <= data.length; cut++) {
+      String out = streamed(r, data, cut);
+      assertThat(Leaks.base64(out, secret)).as("cut %d: %s", cut, out).isFalse();
+      assertThat(out).contains("[REDACTED:PIN]");
+    }
+  }
+
+  @Property(tries = 100)
+  void theFourCharacterFormsMatchOnlyTheSecretNotTextOneBitAway(
+      @ForAll("fourChars") String secret,
+      @ForAll @IntRange(min = 0, max = 31) int bit,
+      @ForAll @IntRange(min = 0, max = 2) int align) {
+    Redactor r = Redactor.secretsOnly(Map.of("PIN", secret));
+    byte[] near = secret.getBytes(UTF8);
+    near[bit / 8] ^= (byte) (1 << (bit % 8));
+    byte[] plain = new byte[align + near.length + 2];
+    System.arraycopy(near, 0, plain, align, near.length);
+    String enc = Base64.getEncoder().encodeToString(plain);
+    assertThat(redact(r, enc)).isEqualTo(enc);
+  }
+
+  private static final java.nio.charset.Charset UTF8 = StandardCharsets.UTF_8;
 }

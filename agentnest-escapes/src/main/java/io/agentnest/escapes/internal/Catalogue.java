@@ -6,6 +6,7 @@ import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
 import io.agentnest.Limit;
 import io.agentnest.NetworkEvent;
+import io.agentnest.RichOutput;
 import io.agentnest.Sandbox;
 import io.agentnest.escapes.Probe;
 import io.agentnest.internal.DefaultSandbox;
@@ -471,6 +472,60 @@ public final class Catalogue {
                     "set -x; X=\"$"
                         + ProbeContext.SECRET_VAR
                         + "\"; printf '%q\\n' \"$X\"; echo \"$X\" > /tmp/s; cat /tmp/s; echo \"$X\" | rev | rev")));
+    add(
+        "secrets.wrapped-base64",
+        "print the secret base64-encoded and wrapped into 76-column lines, the line break at every"
+            + " position of the secret's encoding",
+        Map.of(),
+        ctx ->
+            leak(
+                ctx,
+                ctx.target.runCode(
+                    "import os, base64, subprocess\n"
+                        + "s = os.environ['"
+                        + ProbeContext.SECRET_VAR
+                        + "'].encode()\n"
+                        + "for pad in range(58):\n"
+                        + "    print(base64.encodebytes(b'x' * pad + s).decode(), end='')\n"
+                        + "print(subprocess.run(['base64'], input=b'y' * 40 + s,"
+                        + " capture_output=True).stdout.decode())\n")));
+    add(
+        "secrets.split-streams",
+        "print one part of the secret to stdout and the rest to stderr, at several split points"
+            + " and in both orders",
+        Map.of(),
+        ctx -> {
+          StringBuilder merged = new StringBuilder();
+          ExecResult r =
+              ctx.target.runCode(
+                  "import os, sys, time\n"
+                      + "s = os.environ['"
+                      + ProbeContext.SECRET_VAR
+                      + "']\n"
+                      + "for k in (1, 4, len(s) // 2, len(s) - 1):\n"
+                      + "    for a, b in ((sys.stdout, sys.stderr), (sys.stderr, sys.stdout)):\n"
+                      + "        a.write(s[:k]); a.flush(); time.sleep(0.01)\n"
+                      + "        b.write(s[k:]); b.flush(); time.sleep(0.01)\n",
+                  ExecOptions.builder().onOutput(c -> merged.append(c.text())).build());
+          return leak(ctx, r, merged.toString());
+        });
+    add(
+        "secrets.rich-output",
+        "return the secret inside a binary rich output (a PNG whose bytes hold it, raw and hex)",
+        Map.of(),
+        ctx ->
+            leak(
+                ctx,
+                ctx.target.runCode(
+                    "import os, binascii\n"
+                        + "class Picture:\n"
+                        + "    def _repr_png_(self):\n"
+                        + "        s = os.environ['"
+                        + ProbeContext.SECRET_VAR
+                        + "'].encode()\n"
+                        + "        return b'\\x89PNG\\r\\n\\x1a\\n' + s + b'\\x00' +"
+                        + " binascii.hexlify(s)\n"
+                        + "Picture()")));
     resources();
   }
 
@@ -649,18 +704,41 @@ public final class Catalogue {
 
   /** Through when the secret, in any form the host knows, is in what came out. */
   private static Judgement leak(ProbeContext ctx, ExecResult r) {
-    StringBuilder all = new StringBuilder(r.stdout()).append('\n').append(r.stderr()).append('\n');
+    return leak(ctx, r, "");
+  }
+
+  /**
+   * Through when the secret, in any form the host knows, is in any text a reader gets: each stream,
+   * the streams merged as delivered ({@code merged}), one stream's text read right after the
+   * other's, the result, the error, and rich outputs (their bytes and their base64, as {@code run
+   * --json} prints them). Base64 forms are looked for with line breaks removed too (wrapped base64
+   * is read across lines).
+   */
+  private static Judgement leak(ProbeContext ctx, ExecResult r, String merged) {
+    List<String> texts = new ArrayList<>();
+    texts.addAll(List.of(r.stdout(), r.stderr(), merged));
+    texts.add(r.stdout() + r.stderr());
+    texts.add(r.stderr() + r.stdout());
     if (r.result() != null) {
-      all.append(r.result()).append('\n');
+      texts.add(r.result());
     }
     if (r.error() != null) {
-      all.append(r.error().value()).append('\n').append(r.error().traceback()).append('\n');
+      texts.add(r.error().value());
+      texts.add(r.error().traceback());
     }
-    String out = all.toString();
+    for (RichOutput ro : r.rich()) {
+      texts.add(ro.mimeType());
+      texts.add(new String(ro.data(), StandardCharsets.ISO_8859_1));
+      texts.add(Base64.getEncoder().encodeToString(ro.data()));
+    }
     List<String> forms = new ArrayList<>();
     for (Map.Entry<String, String> f : secretForms(ctx.secret).entrySet()) {
-      if (out.contains(f.getValue())) {
-        forms.add(f.getKey());
+      boolean base64 = f.getKey().startsWith("base64");
+      for (String t : texts) {
+        String seen = base64 ? t.replace("\r", "").replace("\n", "") : t;
+        if (seen.contains(f.getValue()) && !forms.contains(f.getKey())) {
+          forms.add(f.getKey());
+        }
       }
     }
     int redactions = r.redactions().values().stream().mapToInt(Integer::intValue).sum();
