@@ -627,6 +627,9 @@ class Session:
                 "event": str(msg.get("event", ""))[:100],
                 "target": str(msg.get("target", ""))[:1000],
                 "detail": str(msg.get("detail", ""))[:1000],
+                # A command cut short cannot be judged by what is left: the host is strict then.
+                "cut": msg.get("cut") is True or len(str(msg.get("target", ""))) > 1000,
+                "replaces": msg.get("replaces") is True,
             }
         )
 
