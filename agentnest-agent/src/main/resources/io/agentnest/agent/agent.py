@@ -1643,7 +1643,11 @@ def handle(h, payload):
         except OSError as e:
             send_error(call_id, "EGRESS", "cannot listen on 127.0.0.1:%s: %s" % (h.get("port"), e))
     elif op == "set_ttl":
-        set_expiry(float(h.get("expires_at", 0)))
+        expires_at = float(h.get("expires_at", 0))
+        if h.get("extend_only") is True and EXPIRY[0] > expires_at:
+            # A host that reattached may not know of an extension made elsewhere: keep it.
+            expires_at = EXPIRY[0]
+        set_expiry(expires_at)
         send_result(call_id, expires_at=EXPIRY[0])
     else:
         send_error(call_id, "UNKNOWN_OP", "unknown operation %r" % op)
