@@ -1017,7 +1017,10 @@ public final class DefaultSandbox implements Sandbox {
       CompletableFuture<Long> files =
           CompletableFuture.supplyAsync(
               () ->
-                  SandboxState.relayFiles(this, link, SandboxArchives.WORKSPACE, started, ready)
+                  (config.readOnlyWorkspace()
+                          ? 0L
+                          : SandboxState.relayFiles(
+                              this, link, SandboxArchives.WORKSPACE, started, ready))
                       + SandboxState.relayFiles(this, link, SandboxArchives.TMP, started, ready),
               FORK_THREADS);
       List<SandboxState.Dumped> sessions = new java.util.ArrayList<>();

@@ -713,7 +713,8 @@ public final class SnapshotStore {
     o.put("exec_timeout_ms", c.execTimeout().toMillis())
         .put("start_timeout_ms", c.startTimeout().toMillis())
         .put("ttl_ms", c.ttl().toMillis())
-        .put("read_only_root", c.readOnlyRootFilesystem());
+        .put("read_only_root", c.readOnlyRootFilesystem())
+        .put("read_only_workspace", c.readOnlyWorkspace());
     if (c.seccompProfile() != null) {
       o.put("seccomp_profile", c.seccompProfile());
     }
@@ -1117,7 +1118,8 @@ public final class SnapshotStore {
             .execTimeout(Duration.ofMillis(c.path("exec_timeout_ms").asLong()))
             .startTimeout(Duration.ofMillis(c.path("start_timeout_ms").asLong()))
             .ttl(Duration.ofMillis(c.path("ttl_ms").asLong()))
-            .readOnlyRootFilesystem(c.path("read_only_root").asBoolean(true));
+            .readOnlyRootFilesystem(c.path("read_only_root").asBoolean(true))
+            .readOnlyWorkspace(c.path("read_only_workspace").asBoolean(false));
         for (Iterator<Map.Entry<String, JsonNode>> it = c.path("labels").fields(); it.hasNext(); ) {
           Map.Entry<String, JsonNode> e = it.next();
           b.label(e.getKey(), e.getValue().asText());

@@ -49,7 +49,8 @@ class SuggestionsTest {
             "network",
             "approvals");
     assertThat(Schema.groups()).containsExactly("limits", "security", "network", "approvals");
-    assertThat(Schema.keysUnder("security")).containsExactly("read_only_root", "seccomp_profile");
+    assertThat(Schema.keysUnder("security"))
+        .containsExactly("read_only_root", "read_only_workspace", "seccomp_profile");
   }
 
   @Property(tries = 200)
