@@ -60,6 +60,7 @@ public final class SandboxConfig {
   private final Duration ttl;
   private final String user;
   private final boolean readOnlyRootFilesystem;
+  private final boolean readOnlyWorkspace;
   private final @Nullable String seccompProfile;
 
   private SandboxConfig(Builder b) {
@@ -88,6 +89,7 @@ public final class SandboxConfig {
     this.ttl = b.ttl;
     this.user = b.user;
     this.readOnlyRootFilesystem = b.readOnlyRootFilesystem;
+    this.readOnlyWorkspace = b.readOnlyWorkspace;
     this.seccompProfile = b.seccompProfile;
   }
 
@@ -128,6 +130,7 @@ public final class SandboxConfig {
     b.ttl = ttl;
     b.user = user;
     b.readOnlyRootFilesystem = readOnlyRootFilesystem;
+    b.readOnlyWorkspace = readOnlyWorkspace;
     b.seccompProfile = seccompProfile;
     return b;
   }
@@ -242,6 +245,14 @@ public final class SandboxConfig {
     return readOnlyRootFilesystem;
   }
 
+  /**
+   * Whether {@code /workspace} is read-only, enforced by the kernel: no process in the sandbox, nor
+   * the file API, can create, change or delete anything in it. It holds what the image has there.
+   */
+  public boolean readOnlyWorkspace() {
+    return readOnlyWorkspace;
+  }
+
   /** A seccomp profile (JSON) replacing AgentNest's own, or null for AgentNest's own. */
   public @Nullable String seccompProfile() {
     return seccompProfile;
@@ -284,6 +295,7 @@ public final class SandboxConfig {
     private Duration ttl = Duration.ofMinutes(30);
     private String user = "65534:65534";
     private boolean readOnlyRootFilesystem = true;
+    private boolean readOnlyWorkspace;
     private @Nullable String seccompProfile;
 
     private Builder() {}
@@ -474,6 +486,18 @@ public final class SandboxConfig {
       return this;
     }
 
+    /**
+     * Makes {@code /workspace} read-only for everything in the sandbox, enforced by the kernel (off
+     * by default): it is then the image's own {@code /workspace} on the read-only root filesystem,
+     * not a writable scratch space. For sandboxes that must not modify files, whatever the code
+     * does; {@code /tmp} stays writable. The file API's writes, uploads and deletions fail with
+     * {@code READ_ONLY}.
+     */
+    public Builder readOnlyWorkspace(boolean readOnly) {
+      this.readOnlyWorkspace = readOnly;
+      return this;
+    }
+
     /** Replaces AgentNest's seccomp profile with the given JSON profile. */
     public Builder seccompProfile(@Nullable String json) {
       this.seccompProfile = json;
@@ -545,6 +569,12 @@ public final class SandboxConfig {
       if (Long.parseLong(user.split(":")[0]) == 0) {
         throw new ConfigException(
             "user '" + user + "' is root: sandboxes run as a non-root user; use e.g. 1000:1000");
+      }
+      if (readOnlyWorkspace && !readOnlyRootFilesystem) {
+        throw new ConfigException(
+            "readOnlyWorkspace needs the read-only root filesystem: with a writable root,"
+                + " /workspace would be writable too; keep readOnlyRootFilesystem(true)"
+                + " (security.read_only_root: true)");
       }
       if (seccompProfile != null && !seccompProfile.strip().startsWith("{")) {
         throw new ConfigException(

@@ -36,6 +36,11 @@ KILL_GRACE_S = 2.0
 MAX_ASKS_PER_CALL = 256
 ASK_MARGIN_S = 15.0
 MAX_CTL_MESSAGE = 64 << 20
+READ_ONLY_MESSAGE = (
+    "%r is on a read-only file system: this sandbox's workspace is read-only (readOnlyWorkspace),"
+    " nothing in it can be created, changed or deleted; write under /tmp, or create the sandbox"
+    " without readOnlyWorkspace"
+)
 
 # The channel is the agent's private copy of the original fds; 0/1/2 are pointed at /dev/null so
 # that nothing else can write protocol bytes by accident (a child inheriting fd 1, say).
@@ -661,6 +666,9 @@ class Session:
                 "event": str(msg.get("event", ""))[:100],
                 "target": str(msg.get("target", ""))[:1000],
                 "detail": str(msg.get("detail", ""))[:1000],
+                # A command cut short cannot be judged by what is left: the host is strict then.
+                "cut": msg.get("cut") is True or len(str(msg.get("target", ""))) > 1000,
+                "replaces": msg.get("replaces") is True,
             }
         )
 
@@ -1081,6 +1089,8 @@ def fs_op(call_id, h, payload):
             send_error(call_id, "NOT_EMPTY", "%r is a non-empty directory: delete recursively" % path)
         elif e.errno == 28:
             send_error(call_id, "NO_SPACE", "no space left writing %r (workspace size limit)" % path)
+        elif e.errno == 30:
+            send_error(call_id, "READ_ONLY", READ_ONLY_MESSAGE % path)
         else:
             send_error(call_id, "IO", "%s on %r: %s" % (type(e).__name__, path, e.strerror))
 
@@ -1362,6 +1372,11 @@ def tar_in(call_id, h, payload):
                 state["result"] = ("ok", n, total)
             except ArchiveRefused as e:
                 state["result"] = ("err", e.code, str(e))
+            except OSError as e:
+                if e.errno == 30:
+                    state["result"] = ("err", "READ_ONLY", READ_ONLY_MESSAGE % dest)
+                else:
+                    state["result"] = ("err", "BAD_ARCHIVE", "%s: %s" % (type(e).__name__, e))
             except Exception as e:  # noqa: BLE001 - a corrupt archive must become an error reply
                 state["result"] = ("err", "BAD_ARCHIVE", "%s: %s" % (type(e).__name__, e))
             finally:
@@ -1677,7 +1692,11 @@ def handle(h, payload):
         except OSError as e:
             send_error(call_id, "EGRESS", "cannot listen on 127.0.0.1:%s: %s" % (h.get("port"), e))
     elif op == "set_ttl":
-        set_expiry(float(h.get("expires_at", 0)))
+        expires_at = float(h.get("expires_at", 0))
+        if h.get("extend_only") is True and EXPIRY[0] > expires_at:
+            # A host that reattached may not know of an extension made elsewhere: keep it.
+            expires_at = EXPIRY[0]
+        set_expiry(expires_at)
         send_result(call_id, expires_at=EXPIRY[0])
     else:
         send_error(call_id, "UNKNOWN_OP", "unknown operation %r" % op)

@@ -8,6 +8,7 @@ import linecache
 import os
 import shlex
 import signal
+import stat
 import struct
 import sys
 import threading
@@ -23,7 +24,15 @@ MAX_RICH = 8 << 20
 _busy = False
 _cell = 0
 # What the host wants to hear about (from each request); see install_guard.
-_watch = {"events": frozenset(), "outside": frozenset(), "writable": ("/workspace", "/tmp")}
+_watch = {
+    "events": frozenset(),
+    "outside": frozenset(),
+    "replace": frozenset(),
+    "symbols": frozenset(),
+    "writable": ("/workspace", "/tmp"),
+}
+# Commands longer than this are cut; the host is told, and treats a cut command strictly.
+MAX_TARGET = 1000
 
 
 def _on_sigint(signum, frame):
@@ -105,8 +114,75 @@ def _writes(args):
     return isinstance(flags, int) and bool(flags & _WRITE_FLAGS)
 
 
+def _size(p, dir_fd=None):
+    # Bytes an existing regular file (path or fd) holds, 0 for anything else: what a truncation
+    # or a rename over it would destroy.
+    try:
+        if isinstance(p, int):
+            st = os.fstat(p)
+        else:
+            st = os.stat(p, dir_fd=dir_fd if isinstance(dir_fd, int) and dir_fd >= 0 else None)
+    except (OSError, ValueError, TypeError):
+        return 0
+    return st.st_size if stat.S_ISREG(st.st_mode) else 0
+
+
+def _fd_path(fd):
+    try:
+        return os.readlink("/proc/self/fd/%d" % fd)
+    except OSError:
+        return "<fd %d>" % fd
+
+
+def _replaces(event, args):
+    # (target, detail) when the operation destroys an existing file's content, else None.
+    if event not in _watch["replace"]:
+        return None
+    if event == "open" and args and not isinstance(args[0], int):
+        flags = args[2] if len(args) > 2 else 0
+        size = _size(args[0]) if isinstance(flags, int) and flags & os.O_TRUNC else 0
+        if size:
+            return _abs(args[0]), "open truncates the existing file (%d bytes)" % size
+    if event == "os.rename" and len(args) >= 2 and not isinstance(args[1], (int, type(None))):
+        size = _size(args[1], args[3] if len(args) > 3 else None)
+        if size and _text(args[0]) != _text(args[1]):
+            return _abs(args[1]), "os.rename/os.replace over the existing file (%d bytes)" % size
+    if event == "os.truncate" and len(args) >= 2 and isinstance(args[1], int):
+        size = _size(args[0])
+        if size > args[1]:
+            where = _fd_path(args[0]) if isinstance(args[0], int) else _abs(args[0])
+            return where, "os.truncate cuts the existing file from %d to %d bytes" % (size, args[1])
+    return None
+
+
 def _target(event, args):
-    # Returns (target, detail) for the host, or None when this occurrence needs no question.
+    # Returns (target, detail, flags for the host) or None when this occurrence needs no question.
+    if event in _watch["replace"]:
+        found = _replaces(event, args)
+        if found is not None:
+            return found[0], found[1], {"replaces": True}
+    if event in ("ctypes.dlsym", "ctypes.dlsym/handle"):
+        name = args[1] if len(args) > 1 else None
+        if isinstance(name, str) and name in _watch["symbols"]:
+            return name, "ctypes looks up the C function %s" % name, {}
+        return None
+    found = _target_outside(event, args)
+    if found is None or event in _PROCESS:
+        return found
+    return found[0], found[1], {}
+
+
+_PROCESS = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "pty.spawn", "os.spawn")
+
+
+def _command(text):
+    # A command line for the host, cut at MAX_TARGET; a cut one is judged strictly there.
+    return text[:MAX_TARGET], "", {"cut": True} if len(text) > MAX_TARGET else {}
+
+
+def _target_outside(event, args):
+    if event not in _watch["events"] and event not in _watch["outside"]:
+        return None
     if event == "open":
         if not args or isinstance(args[0], int) or not _writes(args) or not _outside(args[0]):
             return None
@@ -128,21 +204,26 @@ def _target(event, args):
         if event == "os.chmod" and len(args) > 1 and isinstance(args[1], int):
             extra = " mode %o" % args[1]
         return _abs(args[0]), event + extra
+    limit = MAX_TARGET + 1
     if event == "subprocess.Popen":
         exe, argv = (args + (None, None))[:2]
-        cmd = argv if isinstance(argv, str) else _text(argv if argv is not None else exe)
-        return _text(cmd), "subprocess.Popen"
+        cmd = argv if isinstance(argv, str) else _text(argv if argv is not None else exe, limit)
+        target, _, flags = _command(_text(cmd, limit))
+        return target, "subprocess.Popen", flags
     if event == "os.system":
-        return _text(args[0] if args else ""), "os.system"
+        target, _, flags = _command(_text(args[0] if args else "", limit))
+        return target, "os.system", flags
     if event in ("os.exec", "os.posix_spawn", "pty.spawn"):
         argv = args[1] if len(args) > 1 else (args[0] if args else "")
-        return _text(argv), event
+        target, _, flags = _command(_text(argv, limit))
+        return target, event, flags
     if event == "os.spawn":
-        return _text(args[2] if len(args) > 2 else ""), event
+        target, _, flags = _command(_text(args[2] if len(args) > 2 else "", limit))
+        return target, event, flags
     return _text(args[0] if len(args) == 1 else args), event
 
 
-def _ask(event, target, detail):
+def _ask(event, target, detail, flags):
     if not _busy:
         raise PermissionError(
             13, "agentnest: %s %s needs approval, and no call is running to ask it in" % (event, target)
@@ -152,7 +233,7 @@ def _ask(event, target, detail):
         n = _ask_seq[0]
         _asking[0] = True
         try:
-            _reply({"ask": n, "event": event, "target": target, "detail": detail})
+            _reply(dict(flags, ask=n, event=event, target=target, detail=detail))
             for _ in range(1000):
                 size = struct.unpack(">I", _read_exact(4))[0]
                 msg = json.loads(_read_exact(size).decode("utf-8"))
@@ -172,7 +253,7 @@ def _ask(event, target, detail):
 
 
 def _hook(event, args):
-    if event not in _watch["events"] and event not in _watch["outside"]:
+    if event not in _watch["events"] and event not in _watch["outside"] and event not in _watch["replace"]:
         return
     if getattr(_in_hook, "on", False):
         return
@@ -180,17 +261,18 @@ def _hook(event, args):
     try:
         found = _target(event, args)
         if found is not None:
-            _ask(event, found[0], found[1])
+            _ask(event, found[0], found[1], found[2])
     finally:
         _in_hook.on = False
 
 
 def _set_watch(w):
     if not isinstance(w, dict):
-        _watch["events"], _watch["outside"] = frozenset(), frozenset()
+        for k in ("events", "outside", "replace", "symbols"):
+            _watch[k] = frozenset()
         return
-    _watch["events"] = frozenset(str(e) for e in w.get("events", ()))
-    _watch["outside"] = frozenset(str(e) for e in w.get("outside", ()))
+    for k in ("events", "outside", "replace", "symbols"):
+        _watch[k] = frozenset(str(e) for e in w.get(k, ()))
     _watch["writable"] = tuple(str(p) for p in w.get("writable", ("/workspace", "/tmp")))
 
 

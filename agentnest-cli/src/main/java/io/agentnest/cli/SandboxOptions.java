@@ -53,6 +53,14 @@ final class SandboxOptions {
   @Nullable String maxOutput;
 
   @Option(
+      names = "--read-only-workspace",
+      description =
+          "Make /workspace read-only, enforced by the kernel: it holds what the image has there;"
+              + " nothing in the sandbox can create, change or delete files in it (/tmp stays"
+              + " writable).")
+  boolean readOnlyWorkspace;
+
+  @Option(
       names = "--allow",
       description =
           "Allow egress to DOMAIN[:PORT] through the host proxy (repeatable; wildcards like"
@@ -106,6 +114,9 @@ final class SandboxOptions {
     }
     if (cpus != null) {
       b.cpus(cpus);
+    }
+    if (readOnlyWorkspace) {
+      b.readOnlyWorkspace(true);
     }
     if (pids != null) {
       b.pidsLimit(pids);

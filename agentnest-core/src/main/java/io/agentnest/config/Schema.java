@@ -231,6 +231,12 @@ final class Schema {
               "true",
               (b, v) -> b.readOnlyRootFilesystem((Boolean) v),
               c -> c.readOnlyRootFilesystem()),
+          scalar(
+              "security.read_only_workspace",
+              Kind.BOOLEAN,
+              "false",
+              (b, v) -> b.readOnlyWorkspace((Boolean) v),
+              c -> c.readOnlyWorkspace()),
           new Field(
               "security.seccomp_profile",
               Kind.FILE,

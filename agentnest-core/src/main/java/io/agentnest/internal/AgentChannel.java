@@ -34,7 +34,15 @@ public final class AgentChannel implements AutoCloseable {
   private volatile OutputStream out;
   private final Object writeLock = new Object();
   private final ConcurrentHashMap<Long, Pending> pending = new ConcurrentHashMap<>();
-  private final AtomicLong ids = new AtomicLong(1);
+
+  /**
+   * Call ids start at a random point: calls that a previous attachment left running in the agent (a
+   * client killed mid-exec) keep streaming under their ids, which a new attachment must never take
+   * for its own calls.
+   */
+  private final AtomicLong ids =
+      new AtomicLong(java.util.concurrent.ThreadLocalRandom.current().nextLong(1L << 20, 1L << 50));
+
   private final CompletableFuture<Frame> ready = new CompletableFuture<>();
   private volatile Thread reader;
   // Bumped by resume(): a reader of an older connection ends silently instead of killing the

@@ -64,8 +64,22 @@ public final class ArtifactTransfer {
     PathMatcher m = matcher(glob);
     List<String> out = new ArrayList<>();
     for (FileInfo f : files.listRecursive("")) {
-      if (!m.matches(Path.of(f.path()))) {
+      boolean control = hasControl(f.path());
+      // '**' becomes '.*', which stops at a newline: judge such a name as if it were printable,
+      // so that it is refused below instead of silently left out.
+      if (!m.matches(Path.of(f.path())) && !(control && m.matches(Path.of(printable(f.path()))))) {
         continue;
+      }
+      if (control) {
+        throw new FileOperationException(
+            "BAD_PATH",
+            "'"
+                + Bounded.escaped(f.path())
+                + "' (shown escaped) matches '"
+                + Bounded.escaped(glob)
+                + "' but its name contains a control character such as a newline, which an"
+                + " export does not write to the host: rename it in the sandbox (files().move,"
+                + " or mv) or narrow the pattern");
       }
       if (f.path().contains(MASK)) {
         // The listing masked a secret in the name: the real name must not reach the host's disk.
@@ -86,7 +100,7 @@ public final class ArtifactTransfer {
             throw new FileOperationException(
                 "SYMLINK",
                 "'"
-                    + bound(f.path())
+                    + Bounded.escaped(f.path())
                     + "' matches '"
                     + bound(glob)
                     + "' but is a symlink: artifacts are regular files only; copy the target into"
@@ -95,7 +109,7 @@ public final class ArtifactTransfer {
             throw new FileOperationException(
                 "NOT_A_FILE",
                 "'"
-                    + bound(f.path())
+                    + Bounded.escaped(f.path())
                     + "' matches but is not a regular file (a device, fifo or"
                     + " socket): narrow the pattern");
       }
@@ -576,6 +590,16 @@ public final class ArtifactTransfer {
 
   private static String rel(Path base, Path p) {
     return base.relativize(p).toString().replace('\\', '/');
+  }
+
+  private static boolean hasControl(String s) {
+    return s.chars().anyMatch(c -> c < 0x20 || c == 0x7f || (c >= 0x80 && c < 0xa0));
+  }
+
+  private static String printable(String s) {
+    StringBuilder b = new StringBuilder(s.length());
+    s.chars().forEach(c -> b.append(hasControl(String.valueOf((char) c)) ? '_' : (char) c));
+    return b.toString();
   }
 
   private static String bound(String s) {

@@ -204,7 +204,10 @@ public final class DefaultSandbox implements Sandbox {
         expiry = state.get().expiresAt();
       }
       sb.expiresAt = expiry;
-      sb.arm();
+      // A handle that attached does not own the sandbox: its death must not orphan it, and the
+      // expiry it knows must not cut short one set elsewhere (the agent keeps the later one).
+      sb.owner = state.map(HostState.Entry::owner).orElse(HostState.DETACHED);
+      sb.arm(true);
       return sb;
     } catch (RuntimeException e) {
       channel.close();
@@ -307,13 +310,33 @@ public final class DefaultSandbox implements Sandbox {
 
   /** Tells the agent, the host state and this process's reaper about the current expiry. */
   private void arm() {
+    arm(false);
+  }
+
+  /**
+   * {@code reattached}: the agent keeps its own expiry when it is later (set by a handle in another
+   * process or home, which this one does not know about).
+   */
+  private void arm(boolean reattached) {
     channel.request(
-        Json.object().put("op", "set_ttl").put("expires_at", expiresAt.getEpochSecond()),
+        Json.object()
+            .put("op", "set_ttl")
+            .put("expires_at", expiresAt.getEpochSecond())
+            .put("extend_only", reattached),
         new byte[0],
         Duration.ofSeconds(10));
-    HostState.write(new HostState.Entry(id, backend.name(), SecurityPolicy.ownerId(), expiresAt));
-    ExpiryReaper.schedule(this, expiresAt);
+    HostState.write(new HostState.Entry(id, backend.name(), owner, expiresAt));
+    if (owner.equals(SecurityPolicy.ownerId())) {
+      ExpiryReaper.schedule(this, expiresAt);
+    } else {
+      // Not ours: its owner, its agent and 'prune' end it; this handle's idea of the expiry may
+      // be older than one set elsewhere, and must not destroy it early.
+      ExpiryReaper.cancel(id);
+    }
   }
+
+  /** Who the host state names as owner: this process, or the one recorded before a reattach. */
+  private volatile String owner = SecurityPolicy.ownerId();
 
   @Override
   public Instant expiresAt() {
@@ -1008,8 +1031,10 @@ public final class DefaultSandbox implements Sandbox {
       CompletableFuture<Long> files =
           CompletableFuture.supplyAsync(
               () ->
-                  SandboxState.relayFiles(
-                          this, link, SandboxArchives.WORKSPACE, started, ready, budget)
+                  (config.readOnlyWorkspace()
+                          ? 0L
+                          : SandboxState.relayFiles(
+                              this, link, SandboxArchives.WORKSPACE, started, ready, budget))
                       + SandboxState.relayFiles(
                           this, link, SandboxArchives.TMP, started, ready, budget),
               FORK_THREADS);
@@ -1352,6 +1377,13 @@ public final class DefaultSandbox implements Sandbox {
 
   @Override
   public void detach() {
+    // Left running on purpose: the agent and 'prune' end it at its expiry, not this process (whose
+    // idea of the expiry may be older than one set elsewhere).
+    ExpiryReaper.cancel(id);
+    if (owner.equals(SecurityPolicy.ownerId())) {
+      owner = HostState.DETACHED;
+      HostState.write(new HostState.Entry(id, backend.name(), owner, expiresAt));
+    }
     channel.close();
   }
 

@@ -22,6 +22,12 @@ import org.slf4j.LoggerFactory;
 public final class HostState {
   private static final Logger LOG = LoggerFactory.getLogger(HostState.class);
 
+  /**
+   * The owner of a sandbox left running on purpose ({@code detach()}), or attached to from a
+   * process that did not create it: no process's exit orphans it, only its expiry ends it.
+   */
+  public static final String DETACHED = "detached";
+
   /** What is recorded for one sandbox. */
   public record Entry(String id, String backend, String owner, Instant expiresAt) {}
 

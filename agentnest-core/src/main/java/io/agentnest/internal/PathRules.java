@@ -62,8 +62,7 @@ public final class PathRules {
   }
 
   private static FileOperationException bad(String path, String why) {
-    String shown = path.length() > 200 ? path.substring(0, 200) + "..." : path;
     return new FileOperationException(
-        "BAD_PATH", "refused path '" + shown.replace("\0", "\\0") + "': it " + why);
+        "BAD_PATH", "refused path '" + Bounded.escaped(path) + "': it " + why);
   }
 }

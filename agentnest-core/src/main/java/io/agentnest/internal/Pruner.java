@@ -126,7 +126,7 @@ public final class Pruner {
     if (owner == null) {
       owner = r.labels().get(Labels.OWNER);
     }
-    String gone = ownerGone(owner);
+    String gone = HostState.DETACHED.equals(owner) ? null : ownerGone(owner);
     if (gone != null) {
       return gone;
     }

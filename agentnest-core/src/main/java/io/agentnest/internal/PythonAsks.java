@@ -94,7 +94,10 @@ final class PythonAsks {
       String event = Bounded.text(h.path("event").asText(), 100);
       String target = redactor.redact(Bounded.text(h.path("target").asText(), 1000), (r, n) -> {});
       String detail = redactor.redact(Bounded.text(h.path("detail").asText(), 1000), (r, n) -> {});
-      ShellClassifier.Verdict v = guard.classify(event, target);
+      boolean cut = h.path("cut").asBoolean(false) || h.path("target").asText().length() > 1000;
+      ShellClassifier.Verdict v =
+          guard.classify(
+              new PythonGuard.Report(event, target, cut, h.path("replaces").asBoolean(false)));
       long t0 = clock.askStarted();
       gate.decide(v.kind(), target, "Python " + detail, v.action(), v.reason())
           .whenComplete(

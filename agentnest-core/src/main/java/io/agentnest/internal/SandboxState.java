@@ -183,12 +183,21 @@ public final class SandboxState {
       DefaultSandbox sb, OutputStream workspace, OutputStream tmp, StateBudget budget) {
     SandboxArchives archives = sb.archives();
     long max = Math.min(MAX_FILES_BYTES, budget.limit());
-    archives.tarOut(
-        SandboxArchives.WORKSPACE,
-        List.of(),
-        false,
-        max,
-        counted(workspace, budget, "the archive of /workspace"));
+    if (sb.config().readOnlyWorkspace()) {
+      // Nothing to carry: a read-only workspace is the image's, which a copy starts from too.
+      try {
+        workspace.write(new byte[1024]); // an empty tar: its two zero end-of-archive blocks
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    } else {
+      archives.tarOut(
+          SandboxArchives.WORKSPACE,
+          List.of(),
+          false,
+          max,
+          counted(workspace, budget, "the archive of /workspace"));
+    }
     archives.tarOut(
         SandboxArchives.TMP, List.of(), false, max, counted(tmp, budget, "the archive of /tmp"));
   }
@@ -214,7 +223,11 @@ public final class SandboxState {
       DefaultSandbox target, @Nullable InputStream workspace, @Nullable InputStream tmp) {
     SandboxArchives archives = target.archives();
     try {
-      if (workspace != null) {
+      if (workspace != null && target.config().readOnlyWorkspace()) {
+        // Read to the end (a snapshot part is hashed as it is read), unpacked nowhere: the kernel
+        // would refuse every write, and the image already holds this workspace.
+        workspace.transferTo(OutputStream.nullOutputStream());
+      } else if (workspace != null) {
         archives.tarIn(SandboxArchives.WORKSPACE, "", workspace, false, MAX_FILES_BYTES);
       }
       if (tmp != null) {

@@ -51,7 +51,8 @@ public final class SecurityPolicy {
     labels.put(Labels.MEMORY, Long.toString(config.memoryBytes()));
 
     Map<String, String> env = new LinkedHashMap<>();
-    env.put("HOME", SandboxConfig.WORKSPACE);
+    // A read-only workspace cannot be HOME: programs write caches and history there.
+    env.put("HOME", config.readOnlyWorkspace() ? "/tmp" : SandboxConfig.WORKSPACE);
     env.put("LANG", "C.UTF-8");
     env.put("PYTHONDONTWRITEBYTECODE", "1");
     env.put("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
@@ -71,7 +72,11 @@ public final class SecurityPolicy {
 
     Map<String, Long> tmpfs = new LinkedHashMap<>();
     tmpfs.put("/tmp", config.tmpSizeBytes());
-    tmpfs.put(SandboxConfig.WORKSPACE, config.workspaceSizeBytes());
+    if (!config.readOnlyWorkspace()) {
+      // Otherwise /workspace is the image's directory on the read-only root: the kernel refuses
+      // every write to it, from the agent too.
+      tmpfs.put(SandboxConfig.WORKSPACE, config.workspaceSizeBytes());
+    }
 
     String seccomp = config.seccompProfile() != null ? config.seccompProfile() : SECCOMP;
     return new SandboxSpec(
@@ -80,7 +85,9 @@ public final class SecurityPolicy {
         List.of("python3", "-u", "-c", AgentSources.bootstrap()),
         config.user(),
         env,
-        "/",
+        // The engine creates the working directory: a read-only workspace then exists even when
+        // the image has none.
+        config.readOnlyWorkspace() ? SandboxConfig.WORKSPACE : "/",
         labels,
         config.cpus(),
         config.memoryBytes(),

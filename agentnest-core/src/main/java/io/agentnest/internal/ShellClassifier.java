@@ -2,18 +2,24 @@ package io.agentnest.internal;
 
 import io.agentnest.ApprovalPolicy;
 import io.agentnest.ApprovalPolicy.Action;
+import io.agentnest.internal.ShellLexer.Command;
+import io.agentnest.internal.ShellLexer.Word;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Decides what a shell command line needs under an {@link ApprovalPolicy}, before it runs: the
  * policy's own patterns, plus the built-in detection of deletions and system modifications. It
- * reads the command as written, so a deletion hidden in a script, a variable or an alias is not
- * seen: a guard rail, documented as such.
+ * reads the command as the shell would split it (see {@link ShellLexer}), looks through wrappers
+ * ({@link ShellWrappers}) and nested command lines ({@code bash -c}), and fails closed where it
+ * cannot know: a command longer than it reads, or a command word the shell only expands when it
+ * runs, gets the strictest action the policy has. What a script file, an alias or a program's own
+ * logic does is not seen: a guard rail, documented as such.
  */
 public final class ShellClassifier {
   /** A finding: what kind of operation, what the policy says about it, and why. */
@@ -36,75 +42,240 @@ public final class ShellClassifier {
   private static final Set<String> INSTALL_VERBS =
       Set.of("install", "add", "i", "-i", "-S", "-U", "remove", "purge", "uninstall", "upgrade");
 
-  /** Commands whose last argument is where they write. */
-  private static final Set<String> COPY_COMMANDS = Set.of("cp", "mv", "rsync", "install", "ln");
+  /** Words that start a compound command; the command word follows them. */
+  private static final Set<String> RESERVED =
+      Set.of("!", "if", "then", "elif", "else", "while", "until", "do", "[[");
 
-  /** Commands that write every path argument. */
-  private static final Set<String> CREATE_COMMANDS = Set.of("touch", "mkdir", "truncate", "tee");
+  /** find actions that run a command, up to {@code ;} or {@code +}. */
+  private static final Set<String> FIND_EXEC = Set.of("-exec", "-execdir", "-ok", "-okdir");
 
-  private static final Set<String> WRAPPERS =
-      Set.of("sudo", "doas", "env", "nohup", "nice", "time", "timeout", "xargs", "command", "exec");
-  private static final Pattern REDIRECT = Pattern.compile("(?:^|[^0-9&<>])(?:[0-9]?|&)>>?\\|?\\s*");
+  private static final Set<String> GIT_VALUE_OPTIONS =
+      Set.of(
+          "-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env");
+
   private static final Set<String> HARMLESS_TARGETS =
       Set.of("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero");
+
+  private static final Pattern ASSIGNMENT = Pattern.compile("[A-Za-z_][A-Za-z0-9_]*\\+?=.*");
 
   private ShellClassifier() {}
 
   /** The strictest verdict for {@code command} under {@code policy}. */
   public static Verdict classify(String command, ApprovalPolicy policy) {
-    Verdict best = Verdict.ALLOW;
-    for (ApprovalPolicy.ShellRule rule : policy.shellRules()) {
-      if (rule.pattern().matcher(command).find()) {
-        best =
-            best.stricter(new Verdict("shell", rule.action(), "matches /" + rule.pattern() + "/"));
-      }
+    return classify(command, policy, 0);
+  }
+
+  /** The strictest action any rule of {@code policy} has, with {@code reason}. */
+  static Verdict strictest(ApprovalPolicy policy, String reason) {
+    Action a = policy.fileDeletion().max(policy.systemModification());
+    for (ApprovalPolicy.ShellRule r : policy.shellRules()) {
+      a = a.max(r.action());
     }
-    if (policy.fileDeletion() == Action.ALLOW && policy.systemModification() == Action.ALLOW) {
+    return new Verdict("shell", a, reason);
+  }
+
+  private static boolean judgesCommands(ApprovalPolicy p) {
+    return p.fileDeletion() != Action.ALLOW
+        || p.systemModification() != Action.ALLOW
+        || p.shellRules().stream().anyMatch(r -> r.action() != Action.ALLOW);
+  }
+
+  private static Verdict classify(String command, ApprovalPolicy policy, int depth) {
+    Verdict best = patterns(command, policy, Verdict.ALLOW);
+    if (!judgesCommands(policy)) {
       return best;
     }
-    for (List<String> words : simpleCommands(command)) {
-      for (Verdict v : builtIn(words, policy)) {
-        best = best.stricter(v);
+    if (depth > ShellLexer.MAX_DEPTH) {
+      return best.stricter(strictest(policy, "command lines nested too deep to follow"));
+    }
+    ShellLexer.Result lexed = ShellLexer.lex(command);
+    if (lexed.incomplete()) {
+      best =
+          best.stricter(
+              strictest(
+                  policy,
+                  command.length() > ShellLexer.MAX_CHARS
+                      ? "the command is "
+                          + command.length()
+                          + " characters long, longer than the "
+                          + ShellLexer.MAX_CHARS
+                          + " the approval rules read: split it up or put it in a script"
+                      : "the command nests substitutions deeper than the approval rules follow"));
+    }
+    StringBuilder line = new StringBuilder();
+    for (Command c : lexed.commands()) {
+      Analysis a = analyse(c.words(), policy, depth);
+      best = best.stricter(a.verdict());
+      if (!a.canonical().isEmpty()) {
+        // The command as the program sees it, so that a pattern like \bgit\s+push\b is not
+        // dodged by git -c k=v push, a wrapper, a path or quotes.
+        best = patterns(a.canonical(), policy, best);
+        line.append(a.canonical()).append(' ').append(c.separator()).append(' ');
       }
     }
+    best = patterns(line.toString(), policy, best);
     if (policy.systemModification() != Action.ALLOW) {
-      String outside = redirectOutside(command, policy.writablePaths());
-      if (outside != null) {
-        best =
-            best.stricter(
-                new Verdict(
-                    "system.modify",
-                    policy.systemModification(),
-                    "redirects output to " + outside + ", outside the writable paths"));
+      for (Word target : lexed.outputTargets()) {
+        if (isOutside(target.text(), policy.writablePaths())) {
+          best =
+              best.stricter(
+                  new Verdict(
+                      "system.modify",
+                      policy.systemModification(),
+                      "redirects output to " + target.text() + ", outside the writable paths"));
+        }
       }
     }
     return best;
   }
 
-  private static List<Verdict> builtIn(List<String> words, ApprovalPolicy policy) {
-    List<Verdict> out = new ArrayList<>();
-    int i = 0;
-    while (i < words.size() && (WRAPPERS.contains(words.get(i)) || isAssignment(words.get(i)))) {
-      i++;
-      // Options of the wrapper itself, e.g. "timeout 5", "sudo -u x", "env -i".
-      while (i < words.size() && (words.get(i).startsWith("-") || words.get(i).matches("\\d+"))) {
-        i++;
+  private static Verdict patterns(String text, ApprovalPolicy policy, Verdict best) {
+    Verdict out = best;
+    for (ApprovalPolicy.ShellRule rule : policy.shellRules()) {
+      if (rule.pattern().matcher(text).find()) {
+        out = out.stricter(new Verdict("shell", rule.action(), "matches /" + rule.pattern() + "/"));
       }
     }
-    if (i >= words.size()) {
-      return out;
+    return out;
+  }
+
+  /** A simple command's verdict, and its text with wrappers taken off (for the patterns). */
+  private record Analysis(Verdict verdict, String canonical) {}
+
+  private static Analysis analyse(List<Word> words, ApprovalPolicy policy, int depth) {
+    Verdict best = Verdict.ALLOW;
+    int i = 0;
+    int wrapper = -1;
+    while (true) {
+      while (i < words.size()
+          && (RESERVED.contains(words.get(i).text()) && !words.get(i).expanded()
+              || ASSIGNMENT.matcher(words.get(i).text()).matches())) {
+        i++;
+      }
+      if (i >= words.size()) {
+        // Nothing wrapped (sh -c '...', su -c '...'): the patterns see the wrapper itself.
+        return new Analysis(best, wrapper < 0 ? "" : text(words.subList(wrapper, words.size())));
+      }
+      Word w = words.get(i);
+      if (w.expanded()) {
+        return new Analysis(best.stricter(unresolved(policy, w.text())), "");
+      }
+      String name = basename(w.text());
+      if (!ShellWrappers.isWrapper(name)) {
+        break;
+      }
+      wrapper = i;
+      ShellWrappers.Unwrapped u = ShellWrappers.unwrap(name, words, i + 1);
+      for (Word script : u.scripts()) {
+        best =
+            best.stricter(
+                script.expanded()
+                    ? unresolved(policy, script.text())
+                    : classify(script.text(), policy, depth + 1));
+      }
+      i = u.commandIndex();
     }
-    String cmd = basename(words.get(i));
-    List<String> args = words.subList(i + 1, words.size());
+    String cmd = basename(words.get(i).text());
+    List<Word> argWords = words.subList(i + 1, words.size());
+    List<String> args = argWords.stream().map(Word::text).toList();
+    if (cmd.equals("git")) {
+      return git(args, policy, best);
+    }
+    for (Verdict v : builtIn(cmd, args, policy)) {
+      best = best.stricter(v);
+    }
+    if (cmd.equals("find")) {
+      best = best.stricter(findActions(argWords, policy, depth));
+    }
+    return new Analysis(best, (cmd + " " + String.join(" ", args)).strip());
+  }
+
+  /** The words as one line, the command word by its name (the patterns' view). */
+  private static String text(List<Word> words) {
+    List<String> out = new ArrayList<>();
+    for (Word w : words) {
+      out.add(out.isEmpty() ? basename(w.text()) : w.text());
+    }
+    return String.join(" ", out);
+  }
+
+  private static Verdict unresolved(ApprovalPolicy policy, String word) {
+    return strictest(
+        policy,
+        "the command '"
+            + Bounded.text(word, 100)
+            + "' is only known when the shell expands it (a glob, brace or $'...' expansion, a"
+            + " variable or a substitution), so the approval rules cannot tell what it runs:"
+            + " spell the command out");
+  }
+
+  /** find -exec/-execdir/-ok/-okdir run the words up to ';' or '+' as a command. */
+  private static Verdict findActions(List<Word> args, ApprovalPolicy policy, int depth) {
+    Verdict best = Verdict.ALLOW;
+    for (int k = 0; k < args.size(); k++) {
+      if (!FIND_EXEC.contains(args.get(k).text())) {
+        continue;
+      }
+      int end = k + 1;
+      while (end < args.size()
+          && !args.get(end).text().equals(";")
+          && !args.get(end).text().equals("+")) {
+        end++;
+      }
+      if (depth < ShellLexer.MAX_DEPTH) {
+        best = best.stricter(analyse(args.subList(k + 1, end), policy, depth + 1).verdict());
+      }
+      k = end;
+    }
+    return best;
+  }
+
+  /** git, past its global options (-C dir, -c k=v, --git-dir ...), by subcommand. */
+  private static Analysis git(List<String> args, ApprovalPolicy policy, Verdict best) {
+    int j = 0;
+    while (j < args.size() && args.get(j).startsWith("-")) {
+      String a = args.get(j);
+      String value = null;
+      if (GIT_VALUE_OPTIONS.contains(a)) {
+        value = j + 1 < args.size() ? args.get(j + 1) : "";
+        j += 2;
+      } else {
+        if (a.startsWith("-c") && a.length() > 2) {
+          value = a.substring(2);
+        }
+        j++;
+      }
+      if (("-c".equals(a) || a.startsWith("-c")) && value != null && value.startsWith("alias.")) {
+        // An alias made on the command line runs whatever it says (even a shell command).
+        return new Analysis(best.stricter(unresolved(policy, "git -c " + value)), "");
+      }
+    }
+    List<String> rest = args.subList(Math.min(j, args.size()), args.size());
+    Verdict out = best;
+    if (policy.fileDeletion() != Action.ALLOW && !rest.isEmpty()) {
+      String sub = rest.get(0);
+      if (sub.equals("clean")) {
+        out =
+            out.stricter(
+                new Verdict(
+                    "file.delete", policy.fileDeletion(), "'git clean' deletes untracked files"));
+      } else if (sub.equals("rm") && !rest.contains("--cached")) {
+        out =
+            out.stricter(
+                new Verdict("file.delete", policy.fileDeletion(), "'git rm' deletes files"));
+      }
+    }
+    return new Analysis(out, ("git " + String.join(" ", rest)).strip());
+  }
+
+  private static List<Verdict> builtIn(String cmd, List<String> args, ApprovalPolicy policy) {
+    List<Verdict> out = new ArrayList<>();
     Action del = policy.fileDeletion();
     Action sys = policy.systemModification();
     if (del != Action.ALLOW) {
-      if (DELETE_COMMANDS.contains(cmd)) {
-        out.add(new Verdict("file.delete", del, "'" + cmd + "' deletes files"));
-      } else if (cmd.equals("find") && (args.contains("-delete") || execsDelete(args))) {
-        out.add(new Verdict("file.delete", del, "'find' with -delete deletes files"));
-      } else if (cmd.equals("git") && !args.isEmpty() && args.get(0).equals("clean")) {
-        out.add(new Verdict("file.delete", del, "'git clean' deletes untracked files"));
+      String why = deletes(cmd, args);
+      if (why != null) {
+        out.add(new Verdict("file.delete", del, why));
       }
     }
     if (sys != Action.ALLOW) {
@@ -114,23 +285,40 @@ public final class ShellClassifier {
       if (isPackageInstall(cmd, args)) {
         out.add(new Verdict("system.modify", sys, "'" + cmd + "' installs or removes packages"));
       }
-      String target = writeTargetOutside(cmd, args, policy.writablePaths());
-      if (target != null) {
-        out.add(
-            new Verdict(
-                "system.modify",
-                sys,
-                "'" + cmd + "' writes " + target + ", outside the writable paths"));
+      for (String target : WriteTargets.of(cmd, args)) {
+        if (isOutside(target, policy.writablePaths())) {
+          out.add(
+              new Verdict(
+                  "system.modify",
+                  sys,
+                  "'" + cmd + "' writes " + target + ", outside the writable paths"));
+          break;
+        }
       }
     }
     return out;
   }
 
-  private static boolean execsDelete(List<String> args) {
-    int exec = args.indexOf("-exec");
-    return exec >= 0
-        && exec + 1 < args.size()
-        && DELETE_COMMANDS.contains(basename(args.get(exec + 1)));
+  private static @Nullable String deletes(String cmd, List<String> args) {
+    if (DELETE_COMMANDS.contains(cmd)) {
+      return "'" + cmd + "' deletes files";
+    }
+    if (cmd.equals("find") && args.contains("-delete")) {
+      return "'find' with -delete deletes files";
+    }
+    if (cmd.equals("rsync")
+        && args.stream()
+            .anyMatch(
+                a ->
+                    a.startsWith("--delete")
+                        || a.equals("--remove-source-files")
+                        || a.equals("--remove-sent-files"))) {
+      return "'rsync' with --delete or --remove-source-files deletes files";
+    }
+    if (cmd.equals("tar") && args.contains("--remove-files")) {
+      return "'tar --remove-files' deletes the files it archives";
+    }
+    return null;
   }
 
   private static boolean isPackageInstall(String cmd, List<String> args) {
@@ -147,48 +335,17 @@ public final class ShellClassifier {
     return cmd.equals("uv") && args.size() >= 2 && INSTALL_VERBS.contains(args.get(1));
   }
 
-  private static @org.jspecify.annotations.Nullable String writeTargetOutside(
-      String cmd, List<String> args, List<String> writable) {
-    List<String> paths = args.stream().filter(a -> !a.startsWith("-")).toList();
-    if (COPY_COMMANDS.contains(cmd) && paths.size() >= 2) {
-      String dest = paths.get(paths.size() - 1);
-      return isOutside(dest, writable) ? dest : null;
-    }
-    if (CREATE_COMMANDS.contains(cmd)) {
-      return paths.stream().filter(p -> isOutside(p, writable)).findFirst().orElse(null);
-    }
-    if (cmd.equals("dd")) {
-      for (String a : args) {
-        if (a.startsWith("of=") && isOutside(a.substring(3), writable)) {
-          return a.substring(3);
-        }
-      }
-    }
-    if (cmd.equals("sed") && args.stream().anyMatch(a -> a.startsWith("-i"))) {
-      return paths.stream().filter(p -> isOutside(p, writable)).findFirst().orElse(null);
-    }
-    return null;
-  }
-
-  private static @org.jspecify.annotations.Nullable String redirectOutside(
-      String command, List<String> writable) {
-    Matcher m = REDIRECT.matcher(command);
-    while (m.find()) {
-      String rest = command.substring(m.end());
-      String target = firstWord(rest);
-      if (!target.isEmpty() && isOutside(target, writable)) {
-        return target;
-      }
-    }
-    return null;
-  }
-
   /** Whether an absolute path lies outside every writable directory. Relative paths are inside. */
   static boolean isOutside(String path, List<String> writable) {
     if (!path.startsWith("/") || HARMLESS_TARGETS.contains(path) || path.startsWith("/dev/fd/")) {
       return false;
     }
-    String norm = java.nio.file.Path.of(path).normalize().toString();
+    String norm;
+    try {
+      norm = Path.of(path).normalize().toString();
+    } catch (java.nio.file.InvalidPathException e) {
+      return true; // not a path this host can even read: not inside anything
+    }
     for (String w : writable) {
       if (w.equals("/") || norm.equals(w) || norm.startsWith(w + "/")) {
         return false;
@@ -197,108 +354,8 @@ public final class ShellClassifier {
     return true;
   }
 
-  private static boolean isAssignment(String word) {
-    return word.matches("[A-Za-z_][A-Za-z0-9_]*=.*");
-  }
-
   private static String basename(String word) {
     int slash = word.lastIndexOf('/');
     return (slash >= 0 ? word.substring(slash + 1) : word).toLowerCase(Locale.ROOT);
-  }
-
-  private static String firstWord(String s) {
-    List<List<String>> cmds = simpleCommands(s);
-    return cmds.isEmpty() || cmds.get(0).isEmpty() ? "" : cmds.get(0).get(0);
-  }
-
-  /**
-   * Splits a command line into simple commands (at {@code ; & | && || ( ) ` $(} and newlines) of
-   * words, with quotes removed. Not a full shell parser: enough to find the command words.
-   */
-  static List<List<String>> simpleCommands(String line) {
-    List<List<String>> out = new ArrayList<>();
-    List<String> words = new ArrayList<>();
-    StringBuilder w = new StringBuilder();
-    boolean inWord = false;
-    char quote = 0;
-    int n = Math.min(line.length(), 64 * 1024);
-    for (int i = 0; i < n; i++) {
-      char c = line.charAt(i);
-      if (quote != 0) {
-        if (c == quote) {
-          quote = 0;
-        } else if (c == '\\' && quote == '"' && i + 1 < n) {
-          w.append(line.charAt(++i));
-        } else {
-          w.append(c);
-        }
-        continue;
-      }
-      switch (c) {
-        case '\'', '"' -> {
-          quote = c;
-          inWord = true;
-        }
-        case '\\' -> {
-          if (i + 1 < n) {
-            w.append(line.charAt(++i));
-            inWord = true;
-          }
-        }
-        case ' ', '\t' -> {
-          inWord = flush(w, words, inWord);
-        }
-        case ';', '&', '|', '\n', '(', ')', '`', '{', '}' -> {
-          inWord = flush(w, words, inWord);
-          if (!words.isEmpty()) {
-            out.add(words);
-            words = new ArrayList<>();
-          }
-        }
-        case '$' -> {
-          if (i + 1 < n && line.charAt(i + 1) == '(') {
-            inWord = flush(w, words, inWord);
-            if (!words.isEmpty()) {
-              out.add(words);
-              words = new ArrayList<>();
-            }
-            i++;
-          } else {
-            w.append(c);
-            inWord = true;
-          }
-        }
-        case '<', '>' -> {
-          // A redirection ends the word; its target is not a command argument.
-          inWord = flush(w, words, inWord);
-          while (i + 1 < n && (line.charAt(i + 1) == '>' || line.charAt(i + 1) == '&')) {
-            i++;
-          }
-          while (i + 1 < n && line.charAt(i + 1) == ' ') {
-            i++;
-          }
-          while (i + 1 < n && " \t;&|<>()\n".indexOf(line.charAt(i + 1)) < 0) {
-            i++;
-          }
-        }
-        default -> {
-          w.append(c);
-          inWord = true;
-        }
-      }
-    }
-    flush(w, words, inWord);
-    if (!words.isEmpty()) {
-      out.add(words);
-    }
-    return out;
-  }
-
-  private static boolean flush(StringBuilder w, List<String> words, boolean inWord) {
-    if (inWord) {
-      words.add(w.toString());
-      w.setLength(0);
-    }
-    return false;
   }
 }

@@ -610,36 +610,12 @@ public final class SnapshotStore {
                   + MAX_MANIFEST_BYTES / 2
                   + ": the sandbox's configuration (seccomp profile, labels, rules) is too large");
         }
-        ObjectNode signed = Json.object();
-        signed.set("manifest", m);
-        signed.put("hmac_sha256", hmac(body));
-        Path mf = staging.resolve("manifest.json");
-        try (var ch =
-            java.nio.channels.FileChannel.open(
-                mf, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-          ch.write(java.nio.ByteBuffer.wrap(Json.MAPPER.writeValueAsBytes(signed)));
-          ch.force(true);
-        }
-        Path dir = root.resolve(name);
-        if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
-          if (!replace) {
-            throw new SnapshotException(
-                "EXISTS",
-                "snapshot '"
-                    + name
-                    + "' was saved by someone else meanwhile: choose another name, or replace"
-                    + " it (--force, or snapshot(name, true))");
-          }
-          Path old = root.resolve(".removing-" + name + "-" + System.nanoTime());
-          Files.move(dir, old, StandardCopyOption.ATOMIC_MOVE);
-          HostFiles.deleteTree(old);
-        }
-        try {
-          Files.move(staging, dir, StandardCopyOption.ATOMIC_MOVE);
-        } catch (AtomicMoveNotSupportedException e) {
-          throw new SnapshotException(
-              "IO", "the snapshot store " + root + " must be on one file system");
-        }
+        SnapshotIndex index = index();
+        index.locked(
+            state -> {
+              publish(name, m, state, index, staging, replace);
+              return true;
+            });
         return info(m);
       } finally {
         if (Files.exists(staging, LinkOption.NOFOLLOW_LINKS)) {
@@ -657,6 +633,55 @@ public final class SnapshotStore {
               + e.getMessage()
               + " (is the disk full, or the directory not writable?)");
     }
+  }
+
+  /**
+   * Under the index's lock: gives the manifest the next generation, signs and writes it, moves the
+   * staging directory into place and records the generation in the index.
+   */
+  private void publish(
+      String name,
+      ObjectNode m,
+      SnapshotIndex.State state,
+      SnapshotIndex index,
+      Path staging,
+      boolean replace)
+      throws IOException {
+    long generation = state.counter() + 1;
+    m.put("generation", generation);
+    byte[] body = Json.MAPPER.writeValueAsBytes(m);
+    String signature = hmac(body);
+    ObjectNode signed = Json.object();
+    signed.set("manifest", m);
+    signed.put("hmac_sha256", signature);
+    Path mf = staging.resolve("manifest.json");
+    try (var ch =
+        java.nio.channels.FileChannel.open(
+            mf, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+      ch.write(java.nio.ByteBuffer.wrap(Json.MAPPER.writeValueAsBytes(signed)));
+      ch.force(true);
+    }
+    Path dir = root.resolve(name);
+    if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
+      if (!replace) {
+        throw new SnapshotException(
+            "EXISTS",
+            "snapshot '"
+                + name
+                + "' was saved by someone else meanwhile: choose another name, or replace"
+                + " it (--force, or snapshot(name, true))");
+      }
+      Path old = root.resolve(".removing-" + name + "-" + System.nanoTime());
+      Files.move(dir, old, StandardCopyOption.ATOMIC_MOVE);
+      HostFiles.deleteTree(old);
+    }
+    try {
+      Files.move(staging, dir, StandardCopyOption.ATOMIC_MOVE);
+    } catch (AtomicMoveNotSupportedException e) {
+      throw new SnapshotException(
+          "IO", "the snapshot store " + root + " must be on one file system");
+    }
+    index.put(state, name, generation, signature);
   }
 
   private static ObjectNode manifest(
@@ -747,7 +772,8 @@ public final class SnapshotStore {
     o.put("exec_timeout_ms", c.execTimeout().toMillis())
         .put("start_timeout_ms", c.startTimeout().toMillis())
         .put("ttl_ms", c.ttl().toMillis())
-        .put("read_only_root", c.readOnlyRootFilesystem());
+        .put("read_only_root", c.readOnlyRootFilesystem())
+        .put("read_only_workspace", c.readOnlyWorkspace());
     if (c.seccompProfile() != null) {
       o.put("seccomp_profile", c.seccompProfile());
     }
@@ -884,20 +910,27 @@ public final class SnapshotStore {
   }
 
   /**
-   * Starts a sandbox from the snapshot's checkpoint image: the verified memory parts are linked (or
-   * copied) into a private directory, hashed again there, and the backend starts a new sandbox from
-   * them, whose agent runs already. Null when the backend cannot restore a checkpoint here.
+   * Starts a sandbox from the snapshot's checkpoint image: the verified memory parts are copied
+   * into a private directory, hashed again there, and the backend starts a new sandbox from them,
+   * whose agent runs already. Null when the backend cannot restore a checkpoint here. The private
+   * directory lies beside the key, not in the store, where a writer of the store could swap it.
    */
   private @Nullable DefaultSandbox restoreMemory(Loaded l, SandboxConfig config) {
     String name = l.manifest.path("name").asText();
     Path tmp;
+    Path privateDir = restoringParent();
     try {
-      Files.createDirectories(root);
-      tmp = Files.createTempDirectory(root, ".restoring-" + name + "-");
+      Files.createDirectories(privateDir);
+      tmp = Files.createTempDirectory(privateDir, ".restoring-" + name + "-");
     } catch (IOException e) {
       throw new SnapshotException(
           "IO",
-          "cannot restore snapshot '" + name + "': cannot write " + root + ": " + e.getMessage());
+          "cannot restore snapshot '"
+              + name
+              + "': cannot write "
+              + privateDir
+              + ": "
+              + e.getMessage());
     }
     try {
       for (JsonNode p : l.manifest.path("parts")) {
@@ -922,8 +955,9 @@ public final class SnapshotStore {
   }
 
   /**
-   * Links (or copies) one verified memory part into {@code into} under its name below {@code
-   * memory/}, and hashes what was placed: the bytes the runtime reads are the ones checked.
+   * Copies one verified memory part into {@code into} under its name below {@code memory/}, and
+   * hashes the copy: the bytes the runtime reads are the ones checked. Never a hard link: a link
+   * shares the store's file, which a writer of the store could change after the hash.
    */
   static void placeMemoryPart(Path dir, JsonNode p, String name, Path into) throws IOException {
     String file = p.path("file").asText();
@@ -936,11 +970,7 @@ public final class SnapshotStore {
     if (parent != null) {
       Files.createDirectories(parent);
     }
-    try {
-      Files.createLink(dst, src);
-    } catch (IOException | UnsupportedOperationException e) {
-      Files.copy(src, dst, LinkOption.NOFOLLOW_LINKS);
-    }
+    copyAtMost(src, dst, p.path("size").asLong() + 1);
     MessageDigest sha = HostFiles.newSha256();
     long size = 0;
     byte[] buf = new byte[1 << 16];
@@ -956,6 +986,20 @@ public final class SnapshotStore {
     if (size != p.path("size").asLong()
         || !HexFormat.of().formatHex(sha.digest()).equals(p.path("sha256").asText())) {
       throw corrupt(name, "has part " + file + " whose sha256 does not match the manifest");
+    }
+  }
+
+  /** Copies at most {@code max} bytes (a part that grew meanwhile is not copied whole). */
+  private static void copyAtMost(Path src, Path dst, long max) throws IOException {
+    byte[] buf = new byte[1 << 16];
+    long left = max;
+    try (InputStream in = Files.newInputStream(src, LinkOption.NOFOLLOW_LINKS);
+        java.io.OutputStream out =
+            Files.newOutputStream(dst, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+      for (int n; left > 0 && (n = in.read(buf, 0, (int) Math.min(buf.length, left))) >= 0; ) {
+        out.write(buf, 0, n);
+        left -= n;
+      }
     }
   }
 
@@ -1133,7 +1177,8 @@ public final class SnapshotStore {
             .execTimeout(Duration.ofMillis(c.path("exec_timeout_ms").asLong()))
             .startTimeout(Duration.ofMillis(c.path("start_timeout_ms").asLong()))
             .ttl(Duration.ofMillis(c.path("ttl_ms").asLong()))
-            .readOnlyRootFilesystem(c.path("read_only_root").asBoolean(true));
+            .readOnlyRootFilesystem(c.path("read_only_root").asBoolean(true))
+            .readOnlyWorkspace(c.path("read_only_workspace").asBoolean(false));
         for (Iterator<Map.Entry<String, JsonNode>> it = c.path("labels").fields(); it.hasNext(); ) {
           Map.Entry<String, JsonNode> e = it.next();
           b.label(e.getKey(), e.getValue().asText());
@@ -1229,11 +1274,30 @@ public final class SnapshotStore {
     }
   }
 
-  /** Reads and verifies the manifest of {@code name} (signature, format, part list). */
+  /**
+   * Reads and verifies the manifest of {@code name} (signature, format, part list), and that it is
+   * the latest one saved under that name (the signed index).
+   */
   Loaded load(String name) {
+    return load(name, true);
+  }
+
+  private Loaded load(String name, boolean latestOnly) {
     checkName(name);
     Path dir = root.resolve(name);
     Path mf = dir.resolve("manifest.json");
+    if (Files.isSymbolicLink(dir)) {
+      throw new SnapshotException(
+          "TAMPERED",
+          "snapshot '"
+              + name
+              + "' in "
+              + root
+              + " is a symbolic link, not a directory the store made: it is refused; remove the"
+              + " link ('agentnest snapshot rm "
+              + name
+              + "')");
+    }
     if (!Files.isRegularFile(mf, LinkOption.NOFOLLOW_LINKS)) {
       throw new SnapshotException(
           "NOT_FOUND",
@@ -1313,7 +1377,48 @@ public final class SnapshotStore {
       throw corrupt(
           name, "says memory=" + m.path("memory") + " but lists " + memory + " memory parts");
     }
+    if (latestOnly) {
+      try {
+        index().checkLatest(name, m, signed.path("hmac_sha256").asText());
+      } catch (IOException e) {
+        throw new SnapshotException(
+            "IO", "cannot read the snapshot index beside " + keyFile() + ": " + e.getMessage());
+      }
+    }
     return new Loaded(m, dir);
+  }
+
+  /** The signed record of the latest manifest per name, beside the key (outside the store). */
+  SnapshotIndex index() {
+    return new SnapshotIndex(
+        keyFile().resolveSibling("snapshot.index"), this::hmac, this::adoptable);
+  }
+
+  /** The store's valid snapshots as index entries: adopted once, when there is no index yet. */
+  private Map<String, SnapshotIndex.Entry> adoptable() throws IOException {
+    Map<String, SnapshotIndex.Entry> out = new LinkedHashMap<>();
+    if (!Files.isDirectory(root)) {
+      return out;
+    }
+    try (DirectoryStream<Path> ds = Files.newDirectoryStream(root)) {
+      for (Path d : ds) {
+        String n = d.getFileName().toString();
+        if (n.startsWith(".") || !NAME.matcher(n).matches()) {
+          continue;
+        }
+        try {
+          JsonNode m = load(n, false).manifest;
+          JsonNode signed = Json.MAPPER.readTree(Files.readAllBytes(d.resolve("manifest.json")));
+          out.put(
+              n,
+              new SnapshotIndex.Entry(
+                  m.path("generation").asLong(0), signed.path("hmac_sha256").asText()));
+        } catch (SnapshotException e) {
+          LOG.warn("snapshot '{}' not adopted into the index: {}", n, e.getMessage());
+        }
+      }
+    }
+    return out;
   }
 
   /** Checks every part against the manifest (present, size, sha256) before anything is used. */
@@ -1456,9 +1561,15 @@ public final class SnapshotStore {
       return false;
     }
     try {
-      Path old = root.resolve(".removing-" + name + "-" + System.nanoTime());
-      Files.move(dir, old, StandardCopyOption.ATOMIC_MOVE);
-      HostFiles.deleteTree(old);
+      SnapshotIndex index = index();
+      index.locked(
+          state -> {
+            Path old = root.resolve(".removing-" + name + "-" + System.nanoTime());
+            Files.move(dir, old, StandardCopyOption.ATOMIC_MOVE);
+            index.remove(state, name);
+            HostFiles.deleteTree(old);
+            return true;
+          });
       return true;
     } catch (IOException e) {
       throw new SnapshotException("IO", "cannot remove snapshot '" + name + "': " + e.getMessage());
@@ -1471,8 +1582,24 @@ public final class SnapshotStore {
   /** Staging directories older than this are no save in progress any more. */
   static final Duration LEFTOVER_AGE = Duration.ofHours(1);
 
-  /** Staging and removal directories of this store older than {@code age}. */
+  /** Where restores place memory parts: the key's directory, which only its owner writes. */
+  private Path restoringParent() {
+    Path parent = keyFile().getParent();
+    return parent == null ? root : parent;
+  }
+
+  /** Staging, removal and restore directories of this store older than {@code age}. */
   public List<Leftover> leftovers(Duration age, Instant now) {
+    List<Leftover> out = new ArrayList<>(leftovers(root, age, now));
+    if (!restoringParent().equals(root)) {
+      leftovers(restoringParent(), age, now).stream()
+          .filter(l -> l.name().startsWith(".restoring-"))
+          .forEach(out::add);
+    }
+    return out;
+  }
+
+  private static List<Leftover> leftovers(Path root, Duration age, Instant now) {
     List<Leftover> out = new ArrayList<>();
     if (!Files.isDirectory(root, LinkOption.NOFOLLOW_LINKS)) {
       return out;

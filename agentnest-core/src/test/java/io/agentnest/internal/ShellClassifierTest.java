@@ -76,8 +76,11 @@ class ShellClassifierTest {
   @Test
   void quotedCommandWordsAreStillSeen() {
     assertThat(ShellClassifier.classify("'rm' -f x", GUARDED).kind()).isEqualTo("file.delete");
-    assertThat(ShellClassifier.classify("bash -c 'rm -f x'", GUARDED).action())
-        .as("a command inside a quoted script is a guard-rail gap, documented")
+    assertThat(ShellClassifier.classify("bash -c 'rm -f x'", GUARDED).kind())
+        .as("a command line handed to a shell is read too")
+        .isEqualTo("file.delete");
+    assertThat(ShellClassifier.classify("bash clean.sh", GUARDED).action())
+        .as("what a script file does is a guard-rail gap, documented")
         .isEqualTo(Action.ALLOW);
   }
 

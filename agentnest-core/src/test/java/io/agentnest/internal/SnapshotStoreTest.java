@@ -203,7 +203,9 @@ class SnapshotStoreTest {
     assertThat(store().list()).hasSize(8);
     try (var s = Files.list(home)) {
       assertThat(s.map(p -> p.getFileName().toString()))
-          .containsExactlyInAnyOrder("snapshot.key", "snapshots");
+          .as("one key, one index (every save recorded in it), no temporary files")
+          .containsExactlyInAnyOrder(
+              "snapshot.key", "snapshot.index", "snapshot.index.lock", "snapshots");
     }
   }
 
@@ -369,6 +371,30 @@ class SnapshotStoreTest {
     Files.createSymbolicLink(home.resolve("snapshots/m1/memory"), elsewhere);
     assertThatThrownBy(() -> SnapshotStore.verifyParts(store().load("m1")))
         .hasMessageContaining("which is not a directory");
+  }
+
+  @Test
+  void aPlacedMemoryPartIsAPrivateCopyThatLaterWritesToTheStoreDoNotReach() throws Exception {
+    save("m3");
+    byte[] img = addMemoryPart("m3");
+    SnapshotStore.Loaded l = store().load("m3");
+    JsonNode part = l.part("memory");
+    assertThat(part).isNotNull();
+    Path into = Files.createDirectory(home.resolve("placed"));
+    SnapshotStore.placeMemoryPart(l.dir(), part, "m3", into);
+    Path placed = into.resolve("checkpoint.img");
+    assertThat(Files.getAttribute(placed, "unix:nlink")).as("not a hard link").isEqualTo(1);
+    // A writer of the store rewrites the part in place after the second hash, before the
+    // runtime reads it: what was placed (and hashed) does not change.
+    byte[] evil = new byte[img.length];
+    Arrays.fill(evil, (byte) 'X');
+    try (var ch =
+        java.nio.channels.FileChannel.open(
+            home.resolve("snapshots/m3/memory/checkpoint.img"),
+            java.nio.file.StandardOpenOption.WRITE)) {
+      ch.write(java.nio.ByteBuffer.wrap(evil));
+    }
+    assertThat(Files.readAllBytes(placed)).isEqualTo(img);
   }
 
   @Test

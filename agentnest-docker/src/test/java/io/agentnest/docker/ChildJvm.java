@@ -52,6 +52,28 @@ public final class ChildJvm {
   }
 
   /**
+   * A host process that attaches to a running sandbox and starts a streaming command in it,
+   * printing a line per output chunk, then waits (at most two minutes) to be killed mid-exec. Args:
+   * sandbox id, command.
+   */
+  public static final class MidExecClient {
+    public static void main(String[] args) throws InterruptedException {
+      io.agentnest.Sandbox sb = io.agentnest.Sandbox.connect(args[0]);
+      sb.execAsync(
+          args[1],
+          io.agentnest.ExecOptions.builder()
+              .timeout(java.time.Duration.ofMinutes(2))
+              .onOutput(
+                  c -> {
+                    System.out.println("out " + c.text().strip());
+                    System.out.flush();
+                  })
+              .build());
+      Thread.sleep(120_000);
+    }
+  }
+
+  /**
    * A host process that creates sandboxes and then just waits (at most two minutes), so a test can
    * kill it with SIGKILL while it holds them. Args: count, ttl seconds.
    */
