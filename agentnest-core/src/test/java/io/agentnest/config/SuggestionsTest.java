@@ -59,7 +59,8 @@ class SuggestionsTest {
             "ask_burst",
             "asks_per_call",
             "destroy_after_refusals");
-    assertThat(Schema.keysUnder("security")).containsExactly("read_only_root", "read_only_workspace", "seccomp_profile");
+    assertThat(Schema.keysUnder("security"))
+        .containsExactly("read_only_root", "read_only_workspace", "seccomp_profile");
   }
 
   @Property(tries = 200)
