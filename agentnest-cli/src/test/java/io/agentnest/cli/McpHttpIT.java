@@ -4,7 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.agentnest.SandboxInfo;
+import io.agentnest.docker.DockerBackend;
 import io.agentnest.docker.DockerEngineRequired;
+import io.agentnest.spi.Labels;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.net.Socket;
@@ -53,8 +56,17 @@ class McpHttpIT {
     @Override
     public void close() throws InterruptedException {
       process.destroy();
-      if (!process.waitFor(20, TimeUnit.SECONDS)) {
+      if (!process.waitFor(60, TimeUnit.SECONDS)) {
         process.destroyForcibly();
+        process.waitFor(20, TimeUnit.SECONDS);
+      }
+      // On a busy host the server's own cleanup can outlast the wait: remove what it left.
+      DockerBackend docker = new DockerBackend();
+      String pid = Long.toString(process.pid());
+      for (SandboxInfo i : docker.list()) {
+        if (pid.equals(i.labels().get(Labels.OWNER_PID))) {
+          docker.destroy(i.id());
+        }
       }
     }
   }

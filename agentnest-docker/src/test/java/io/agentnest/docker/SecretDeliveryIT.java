@@ -20,6 +20,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Secret values reach the sandbox over the agent's channel, never through the container's
@@ -33,12 +34,11 @@ class SecretDeliveryIT {
   static final String VALUE = "sd-" + UUID.randomUUID().toString().replace("-", "");
   static final String HASH = sha256(VALUE);
 
-  static Path home;
+  @TempDir static Path home;
   static String before;
 
   @BeforeAll
   static void isolatedHome() throws Exception {
-    home = Files.createTempDirectory("agentnest-secret-it-");
     before = System.getProperty("agentnest.home");
     System.setProperty("agentnest.home", home.toString());
   }

@@ -32,6 +32,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The redaction gaps an attacker in the sandbox found (issue 16 item 7), on the real engine: base64
@@ -45,7 +46,7 @@ class SecretLeaksIT {
   static final String TOKEN = "tok-9f8e7d6c5b4a39281706";
   static final String MASK = "[REDACTED:" + NAME + "]";
 
-  static Path home;
+  @TempDir static Path home;
   static String before;
   static AuditLog audit;
   static Sandbox sandbox;
@@ -54,7 +55,6 @@ class SecretLeaksIT {
 
   @BeforeAll
   static void start() throws Exception {
-    home = Files.createTempDirectory("agentnest-leaks-it-");
     before = System.getProperty("agentnest.home");
     System.setProperty("agentnest.home", home.toString());
     audit = AuditLog.open(home.resolve("audit"));
