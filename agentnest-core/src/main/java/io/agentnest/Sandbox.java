@@ -1,7 +1,7 @@
 package io.agentnest;
 
-import io.agentnest.internal.Backends;
 import io.agentnest.internal.DefaultSandbox;
+import io.agentnest.internal.lifecycle.Backends;
 import java.util.List;
 
 /**

@@ -9,9 +9,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
-import io.agentnest.internal.Backends;
 import io.agentnest.internal.DefaultSandbox;
-import io.agentnest.internal.Sizes;
+import io.agentnest.internal.lifecycle.Backends;
+import io.agentnest.internal.support.Sizes;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 

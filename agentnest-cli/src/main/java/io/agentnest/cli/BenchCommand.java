@@ -6,8 +6,8 @@ import io.agentnest.AgentNestException;
 import io.agentnest.ExecResult;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
-import io.agentnest.internal.Json;
-import io.agentnest.internal.Percentiles;
+import io.agentnest.internal.support.Json;
+import io.agentnest.internal.support.Percentiles;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -295,7 +295,7 @@ final class BenchCommand implements Callable<Integer> {
         System.setProperty("agentnest.home", before);
       }
       try {
-        io.agentnest.internal.HostFiles.deleteTree(home);
+        io.agentnest.internal.support.HostFiles.deleteTree(home);
       } catch (java.io.IOException ignored) {
         // a temporary directory
       }
@@ -337,7 +337,7 @@ final class BenchCommand implements Callable<Integer> {
               () -> sb.upload(source, "uploaded/u" + round[0]++)));
     } finally {
       try {
-        io.agentnest.internal.HostFiles.deleteTree(dir);
+        io.agentnest.internal.support.HostFiles.deleteTree(dir);
       } catch (java.io.IOException ignored) {
         // a temporary directory
       }

@@ -250,9 +250,9 @@ public final class AuditBenchmark {
             String.format(
                 "  %-22s p50 %8.2f  p95 %8.2f  max %8.2f  (n=%d)",
                 e.getKey(),
-                io.agentnest.internal.Percentiles.nearestRank(v, 50),
-                io.agentnest.internal.Percentiles.nearestRank(v, 95),
-                io.agentnest.internal.Percentiles.nearestRank(v, 100),
+                io.agentnest.internal.support.Percentiles.nearestRank(v, 50),
+                io.agentnest.internal.support.Percentiles.nearestRank(v, 95),
+                io.agentnest.internal.support.Percentiles.nearestRank(v, 100),
                 v.length));
       }
     }

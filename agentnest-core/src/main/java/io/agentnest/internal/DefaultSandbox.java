@@ -14,6 +14,33 @@ import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxFiles;
 import io.agentnest.SandboxInfo;
 import io.agentnest.agent.AgentSources;
+import io.agentnest.internal.approval.ApprovalGate;
+import io.agentnest.internal.approval.PythonAsks;
+import io.agentnest.internal.approval.PythonGuard;
+import io.agentnest.internal.approval.ShellClassifier;
+import io.agentnest.internal.audit.Audit;
+import io.agentnest.internal.audit.Budget;
+import io.agentnest.internal.audit.HostBudgets;
+import io.agentnest.internal.audit.NetworkAudit;
+import io.agentnest.internal.call.DefaultExecution;
+import io.agentnest.internal.call.DefaultPythonSession;
+import io.agentnest.internal.call.ExecFinishedAudit;
+import io.agentnest.internal.call.OutputCollector;
+import io.agentnest.internal.channel.AgentChannel;
+import io.agentnest.internal.channel.BulkLink;
+import io.agentnest.internal.channel.EgressTunnels;
+import io.agentnest.internal.channel.Frame;
+import io.agentnest.internal.files.ArtifactTransfer;
+import io.agentnest.internal.files.DefaultSandboxFiles;
+import io.agentnest.internal.lifecycle.Backends;
+import io.agentnest.internal.lifecycle.ExpiryReaper;
+import io.agentnest.internal.lifecycle.HostState;
+import io.agentnest.internal.lifecycle.SecurityPolicy;
+import io.agentnest.internal.secrets.RedactedViews;
+import io.agentnest.internal.secrets.SecretDelivery;
+import io.agentnest.internal.support.Bounded;
+import io.agentnest.internal.support.DaemonThreads;
+import io.agentnest.internal.support.Json;
 import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.Labels;
 import io.agentnest.spi.RuntimeBackend;
@@ -354,7 +381,7 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   /** Called by the reaper at expiry. */
-  void expire() {
+  public void expire() {
     channel.markExpired();
     if (!destroyed.get()) {
       audit("sandbox.expired", Map.of("expires_at", expiresAt.toString()));
@@ -499,7 +526,7 @@ public final class DefaultSandbox implements Sandbox {
     return h;
   }
 
-  ExecResult run(ObjectNode h, byte[] payload, ExecOptions options, boolean python) {
+  public ExecResult run(ObjectNode h, byte[] payload, ExecOptions options, boolean python) {
     if (!python) {
       checkUsable();
       ShellClassifier.Verdict v = shellVerdict(h);
@@ -528,7 +555,7 @@ public final class DefaultSandbox implements Sandbox {
    * A call's deadline: its timeout plus the answer margin, stopped while the sandbox waits for an
    * approval (time a person takes does not count against the call).
    */
-  static final class CallClock {
+  public static final class CallClock {
     private final long start = System.nanoTime();
     private final long budget;
     private final long askBudget;
@@ -552,12 +579,12 @@ public final class DefaultSandbox implements Sandbox {
       return open.get() > 0 ? Math.max(d, System.nanoTime() + askBudget) : d;
     }
 
-    long askStarted() {
+    public long askStarted() {
       open.incrementAndGet();
       return System.nanoTime();
     }
 
-    void askEnded(long t0) {
+    public void askEnded(long t0) {
       paused.addAndGet(System.nanoTime() - t0);
       open.decrementAndGet();
     }
@@ -636,7 +663,7 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   /** Starts a call whose events stream into an {@link io.agentnest.Execution}. */
-  DefaultExecution start(ObjectNode h, byte[] payload, ExecOptions options, boolean python) {
+  public DefaultExecution start(ObjectNode h, byte[] payload, ExecOptions options, boolean python) {
     DefaultExecution ex = new DefaultExecution(options.streamBuffer(), options.backpressure());
     if (python) {
       startInto(ex, h, payload, options, true);
@@ -798,7 +825,7 @@ public final class DefaultSandbox implements Sandbox {
     return new AgentNestException("sandbox agent error " + code + ": " + msg);
   }
 
-  AgentChannel channel() {
+  public AgentChannel channel() {
     return channel;
   }
 
@@ -808,7 +835,7 @@ public final class DefaultSandbox implements Sandbox {
     return new SandboxArchives(channel, id, redactor);
   }
 
-  void checkUsable() {
+  public void checkUsable() {
     if (channel.expired()) {
       throw new SandboxClosedException(
           "sandbox "
@@ -1428,7 +1455,7 @@ public final class DefaultSandbox implements Sandbox {
     return "Sandbox[" + id.substring(0, Math.min(12, id.length())) + ", " + config.image() + "]";
   }
 
-  static byte[] utf8(String s) {
+  public static byte[] utf8(String s) {
     return s.getBytes(StandardCharsets.UTF_8);
   }
 }
