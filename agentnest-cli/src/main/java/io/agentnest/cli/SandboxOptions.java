@@ -2,7 +2,7 @@ package io.agentnest.cli;
 
 import io.agentnest.SandboxConfig;
 import io.agentnest.config.AgentNestConfig;
-import io.agentnest.internal.support.Sizes;
+import io.agentnest.config.Sizes;
 import java.nio.file.Path;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Option;

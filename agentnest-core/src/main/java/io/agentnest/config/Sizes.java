@@ -1,11 +1,14 @@
-package io.agentnest.internal.support;
+package io.agentnest.config;
 
 import io.agentnest.ConfigException;
 import java.util.Locale;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-/** Parses human sizes such as {@code 512m}, {@code 2GiB}, {@code 100k}. */
+/**
+ * Parses human sizes such as {@code 512m}, {@code 2GiB}, {@code 100k}, the way the config file and
+ * the CLI write them; a bad size is a {@link ConfigException} naming the field and the fix.
+ */
 public final class Sizes {
   private static final Pattern SIZE =
       Pattern.compile("([0-9]+(?:\\.[0-9]+)?)\\s*([kmgt]?)(i?b)?", Pattern.CASE_INSENSITIVE);

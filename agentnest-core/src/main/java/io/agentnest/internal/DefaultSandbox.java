@@ -30,9 +30,10 @@ import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.BulkLink;
 import io.agentnest.internal.channel.EgressTunnels;
 import io.agentnest.internal.channel.Frame;
+import io.agentnest.internal.egress.EgressResolvers;
+import io.agentnest.internal.egress.Resolver;
 import io.agentnest.internal.files.ArtifactTransfer;
 import io.agentnest.internal.files.DefaultSandboxFiles;
-import io.agentnest.internal.lifecycle.Backends;
 import io.agentnest.internal.lifecycle.ExpiryReaper;
 import io.agentnest.internal.lifecycle.HostState;
 import io.agentnest.internal.lifecycle.SecurityPolicy;
@@ -42,6 +43,7 @@ import io.agentnest.internal.support.Bounded;
 import io.agentnest.internal.support.DaemonThreads;
 import io.agentnest.internal.support.Json;
 import io.agentnest.spi.BackendSandbox;
+import io.agentnest.spi.Backends;
 import io.agentnest.spi.Labels;
 import io.agentnest.spi.RuntimeBackend;
 import io.agentnest.spi.SandboxSpec;
@@ -253,24 +255,11 @@ public final class DefaultSandbox implements Sandbox {
     }
   }
 
-  /** Tests map names to loopback servers with this; production resolves through the system. */
-  private static volatile io.agentnest.internal.egress.@org.jspecify.annotations.Nullable Resolver
-      testResolver;
-
-  /** For tests only: the resolver the egress proxy of sandboxes created afterwards uses. */
-  public static void setTestResolver(
-      io.agentnest.internal.egress.@org.jspecify.annotations.Nullable Resolver resolver) {
-    testResolver = resolver;
-  }
-
   private void startEgress() {
     if (config.network().isNone()) {
       return;
     }
-    io.agentnest.internal.egress.Resolver resolver = testResolver;
-    if (resolver == null) {
-      resolver = io.agentnest.internal.egress.SystemResolver.INSTANCE;
-    }
+    Resolver resolver = EgressResolvers.current();
     java.util.List<java.util.function.Consumer<io.agentnest.NetworkEvent>> listeners =
         config.networkListeners();
     io.agentnest.internal.egress.EgressProxy proxy =

@@ -1,7 +1,7 @@
 package io.agentnest.internal;
 
+import io.agentnest.config.Sizes;
 import io.agentnest.internal.audit.DiskGuard;
-import io.agentnest.internal.support.Sizes;
 import java.nio.file.Path;
 
 /**

@@ -1,18 +1,22 @@
-package io.agentnest.internal.lifecycle;
+package io.agentnest.spi;
 
 import io.agentnest.ConfigException;
-import io.agentnest.spi.RuntimeBackend;
 import java.util.Map;
 import java.util.ServiceLoader;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 
-/** Finds {@link RuntimeBackend}s with {@link ServiceLoader}, one instance per name per JVM. */
+/**
+ * Finds {@link RuntimeBackend}s with {@link ServiceLoader}, one instance per name per JVM. Tools
+ * that manage sandboxes directly (the CLI's {@code doctor}, {@code prune}, {@code rm}) use it; an
+ * unknown name is a {@link ConfigException} listing the backends on the class path.
+ */
 public final class Backends {
   private static final Map<String, RuntimeBackend> CACHE = new ConcurrentHashMap<>();
 
   private Backends() {}
 
+  /** The backend called {@code name} (e.g. {@code docker}). */
   public static RuntimeBackend get(String name) {
     RuntimeBackend cached = CACHE.get(name);
     if (cached != null) {

@@ -1,4 +1,4 @@
-package io.agentnest.internal.support;
+package io.agentnest.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,5 +1,11 @@
-package io.agentnest.audit;
+package io.agentnest.internal.bench;
 
+import io.agentnest.audit.AuditEvent;
+import io.agentnest.audit.AuditLog;
+import io.agentnest.audit.AuditQuery;
+import io.agentnest.audit.VerifyReport;
+import io.agentnest.internal.support.Percentiles;
+import io.agentnest.spi.Benchmark;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -15,10 +21,26 @@ import java.util.stream.Stream;
 /**
  * Measures the audit log: write throughput (record until indexed and fsynced) and query latency
  * over the resulting log for three query shapes (by sandbox prefix, type + since, free text), plus
- * a rare-text worst case, reopen and verify. Run: {@code java -cp ... io.agentnest.audit
- * .AuditBenchmark [events] [queries] [dir]}.
+ * a rare-text worst case, reopen and verify. Run: {@code java -cp ... io.agentnest.internal.bench
+ * .AuditBenchmark [events] [queries] [dir]}, or {@code agentnest bench --only audit}.
  */
-public final class AuditBenchmark {
+public final class AuditBenchmark implements Benchmark {
+  private static final int BENCH_EVENTS = 1_000_000;
+
+  @Override
+  public String name() {
+    return "audit";
+  }
+
+  /**
+   * One million events in a fresh temporary directory, {@code iterations} (at least 20) queries.
+   */
+  @Override
+  public Map<String, double[]> run(int iterations) throws IOException {
+    Path dir = Files.createTempDirectory("agentnest-audit-bench-");
+    return run(dir, BENCH_EVENTS, Math.max(20, iterations));
+  }
+
   private static final String[] WORDS = {
     "pytest",
     "numpy",
@@ -69,7 +91,7 @@ public final class AuditBenchmark {
     AuditEvent.POLICY_VIOLATION
   };
 
-  private AuditBenchmark() {}
+  public AuditBenchmark() {}
 
   /**
    * Writes {@code events} synthetic records into a fresh log in {@code dir} and runs {@code
@@ -250,9 +272,9 @@ public final class AuditBenchmark {
             String.format(
                 "  %-22s p50 %8.2f  p95 %8.2f  max %8.2f  (n=%d)",
                 e.getKey(),
-                io.agentnest.internal.support.Percentiles.nearestRank(v, 50),
-                io.agentnest.internal.support.Percentiles.nearestRank(v, 95),
-                io.agentnest.internal.support.Percentiles.nearestRank(v, 100),
+                Percentiles.nearestRank(v, 50),
+                Percentiles.nearestRank(v, 95),
+                Percentiles.nearestRank(v, 100),
                 v.length));
       }
     }
