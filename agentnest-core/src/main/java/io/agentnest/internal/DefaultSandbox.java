@@ -27,7 +27,6 @@ import io.agentnest.internal.call.DefaultPythonSession;
 import io.agentnest.internal.call.ExecFinishedAudit;
 import io.agentnest.internal.call.OutputCollector;
 import io.agentnest.internal.channel.AgentChannel;
-import io.agentnest.internal.channel.BulkLink;
 import io.agentnest.internal.channel.EgressTunnels;
 import io.agentnest.internal.channel.Frame;
 import io.agentnest.internal.egress.EgressResolvers;
@@ -839,96 +838,25 @@ public final class DefaultSandbox implements Sandbox {
     }
   }
 
-  private static final java.util.concurrent.ExecutorService FORK_THREADS =
-      DaemonThreads.pool("agentnest-fork");
-
   private volatile io.agentnest.@org.jspecify.annotations.Nullable ForkReport forkReport;
 
-  // Started copies kept ready by prepareForks(n): taking one skips a container start.
-  private final java.util.concurrent.ConcurrentLinkedDeque<CompletableFuture<DefaultSandbox>>
-      spares = new java.util.concurrent.ConcurrentLinkedDeque<>();
-  private volatile int sparesWanted;
+  // Spares and the fork paths live in the fork component; this facade only delegates.
+  private final Forks forks = new Forks(this);
 
   @Override
   public void prepareForks(int n) {
-    if (n < 0 || n > 64) {
-      throw new io.agentnest.ConfigException(
-          "prepareForks(" + n + "): keep 0 to 64 copies ready (0 stops it)");
-    }
-    checkUsable();
-    sparesWanted = n;
-    while (spares.size() > n) {
-      CompletableFuture<DefaultSandbox> extra = spares.pollLast();
-      if (extra != null) {
-        extra.thenAccept(DefaultSandbox::destroy);
-      }
-    }
-    refillSpares();
-    for (CompletableFuture<DefaultSandbox> f : List.copyOf(spares)) {
-      join(f);
-    }
+    forks.prepare(n);
   }
 
-  private void refillSpares() {
-    while (!forksByCheckpoint() && !destroyed.get() && spares.size() < sparesWanted) {
-      spares.add(
-          CompletableFuture.supplyAsync(
-              () -> {
-                DefaultSandbox s = (DefaultSandbox) create(config);
-                s.warmDefaultSession();
-                return s;
-              },
-              FORK_THREADS));
-    }
-  }
-
-  /**
-   * Destroys the spares, waiting for those still starting: a process that ends right after must not
-   * leave one behind.
-   */
-  private void destroySpares() {
-    for (CompletableFuture<DefaultSandbox> f; (f = spares.pollFirst()) != null; ) {
-      try {
-        f.get(2, java.util.concurrent.TimeUnit.MINUTES).destroy();
-      } catch (java.util.concurrent.ExecutionException e) {
-        // it never started: nothing to destroy
-      } catch (java.util.concurrent.TimeoutException e) {
-        f.thenAccept(DefaultSandbox::destroy);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        f.thenAccept(DefaultSandbox::destroy);
-      } catch (RuntimeException e) {
-        // destroying a spare is best effort; prune finds what is left
-      }
-    }
-  }
-
-  /** A spare when one is ready or on its way (its TTL starts now), else a new sandbox. */
-  private CompletableFuture<DefaultSandbox> takeSpare() {
-    CompletableFuture<DefaultSandbox> f;
-    while ((f = spares.pollFirst()) != null) {
-      if (!f.isDone()) {
-        return f.thenApply(DefaultSandbox::restartTtl);
-      }
-      DefaultSandbox s = f.isCompletedExceptionally() ? null : f.join();
-      if (s != null && s.isAlive() && !s.channel.expired()) {
-        return CompletableFuture.completedFuture(s.restartTtl());
-      }
-      if (s != null) {
-        s.destroy();
-      }
-    }
-    return CompletableFuture.supplyAsync(() -> (DefaultSandbox) create(config), FORK_THREADS);
-  }
-
-  private synchronized DefaultSandbox restartTtl() {
+  /** A spare taken for a fork starts its life now. */
+  synchronized DefaultSandbox restartTtl() {
     expiresAt = Instant.now().plus(config.ttl());
     arm();
     return this;
   }
 
   /** Starts the default session's interpreter, so that a fork's state load does not wait for it. */
-  private void warmDefaultSession() {
+  void warmDefaultSession() {
     channel.request(
         Json.object().put("op", "py_warm").put("session", "default"),
         new byte[0],
@@ -942,301 +870,19 @@ public final class DefaultSandbox implements Sandbox {
 
   @Override
   public List<Sandbox> fork(int n) {
-    if (n < 1 || n > 64) {
-      throw new io.agentnest.ConfigException("fork(" + n + "): ask for 1 to 64 copies at once");
-    }
-    checkUsable();
-    try {
-      return forkCopies(n);
-    } finally {
-      refillSpares();
-    }
+    return forks.fork(n);
   }
 
-  private List<Sandbox> forkCopies(int n) {
-    long t0 = System.nanoTime();
-    Optional<List<Sandbox>> withMemory = forkWithCheckpoint(n, t0);
-    if (withMemory.isPresent()) {
-      return withMemory.get();
-    }
-    // Copies start while the parent's state is captured: creating a container is the slow part.
-    List<CompletableFuture<DefaultSandbox>> kids = new java.util.ArrayList<>();
-    for (int i = 0; i < n; i++) {
-      kids.add(takeSpare());
-    }
-    boolean done = false;
-    // The state a fork may carry: a multiple of this sandbox's memory limit, all parts together.
-    StateBudget budget = StateBudget.of(this);
-    try {
-      Optional<java.nio.file.Path> bulk = backend.bulkDirectory(id);
-      if (bulk.isPresent()) {
-        List<Sandbox> out = forkOverBulkLink(bulk.get(), kids, t0, budget);
-        done = true;
-        return out;
-      }
-      List<Sandbox> out = forkThroughTheChannel(kids, t0, budget);
-      done = true;
-      return out;
-    } finally {
-      // Whatever went wrong (an Error included), no copy outlives a failed fork.
-      if (!done) {
-        for (CompletableFuture<DefaultSandbox> k : kids) {
-          k.thenAccept(DefaultSandbox::destroy);
-        }
-      }
-    }
+  void setForkReport(io.agentnest.ForkReport report) {
+    forkReport = report;
   }
 
-  /**
-   * State transfer through the agent channel (no bulk link: a remote engine, or a sandbox made
-   * before the link existed): captured into spills, then loaded into each copy.
-   */
-  private List<Sandbox> forkThroughTheChannel(
-      List<CompletableFuture<DefaultSandbox>> kids, long t0, StateBudget budget) {
-    try (SandboxState.Spilled state = SandboxState.capture(this, sessionNames(), budget)) {
-      List<CompletableFuture<DefaultSandbox>> ready = new java.util.ArrayList<>();
-      for (CompletableFuture<DefaultSandbox> k : kids) {
-        ready.add(
-            k.thenApplyAsync(
-                child -> {
-                  SandboxState.restore(child, state);
-                  child.forkReport =
-                      stateTransferReport(
-                          state.variables(),
-                          state.skipped(),
-                          state.fileBytes(),
-                          state.stateBytes(),
-                          Duration.ofNanos(System.nanoTime() - t0));
-                  return child;
-                },
-                FORK_THREADS));
-      }
-      List<Sandbox> out = new java.util.ArrayList<>();
-      for (CompletableFuture<DefaultSandbox> r : ready) {
-        out.add(join(r));
-      }
-      for (Sandbox s : out) {
-        auditStateTransfer(s, state.fileBytes(), state.stateBytes(), state.skipped().size(), null);
-      }
-      return out;
-    }
+  RuntimeBackend backend() {
+    return backend;
   }
 
-  /**
-   * State transfer over the bulk links (see {@link BulkLink}): the tars of the workspace and the
-   * scratch space and, alongside, each session's pickle stream from the parent into all copies at
-   * once, unpacked and unpickled there as they arrive.
-   */
-  private List<Sandbox> forkOverBulkLink(
-      java.nio.file.Path dir,
-      List<CompletableFuture<DefaultSandbox>> kids,
-      long t0,
-      StateBudget budget) {
-    List<String> names = sessionNames();
-    List<SandboxState.Copy> copies = new java.util.ArrayList<>();
-    try (BulkLink link = BulkLink.open(dir)) {
-      java.util.function.Supplier<List<SandboxState.Copy>> ready =
-          () -> {
-            synchronized (copies) {
-              return readyCopies(copies, kids);
-            }
-          };
-      java.util.function.BooleanSupplier started =
-          () -> kids.stream().allMatch(CompletableFuture::isDone);
-      // Files and sessions travel at once: the link sorts connections by their tokens.
-      CompletableFuture<Long> files =
-          CompletableFuture.supplyAsync(
-              () ->
-                  (config.readOnlyWorkspace()
-                          ? 0L
-                          : SandboxState.relayFiles(
-                              this, link, SandboxArchives.WORKSPACE, started, ready, budget))
-                      + SandboxState.relayFiles(
-                          this, link, SandboxArchives.TMP, started, ready, budget),
-              FORK_THREADS);
-      List<SandboxState.Dumped> sessions = new java.util.ArrayList<>();
-      try {
-        for (String name : names) {
-          SandboxState.Dumped d =
-              SandboxState.relaySession(this, link, name, started, ready, budget);
-          if (d != null) {
-            sessions.add(d);
-          }
-        }
-      } finally {
-        // Never leave the files' transfer running on a link about to close.
-        try {
-          files.join();
-        } catch (RuntimeException e) {
-          // reported below, or superseded by the sessions' failure
-        }
-      }
-      long fileBytes = join(files);
-      long stateBytes = sessions.stream().mapToLong(SandboxState.Dumped::bytes).sum();
-      Map<String, List<String>> vars = new java.util.LinkedHashMap<>();
-      List<io.agentnest.ForkReport.Skipped> skipped = new java.util.ArrayList<>();
-      sessions.forEach(
-          d -> {
-            vars.put(d.name(), d.variables());
-            skipped.addAll(d.skipped());
-          });
-      Duration took = Duration.ofNanos(System.nanoTime() - t0);
-      List<Sandbox> out = new java.util.ArrayList<>();
-      for (CompletableFuture<DefaultSandbox> k : kids) {
-        DefaultSandbox child = join(k);
-        child.forkReport = stateTransferReport(vars, skipped, fileBytes, stateBytes, took);
-        auditStateTransfer(child, fileBytes, stateBytes, skipped.size(), "bulk");
-        out.add(child);
-      }
-      return out;
-    } finally {
-      copies.forEach(c -> c.link().close());
-    }
-  }
-
-  /**
-   * Whether forks copy process memory: on gVisor, unless the sandbox has secret variables. A
-   * checkpoint writes the memory, secret values in it, under the engine's data root, and each copy
-   * keeps its link to the image while it lives; secret values never go to disk.
-   */
-  private boolean forksByCheckpoint() {
-    String runtime = config.runtime();
-    boolean gvisor = runtime != null && (runtime.contains("gvisor") || runtime.contains("runsc"));
-    return gvisor && config.secretEnv().isEmpty();
-  }
-
-  private io.agentnest.ForkReport stateTransferReport(
-      Map<String, List<String>> vars,
-      List<io.agentnest.ForkReport.Skipped> skipped,
-      long fileBytes,
-      long stateBytes,
-      Duration took) {
-    String runtime = config.runtime();
-    if (runtime != null
-        && (runtime.contains("gvisor") || runtime.contains("runsc"))
-        && !config.secretEnv().isEmpty()) {
-      skipped = new java.util.ArrayList<>(skipped);
-      skipped.add(
-          new io.agentnest.ForkReport.Skipped(
-              "*",
-              "process memory",
-              "checkpoint",
-              "not copied: the sandbox has secret variables, whose values are in its memory, and"
-                  + " a checkpoint writes memory to the engine's disk; files and sessions were"
-                  + " transferred instead"));
-    }
-    return new io.agentnest.ForkReport(
-        id,
-        io.agentnest.ForkReport.Mode.STATE_TRANSFER,
-        vars,
-        skipped,
-        fileBytes,
-        stateBytes,
-        took);
-  }
-
-  private void auditStateTransfer(
-      Sandbox child,
-      long fileBytes,
-      long stateBytes,
-      int skipped,
-      @org.jspecify.annotations.Nullable String link) {
-    Map<String, Object> d = new java.util.LinkedHashMap<>();
-    d.put("child", child.id());
-    d.put("mode", io.agentnest.ForkReport.Mode.STATE_TRANSFER.name());
-    d.put("file_bytes", fileBytes);
-    d.put("state_bytes", stateBytes);
-    d.put("skipped", skipped);
-    if (link != null) {
-      d.put("link", link);
-    }
-    audit("sandbox.forked", d);
-  }
-
-  /** The copies with their bulk links, opened once (the copies must have started). */
-  private List<SandboxState.Copy> readyCopies(
-      List<SandboxState.Copy> copies, List<CompletableFuture<DefaultSandbox>> kids) {
-    if (copies.isEmpty()) {
-      for (CompletableFuture<DefaultSandbox> k : kids) {
-        DefaultSandbox child = join(k);
-        java.nio.file.Path kidDir =
-            backend
-                .bulkDirectory(child.id())
-                .orElseThrow(
-                    () ->
-                        new io.agentnest.AgentNestException(
-                            "copy "
-                                + child.id()
-                                + " of a sandbox with a bulk link has none: the engine"
-                                + " changed meanwhile; fork again"));
-        copies.add(new SandboxState.Copy(child, BulkLink.open(kidDir)));
-      }
-    }
-    return copies;
-  }
-
-  /**
-   * Fork with process memory where the runtime checkpoints (gVisor): the parent is checkpointed and
-   * restored in place, and the same checkpoint is restored into each copy. Empty when the runtime
-   * cannot; the caller then transfers state instead.
-   */
-  private Optional<List<Sandbox>> forkWithCheckpoint(int n, long t0) {
-    if (!forksByCheckpoint()) {
-      return Optional.empty();
-    }
-    List<String> names = sessionNames();
-    SandboxSpec spec = SecurityPolicy.specFor(config);
-    Optional<List<BackendSandbox>> kids;
-    try {
-      kids = backend.forkWithCheckpoint(id, spec, n, channel::suspend, channel::resume);
-    } catch (RuntimeException e) {
-      if (!channel.isAlive() || channel.isSuspended()) {
-        channel.close();
-      }
-      throw e;
-    }
-    if (kids.isEmpty()) {
-      return Optional.empty();
-    }
-    List<DefaultSandbox> made = new java.util.ArrayList<>();
-    try {
-      for (BackendSandbox bs : kids.get()) {
-        made.add(adoptRestored(backend, bs, config, spec));
-      }
-    } catch (RuntimeException | Error e) {
-      made.forEach(DefaultSandbox::destroy);
-      for (BackendSandbox bs : kids.get().subList(made.size(), kids.get().size())) {
-        bs.close();
-        backend.destroy(bs.id());
-      }
-      throw e;
-    }
-    Map<String, List<String>> sessionsCarried = new java.util.LinkedHashMap<>();
-    names.forEach(nm -> sessionsCarried.put(nm, List.of()));
-    List<io.agentnest.ForkReport.Skipped> skipped =
-        config.network().isNone()
-            ? List.of()
-            : List.of(
-                new io.agentnest.ForkReport.Skipped(
-                    "*",
-                    "egress connections",
-                    "socket",
-                    "connections through the egress proxy that were open at fork time stay"
-                        + " with the parent; the copy opens its own"));
-    Duration took = Duration.ofNanos(System.nanoTime() - t0);
-    List<Sandbox> out = new java.util.ArrayList<>();
-    for (DefaultSandbox child : made) {
-      child.forkReport =
-          new io.agentnest.ForkReport(
-              id, io.agentnest.ForkReport.Mode.CHECKPOINT, sessionsCarried, skipped, 0, 0, took);
-      Map<String, Object> d = new java.util.LinkedHashMap<>();
-      d.put("child", child.id());
-      d.put("mode", io.agentnest.ForkReport.Mode.CHECKPOINT.name());
-      d.put("sessions", names.size());
-      audit("sandbox.forked", d);
-      out.add(child);
-    }
-    return Optional.of(out);
+  boolean isDestroyed() {
+    return destroyed.get();
   }
 
   /** A sandbox restored from another's checkpoint: its agent is already running, with state. */
@@ -1254,10 +900,6 @@ public final class DefaultSandbox implements Sandbox {
       }
       throw e;
     }
-  }
-
-  private static <T> T join(CompletableFuture<T> f) {
-    return DaemonThreads.join(f);
   }
 
   /** The Python sessions this sandbox may have started. */
@@ -1406,8 +1048,7 @@ public final class DefaultSandbox implements Sandbox {
   @Override
   public void destroy() {
     if (destroyed.compareAndSet(false, true)) {
-      sparesWanted = 0;
-      destroySpares();
+      forks.stop();
       ExpiryReaper.cancel(id);
       // Streak counts and folded denials go out before the sandbox's last record.
       budgets.close();
