@@ -6,14 +6,11 @@ import io.agentnest.AgentNestException;
 import io.agentnest.ApprovalPolicy;
 import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
-import io.agentnest.ImageNotFoundException;
 import io.agentnest.PythonSession;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxClosedException;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxFiles;
-import io.agentnest.SandboxInfo;
-import io.agentnest.agent.AgentSources;
 import io.agentnest.internal.approval.ApprovalGate;
 import io.agentnest.internal.approval.PythonAsks;
 import io.agentnest.internal.approval.PythonGuard;
@@ -37,13 +34,10 @@ import io.agentnest.internal.lifecycle.ExpiryReaper;
 import io.agentnest.internal.lifecycle.HostState;
 import io.agentnest.internal.lifecycle.SecurityPolicy;
 import io.agentnest.internal.secrets.RedactedViews;
-import io.agentnest.internal.secrets.SecretDelivery;
 import io.agentnest.internal.support.Bounded;
 import io.agentnest.internal.support.DaemonThreads;
 import io.agentnest.internal.support.Json;
 import io.agentnest.spi.BackendSandbox;
-import io.agentnest.spi.Backends;
-import io.agentnest.spi.Labels;
 import io.agentnest.spi.RuntimeBackend;
 import io.agentnest.spi.SandboxSpec;
 import java.nio.charset.StandardCharsets;
@@ -81,8 +75,7 @@ public final class DefaultSandbox implements Sandbox {
   private volatile Instant expiresAt;
   private volatile @org.jspecify.annotations.Nullable String destroyReason;
 
-  private DefaultSandbox(
-      RuntimeBackend backend, String id, SandboxConfig config, AgentChannel channel) {
+  DefaultSandbox(RuntimeBackend backend, String id, SandboxConfig config, AgentChannel channel) {
     this.backend = backend;
     this.id = id;
     this.config = config;
@@ -124,137 +117,31 @@ public final class DefaultSandbox implements Sandbox {
     this.expiresAt = Instant.now().plus(config.ttl());
   }
 
+  /** Creates a sandbox (see {@link SandboxLauncher#create}). */
   public static Sandbox create(SandboxConfig config) {
-    requireAuditRoom(config);
-    RuntimeBackend backend = Backends.get(config.backend());
-    SandboxSpec spec = SecurityPolicy.specFor(config);
-    SecretDelivery secrets = SecretDelivery.of(config);
-    BackendSandbox bs = backend.create(spec);
-    AgentChannel channel = null;
-    try {
-      channel = new AgentChannel(bs);
-      channel.sendRaw(AgentSources.bootstrapPayload());
-      secrets.send(channel);
-      try {
-        channel.awaitReady(config.startTimeout());
-      } catch (SandboxClosedException e) {
-        String diag = bs.diagnostics();
-        if (diag.contains("python3") || diag.contains("executable file not found")) {
-          throw new ImageNotFoundException(
-              "image '"
-                  + config.image()
-                  + "' cannot run the AgentNest agent: it has no python3 ("
-                  + diag.strip()
-                  + "); use an image with python3, e.g. "
-                  + SandboxConfig.DEFAULT_IMAGE);
-        }
-        throw e;
-      }
-      return ready(backend, bs, channel, config, spec, false);
-    } catch (RuntimeException | Error e) {
-      if (channel != null) {
-        channel.close();
-      } else {
-        bs.close();
-      }
-      try {
-        backend.destroy(bs.id());
-      } catch (RuntimeException cleanup) {
-        e.addSuppressed(cleanup);
-      }
-      throw e;
-    }
+    return SandboxLauncher.create(config);
   }
 
-  /** No sandbox starts while its actions could not be audited (the audit disk is full). */
-  private static void requireAuditRoom(SandboxConfig config) {
-    io.agentnest.audit.AuditLog log = config.auditLog();
-    try {
-      (log != null ? log : Audit.shared()).requireRoom();
-    } catch (java.io.UncheckedIOException e) {
-      throw new AgentNestException(
-          "no sandbox is created while its actions cannot be audited: " + e.getMessage(), e);
-    }
-  }
-
-  /** The sandbox on a channel whose agent answers: policy, egress, TTL armed, creation audited. */
-  private static DefaultSandbox ready(
-      RuntimeBackend backend,
-      BackendSandbox bs,
-      AgentChannel channel,
-      SandboxConfig config,
-      SandboxSpec spec,
-      boolean fromCheckpoint) {
-    DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), config, channel);
-    sb.hello();
-    sb.startEgress();
-    sb.expiresAt = labelExpiry(spec.labels()).orElse(sb.expiresAt);
-    sb.arm();
-    Map<String, Object> created = new java.util.LinkedHashMap<>();
-    created.put("image", config.image());
-    created.put("runtime", config.runtime() == null ? "runc" : config.runtime());
-    created.put("backend", config.backend());
-    created.put("expires_at", sb.expiresAt.toString());
-    created.put("memory_bytes", config.memoryBytes());
-    created.put("cpus", config.cpus());
-    created.put("pids", config.pidsLimit());
-    created.put("network", config.network().isNone() ? "none" : config.network().rules());
-    created.put("secrets", config.secretEnv().keySet());
-    if (fromCheckpoint) {
-      created.put("from_checkpoint", true);
-    }
-    sb.audit("sandbox.created", created);
-    return sb;
-  }
-
+  /** Reattaches to a running sandbox (see {@link SandboxLauncher#connect}). */
   public static Sandbox connect(RuntimeBackend backend, String idOrPrefix) {
-    BackendSandbox bs = backend.attach(idOrPrefix);
-    SandboxInfo info =
-        backend
-            .inspect(bs.id())
-            .orElseThrow(
-                () ->
-                    new AgentNestException("sandbox " + idOrPrefix + " vanished while attaching"));
-    SandboxConfig.Builder b = SandboxConfig.builder().backend(backend.name()).image(info.image());
-    Map<String, String> labels = info.labels();
-    parseLong(labels.get(Labels.EXEC_TIMEOUT_MS))
-        .ifPresent(ms -> b.execTimeout(Duration.ofMillis(Math.max(1, ms))));
-    parseLong(labels.get(Labels.MAX_OUTPUT)).ifPresent(n -> b.maxOutputBytes(Math.max(0, n)));
-    // The real limit, so that fork and snapshot bound the state by it (not by the default).
-    parseLong(labels.get(Labels.MEMORY)).ifPresent(m -> b.memoryBytes(Math.max(16L << 20, m)));
-    AgentChannel channel = new AgentChannel(bs);
-    try {
-      DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), b.build(), channel);
-      sb.hello();
-      Instant expiry = labelExpiry(labels).orElse(sb.expiresAt);
-      Optional<HostState.Entry> state = HostState.read(sb.id);
-      if (state.isPresent() && state.get().expiresAt().isAfter(expiry)) {
-        expiry = state.get().expiresAt();
-      }
-      sb.expiresAt = expiry;
-      // A handle that attached does not own the sandbox: its death must not orphan it, and the
-      // expiry it knows must not cut short one set elsewhere (the agent keeps the later one).
-      sb.owner = state.map(HostState.Entry::owner).orElse(HostState.DETACHED);
-      sb.arm(true);
-      return sb;
-    } catch (RuntimeException e) {
-      channel.close();
-      throw e;
-    }
+    return SandboxLauncher.connect(backend, idOrPrefix);
   }
 
-  private static java.util.Optional<Long> parseLong(@org.jspecify.annotations.Nullable String s) {
-    if (s == null) {
-      return java.util.Optional.empty();
-    }
-    try {
-      return java.util.Optional.of(Long.parseLong(s));
-    } catch (NumberFormatException e) {
-      return java.util.Optional.empty();
-    }
+  /** A sandbox restored from another's checkpoint (see {@link SandboxLauncher#adoptRestored}). */
+  static DefaultSandbox adoptRestored(
+      RuntimeBackend backend, BackendSandbox bs, SandboxConfig config, SandboxSpec spec) {
+    return SandboxLauncher.adoptRestored(backend, bs, config, spec);
   }
 
-  private void startEgress() {
+  void setExpiresAt(Instant at) {
+    expiresAt = at;
+  }
+
+  void setOwner(String owner) {
+    this.owner = owner;
+  }
+
+  void startEgress() {
     if (config.network().isNone()) {
       return;
     }
@@ -319,12 +206,8 @@ public final class DefaultSandbox implements Sandbox {
     };
   }
 
-  private static Optional<Instant> labelExpiry(Map<String, String> labels) {
-    return parseLong(labels.get(Labels.EXPIRES)).map(Instant::ofEpochSecond);
-  }
-
   /** Tells the agent, the host state and this process's reaper about the current expiry. */
-  private void arm() {
+  void arm() {
     arm(false);
   }
 
@@ -332,7 +215,7 @@ public final class DefaultSandbox implements Sandbox {
    * {@code reattached}: the agent keeps its own expiry when it is later (set by a handle in another
    * process or home, which this one does not know about).
    */
-  private void arm(boolean reattached) {
+  void arm(boolean reattached) {
     channel.request(
         Json.object()
             .put("op", "set_ttl")
@@ -450,7 +333,7 @@ public final class DefaultSandbox implements Sandbox {
     }
   }
 
-  private void hello() {
+  void hello() {
     Frame f =
         channel.request(Json.object().put("op", "hello"), new byte[0], Duration.ofSeconds(10));
     if (!f.ev().equals("res")) {
@@ -883,23 +766,6 @@ public final class DefaultSandbox implements Sandbox {
 
   boolean isDestroyed() {
     return destroyed.get();
-  }
-
-  /** A sandbox restored from another's checkpoint: its agent is already running, with state. */
-  static DefaultSandbox adoptRestored(
-      RuntimeBackend backend, BackendSandbox bs, SandboxConfig config, SandboxSpec spec) {
-    AgentChannel channel = new AgentChannel(bs);
-    try {
-      return ready(backend, bs, channel, config, spec, true);
-    } catch (RuntimeException | Error e) {
-      channel.close();
-      try {
-        backend.destroy(bs.id());
-      } catch (RuntimeException cleanup) {
-        e.addSuppressed(cleanup);
-      }
-      throw e;
-    }
   }
 
   /** The Python sessions this sandbox may have started. */
