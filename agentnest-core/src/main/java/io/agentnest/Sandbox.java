@@ -1,7 +1,5 @@
 package io.agentnest;
 
-import io.agentnest.internal.Backends;
-import io.agentnest.internal.DefaultSandbox;
 import java.util.List;
 
 /**
@@ -28,17 +26,17 @@ public interface Sandbox extends AutoCloseable {
 
   /** Creates a sandbox; throws when the backend cannot enforce the configuration. */
   static Sandbox create(SandboxConfig config) {
-    return DefaultSandbox.create(config);
+    return SandboxRuntimes.get().create(config);
   }
 
   /** Reattaches to a running managed sandbox of the default backend by id (or unique prefix). */
   static Sandbox connect(String id) {
-    return DefaultSandbox.connect(Backends.get("docker"), id);
+    return SandboxRuntimes.get().connect(id);
   }
 
   /** Managed sandboxes of the default backend. */
   static List<SandboxInfo> list() {
-    return Backends.get("docker").list();
+    return SandboxRuntimes.get().list();
   }
 
   /** Sandbox id (the backend's id). */
@@ -190,7 +188,7 @@ public interface Sandbox extends AutoCloseable {
    *     IMAGE_CHANGED}, {@code NEEDS_CONFIG} (secrets to give again), ...
    */
   static Sandbox restore(String name) {
-    return DefaultSandbox.restoreSnapshot(name, null);
+    return SandboxRuntimes.get().restore(name, null);
   }
 
   /**
@@ -204,17 +202,17 @@ public interface Sandbox extends AutoCloseable {
    * }</pre>
    */
   static Sandbox restore(String name, SandboxConfig config) {
-    return DefaultSandbox.restoreSnapshot(name, config);
+    return SandboxRuntimes.get().restore(name, config);
   }
 
   /** The valid snapshots in this installation's store, newest first. */
   static List<SnapshotInfo> snapshots() {
-    return DefaultSandbox.snapshots();
+    return SandboxRuntimes.get().snapshots();
   }
 
   /** Removes a snapshot (also a tampered one); false when there is none by that name. */
   static boolean removeSnapshot(String name) {
-    return DefaultSandbox.removeSnapshot(name);
+    return SandboxRuntimes.get().removeSnapshot(name);
   }
 
   /** Path-safe access to the workspace. */

@@ -1,6 +1,6 @@
 package io.agentnest;
 
-import io.agentnest.internal.Sizes;
+import io.agentnest.config.Sizes;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;

@@ -2,16 +2,14 @@ package io.agentnest;
 
 import static com.tngtech.archunit.base.DescribedPredicate.not;
 import static com.tngtech.archunit.core.domain.JavaClass.Predicates.belongToAnyOf;
-import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
 import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
-import io.agentnest.internal.Backends;
+import io.agentnest.audit.AuditLog;
 import io.agentnest.internal.DefaultSandbox;
-import io.agentnest.internal.Sizes;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -62,15 +60,30 @@ class ArchitectureTest {
   }
 
   @Test
-  void apiUsesOnlyTheEntryPointsOfInternal() {
+  void apiPackagesDoNotDependOnInternal() {
     noClasses()
         .that()
-        .resideInAPackage("io.agentnest")
+        .resideInAnyPackage("io.agentnest", "io.agentnest.config", "io.agentnest.audit")
+        .and(not(belongToAnyOf(NetworkPolicy.class, AuditLog.class)))
         .should()
-        .dependOnClassesThat(
-            resideInAPackage("io.agentnest.internal")
-                .and(not(belongToAnyOf(Backends.class, DefaultSandbox.class, Sizes.class))))
-        .because("Sandbox and SandboxConfig reach internal only through these entry points")
+        .dependOnClassesThat()
+        .resideInAPackage("io.agentnest.internal..")
+        .because(
+            "the API reaches the runtime through io.agentnest.spi.SandboxRuntime (ServiceLoader);"
+                + " NetworkPolicy (AddressRules) and AuditLog (DiskGuard, SecurityPolicy,"
+                + " AgentNestHome) are the two known exceptions, to be moved off with their owners'"
+                + " refactors")
+        .check(classes);
+  }
+
+  @Test
+  void sandboxStaticsGoThroughTheRuntimeSpi() {
+    noClasses()
+        .that()
+        .belongToAnyOf(Sandbox.class, SandboxConfig.class)
+        .should()
+        .dependOnClassesThat()
+        .resideInAPackage("io.agentnest.internal..")
         .check(classes);
   }
 

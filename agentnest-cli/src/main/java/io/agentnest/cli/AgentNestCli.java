@@ -5,7 +5,7 @@ import io.agentnest.BackendUnavailableException;
 import io.agentnest.ConfigException;
 import io.agentnest.ImageNotFoundException;
 import io.agentnest.SandboxNotFoundException;
-import io.agentnest.internal.HumanText;
+import io.agentnest.internal.support.HumanText;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 

@@ -6,13 +6,16 @@ import io.agentnest.AgentNestException;
 import io.agentnest.ExecResult;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
-import io.agentnest.internal.Json;
-import io.agentnest.internal.Percentiles;
+import io.agentnest.internal.support.Json;
+import io.agentnest.internal.support.Percentiles;
+import io.agentnest.spi.Benchmark;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.ServiceLoader;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
 import me.tongfei.progressbar.ProgressBar;
@@ -115,24 +118,10 @@ final class BenchCommand implements Callable<Integer> {
       approvals(config, samples);
     }
     if (want("egress")) {
-      try {
-        Map<String, double[]> e =
-            io.agentnest.internal.egress.EgressBenchmark.run(
-                Math.max(5, iterations / 5), 100L << 20);
-        e.forEach((k, v) -> samples.put("egress " + k, v));
-      } catch (java.io.IOException ex) {
-        throw new AgentNestException("egress benchmark failed: " + ex.getMessage(), ex);
-      }
+      runShipped("egress", iterations, samples);
     }
     if (only.contains("audit")) {
-      java.nio.file.Path dir;
-      try {
-        dir = java.nio.file.Files.createTempDirectory("agentnest-audit-bench-");
-      } catch (java.io.IOException ex) {
-        throw new AgentNestException("cannot create a temporary directory: " + ex.getMessage(), ex);
-      }
-      io.agentnest.audit.AuditBenchmark.run(dir, 1_000_000, Math.max(20, iterations))
-          .forEach((k, v) -> samples.put("audit " + k, v));
+      runShipped("audit", iterations, samples);
     }
     if (want("redaction")) {
       samples.put("redaction", RedactionBench.run(Math.max(3, iterations / 10)));
@@ -141,6 +130,30 @@ final class BenchCommand implements Callable<Integer> {
     samples.forEach((op, s) -> stats.add(stat(op, s)));
     print(stats, config);
     return ExitCodes.OK;
+  }
+
+  /**
+   * Runs a benchmark that a module ships behind the {@link Benchmark} SPI (core's internal ones),
+   * so the CLI reaches them without importing internal classes.
+   */
+  private static void runShipped(String name, int iterations, Map<String, double[]> samples) {
+    Benchmark b =
+        ServiceLoader.load(Benchmark.class, BenchCommand.class.getClassLoader()).stream()
+            .map(ServiceLoader.Provider::get)
+            .filter(x -> x.name().equals(name))
+            .findFirst()
+            .orElseThrow(
+                () ->
+                    new AgentNestException(
+                        "no '"
+                            + name
+                            + "' benchmark on the class path: run the agentnest CLI jar, which"
+                            + " bundles agentnest-core"));
+    try {
+      b.run(iterations).forEach((k, v) -> samples.put(name + " " + k, v));
+    } catch (IOException ex) {
+      throw new AgentNestException(name + " benchmark failed: " + ex.getMessage(), ex);
+    }
   }
 
   /** The sandbox prints its wall clock; the listener compares it with ours on arrival. */
@@ -295,7 +308,7 @@ final class BenchCommand implements Callable<Integer> {
         System.setProperty("agentnest.home", before);
       }
       try {
-        io.agentnest.internal.HostFiles.deleteTree(home);
+        io.agentnest.internal.support.HostFiles.deleteTree(home);
       } catch (java.io.IOException ignored) {
         // a temporary directory
       }
@@ -337,7 +350,7 @@ final class BenchCommand implements Callable<Integer> {
               () -> sb.upload(source, "uploaded/u" + round[0]++)));
     } finally {
       try {
-        io.agentnest.internal.HostFiles.deleteTree(dir);
+        io.agentnest.internal.support.HostFiles.deleteTree(dir);
       } catch (java.io.IOException ignored) {
         // a temporary directory
       }

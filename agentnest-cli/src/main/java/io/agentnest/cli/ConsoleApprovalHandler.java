@@ -3,7 +3,7 @@ package io.agentnest.cli;
 import io.agentnest.ApprovalDecision;
 import io.agentnest.ApprovalHandler;
 import io.agentnest.ApprovalRequest;
-import io.agentnest.internal.HumanText;
+import io.agentnest.internal.support.HumanText;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.PrintWriter;

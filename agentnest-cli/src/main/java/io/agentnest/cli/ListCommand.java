@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxInfo;
-import io.agentnest.internal.Json;
+import io.agentnest.internal.support.Json;
 import io.agentnest.spi.Labels;
 import java.time.Instant;
 import java.util.List;

@@ -2,7 +2,7 @@ package io.agentnest.cli;
 
 import io.agentnest.ConfigException;
 import io.agentnest.SandboxConfig;
-import io.agentnest.internal.Sizes;
+import io.agentnest.config.Sizes;
 import io.agentnest.mcp.AgentNestMcpServer;
 import io.agentnest.mcp.HttpEndpoint;
 import io.agentnest.tools.ToolLimits;

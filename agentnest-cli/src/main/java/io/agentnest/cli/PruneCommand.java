@@ -2,9 +2,9 @@ package io.agentnest.cli;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.agentnest.internal.Backends;
-import io.agentnest.internal.Json;
-import io.agentnest.internal.Pruner;
+import io.agentnest.internal.lifecycle.Pruner;
+import io.agentnest.internal.support.Json;
+import io.agentnest.spi.Backends;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import org.jspecify.annotations.Nullable;

@@ -2,7 +2,7 @@ package io.agentnest.cli;
 
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxInfo;
-import io.agentnest.internal.Backends;
+import io.agentnest.spi.Backends;
 import io.agentnest.spi.RuntimeBackend;
 import java.util.ArrayList;
 import java.util.List;

@@ -4,7 +4,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.ExecResult;
 import io.agentnest.RichOutput;
-import io.agentnest.internal.Json;
+import io.agentnest.internal.support.Json;
 import java.util.Base64;
 
 /** The documented JSON form of an {@link ExecResult}. */

@@ -6,7 +6,7 @@ import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
 import io.agentnest.OutputChunk;
 import io.agentnest.Sandbox;
-import io.agentnest.internal.Json;
+import io.agentnest.internal.support.Json;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;

@@ -2,7 +2,7 @@ package io.agentnest.cli;
 
 import io.agentnest.SandboxConfig;
 import io.agentnest.config.AgentNestConfig;
-import io.agentnest.internal.Sizes;
+import io.agentnest.config.Sizes;
 import java.nio.file.Path;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Option;
@@ -92,7 +92,7 @@ final class SandboxOptions {
   SandboxConfig toConfig(OpenQuestions questions) {
     AgentNestConfig file = config != null ? AgentNestConfig.load(config) : AgentNestConfig.load();
     if (file.source().isPresent()) {
-      io.agentnest.internal.Audit.shared()
+      io.agentnest.internal.audit.Audit.shared()
           .record(
               "config.loaded",
               null,

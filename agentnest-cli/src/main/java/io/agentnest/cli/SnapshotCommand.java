@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.Sandbox;
 import io.agentnest.SnapshotException;
 import io.agentnest.SnapshotInfo;
-import io.agentnest.internal.Json;
+import io.agentnest.internal.support.Json;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;

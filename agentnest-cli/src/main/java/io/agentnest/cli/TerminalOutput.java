@@ -1,6 +1,6 @@
 package io.agentnest.cli;
 
-import io.agentnest.internal.TerminalFilter;
+import io.agentnest.internal.support.TerminalFilter;
 import java.io.PrintStream;
 import java.util.ArrayDeque;
 import java.util.Deque;

@@ -6,7 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.agentnest.docker.DockerEngineRequired;
 import io.agentnest.docker.internal.DockerEngine;
 import io.agentnest.docker.internal.RunscRegistration;
-import io.agentnest.internal.Json;
+import io.agentnest.internal.support.Json;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -2,10 +2,10 @@ package io.agentnest.audit;
 
 import io.agentnest.ConfigException;
 import io.agentnest.audit.AuditSegments.Segment;
-import io.agentnest.internal.AgentNestHome;
-import io.agentnest.internal.DiskGuard;
-import io.agentnest.internal.SecurityPolicy;
-import io.agentnest.internal.Sizes;
+import io.agentnest.config.Sizes;
+import io.agentnest.internal.audit.DiskGuard;
+import io.agentnest.internal.lifecycle.SecurityPolicy;
+import io.agentnest.internal.support.AgentNestHome;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.RandomAccessFile;

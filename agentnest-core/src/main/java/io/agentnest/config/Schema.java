@@ -2,7 +2,6 @@ package io.agentnest.config;
 
 import io.agentnest.ConfigException;
 import io.agentnest.SandboxConfig;
-import io.agentnest.internal.Sizes;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.time.Duration;

@@ -3,6 +3,7 @@ package io.agentnest.internal;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.SnapshotException;
+import io.agentnest.internal.support.Json;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.channels.FileChannel;

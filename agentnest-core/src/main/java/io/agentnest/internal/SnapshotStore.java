@@ -9,6 +9,15 @@ import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SnapshotException;
 import io.agentnest.SnapshotInfo;
+import io.agentnest.internal.audit.DiskGuard;
+import io.agentnest.internal.channel.AgentChannel;
+import io.agentnest.internal.lifecycle.SecurityPolicy;
+import io.agentnest.internal.secrets.SecretScan;
+import io.agentnest.internal.support.AgentNestHome;
+import io.agentnest.internal.support.Bounded;
+import io.agentnest.internal.support.HostFiles;
+import io.agentnest.internal.support.Json;
+import io.agentnest.spi.Backends;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -1580,7 +1589,7 @@ public final class SnapshotStore {
   public record Leftover(String name, Path dir, long bytes) {}
 
   /** Staging directories older than this are no save in progress any more. */
-  static final Duration LEFTOVER_AGE = Duration.ofHours(1);
+  public static final Duration LEFTOVER_AGE = Duration.ofHours(1);
 
   /** Where restores place memory parts: the key's directory, which only its owner writes. */
   private Path restoringParent() {

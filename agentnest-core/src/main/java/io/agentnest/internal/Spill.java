@@ -1,5 +1,6 @@
 package io.agentnest.internal;
 
+import io.agentnest.internal.audit.DiskGuard;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

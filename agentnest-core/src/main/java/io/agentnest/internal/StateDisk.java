@@ -1,5 +1,7 @@
 package io.agentnest.internal;
 
+import io.agentnest.config.Sizes;
+import io.agentnest.internal.audit.DiskGuard;
 import java.nio.file.Path;
 
 /**

@@ -1,6 +1,9 @@
 package io.agentnest.internal;
 
 import io.agentnest.AgentNestException;
+import io.agentnest.internal.channel.Frame;
+import io.agentnest.internal.channel.FramedStream;
+import io.agentnest.internal.support.DaemonThreads;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;

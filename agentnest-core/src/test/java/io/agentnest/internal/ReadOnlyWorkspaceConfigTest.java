@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.agentnest.ConfigException;
 import io.agentnest.SandboxConfig;
 import io.agentnest.config.AgentNestConfig;
+import io.agentnest.internal.lifecycle.SecurityPolicy;
+import io.agentnest.internal.support.Json;
 import io.agentnest.spi.SandboxSpec;
 import org.junit.jupiter.api.Test;
 

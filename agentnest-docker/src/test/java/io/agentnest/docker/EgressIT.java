@@ -10,7 +10,7 @@ import io.agentnest.NetworkEvent;
 import io.agentnest.NetworkPolicy;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
-import io.agentnest.internal.DefaultSandbox;
+import io.agentnest.internal.egress.EgressResolvers;
 import io.agentnest.internal.egress.StaticResolver;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -93,7 +93,7 @@ class EgressIT {
             }
           }
         });
-    DefaultSandbox.setTestResolver(
+    EgressResolvers.replaceForTests(
         StaticResolver.of("allowed.test", "127.0.0.1")
             .with("files.pypi.test", "127.0.0.1")
             .with("evil-pypi.test", "127.0.0.1")
@@ -124,7 +124,7 @@ class EgressIT {
 
   @AfterAll
   static void stop() throws Exception {
-    DefaultSandbox.setTestResolver(null);
+    EgressResolvers.replaceForTests(null);
     if (sandbox != null) {
       sandbox.close();
     }

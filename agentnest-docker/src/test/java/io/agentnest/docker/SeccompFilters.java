@@ -1,7 +1,7 @@
 package io.agentnest.docker;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.agentnest.internal.Json;
+import io.agentnest.internal.support.Json;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;

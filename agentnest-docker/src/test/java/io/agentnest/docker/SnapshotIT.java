@@ -13,7 +13,7 @@ import io.agentnest.SnapshotInfo;
 import io.agentnest.audit.AuditEvent;
 import io.agentnest.audit.AuditLog;
 import io.agentnest.audit.AuditQuery;
-import io.agentnest.internal.Json;
+import io.agentnest.internal.support.Json;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HexFormat;
@@ -102,7 +102,7 @@ class SnapshotIT {
     assertThat(Sandbox.removeSnapshot("it-basic")).isTrue();
     assertThat(Sandbox.removeSnapshot("it-basic")).isFalse();
     assertThatThrownBy(() -> Sandbox.restore("it-basic")).hasMessageContaining("no snapshot");
-    AuditLog audit = io.agentnest.internal.Audit.shared();
+    AuditLog audit = io.agentnest.internal.audit.Audit.shared();
     audit.flush();
     assertThat(
             audit.query(
@@ -330,7 +330,7 @@ class SnapshotIT {
       assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
       assertThat(lines).contains("result (4, 'parent\\n', True, False) a,b");
 
-      AuditLog audit = io.agentnest.internal.Audit.shared();
+      AuditLog audit = io.agentnest.internal.audit.Audit.shared();
       audit.flush();
       assertThat(
               audit.query(

@@ -2,7 +2,7 @@ package io.agentnest.escapes;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.agentnest.internal.Json;
+import io.agentnest.internal.support.Json;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

@@ -1,7 +1,7 @@
 package io.agentnest.tools;
 
 import io.agentnest.SandboxConfig;
-import io.agentnest.internal.PathRules;
+import io.agentnest.internal.files.PathRules;
 
 /**
  * The working directory a model may give a shell tool: inside the workspace only. The Java API lets

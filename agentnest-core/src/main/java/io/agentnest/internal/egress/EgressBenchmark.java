@@ -119,8 +119,8 @@ public final class EgressBenchmark {
                 Locale.ROOT,
                 "%-24s %12.2f %12.2f%n",
                 name,
-                io.agentnest.internal.Percentiles.nearestRank(samples, 50),
-                io.agentnest.internal.Percentiles.nearestRank(samples, 95)));
+                io.agentnest.internal.support.Percentiles.nearestRank(samples, 50),
+                io.agentnest.internal.support.Percentiles.nearestRank(samples, 95)));
   }
 
   private static final class Client {

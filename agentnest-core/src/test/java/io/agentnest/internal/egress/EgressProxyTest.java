@@ -976,9 +976,9 @@ class EgressProxyTest {
               assertThat(v).hasSize(2);
               assertThat(java.util.Arrays.stream(v).min().orElse(0)).isPositive();
             });
-    assertThat(io.agentnest.internal.Percentiles.nearestRank(new double[] {3, 1, 2, 4}, 50))
+    assertThat(io.agentnest.internal.support.Percentiles.nearestRank(new double[] {3, 1, 2, 4}, 50))
         .isEqualTo(2);
-    assertThat(io.agentnest.internal.Percentiles.nearestRank(new double[] {3, 1, 2, 4}, 95))
+    assertThat(io.agentnest.internal.support.Percentiles.nearestRank(new double[] {3, 1, 2, 4}, 95))
         .isEqualTo(4);
   }
 

@@ -362,7 +362,7 @@ public final class DockerEngine {
   private static void deleteBulkDir(java.nio.file.@Nullable Path dir) {
     if (dir != null && BULK_NAME.matcher(dir.toString()).matches()) {
       try {
-        io.agentnest.internal.HostFiles.deleteTree(dir);
+        io.agentnest.internal.support.HostFiles.deleteTree(dir);
       } catch (java.io.IOException | RuntimeException e) {
         // Best effort: /run is a tmpfs, emptied at the next boot anyway.
       }
@@ -452,14 +452,14 @@ public final class DockerEngine {
       }
       RuntimeException failed = null;
       try {
-        parentRestored.accept(io.agentnest.internal.DaemonThreads.join(back));
+        parentRestored.accept(io.agentnest.internal.support.DaemonThreads.join(back));
         parentStopped = false;
       } catch (RuntimeException e) {
         failed = e;
       }
       for (java.util.concurrent.CompletableFuture<BackendSandbox> c : copies) {
         try {
-          attached.add(io.agentnest.internal.DaemonThreads.join(c));
+          attached.add(io.agentnest.internal.support.DaemonThreads.join(c));
         } catch (RuntimeException e) {
           failed = failed == null ? e : failed;
         }
@@ -585,7 +585,7 @@ public final class DockerEngine {
   }
 
   private static final java.util.concurrent.ExecutorService RESTORES =
-      io.agentnest.internal.DaemonThreads.pool("agentnest-restore");
+      io.agentnest.internal.support.DaemonThreads.pool("agentnest-restore");
 
   /** Starts created container {@code id} from the checkpoint image in {@code image}. */
   private BackendSandbox startFromImage(
@@ -620,7 +620,7 @@ public final class DockerEngine {
       return;
     }
     try {
-      io.agentnest.internal.HostFiles.deleteTree(dir);
+      io.agentnest.internal.support.HostFiles.deleteTree(dir);
     } catch (java.io.IOException e) {
       // the engine removes a container's checkpoints with the container
     }

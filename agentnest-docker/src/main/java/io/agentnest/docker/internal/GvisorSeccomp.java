@@ -3,7 +3,7 @@ package io.agentnest.docker.internal;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.agentnest.internal.Json;
+import io.agentnest.internal.support.Json;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;

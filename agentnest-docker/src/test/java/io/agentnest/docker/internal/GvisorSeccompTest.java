@@ -3,8 +3,8 @@ package io.agentnest.docker.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.agentnest.internal.Json;
-import io.agentnest.internal.SecurityPolicy;
+import io.agentnest.internal.lifecycle.SecurityPolicy;
+import io.agentnest.internal.support.Json;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;

@@ -7,7 +7,7 @@ import io.agentnest.NetworkPolicy;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.Secret;
-import io.agentnest.internal.Json;
+import io.agentnest.internal.support.Json;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;

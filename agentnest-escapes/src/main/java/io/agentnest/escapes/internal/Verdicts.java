@@ -2,7 +2,7 @@ package io.agentnest.escapes.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.agentnest.ExecResult;
-import io.agentnest.internal.Json;
+import io.agentnest.internal.support.Json;
 import java.util.Optional;
 
 /** Reads the verdict line a probe script printed. Its output is hostile: bounded, validated. */

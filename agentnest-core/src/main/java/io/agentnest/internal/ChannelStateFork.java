@@ -1,0 +1,55 @@
+package io.agentnest.internal;
+
+import io.agentnest.Sandbox;
+import io.agentnest.internal.support.DaemonThreads;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+
+/**
+ * State transfer through the agent channel (no bulk link: a remote engine, or a sandbox made before
+ * the link existed): captured into spills, then loaded into each copy.
+ */
+final class ChannelStateFork {
+  private ChannelStateFork() {}
+
+  static List<Sandbox> fork(
+      DefaultSandbox parent,
+      List<CompletableFuture<DefaultSandbox>> kids,
+      long t0,
+      StateBudget budget,
+      ExecutorService threads) {
+    try (SandboxState.Spilled state = SandboxState.capture(parent, parent.sessionNames(), budget)) {
+      List<CompletableFuture<DefaultSandbox>> ready = new ArrayList<>();
+      for (CompletableFuture<DefaultSandbox> k : kids) {
+        ready.add(
+            k.thenApplyAsync(
+                child -> {
+                  SandboxState.restore(child, state);
+                  child.setForkReport(
+                      StateTransferReports.report(
+                          parent.id(),
+                          parent.config(),
+                          state.variables(),
+                          state.skipped(),
+                          state.fileBytes(),
+                          state.stateBytes(),
+                          Duration.ofNanos(System.nanoTime() - t0)));
+                  return child;
+                },
+                threads));
+      }
+      List<Sandbox> out = new ArrayList<>();
+      for (CompletableFuture<DefaultSandbox> r : ready) {
+        out.add(DaemonThreads.join(r));
+      }
+      for (Sandbox s : out) {
+        StateTransferReports.audit(
+            parent, s, state.fileBytes(), state.stateBytes(), state.skipped().size(), null);
+      }
+      return out;
+    }
+  }
+}

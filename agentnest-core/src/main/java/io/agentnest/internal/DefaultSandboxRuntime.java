@@ -1,0 +1,48 @@
+package io.agentnest.internal;
+
+import io.agentnest.Sandbox;
+import io.agentnest.SandboxConfig;
+import io.agentnest.SandboxInfo;
+import io.agentnest.SnapshotInfo;
+import io.agentnest.spi.Backends;
+import io.agentnest.spi.SandboxRuntime;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The runtime behind {@link Sandbox}'s statics (registered in {@code META-INF/services}): the
+ * default backend is {@code docker}.
+ */
+public final class DefaultSandboxRuntime implements SandboxRuntime {
+  private static final String DEFAULT_BACKEND = "docker";
+
+  @Override
+  public Sandbox create(SandboxConfig config) {
+    return DefaultSandbox.create(config);
+  }
+
+  @Override
+  public Sandbox connect(String idOrPrefix) {
+    return DefaultSandbox.connect(Backends.get(DEFAULT_BACKEND), idOrPrefix);
+  }
+
+  @Override
+  public List<SandboxInfo> list() {
+    return Backends.get(DEFAULT_BACKEND).list();
+  }
+
+  @Override
+  public Sandbox restore(String name, @Nullable SandboxConfig config) {
+    return DefaultSandbox.restoreSnapshot(name, config);
+  }
+
+  @Override
+  public List<SnapshotInfo> snapshots() {
+    return DefaultSandbox.snapshots();
+  }
+
+  @Override
+  public boolean removeSnapshot(String name) {
+    return DefaultSandbox.removeSnapshot(name);
+  }
+}

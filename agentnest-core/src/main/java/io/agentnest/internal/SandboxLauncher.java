@@ -1,0 +1,194 @@
+package io.agentnest.internal;
+
+import io.agentnest.AgentNestException;
+import io.agentnest.ImageNotFoundException;
+import io.agentnest.Sandbox;
+import io.agentnest.SandboxClosedException;
+import io.agentnest.SandboxConfig;
+import io.agentnest.SandboxInfo;
+import io.agentnest.agent.AgentSources;
+import io.agentnest.audit.AuditLog;
+import io.agentnest.internal.audit.Audit;
+import io.agentnest.internal.channel.AgentChannel;
+import io.agentnest.internal.lifecycle.HostState;
+import io.agentnest.internal.lifecycle.SecurityPolicy;
+import io.agentnest.internal.secrets.SecretDelivery;
+import io.agentnest.spi.BackendSandbox;
+import io.agentnest.spi.Backends;
+import io.agentnest.spi.Labels;
+import io.agentnest.spi.RuntimeBackend;
+import io.agentnest.spi.SandboxSpec;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Optional;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The launcher behind {@link DefaultSandbox}: creates a sandbox, reattaches to one, adopts one
+ * restored from a checkpoint, and arms its expiry from what the host wrote (labels, host state).
+ */
+final class SandboxLauncher {
+  private SandboxLauncher() {}
+
+  /**
+   * Creates a sandbox: policy to spec, container, bootstrap and secrets over the channel, then
+   * {@link #ready}. Whatever fails, the container is destroyed.
+   */
+  static Sandbox create(SandboxConfig config) {
+    requireAuditRoom(config);
+    RuntimeBackend backend = Backends.get(config.backend());
+    SandboxSpec spec = SecurityPolicy.specFor(config);
+    SecretDelivery secrets = SecretDelivery.of(config);
+    BackendSandbox bs = backend.create(spec);
+    AgentChannel channel = null;
+    try {
+      channel = new AgentChannel(bs);
+      channel.sendRaw(AgentSources.bootstrapPayload());
+      secrets.send(channel);
+      try {
+        channel.awaitReady(config.startTimeout());
+      } catch (SandboxClosedException e) {
+        String diag = bs.diagnostics();
+        if (diag.contains("python3") || diag.contains("executable file not found")) {
+          throw new ImageNotFoundException(
+              "image '"
+                  + config.image()
+                  + "' cannot run the AgentNest agent: it has no python3 ("
+                  + diag.strip()
+                  + "); use an image with python3, e.g. "
+                  + SandboxConfig.DEFAULT_IMAGE);
+        }
+        throw e;
+      }
+      return ready(backend, bs, channel, config, spec, false);
+    } catch (RuntimeException | Error e) {
+      if (channel != null) {
+        channel.close();
+      } else {
+        bs.close();
+      }
+      try {
+        backend.destroy(bs.id());
+      } catch (RuntimeException cleanup) {
+        e.addSuppressed(cleanup);
+      }
+      throw e;
+    }
+  }
+
+  /** No sandbox starts while its actions could not be audited (the audit disk is full). */
+  private static void requireAuditRoom(SandboxConfig config) {
+    AuditLog log = config.auditLog();
+    try {
+      (log != null ? log : Audit.shared()).requireRoom();
+    } catch (UncheckedIOException e) {
+      throw new AgentNestException(
+          "no sandbox is created while its actions cannot be audited: " + e.getMessage(), e);
+    }
+  }
+
+  /** The sandbox on a channel whose agent answers: policy, egress, TTL armed, creation audited. */
+  static DefaultSandbox ready(
+      RuntimeBackend backend,
+      BackendSandbox bs,
+      AgentChannel channel,
+      SandboxConfig config,
+      SandboxSpec spec,
+      boolean fromCheckpoint) {
+    DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), config, channel);
+    sb.hello();
+    sb.startEgress();
+    sb.setExpiresAt(labelExpiry(spec.labels()).orElse(sb.expiresAt()));
+    sb.arm();
+    Map<String, Object> created = new LinkedHashMap<>();
+    created.put("image", config.image());
+    created.put("runtime", config.runtime() == null ? "runc" : config.runtime());
+    created.put("backend", config.backend());
+    created.put("expires_at", sb.expiresAt().toString());
+    created.put("memory_bytes", config.memoryBytes());
+    created.put("cpus", config.cpus());
+    created.put("pids", config.pidsLimit());
+    created.put("network", config.network().isNone() ? "none" : config.network().rules());
+    created.put("secrets", config.secretEnv().keySet());
+    if (fromCheckpoint) {
+      created.put("from_checkpoint", true);
+    }
+    sb.audit("sandbox.created", created);
+    return sb;
+  }
+
+  /**
+   * Reattaches to a running managed sandbox: limits and expiry from the labels the host wrote (and
+   * the host state), never from what the agent says; the handle does not own the sandbox.
+   */
+  static Sandbox connect(RuntimeBackend backend, String idOrPrefix) {
+    BackendSandbox bs = backend.attach(idOrPrefix);
+    SandboxInfo info =
+        backend
+            .inspect(bs.id())
+            .orElseThrow(
+                () ->
+                    new AgentNestException("sandbox " + idOrPrefix + " vanished while attaching"));
+    SandboxConfig.Builder b = SandboxConfig.builder().backend(backend.name()).image(info.image());
+    Map<String, String> labels = info.labels();
+    parseLong(labels.get(Labels.EXEC_TIMEOUT_MS))
+        .ifPresent(ms -> b.execTimeout(Duration.ofMillis(Math.max(1, ms))));
+    parseLong(labels.get(Labels.MAX_OUTPUT)).ifPresent(n -> b.maxOutputBytes(Math.max(0, n)));
+    // The real limit, so that fork and snapshot bound the state by it (not by the default).
+    parseLong(labels.get(Labels.MEMORY)).ifPresent(m -> b.memoryBytes(Math.max(16L << 20, m)));
+    AgentChannel channel = new AgentChannel(bs);
+    try {
+      DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), b.build(), channel);
+      sb.hello();
+      Instant expiry = labelExpiry(labels).orElse(sb.expiresAt());
+      Optional<HostState.Entry> state = HostState.read(sb.id());
+      if (state.isPresent() && state.get().expiresAt().isAfter(expiry)) {
+        expiry = state.get().expiresAt();
+      }
+      sb.setExpiresAt(expiry);
+      // A handle that attached does not own the sandbox: its death must not orphan it, and the
+      // expiry it knows must not cut short one set elsewhere (the agent keeps the later one).
+      sb.setOwner(state.map(HostState.Entry::owner).orElse(HostState.DETACHED));
+      sb.arm(true);
+      return sb;
+    } catch (RuntimeException e) {
+      channel.close();
+      throw e;
+    }
+  }
+
+  /** A sandbox restored from another's checkpoint: its agent is already running, with state. */
+  static DefaultSandbox adoptRestored(
+      RuntimeBackend backend, BackendSandbox bs, SandboxConfig config, SandboxSpec spec) {
+    AgentChannel channel = new AgentChannel(bs);
+    try {
+      return ready(backend, bs, channel, config, spec, true);
+    } catch (RuntimeException | Error e) {
+      channel.close();
+      try {
+        backend.destroy(bs.id());
+      } catch (RuntimeException cleanup) {
+        e.addSuppressed(cleanup);
+      }
+      throw e;
+    }
+  }
+
+  static Optional<Instant> labelExpiry(Map<String, String> labels) {
+    return parseLong(labels.get(Labels.EXPIRES)).map(Instant::ofEpochSecond);
+  }
+
+  private static Optional<Long> parseLong(@Nullable String s) {
+    if (s == null) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(Long.parseLong(s));
+    } catch (NumberFormatException e) {
+      return Optional.empty();
+    }
+  }
+}

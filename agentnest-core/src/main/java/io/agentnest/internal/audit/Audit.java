@@ -1,0 +1,71 @@
+package io.agentnest.internal.audit;
+
+import io.agentnest.AgentNestException;
+import io.agentnest.audit.AuditLog;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The process-wide default audit log under {@code AGENTNEST_HOME/audit}, opened on first use. A
+ * sandbox that cannot be audited is not created (fail closed).
+ */
+public final class Audit {
+  private static final Logger LOG = LoggerFactory.getLogger(Audit.class);
+  private static volatile @Nullable AuditLog shared;
+
+  private Audit() {}
+
+  public static AuditLog shared() {
+    AuditLog a = shared;
+    if (a == null) {
+      synchronized (Audit.class) {
+        a = shared;
+        if (a == null) {
+          try {
+            a = AuditLog.openDefault();
+          } catch (RuntimeException e) {
+            throw new AgentNestException(
+                "cannot open the audit log under "
+                    + AuditLog.defaultDir()
+                    + " ("
+                    + e.getMessage()
+                    + "): make it writable, or point AGENTNEST_HOME elsewhere",
+                e);
+          }
+          AuditLog opened = a;
+          Runtime.getRuntime().addShutdownHook(new Thread(opened::close, "agentnest-audit-close"));
+          shared = a;
+        }
+      }
+    }
+    return a;
+  }
+
+  /** Records without ever failing the operation being audited after it happened. */
+  public static void record(
+      AuditLog log, String type, @Nullable String sandboxId, Map<String, ?> data) {
+    try {
+      log.record(type, sandboxId, data);
+    } catch (RuntimeException e) {
+      // At most one warning every 10 s: a full disk refuses every record, and a warning per
+      // record would go to the same disk.
+      long now = System.nanoTime();
+      long last = lastWarning.get();
+      if (now - last >= WARN_EVERY_NANOS && lastWarning.compareAndSet(last, now)) {
+        LOG.warn(
+            "audit record {} for {} failed (further failures for 10 s are not logged): {}",
+            type,
+            sandboxId,
+            e.toString());
+      } else {
+        LOG.debug("audit record {} for {} failed: {}", type, sandboxId, e.toString());
+      }
+    }
+  }
+
+  private static final long WARN_EVERY_NANOS = 10_000_000_000L;
+  private static final java.util.concurrent.atomic.AtomicLong lastWarning =
+      new java.util.concurrent.atomic.AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
+}

@@ -1,0 +1,401 @@
+package io.agentnest.internal.channel;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentnest.AgentNestException;
+import io.agentnest.SandboxClosedException;
+import io.agentnest.internal.support.Json;
+import io.agentnest.spi.BackendSandbox;
+import java.io.BufferedInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one long-lived, multiplexed channel to a sandbox's agent. Every call gets an id; a reader
+ * thread routes the agent's frames to the call they belong to. If the agent dies or breaks the
+ * protocol, every pending call fails at once with the reason: nothing waits forever.
+ */
+public final class AgentChannel implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(AgentChannel.class);
+
+  private volatile BackendSandbox connection;
+  private final String sandboxId;
+  private volatile InputStream in;
+  private volatile OutputStream out;
+  private final Object writeLock = new Object();
+  private final ConcurrentHashMap<Long, Pending> pending = new ConcurrentHashMap<>();
+
+  /**
+   * Call ids start at a random point: calls that a previous attachment left running in the agent (a
+   * client killed mid-exec) keep streaming under their ids, which a new attachment must never take
+   * for its own calls.
+   */
+  private final AtomicLong ids =
+      new AtomicLong(java.util.concurrent.ThreadLocalRandom.current().nextLong(1L << 20, 1L << 50));
+
+  private final CompletableFuture<Frame> ready = new CompletableFuture<>();
+  private volatile Thread reader;
+  // Bumped by resume(): a reader of an older connection ends silently instead of killing the
+  // channel.
+  private volatile int generation;
+  private volatile boolean suspended;
+  private volatile @Nullable String deathReason;
+  private volatile boolean closing;
+  private volatile boolean expired;
+  private volatile @Nullable Consumer<Frame> tunnelListener;
+
+  private record Pending(Consumer<Frame> events, CompletableFuture<Frame> done) {}
+
+  public AgentChannel(BackendSandbox connection) {
+    this.connection = connection;
+    this.sandboxId = connection.id();
+    this.in = new BufferedInputStream(connection.fromAgent(), 256 * 1024);
+    this.out = connection.toAgent();
+    this.reader = startReader(0, in);
+  }
+
+  private Thread startReader(int gen, InputStream from) {
+    Thread t = new Thread(() -> readLoop(gen, from), "agentnest-channel-" + shortId(sandboxId));
+    t.setDaemon(true);
+    t.start();
+    return t;
+  }
+
+  /**
+   * The sandbox's processes are about to be checkpointed (its connection will end): the end of the
+   * stream is then expected, not the agent's death. Pending calls stay pending; their frames arrive
+   * on the connection {@link #resume} brings.
+   */
+  public void suspend() {
+    suspended = true;
+  }
+
+  public boolean isSuspended() {
+    return suspended;
+  }
+
+  /** Continues on a new connection to the same agent, restored from a checkpoint. */
+  public void resume(BackendSandbox next) {
+    BackendSandbox old = connection;
+    synchronized (writeLock) {
+      connection = next;
+      in = new BufferedInputStream(next.fromAgent(), 256 * 1024);
+      out = next.toAgent();
+      generation++;
+      suspended = false;
+      reader = startReader(generation, in);
+    }
+    old.close();
+  }
+
+  private static String shortId(String id) {
+    return id.length() > 12 ? id.substring(0, 12) : id;
+  }
+
+  /** Sends raw bytes (the bootstrap payload) before the agent speaks the protocol. */
+  public void sendRaw(byte[] bytes) {
+    synchronized (writeLock) {
+      try {
+        out.write(bytes);
+        out.flush();
+      } catch (IOException e) {
+        throw die("cannot write to the sandbox: " + e.getMessage(), e);
+      }
+    }
+  }
+
+  /** Waits for the agent's first frame after the bootstrap. */
+  public Frame awaitReady(Duration timeout) {
+    return await(ready, timeout, "start");
+  }
+
+  public long newId() {
+    return ids.getAndIncrement();
+  }
+
+  /** Registers a call so that its frames are routed to {@code events} and its result awaited. */
+  public CompletableFuture<Frame> register(long id, Consumer<Frame> events) {
+    CompletableFuture<Frame> done = new CompletableFuture<>();
+    String dead = deathReason;
+    if (dead != null) {
+      done.completeExceptionally(closed(dead));
+      return done;
+    }
+    pending.put(id, new Pending(events, done));
+    return done;
+  }
+
+  /** Sends one frame of a call. */
+  public void send(ObjectNode header, byte[] payload) {
+    String dead = deathReason;
+    if (dead != null) {
+      throw closed(dead);
+    }
+    byte[] frame = FrameCodec.encode(header, payload);
+    synchronized (writeLock) {
+      try {
+        out.write(frame);
+        out.flush();
+      } catch (IOException e) {
+        throw die("cannot write to the sandbox agent: " + e.getMessage(), e);
+      }
+    }
+  }
+
+  /** Starts a call: registers it, sends its frame, returns the future of its final frame. */
+  public CompletableFuture<Frame> call(ObjectNode header, byte[] payload, Consumer<Frame> events) {
+    header.put("id", newId());
+    return callWithId(header, payload, events);
+  }
+
+  /** {@link #call} for a header that already has its id from {@link #newId()}. */
+  public CompletableFuture<Frame> callWithId(
+      ObjectNode header, byte[] payload, Consumer<Frame> events) {
+    long id = header.path("id").asLong();
+    CompletableFuture<Frame> done = register(id, events);
+    try {
+      send(header, payload);
+    } catch (RuntimeException e) {
+      pending.remove(id);
+      throw e;
+    }
+    return done;
+  }
+
+  /**
+   * Sends {@code data} as frames of {@code op} for call {@code id}, at most {@code chunk} bytes
+   * each, the last one marked {@code last}; {@code first} fields go on the first frame only. Stops
+   * early once {@code done} completes (the agent refused); at least one frame is always sent.
+   */
+  public void sendChunks(
+      String op, long id, ObjectNode first, byte[] data, int chunk, CompletableFuture<Frame> done) {
+    int off = 0;
+    do {
+      int n = Math.min(chunk, data.length - off);
+      boolean last = off + n >= data.length;
+      ObjectNode h = Json.object().put("op", op).put("id", id).put("last", last);
+      if (off == 0) {
+        h.setAll(first);
+      }
+      send(h, java.util.Arrays.copyOfRange(data, off, off + n));
+      off += n;
+    } while (off < data.length && !done.isDone());
+  }
+
+  /** A call with no streamed events, awaited. */
+  public Frame request(ObjectNode header, byte[] payload, Duration timeout) {
+    return await(call(header, payload, f -> {}), timeout, header.path("op").asText());
+  }
+
+  public Frame await(CompletableFuture<Frame> done, Duration timeout, String what) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    return await(done, () -> deadline, what, timeout);
+  }
+
+  /**
+   * Waits until {@code done} or until the deadline, which is read again whenever it is reached (a
+   * call waiting for an approval moves it).
+   */
+  public Frame await(
+      CompletableFuture<Frame> done, java.util.function.LongSupplier deadlineNanos, String what) {
+    return await(done, deadlineNanos, what, null);
+  }
+
+  private Frame await(
+      CompletableFuture<Frame> done,
+      java.util.function.LongSupplier deadlineNanos,
+      String what,
+      @Nullable Duration fixedTimeout) {
+    long started = System.nanoTime();
+    try {
+      while (true) {
+        long wait = deadlineNanos.getAsLong() - System.nanoTime();
+        if (wait <= 0) {
+          throw new TimeoutException();
+        }
+        try {
+          return done.get(wait, TimeUnit.NANOSECONDS);
+        } catch (TimeoutException again) {
+          // Loop: the deadline may have moved meanwhile.
+        }
+      }
+    } catch (TimeoutException e) {
+      // A fixed timeout is named as given (the measured wait overshoots it by scheduling noise).
+      long timeoutMs =
+          fixedTimeout != null
+              ? fixedTimeout.toMillis()
+              : (System.nanoTime() - started) / 1_000_000;
+      throw new AgentNestException(
+          "the agent of sandbox "
+              + shortId(sandboxId)
+              + " did not answer '"
+              + what
+              + "' within "
+              + timeoutMs
+              + " ms: the sandbox may be overloaded or stuck; check it with 'agentnest ls'"
+              + " or destroy it");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AgentNestException("interrupted while waiting for the sandbox agent", e);
+    } catch (ExecutionException e) {
+      Throwable c = e.getCause() == null ? e : e.getCause();
+      if (c instanceof AgentNestException ane) {
+        throw ane;
+      }
+      throw new AgentNestException("sandbox call failed: " + c, c);
+    }
+  }
+
+  /** Forgets a call whose result is no longer wanted. */
+  public void abandon(long id) {
+    pending.remove(id);
+  }
+
+  /** Receives the egress tunnel frames (tcp_open, tcp_data, ...), which belong to no call. */
+  public void onTunnelFrames(Consumer<Frame> listener) {
+    this.tunnelListener = listener;
+  }
+
+  /** The sandbox ended because its TTL ran out, by the host's clock (never the agent's word). */
+  public boolean expired() {
+    return expired;
+  }
+
+  public void markExpired() {
+    expired = true;
+  }
+
+  public boolean isAlive() {
+    return deathReason == null;
+  }
+
+  public @Nullable String deathReason() {
+    return deathReason;
+  }
+
+  private void readLoop(int gen, InputStream from) {
+    try {
+      while (true) {
+        Frame f = FrameCodec.read(from);
+        if (gen != generation || (f == null && suspended)) {
+          return;
+        }
+        if (f == null) {
+          String diag = connection.diagnostics();
+          die(
+              expired
+                  ? "the sandbox expired (its TTL ran out): create a new one, or extend() it"
+                      + " before expiry"
+                  : closing
+                      ? "the sandbox channel was closed"
+                      : "the sandbox agent exited (channel closed)"
+                          + (diag.isBlank() ? "" : "; its last words: " + diag.strip()),
+              null);
+          return;
+        }
+        route(f);
+      }
+    } catch (ProtocolException e) {
+      if (gen != generation || suspended) {
+        return;
+      }
+      die("protocol violation from sandbox: " + e.getMessage() + "; the sandbox is unusable", e);
+    } catch (IOException e) {
+      if (gen != generation || suspended) {
+        return;
+      }
+      die(closing ? "the sandbox channel was closed" : "lost the sandbox channel: " + e, e);
+    } catch (RuntimeException e) {
+      die("channel reader failed: " + e, e);
+    } catch (Throwable e) {
+      // An Error (OutOfMemoryError above all) would otherwise end this thread silently and leave
+      // every pending call waiting for its deadline: fail them all now, then let the Error go on.
+      die("channel reader failed: " + e + "; the sandbox is unusable", e);
+      throw e;
+    }
+  }
+
+  private void route(Frame f) {
+    String ev = f.ev();
+    if (ev.equals("ready")) {
+      ready.complete(f);
+      return;
+    }
+    if (ev.equals("expired")) {
+      // Sandbox code that gets hold of the channel could send this: expiry is decided by the
+      // host's own clock (markExpired), the agent's word only ends its own process.
+      LOG.debug("sandbox {} reports its TTL ran out; the host decides expiry", sandboxId);
+      return;
+    }
+    if (ev.startsWith("tcp_")) {
+      Consumer<Frame> t = tunnelListener;
+      if (t != null) {
+        t.accept(f);
+      }
+      return;
+    }
+    long id = f.id();
+    Pending p = pending.get(id);
+    if (p == null) {
+      LOG.debug("dropping frame '{}' for unknown call {}", ev, id);
+      return;
+    }
+    if (ev.equals("res") || ev.equals("err")) {
+      pending.remove(id);
+      p.done.complete(f);
+      return;
+    }
+    try {
+      p.events.accept(f);
+    } catch (RuntimeException e) {
+      LOG.warn("output listener of call {} failed", id, e);
+    }
+  }
+
+  private SandboxClosedException die(String reason, @Nullable Throwable cause) {
+    String first = deathReason;
+    if (first == null) {
+      deathReason = reason;
+      first = reason;
+      SandboxClosedException ex = closed(reason);
+      ready.completeExceptionally(ex);
+      for (Long id : pending.keySet()) {
+        Pending p = pending.remove(id);
+        if (p != null) {
+          p.done.completeExceptionally(ex);
+        }
+      }
+      if (cause != null) {
+        LOG.debug("channel of {} died", sandboxId, cause);
+      }
+    }
+    return closed(first);
+  }
+
+  private SandboxClosedException closed(String reason) {
+    return new SandboxClosedException("sandbox " + shortId(sandboxId) + ": " + reason);
+  }
+
+  @Override
+  public void close() {
+    close("the sandbox channel was closed");
+  }
+
+  /** Closes the channel; pending and later calls fail with {@code reason}. */
+  public void close(String reason) {
+    closing = true;
+    connection.close();
+    die(reason, null);
+  }
+}

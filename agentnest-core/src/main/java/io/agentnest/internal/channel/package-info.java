@@ -1,0 +1,10 @@
+/**
+ * The host end of the one multiplexed channel to a sandbox's agent: frame codec and limits ({@link
+ * io.agentnest.internal.channel.FrameCodec}), call routing ({@link
+ * io.agentnest.internal.channel.AgentChannel}), the fork-time bulk link and the egress tunnels.
+ *
+ * <p>Everything read here comes from the sandbox and is hostile: lengths are checked before
+ * allocation and strings are bounded. This package moves bytes; it must not take policy decisions
+ * (approvals, audit wording) or know about sandboxes, backends or snapshots.
+ */
+package io.agentnest.internal.channel;

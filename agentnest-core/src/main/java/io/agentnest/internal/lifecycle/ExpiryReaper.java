@@ -1,0 +1,51 @@
+package io.agentnest.internal.lifecycle;
+
+import io.agentnest.internal.DefaultSandbox;
+import io.agentnest.internal.support.DaemonThreads;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Destroys this process's sandboxes when their TTL runs out. One daemon thread per JVM. */
+public final class ExpiryReaper {
+  private static final Logger LOG = LoggerFactory.getLogger(ExpiryReaper.class);
+  private static final ScheduledExecutorService EXEC =
+      DaemonThreads.scheduler("agentnest-expiry-reaper");
+  private static final Map<String, ScheduledFuture<?>> TASKS = new ConcurrentHashMap<>();
+
+  private ExpiryReaper() {}
+
+  public static void schedule(DefaultSandbox sandbox, Instant expiresAt) {
+    long delay = Math.max(0, Duration.between(Instant.now(), expiresAt).toMillis());
+    ScheduledFuture<?> f =
+        EXEC.schedule(
+            () -> {
+              TASKS.remove(sandbox.id());
+              LOG.info("sandbox {} reached its TTL; destroying it", sandbox.id());
+              try {
+                sandbox.expire();
+              } catch (RuntimeException e) {
+                LOG.warn("could not destroy expired sandbox {}: {}", sandbox.id(), e.toString());
+              }
+            },
+            delay,
+            TimeUnit.MILLISECONDS);
+    ScheduledFuture<?> old = TASKS.put(sandbox.id(), f);
+    if (old != null) {
+      old.cancel(false);
+    }
+  }
+
+  public static void cancel(String id) {
+    ScheduledFuture<?> f = TASKS.remove(id);
+    if (f != null) {
+      f.cancel(false);
+    }
+  }
+}

@@ -1,0 +1,133 @@
+package io.agentnest.internal.lifecycle;
+
+import io.agentnest.SandboxConfig;
+import io.agentnest.agent.AgentSources;
+import io.agentnest.spi.Labels;
+import io.agentnest.spi.SandboxSpec;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The policy layer's translation of a {@link SandboxConfig} into the controls a backend must
+ * enforce. Backend-agnostic: it names controls, never Docker settings.
+ */
+public final class SecurityPolicy {
+  public static final String VERSION = "0.1.0";
+
+  /** The sandbox-local port of the egress proxy. */
+  public static final int EGRESS_PORT = 3128;
+
+  /** Per-process open files; the agent needs a few dozen. */
+  public static final long OPEN_FILES_LIMIT = 4096;
+
+  private static final String SECCOMP = loadSeccomp();
+
+  private SecurityPolicy() {}
+
+  public static String seccompProfile() {
+    return SECCOMP;
+  }
+
+  public static SandboxSpec specFor(SandboxConfig config) {
+    Map<String, String> labels = new LinkedHashMap<>(config.labels());
+    Instant now = Instant.now();
+    labels.put(Labels.MANAGED, "true");
+    labels.put(Labels.OWNER, ownerId());
+    labels.put(Labels.OWNER_PID, Long.toString(ProcessHandle.current().pid()));
+    labels.put(Labels.OWNER_HOST, hostName());
+    labels.put(Labels.CREATED, Long.toString(now.getEpochSecond()));
+    labels.put(Labels.EXPIRES, Long.toString(now.plus(config.ttl()).getEpochSecond()));
+    labels.put(Labels.VERSION, VERSION);
+    labels.put(Labels.EXEC_TIMEOUT_MS, Long.toString(config.execTimeout().toMillis()));
+    labels.put(Labels.MAX_OUTPUT, Long.toString(config.maxOutputBytes()));
+    labels.put(Labels.MEMORY, Long.toString(config.memoryBytes()));
+
+    Map<String, String> env = new LinkedHashMap<>();
+    // A read-only workspace cannot be HOME: programs write caches and history there.
+    env.put("HOME", config.readOnlyWorkspace() ? "/tmp" : SandboxConfig.WORKSPACE);
+    env.put("LANG", "C.UTF-8");
+    env.put("PYTHONDONTWRITEBYTECODE", "1");
+    env.put("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+    env.put("AGENTNEST_WORKSPACE", SandboxConfig.WORKSPACE);
+    env.putAll(config.env());
+    // Secret variables are not part of the spec: the engine would store them (SecretDelivery).
+    if (!config.network().isNone()) {
+      // The only way out: the agent's local proxy port, tunnelled to the host's egress proxy.
+      String proxy = "http://127.0.0.1:" + EGRESS_PORT;
+      for (String k : new String[] {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"}) {
+        env.put(k, proxy);
+        env.put(k.toLowerCase(java.util.Locale.ROOT), proxy);
+      }
+      env.put("NO_PROXY", "localhost,127.0.0.1,::1");
+      env.put("no_proxy", "localhost,127.0.0.1,::1");
+    }
+
+    Map<String, Long> tmpfs = new LinkedHashMap<>();
+    tmpfs.put("/tmp", config.tmpSizeBytes());
+    if (!config.readOnlyWorkspace()) {
+      // Otherwise /workspace is the image's directory on the read-only root: the kernel refuses
+      // every write to it, from the agent too.
+      tmpfs.put(SandboxConfig.WORKSPACE, config.workspaceSizeBytes());
+    }
+
+    String seccomp = config.seccompProfile() != null ? config.seccompProfile() : SECCOMP;
+    return new SandboxSpec(
+        config.image(),
+        config.runtime(),
+        List.of("python3", "-u", "-c", AgentSources.bootstrap()),
+        config.user(),
+        env,
+        // The engine creates the working directory: a read-only workspace then exists even when
+        // the image has none.
+        config.readOnlyWorkspace() ? SandboxConfig.WORKSPACE : "/",
+        labels,
+        config.cpus(),
+        config.memoryBytes(),
+        config.pidsLimit(),
+        tmpfs,
+        config.readOnlyRootFilesystem(),
+        seccomp,
+        true,
+        true,
+        true,
+        OPEN_FILES_LIMIT);
+  }
+
+  /** Identifies this host process: host name, pid and process start time (pids are reused). */
+  public static String ownerId() {
+    ProcessHandle self = ProcessHandle.current();
+    long start =
+        self.info()
+            .startInstant()
+            .map(Instant::toEpochMilli)
+            .orElse(ManagementFactory.getRuntimeMXBean().getStartTime());
+    return hostName() + ":" + self.pid() + ":" + start;
+  }
+
+  public static String hostName() {
+    try {
+      return InetAddress.getLocalHost().getHostName();
+    } catch (IOException e) {
+      return "unknown";
+    }
+  }
+
+  private static String loadSeccomp() {
+    try (InputStream in = SecurityPolicy.class.getResourceAsStream("seccomp.json")) {
+      if (in == null) {
+        throw new IllegalStateException("seccomp.json missing from agentnest-core");
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+}

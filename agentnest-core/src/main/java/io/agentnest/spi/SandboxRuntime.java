@@ -1,0 +1,34 @@
+package io.agentnest.spi;
+
+import io.agentnest.Sandbox;
+import io.agentnest.SandboxConfig;
+import io.agentnest.SandboxInfo;
+import io.agentnest.SnapshotInfo;
+import java.util.List;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What {@link Sandbox}'s static factories call: the runtime that makes, finds and restores
+ * sandboxes. Exactly one implementation is found with {@link java.util.ServiceLoader} under {@code
+ * META-INF/services/io.agentnest.spi.SandboxRuntime} (agentnest-core ships it), so that the API
+ * depends on this interface and never on the implementation's package.
+ */
+public interface SandboxRuntime {
+  /** Creates a sandbox; throws when the backend cannot enforce the configuration. */
+  Sandbox create(SandboxConfig config);
+
+  /** Reattaches to a running managed sandbox of the default backend by id (or unique prefix). */
+  Sandbox connect(String idOrPrefix);
+
+  /** Managed sandboxes of the default backend. */
+  List<SandboxInfo> list();
+
+  /** Starts a sandbox from a snapshot, with {@code config} instead of the saved one when given. */
+  Sandbox restore(String name, @Nullable SandboxConfig config);
+
+  /** The valid snapshots in this installation's store, newest first. */
+  List<SnapshotInfo> snapshots();
+
+  /** Removes a snapshot (also a tampered one); false when there is none by that name. */
+  boolean removeSnapshot(String name);
+}
