@@ -3,6 +3,7 @@ package io.agentnest.internal;
 import io.agentnest.Artifact;
 import io.agentnest.FileInfo;
 import io.agentnest.FileOperationException;
+import io.agentnest.internal.state.SandboxArchives;
 import java.io.BufferedInputStream;
 import java.io.FilterOutputStream;
 import java.io.IOException;

@@ -1,10 +1,10 @@
 package io.agentnest.internal;
 
 /** Bounds strings that came out of a sandbox. */
-final class Bounded {
+public final class Bounded {
   private Bounded() {}
 
-  static String text(String s, int max) {
+  public static String text(String s, int max) {
     if (s.length() <= max) {
       return s;
     }

@@ -32,7 +32,7 @@ import org.jspecify.annotations.Nullable;
  * for this transfer; others are closed (at most {@value #MAX_STRANGERS}), and a connection that
  * sends no token in time is dropped.
  */
-final class BulkLink implements Closeable {
+public final class BulkLink implements Closeable {
   static final String SOCKET = "bulk.sock";
   static final int MAX_STRANGERS = 16;
   private static final Duration TOKEN_WAIT = Duration.ofSeconds(5);
@@ -96,7 +96,7 @@ final class BulkLink implements Closeable {
   }
 
   /** A token for one transfer on this link; {@link #accept} hands its connection to its caller. */
-  String expect() {
+  public String expect() {
     String t = newToken();
     expected.add(t);
     return t;
@@ -107,7 +107,7 @@ final class BulkLink implements Closeable {
    * {@code giveUp} turns true first (the agent answered without connecting). Several transfers may
    * wait at once: a connection for another expected token is kept for its own caller.
    */
-  @Nullable SocketChannel accept(String token, long deadlineNanos, BooleanSupplier giveUp) {
+  public @Nullable SocketChannel accept(String token, long deadlineNanos, BooleanSupplier giveUp) {
     try (Selector sel = Selector.open()) {
       synchronized (this) {
         server.register(sel, SelectionKey.OP_ACCEPT);

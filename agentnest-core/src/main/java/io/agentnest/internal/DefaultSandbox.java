@@ -14,6 +14,10 @@ import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxFiles;
 import io.agentnest.SandboxInfo;
 import io.agentnest.agent.AgentSources;
+import io.agentnest.internal.snapshot.SnapshotStore;
+import io.agentnest.internal.state.SandboxArchives;
+import io.agentnest.internal.state.SandboxState;
+import io.agentnest.internal.state.StateBudget;
 import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.Labels;
 import io.agentnest.spi.RuntimeBackend;
@@ -362,7 +366,7 @@ public final class DefaultSandbox implements Sandbox {
     destroy();
   }
 
-  void audit(String type, Map<String, ?> data) {
+  public void audit(String type, Map<String, ?> data) {
     budgets.audit().record(type, data);
   }
 
@@ -783,12 +787,12 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   /** Text the sandbox reported (a name, a reason), with secrets masked before anyone reads it. */
-  String redact(String reported) {
+  public String redact(String reported) {
     return redactor.redact(reported, (r, n) -> {});
   }
 
   /** An error reply of the agent, with secrets masked: error text leaves the sandbox too. */
-  AgentNestException agentError(JsonNode h) {
+  public AgentNestException agentError(JsonNode h) {
     String code = Bounded.text(h.path("code").asText("AGENT"), 64);
     String msg =
         redactor.redact(Bounded.text(h.path("message").asText("(no message)"), 4096), (r, n) -> {});
@@ -798,7 +802,7 @@ public final class DefaultSandbox implements Sandbox {
     return new AgentNestException("sandbox agent error " + code + ": " + msg);
   }
 
-  AgentChannel channel() {
+  public AgentChannel channel() {
     return channel;
   }
 
@@ -1224,7 +1228,7 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   /** A sandbox restored from another's checkpoint: its agent is already running, with state. */
-  static DefaultSandbox adoptRestored(
+  public static DefaultSandbox adoptRestored(
       RuntimeBackend backend, BackendSandbox bs, SandboxConfig config, SandboxSpec spec) {
     AgentChannel channel = new AgentChannel(bs);
     try {
@@ -1245,7 +1249,7 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   /** The Python sessions this sandbox may have started. */
-  List<String> sessionNames() {
+  public List<String> sessionNames() {
     java.util.Set<String> names = new java.util.LinkedHashSet<>();
     names.add("default");
     names.addAll(sessions.keySet());

@@ -14,8 +14,8 @@ import java.util.Locale;
 import java.util.concurrent.CompletableFuture;
 
 /** File operations over the agent channel; paths checked here and again by the agent. */
-final class DefaultSandboxFiles implements SandboxFiles {
-  static final int CHUNK = 1 << 20;
+public final class DefaultSandboxFiles implements SandboxFiles {
+  public static final int CHUNK = 1 << 20;
   static final long MAX_READ = 64L << 20;
   private static final Duration TIMEOUT = Duration.ofSeconds(60);
 

@@ -9,7 +9,7 @@ import java.nio.ByteBuffer;
  * attempt ended by END (0) or ABORT (0xFFFFFFFF), at most {@link #MAX_ATTEMPTS} attempts. The host
  * never unpickles: it only makes sure the stream is what a session sends, and where it ends.
  */
-final class FramedStream {
+public final class FramedStream {
   static final int MAX_CHUNK = 1 << 20;
   static final int MAX_EXTRA = 64 << 20;
   static final int MAX_ATTEMPTS = 4;
@@ -31,11 +31,11 @@ final class FramedStream {
   private long remaining;
   private int attempts = 1;
 
-  FramedStream(String what) {
+  public FramedStream(String what) {
     this.what = what;
   }
 
-  boolean done() {
+  public boolean done() {
     return state == State.DONE;
   }
 
@@ -45,7 +45,7 @@ final class FramedStream {
    *
    * @throws AgentNestException when the framing is broken
    */
-  int accept(ByteBuffer b) {
+  public int accept(ByteBuffer b) {
     int start = b.position();
     int end = b.limit();
     int i = start;

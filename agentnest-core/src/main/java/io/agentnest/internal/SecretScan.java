@@ -15,11 +15,11 @@ import org.jspecify.annotations.Nullable;
  * hex, URL-encoded): what output may not show, a snapshot may not store either. Values shorter than
  * {@link Secret#MIN_LENGTH} are not looked for.
  */
-final class SecretScan {
+public final class SecretScan {
   private final @Nullable RedactingStream scan;
   private @Nullable String found;
 
-  SecretScan(Map<String, byte[]> secrets) {
+  public SecretScan(Map<String, byte[]> secrets) {
     Map<String, String> values = new LinkedHashMap<>();
     secrets.forEach(
         (name, v) -> {
@@ -31,11 +31,11 @@ final class SecretScan {
   }
 
   /** The name of the first secret seen, or null. */
-  @Nullable String found() {
+  public @Nullable String found() {
     return found;
   }
 
-  void update(byte[] b, int off, int len) {
+  public void update(byte[] b, int off, int len) {
     RedactingStream s = scan;
     if (found != null || s == null || len == 0) {
       return;

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.agentnest.ConfigException;
 import io.agentnest.SandboxConfig;
 import io.agentnest.config.AgentNestConfig;
+import io.agentnest.internal.snapshot.SnapshotStore;
 import io.agentnest.spi.SandboxSpec;
 import org.junit.jupiter.api.Test;
 

@@ -1,9 +1,14 @@
-package io.agentnest.internal;
+package io.agentnest.internal.state;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.AgentNestException;
 import io.agentnest.FileOperationException;
+import io.agentnest.internal.AgentChannel;
+import io.agentnest.internal.Bounded;
+import io.agentnest.internal.DefaultSandboxFiles;
+import io.agentnest.internal.Frame;
+import io.agentnest.internal.Json;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -30,7 +35,7 @@ public final class SandboxArchives {
   private final String sandboxId;
   private final io.agentnest.internal.redact.Redactor redactor;
 
-  SandboxArchives(
+  public SandboxArchives(
       AgentChannel channel, String sandboxId, io.agentnest.internal.redact.Redactor redactor) {
     this.channel = channel;
     this.sandboxId = sandboxId;

@@ -1,8 +1,9 @@
-package io.agentnest.internal;
+package io.agentnest.internal.state;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.agentnest.internal.DiskGuard;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;

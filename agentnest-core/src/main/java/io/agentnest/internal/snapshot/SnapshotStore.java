@@ -1,4 +1,4 @@
-package io.agentnest.internal;
+package io.agentnest.internal.snapshot;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -9,6 +9,19 @@ import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SnapshotException;
 import io.agentnest.SnapshotInfo;
+import io.agentnest.internal.AgentChannel;
+import io.agentnest.internal.AgentNestHome;
+import io.agentnest.internal.Backends;
+import io.agentnest.internal.Bounded;
+import io.agentnest.internal.DefaultSandbox;
+import io.agentnest.internal.DiskGuard;
+import io.agentnest.internal.HostFiles;
+import io.agentnest.internal.Json;
+import io.agentnest.internal.SecretScan;
+import io.agentnest.internal.SecurityPolicy;
+import io.agentnest.internal.state.SandboxState;
+import io.agentnest.internal.state.StateBudget;
+import io.agentnest.internal.state.StateDisk;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -747,7 +760,7 @@ public final class SnapshotStore {
   }
 
   /** The parts of the config a restore needs; never secret values (only their names). */
-  static ObjectNode configJson(SandboxConfig c) {
+  public static ObjectNode configJson(SandboxConfig c) {
     ObjectNode o = Json.object();
     o.put("backend", c.backend()).put("image", c.image());
     if (c.runtime() != null) {
@@ -1143,7 +1156,7 @@ public final class SnapshotStore {
     }
   }
 
-  static SandboxConfig savedConfig(JsonNode m, String name) {
+  public static SandboxConfig savedConfig(JsonNode m, String name) {
     JsonNode c = m.path("config");
     SandboxConfig.Builder b =
         SandboxConfig.builder()
@@ -1580,7 +1593,7 @@ public final class SnapshotStore {
   public record Leftover(String name, Path dir, long bytes) {}
 
   /** Staging directories older than this are no save in progress any more. */
-  static final Duration LEFTOVER_AGE = Duration.ofHours(1);
+  public static final Duration LEFTOVER_AGE = Duration.ofHours(1);
 
   /** Where restores place memory parts: the key's directory, which only its owner writes. */
   private Path restoringParent() {

@@ -1,4 +1,4 @@
-package io.agentnest.internal;
+package io.agentnest.internal.snapshot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -11,6 +11,10 @@ import io.agentnest.SandboxConfig;
 import io.agentnest.Secret;
 import io.agentnest.SnapshotException;
 import io.agentnest.SnapshotInfo;
+import io.agentnest.internal.HostFiles;
+import io.agentnest.internal.Json;
+import io.agentnest.internal.SecretScan;
+import io.agentnest.internal.state.SandboxState;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

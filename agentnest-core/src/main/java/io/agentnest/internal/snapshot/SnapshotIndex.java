@@ -1,8 +1,9 @@
-package io.agentnest.internal;
+package io.agentnest.internal.snapshot;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.SnapshotException;
+import io.agentnest.internal.Json;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.channels.FileChannel;

@@ -1,6 +1,10 @@
-package io.agentnest.internal;
+package io.agentnest.internal.state;
 
 import io.agentnest.AgentNestException;
+import io.agentnest.internal.DaemonThreads;
+import io.agentnest.internal.DefaultSandbox;
+import io.agentnest.internal.Frame;
+import io.agentnest.internal.FramedStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;

@@ -1,4 +1,4 @@
-package io.agentnest.internal;
+package io.agentnest.internal.snapshot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -7,6 +7,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SnapshotException;
 import io.agentnest.SnapshotInfo;
+import io.agentnest.internal.HostFiles;
+import io.agentnest.internal.Json;
+import io.agentnest.internal.state.SandboxState;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;

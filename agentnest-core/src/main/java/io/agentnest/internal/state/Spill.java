@@ -1,5 +1,6 @@
-package io.agentnest.internal;
+package io.agentnest.internal.state;
 
+import io.agentnest.internal.DiskGuard;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
