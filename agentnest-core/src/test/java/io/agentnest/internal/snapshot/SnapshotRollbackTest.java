@@ -28,7 +28,7 @@ class SnapshotRollbackTest {
   @TempDir Path home;
 
   SnapshotStore store() {
-    return new SnapshotStore(home.resolve("snapshots"));
+    return new SnapshotStore(home.resolve("snapshots"), SnapshotStoreTest.NO_BACKEND);
   }
 
   SnapshotInfo save(String name, String workspace, boolean replace) {
