@@ -237,7 +237,7 @@ final class CheckpointMemory {
    * directory lies beside the key, not in the store, where a writer of the store could swap it.
    */
   static @Nullable DefaultSandbox restore(
-      RuntimeBackend backend, Path privateDir, SnapshotStore.Loaded l, SandboxConfig config) {
+      RuntimeBackend backend, Path privateDir, Loaded l, SandboxConfig config) {
     String name = l.manifest().path("name").asText();
     Path tmp;
     try {

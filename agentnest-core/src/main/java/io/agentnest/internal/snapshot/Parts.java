@@ -245,7 +245,7 @@ final class Parts {
   }
 
   /** Checks every part against the manifest (present, size, sha256) before anything is used. */
-  static void verifyAll(SnapshotStore.Loaded l) {
+  static void verifyAll(Loaded l) {
     String name = l.manifest().path("name").asText();
     byte[] buf = new byte[1 << 16];
     for (JsonNode p : l.manifest().path("parts")) {

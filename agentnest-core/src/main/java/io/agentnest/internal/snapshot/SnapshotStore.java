@@ -2,7 +2,6 @@ package io.agentnest.internal.snapshot;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.agentnest.ForkReport;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
@@ -10,7 +9,6 @@ import io.agentnest.SnapshotException;
 import io.agentnest.SnapshotInfo;
 import io.agentnest.internal.AgentNestHome;
 import io.agentnest.internal.Backends;
-import io.agentnest.internal.Bounded;
 import io.agentnest.internal.DefaultSandbox;
 import io.agentnest.internal.DiskGuard;
 import io.agentnest.internal.HostFiles;
@@ -397,211 +395,7 @@ public final class SnapshotStore {
    * sandbox is created; the parts are hashed again while they stream into it.
    */
   public Sandbox restore(String name, @Nullable SandboxConfig overrides) {
-    Loaded l = load(name);
-    SandboxConfig config = overrides != null ? overrides : Manifest.savedConfig(l.manifest, name);
-    String savedImage = l.manifest.path("image").asText();
-    if (!config.image().equals(savedImage)) {
-      throw new SnapshotException(
-          "IMAGE_CHANGED",
-          "snapshot '"
-              + name
-              + "' was taken on image '"
-              + savedImage
-              + "', the config asks for '"
-              + config.image()
-              + "': restore with the same image");
-    }
-    List<String> secrets = new ArrayList<>();
-    l.manifest.path("config").path("secret_env_names").forEach(n -> secrets.add(n.asText()));
-    List<String> missing =
-        secrets.stream().filter(n -> !config.secretEnv().containsKey(n)).toList();
-    if (!missing.isEmpty()) {
-      throw new SnapshotException(
-          "NEEDS_CONFIG",
-          "snapshot '"
-              + name
-              + "' was taken with secret environment variables "
-              + missing
-              + ", which are never written to disk: pass them again with"
-              + " Sandbox.restore(name, info.config().toBuilder().secretEnv(...).build()), where"
-              + " info is the snapshot's SnapshotInfo from Sandbox.snapshots(); on the command"
-              + " line, export them and add --secret-env "
-              + String.join(",", missing));
-    }
-    RuntimeBackend backend = backends.apply(config.backend());
-    checkImageId(name, l.manifest, backend.imageId(config.image()));
-    Parts.verifyAll(l);
-    long t0 = System.nanoTime();
-    boolean memory = l.manifest.path("memory").asBoolean();
-    String whyNot = null;
-    if (memory) {
-      if (!CheckpointMemory.gvisor(config.runtime())) {
-        whyNot =
-            "the config asks for runtime "
-                + (config.runtime() == null ? "runc (the default)" : config.runtime())
-                + ", and a gVisor checkpoint restores only on gVisor";
-      } else if (!config.secretEnv().isEmpty()
-          || !config.env().equals(Manifest.savedConfig(l.manifest, name).env())) {
-        whyNot =
-            "the config sets other environment variables than the saved sandbox had, and its"
-                + " processes' environment is part of the saved memory";
-      } else {
-        try {
-          DefaultSandbox sb = CheckpointMemory.restore(backend, restoringParent(), l, config);
-          if (sb != null) {
-            try {
-              restoredAudit(sb, l, t0, true, null);
-            } catch (RuntimeException e) {
-              sb.destroy();
-              throw e;
-            }
-            return sb;
-          }
-          whyNot = CheckpointMemory.NO_ENGINE_RESTORE;
-        } catch (SnapshotException e) {
-          throw e;
-        } catch (RuntimeException e) {
-          whyNot =
-              "gVisor could not restore the checkpoint: "
-                  + Bounded.text(String.valueOf(e.getMessage()), 500);
-        }
-      }
-      LOG.warn(
-          "snapshot '{}': process memory not restored ({}); restoring its files and pickled"
-              + " Python sessions instead",
-          name,
-          whyNot);
-    }
-    DefaultSandbox sb = (DefaultSandbox) DefaultSandbox.create(config);
-    try {
-      restoreInto(sb, l);
-      restoredAudit(sb, l, t0, false, memory ? whyNot : null);
-      return sb;
-    } catch (RuntimeException e) {
-      sb.destroy();
-      throw e;
-    }
-  }
-
-  private static void restoredAudit(
-      DefaultSandbox sb, Loaded l, long t0, boolean memoryRestored, @Nullable String whyNot) {
-    Map<String, Object> d = new LinkedHashMap<>();
-    d.put("snapshot", l.manifest.path("name").asText());
-    d.put("from_sandbox", l.manifest.path("sandbox").asText("unknown"));
-    d.put("bytes", l.manifest.path("bytes").asLong());
-    d.put("millis", Duration.ofNanos(System.nanoTime() - t0).toMillis());
-    d.put("memory_restored", memoryRestored);
-    if (whyNot != null) {
-      d.put("memory_reason", whyNot);
-    }
-    sb.audit("snapshot.restored", d);
-  }
-
-  /** Refuses a restore when the image under the saved name is no longer the one saved. */
-  static void checkImageId(String name, JsonNode manifest, Optional<String> now) {
-    String savedImage = manifest.path("image").asText();
-    String savedId = manifest.path("image_id").asText();
-    String nowId = now.orElse("(none: the engine has no such image)");
-    if (!savedId.equals(nowId)) {
-      throw new SnapshotException(
-          "IMAGE_CHANGED",
-          "image '"
-              + savedImage
-              + "' changed since snapshot '"
-              + name
-              + "' was taken (then "
-              + savedId
-              + ", now "
-              + nowId
-              + "): its files were saved relative to that image; tag the old image back"
-              + " (docker tag "
-              + savedId
-              + " "
-              + savedImage
-              + "), or take a new snapshot on the new image");
-    }
-  }
-
-  /** Streams the verified parts of {@code l} into a fresh sandbox, hashing them again. */
-  static void restoreInto(DefaultSandbox sb, Loaded l) {
-    String name = l.manifest.path("name").asText();
-    JsonNode ws = l.part("workspace");
-    JsonNode tmp = l.part("tmp");
-    try (Parts.PartReader w = ws == null ? null : Parts.PartReader.open(l.dir, ws, name);
-        Parts.PartReader t = tmp == null ? null : Parts.PartReader.open(l.dir, tmp, name)) {
-      SandboxState.restoreFiles(sb, w, t);
-      if (w != null) {
-        w.finish();
-      }
-      if (t != null) {
-        t.finish();
-      }
-    } catch (IOException e) {
-      throw Manifest.corrupt(name, "has an unreadable part: " + e.getMessage());
-    }
-    for (JsonNode p : l.manifest.path("parts")) {
-      if (p.path("kind").asText().equals("session")) {
-        byte[] data = Parts.readPart(l.dir, p);
-        if (data.length > 0) {
-          JsonNode meta = p.path("meta");
-          SandboxState.loadSession(
-              sb, meta.path("session").asText(), meta.path("extra_bytes").asLong(), data);
-        }
-      }
-    }
-  }
-
-  /** A verified manifest and the directory of its parts. */
-  record Loaded(JsonNode manifest, Path dir) {
-    /** The part of {@code kind} (workspace, tmp), or null. */
-    @Nullable JsonNode part(String kind) {
-      for (JsonNode p : manifest.path("parts")) {
-        if (p.path("kind").asText().equals(kind)) {
-          return p;
-        }
-      }
-      return null;
-    }
-
-    /** All parts read into memory, each verified (tests and small snapshots). */
-    SandboxState.Captured state() {
-      byte[] ws = new byte[0];
-      byte[] tmp = new byte[0];
-      List<SandboxState.Session> sessions = new ArrayList<>();
-      for (JsonNode p : manifest.path("parts")) {
-        if (p.path("kind").asText().equals("memory")) {
-          continue; // a checkpoint image: only the runtime reads it
-        }
-        byte[] data = Parts.readPart(dir, p);
-        switch (p.path("kind").asText()) {
-          case "workspace" -> ws = data;
-          case "tmp" -> tmp = data;
-          default -> {
-            JsonNode meta = p.path("meta");
-            List<String> vars = new ArrayList<>();
-            meta.path("variables").forEach(v -> vars.add(v.asText()));
-            List<ForkReport.Skipped> skipped = new ArrayList<>();
-            meta.path("skipped")
-                .forEach(
-                    x ->
-                        skipped.add(
-                            new ForkReport.Skipped(
-                                x.path("session").asText(),
-                                x.path("name").asText(),
-                                x.path("type").asText(),
-                                x.path("reason").asText())));
-            sessions.add(
-                new SandboxState.Session(
-                    meta.path("session").asText(),
-                    data,
-                    meta.path("extra_bytes").asLong(),
-                    vars,
-                    skipped));
-          }
-        }
-      }
-      return new SandboxState.Captured(ws, tmp, sessions);
-    }
+    return SnapshotRestore.restore(load(name), name, overrides, backends, restoringParent());
   }
 
   /**
@@ -665,7 +459,7 @@ public final class SnapshotStore {
           continue;
         }
         try {
-          JsonNode m = load(n, false).manifest;
+          JsonNode m = load(n, false).manifest();
           JsonNode signed = Json.MAPPER.readTree(Files.readAllBytes(d.resolve("manifest.json")));
           out.put(
               n,
@@ -694,7 +488,7 @@ public final class SnapshotStore {
           continue;
         }
         try {
-          out.add(Manifest.info(load(n).manifest));
+          out.add(Manifest.info(load(n).manifest()));
         } catch (SnapshotException e) {
           // listed by 'verify', not here
         }
@@ -709,7 +503,7 @@ public final class SnapshotStore {
   /** The id of the sandbox a snapshot was taken of, if its manifest verifies. */
   public Optional<String> sourceSandbox(String name) {
     try {
-      JsonNode m = load(name).manifest;
+      JsonNode m = load(name).manifest();
       return m.hasNonNull("sandbox") ? Optional.of(m.path("sandbox").asText()) : Optional.empty();
     } catch (SnapshotException e) {
       return Optional.empty();
@@ -742,7 +536,7 @@ public final class SnapshotStore {
   /** Saves and removals that stopped half way (a crashed process) leave these behind. */
   public record Leftover(String name, Path dir, long bytes) {}
 
-  /** Parts.Staging directories older than this are no save in progress any more. */
+  /** Staging directories older than this are no save in progress any more. */
   public static final Duration LEFTOVER_AGE = Duration.ofHours(1);
 
   /** Where restores place memory parts: the key's directory, which only its owner writes. */
@@ -751,7 +545,7 @@ public final class SnapshotStore {
     return parent == null ? root : parent;
   }
 
-  /** Parts.Staging, removal and restore directories of this store older than {@code age}. */
+  /** Staging, removal and restore directories of this store older than {@code age}. */
   public List<Leftover> leftovers(Duration age, Instant now) {
     List<Leftover> out = new ArrayList<>(leftovers(root, age, now));
     if (!restoringParent().equals(root)) {

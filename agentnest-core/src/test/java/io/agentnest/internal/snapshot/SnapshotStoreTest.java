@@ -89,7 +89,7 @@ class SnapshotStoreTest {
     assertThat(info.sessions()).containsExactly("default");
     assertThat(info.memory()).isFalse();
     assertThat(info.memoryNote()).contains("not captured");
-    SnapshotStore.Loaded l = store().load("s1");
+    Loaded l = store().load("s1");
     Parts.verifyAll(l);
     SandboxState.Captured back = l.state();
     assertThat(back.workspace()).isEqualTo("ws-bytes".getBytes(StandardCharsets.UTF_8));
@@ -233,7 +233,7 @@ class SnapshotStoreTest {
             "sha256 does not match", "ws-bytez".getBytes(StandardCharsets.UTF_8));
     for (Map.Entry<String, byte[]> c : cases.entrySet()) {
       Files.write(ws, c.getValue());
-      SnapshotStore.Loaded l = store().load("p1");
+      Loaded l = store().load("p1");
       assertThatThrownBy(() -> Parts.verifyAll(l))
           .as(c.getKey())
           .hasMessageContaining(c.getKey().strip())
@@ -259,7 +259,7 @@ class SnapshotStoreTest {
   @Test
   void aPartChangedWhileStreamingFailsTheRead() throws Exception {
     save("p2");
-    SnapshotStore.Loaded l = store().load("p2");
+    Loaded l = store().load("p2");
     Parts.verifyAll(l);
     // Checked, then swapped before it is streamed: the second hash catches it.
     Files.write(
@@ -355,7 +355,7 @@ class SnapshotStoreTest {
   void memoryPartsAreVerifiedPlacedAndRehashed() throws Exception {
     save("m1");
     byte[] img = addMemoryPart("m1");
-    SnapshotStore.Loaded l = store().load("m1");
+    Loaded l = store().load("m1");
     Parts.verifyAll(l);
     assertThat(Manifest.info(l.manifest()).memory()).isTrue();
     assertThat(l.state().sessions()).hasSize(1); // the checkpoint image is never read as a session
@@ -389,7 +389,7 @@ class SnapshotStoreTest {
   void aPlacedMemoryPartIsAPrivateCopyThatLaterWritesToTheStoreDoNotReach() throws Exception {
     save("m3");
     byte[] img = addMemoryPart("m3");
-    SnapshotStore.Loaded l = store().load("m3");
+    Loaded l = store().load("m3");
     JsonNode part = l.part("memory");
     assertThat(part).isNotNull();
     Path into = Files.createDirectory(home.resolve("placed"));
@@ -440,14 +440,14 @@ class SnapshotStoreTest {
   void aChangedImageIsRefusedNamingBothIdsAndTheFix() throws Exception {
     save("i1");
     JsonNode m = store().load("i1").manifest();
-    SnapshotStore.checkImageId("i1", m, Optional.of("sha256:abc"));
-    assertThatThrownBy(() -> SnapshotStore.checkImageId("i1", m, Optional.of("sha256:def")))
+    SnapshotRestore.checkImageId("i1", m, Optional.of("sha256:abc"));
+    assertThatThrownBy(() -> SnapshotRestore.checkImageId("i1", m, Optional.of("sha256:def")))
         .hasMessageContaining("sha256:abc")
         .hasMessageContaining("sha256:def")
         .hasMessageContaining("docker tag sha256:abc agentnest/python:latest")
         .extracting(SnapshotStoreTest::code)
         .isEqualTo("IMAGE_CHANGED");
-    assertThatThrownBy(() -> SnapshotStore.checkImageId("i1", m, Optional.empty()))
+    assertThatThrownBy(() -> SnapshotRestore.checkImageId("i1", m, Optional.empty()))
         .hasMessageContaining("no such image");
   }
 
@@ -590,7 +590,7 @@ class SnapshotStoreTest {
     }
     SandboxState.Captured many = new SandboxState.Captured(new byte[0], new byte[0], sessions);
     store().write("many", SandboxConfig.defaults(), "sha256:abc", many, false);
-    SnapshotStore.Loaded l = store().load("many");
+    Loaded l = store().load("many");
     JsonNode meta = l.manifest().path("parts").get(2).path("meta");
     assertThat(meta.path("variables_count").asInt()).isEqualTo(5000);
     assertThat(meta.path("variables").size()).isLessThanOrEqualTo(Manifest.MAX_LISTED);
