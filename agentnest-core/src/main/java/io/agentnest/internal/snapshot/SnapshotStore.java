@@ -9,6 +9,7 @@ import io.agentnest.SnapshotException;
 import io.agentnest.SnapshotInfo;
 import io.agentnest.internal.AgentNestHome;
 import io.agentnest.internal.Backends;
+import io.agentnest.internal.Bounded;
 import io.agentnest.internal.DefaultSandbox;
 import io.agentnest.internal.DiskGuard;
 import io.agentnest.internal.HostFiles;
@@ -84,8 +85,7 @@ public final class SnapshotStore {
 
   static String checkName(String name) {
     if (name == null || !Manifest.NAME.matcher(name).matches() || name.contains("..")) {
-      String shown =
-          name == null ? "null" : name.length() > 60 ? name.substring(0, 60) + "..." : name;
+      String shown = name == null ? "null" : Bounded.text(name, 60);
       throw new SnapshotException(
           "BAD_NAME",
           "snapshot name '"
