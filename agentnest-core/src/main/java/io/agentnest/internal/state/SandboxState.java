@@ -32,6 +32,10 @@ import org.jspecify.annotations.Nullable;
  * {@link #restoreFiles} and {@link #loadSession} read from any source. Fork keeps the parts in
  * memory ({@link #capture}, {@link #restore}); snapshots write them to files and read them back
  * while checking their hashes. Everything read from the sandbox is bounded.
+ *
+ * <p>Why this file is just over 600 lines: each primitive is a request to the agent and the bounded
+ * reading of its answer, and the in-memory, spilled and relayed forms of fork share those readers;
+ * {@link StateRelay}, {@link Spill} and {@link RelayBuffer} already hold the transport.
  */
 public final class SandboxState {
   /** Bytes of one session's saved namespace, and what went into it. */
