@@ -34,6 +34,9 @@ import io.agentnest.internal.lifecycle.ExpiryReaper;
 import io.agentnest.internal.lifecycle.HostState;
 import io.agentnest.internal.lifecycle.SecurityPolicy;
 import io.agentnest.internal.secrets.RedactedViews;
+import io.agentnest.internal.snapshot.SnapshotStore;
+import io.agentnest.internal.state.SandboxArchives;
+import io.agentnest.internal.state.SandboxState;
 import io.agentnest.internal.support.Bounded;
 import io.agentnest.internal.support.DaemonThreads;
 import io.agentnest.internal.support.Json;
@@ -136,7 +139,7 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   /** A sandbox restored from another's checkpoint (see {@link SandboxLauncher#adoptRestored}). */
-  static DefaultSandbox adoptRestored(
+  public static DefaultSandbox adoptRestored(
       RuntimeBackend backend, BackendSandbox bs, SandboxConfig config, SandboxSpec spec) {
     return SandboxLauncher.adoptRestored(backend, bs, config, spec);
   }
@@ -268,7 +271,7 @@ public final class DefaultSandbox implements Sandbox {
     destroy();
   }
 
-  void audit(String type, Map<String, ?> data) {
+  public void audit(String type, Map<String, ?> data) {
     budgets.audit().record(type, data);
   }
 
@@ -689,12 +692,12 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   /** Text the sandbox reported (a name, a reason), with secrets masked before anyone reads it. */
-  String redact(String reported) {
+  public String redact(String reported) {
     return redactor.redact(reported, (r, n) -> {});
   }
 
   /** An error reply of the agent, with secrets masked: error text leaves the sandbox too. */
-  AgentNestException agentError(JsonNode h) {
+  public AgentNestException agentError(JsonNode h) {
     String code = Bounded.text(h.path("code").asText("AGENT"), 64);
     String msg =
         redactor.redact(Bounded.text(h.path("message").asText("(no message)"), 4096), (r, n) -> {});
@@ -777,7 +780,7 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   /** The Python sessions this sandbox may have started. */
-  List<String> sessionNames() {
+  public List<String> sessionNames() {
     java.util.Set<String> names = new java.util.LinkedHashSet<>();
     names.add("default");
     names.addAll(sessions.keySet());

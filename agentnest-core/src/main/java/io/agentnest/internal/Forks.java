@@ -2,6 +2,7 @@ package io.agentnest.internal;
 
 import io.agentnest.ConfigException;
 import io.agentnest.Sandbox;
+import io.agentnest.internal.state.StateBudget;
 import io.agentnest.internal.support.DaemonThreads;
 import java.nio.file.Path;
 import java.util.ArrayList;

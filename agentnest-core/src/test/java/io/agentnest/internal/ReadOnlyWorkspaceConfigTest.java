@@ -7,7 +7,7 @@ import io.agentnest.ConfigException;
 import io.agentnest.SandboxConfig;
 import io.agentnest.config.AgentNestConfig;
 import io.agentnest.internal.lifecycle.SecurityPolicy;
-import io.agentnest.internal.support.Json;
+import io.agentnest.internal.snapshot.ConfigCodec;
 import io.agentnest.spi.SandboxSpec;
 import org.junit.jupiter.api.Test;
 
@@ -49,8 +49,6 @@ class ReadOnlyWorkspaceConfigTest {
     assertThat(c.readOnlyWorkspace()).isTrue();
     assertThat(SandboxConfig.defaults().readOnlyWorkspace()).isFalse();
     assertThat(c.toBuilder().build().readOnlyWorkspace()).isTrue();
-    com.fasterxml.jackson.databind.node.ObjectNode m = Json.object();
-    m.set("config", SnapshotStore.configJson(c));
-    assertThat(SnapshotStore.savedConfig(m, "s").readOnlyWorkspace()).isTrue();
+    assertThat(ConfigCodec.fromJson(ConfigCodec.toJson(c)).readOnlyWorkspace()).isTrue();
   }
 }

@@ -13,7 +13,7 @@ class CoreBoundaryTest {
   private static final Set<String> STILL_ALLOWED =
       Set.of(
           "io.agentnest.internal.DefaultSandbox",
-          "io.agentnest.internal.SandboxArchives",
+          "io.agentnest.internal.state.SandboxArchives",
           "io.agentnest.internal.support.Json");
 
   @Test

@@ -6,8 +6,8 @@ import io.agentnest.ApprovalRequest;
 import io.agentnest.NetworkEvent;
 import io.agentnest.NetworkEvent.Decision;
 import io.agentnest.NetworkPolicy;
+import io.agentnest.internal.support.Bounded;
 import java.io.BufferedInputStream;
-import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -17,7 +17,6 @@ import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
@@ -52,21 +51,23 @@ import org.slf4j.LoggerFactory;
  * Every attempt produces exactly one {@link NetworkEvent}.
  *
  * <p>Thread-safe: {@link #handle} may run concurrently for many connections.
+ *
+ * <p>Why this file is over 600 lines: it is the policy flow of one connection, read top to bottom
+ * (parse, authorize, ask, connect, then tunnel or forward, then one event), and its steps share the
+ * per-attempt record and the answers sent to the client. HTTP parsing lives in {@link Head}, {@link
+ * LineReader}, {@link Authority} and {@link BodyFraming}; the next cut, if it grows, is plain-HTTP
+ * forwarding ({@code forward}, {@code relayResponse}) into a class of its own.
  */
 public final class EgressProxy {
   private static final Logger LOG = LoggerFactory.getLogger(EgressProxy.class);
 
   static final int MAX_REQUEST_LINE = 8 * 1024;
-  static final int MAX_HEADER_BYTES = 64 * 1024;
-  static final int MAX_HEADERS = 100;
-  static final int MAX_CHUNK_LINE = 4 * 1024;
   static final int BUFFER_SIZE = 64 * 1024;
   static final int CONNECT_TIMEOUT_MS = 10_000;
   static final int MAX_CONNECT_ATTEMPTS = 3;
   static final long HALF_CLOSE_LINGER_MS = 30_000;
   static final long ABORT_JOIN_MS = 5_000;
   private static final int MAX_DRAIN_BYTES = 1 << 20;
-  private static final int MAX_REASON_CHARS = 300;
 
   private static final Set<String> HOP_BY_HOP =
       Set.of(
@@ -124,10 +125,10 @@ public final class EgressProxy {
     try {
       serve(a, in, toClient);
     } catch (IOException e) {
-      a.note("connection failed: " + describe(e));
+      a.note("connection failed: " + HttpSyntax.describe(e));
     } catch (RuntimeException e) {
       LOG.warn("egress proxy failure for sandbox {}", sandboxId, e);
-      a.note("internal error: " + describe(e));
+      a.note("internal error: " + HttpSyntax.describe(e));
     } finally {
       closeQuietly(toClient);
       drainAvailable(in);
@@ -160,7 +161,7 @@ public final class EgressProxy {
     String method = parts[0];
     String target = parts[1];
     String version = parts[2];
-    if (!isToken(method)) {
+    if (!HttpSyntax.isToken(method)) {
       badRequest(a, out, "the request method is not a valid token");
       return;
     }
@@ -169,7 +170,7 @@ public final class EgressProxy {
       badRequest(a, out, "unsupported protocol version (use HTTP/1.1)");
       return;
     }
-    if (target.isEmpty() || !isVisibleAscii(target)) {
+    if (target.isEmpty() || !HttpSyntax.isVisibleAscii(target)) {
       badRequest(a, out, "the request target is empty or contains invalid characters");
       return;
     }
@@ -295,7 +296,8 @@ public final class EgressProxy {
               + authority.displayTarget());
       return;
     }
-    List<InetAddress> addresses = authorize(a, authority, method + " " + bounded(target, 512), out);
+    List<InetAddress> addresses =
+        authorize(a, authority, method + " " + Bounded.text(target, 512), out);
     if (addresses == null) {
       return;
     }
@@ -361,7 +363,7 @@ public final class EgressProxy {
     try {
       resolved = resolver.resolve(name);
     } catch (IOException e) {
-      fail(a, out, "cannot resolve " + name + ": " + describe(e));
+      fail(a, out, "cannot resolve " + name + ": " + HttpSyntax.describe(e));
       return null;
     }
     if (resolved.isEmpty()) {
@@ -403,7 +405,7 @@ public final class EgressProxy {
       return false;
     }
     ApprovalRequest request =
-        new ApprovalRequest(sandboxId, "network", target, bounded(detail, 600), Instant.now());
+        new ApprovalRequest(sandboxId, "network", target, Bounded.text(detail, 600), Instant.now());
     Duration timeout = policy.approvalTimeout();
     CompletableFuture<@Nullable ApprovalDecision> result = new CompletableFuture<>();
     AtomicReference<@Nullable CompletionStage<ApprovalDecision>> stage = new AtomicReference<>();
@@ -450,7 +452,9 @@ public final class EgressProxy {
           a,
           out,
           "approval-denied",
-          target + " is not on the allowlist and the approval handler failed: " + describe(cause));
+          target
+              + " is not on the allowlist and the approval handler failed: "
+              + HttpSyntax.describe(cause));
       return false;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -512,7 +516,7 @@ public final class EgressProxy {
             + " ("
             + AddressRules.format(lastAddress)
             + "): "
-            + (last == null ? "no address" : describe(last)));
+            + (last == null ? "no address" : HttpSyntax.describe(last)));
     return null;
   }
 
@@ -568,7 +572,7 @@ public final class EgressProxy {
       }
     } catch (IOException e) {
       failed = true;
-      a.note("tunnel ended with an error: " + describe(e));
+      a.note("tunnel ended with an error: " + HttpSyntax.describe(e));
     }
     a.bytesDown = down;
     SniCheck.Verdict refusal = refused.get();
@@ -735,9 +739,9 @@ public final class EgressProxy {
       }
     } catch (IOException e) {
       if (sentAnything) {
-        a.note("response from " + a.host + ":" + a.port + " broke off: " + describe(e));
+        a.note("response from " + a.host + ":" + a.port + " broke off: " + HttpSyntax.describe(e));
       } else {
-        fail(a, out, "no response from " + a.host + ":" + a.port + ": " + describe(e));
+        fail(a, out, "no response from " + a.host + ":" + a.port + ": " + HttpSyntax.describe(e));
       }
     }
   }
@@ -797,7 +801,7 @@ public final class EgressProxy {
   }
 
   private void badRequest(Attempt a, OutputStream out, String reason) throws IOException {
-    a.deny("bad-request", "bad request: " + printable(reason));
+    a.deny("bad-request", "bad request: " + HttpSyntax.printable(reason));
     respond(out, 400, "Bad Request", "bad request: " + reason, false);
   }
 
@@ -809,7 +813,7 @@ public final class EgressProxy {
   private static void respond(
       OutputStream out, int status, String phrase, String reason, boolean denied)
       throws IOException {
-    String text = printable(reason);
+    String text = HttpSyntax.printable(reason);
     byte[] body = ("agentnest egress: " + text + "\n").getBytes(StandardCharsets.UTF_8);
     StringBuilder sb = new StringBuilder(256);
     sb.append("HTTP/1.1 ").append(status).append(' ').append(phrase).append("\r\n");
@@ -865,7 +869,7 @@ public final class EgressProxy {
     void deny(String code, String why) {
       decision = Decision.DENIED;
       rule = code;
-      reason = printable(why);
+      reason = HttpSyntax.printable(why);
     }
 
     void allow(String matched, String why) {
@@ -877,495 +881,20 @@ public final class EgressProxy {
     void approve(String why) {
       decision = Decision.APPROVED;
       rule = "approval";
-      reason = printable(why);
+      reason = HttpSyntax.printable(why);
     }
 
     /** Adds an outcome (e.g. an upstream failure) to the reason, keeping the decision. */
     void note(String what) {
-      reason = reason.equals(NO_REQUEST) ? printable(what) : reason + "; " + printable(what);
-    }
-  }
-
-  // ---------------------------------------------------------------------------------------------
-  // HTTP syntax
-
-  /** A malformed message; the text is safe to show (it is made printable before use). */
-  private static class BadMessage extends Exception {
-    private static final long serialVersionUID = 1L;
-
-    BadMessage(String message) {
-      super(message);
-    }
-
-    @Override
-    public String getMessage() {
-      String m = super.getMessage();
-      return m == null ? "malformed message" : m;
-    }
-  }
-
-  /** The client's request body ended or failed before its declared end. */
-  private static final class ClientBodyException extends IOException {
-    private static final long serialVersionUID = 1L;
-
-    ClientBodyException(String message, @Nullable Throwable cause) {
-      super(message, cause);
-    }
-  }
-
-  private static final class Header {
-    final String name;
-    final String lowerName;
-    final String value;
-
-    Header(String name, String value) {
-      this.name = name;
-      this.lowerName = name.toLowerCase(Locale.ROOT);
-      this.value = value;
-    }
-  }
-
-  /** Reads bounded CRLF (or LF) terminated lines as ISO-8859-1, counting the bytes. */
-  private static final class LineReader {
-    final InputStream in;
-    long bytes;
-
-    LineReader(InputStream in) {
-      this.in = in;
-    }
-
-    /** A line without its terminator; null on end of stream before any byte of it. */
-    @Nullable String read(int max, String what) throws IOException, BadMessage {
-      StringBuilder sb = new StringBuilder(Math.min(max, 256));
-      boolean cr = false;
-      while (true) {
-        int b = in.read();
-        if (b < 0) {
-          if (sb.length() == 0 && !cr) {
-            return null;
-          }
-          throw new BadMessage("the " + what + " ends without a line break");
-        }
-        bytes++;
-        if (b == '\n') {
-          return sb.toString();
-        }
-        if (cr) {
-          throw new BadMessage("stray CR in the " + what);
-        }
-        if (b == '\r') {
-          cr = true;
-          continue;
-        }
-        if ((b < 0x20 && b != '\t') || b == 0x7f) {
-          throw new BadMessage("control character in the " + what);
-        }
-        if (sb.length() >= max) {
-          throw new BadMessage("the " + what + " is longer than " + max + " bytes");
-        }
-        sb.append((char) b);
-      }
-    }
-  }
-
-  private static final class Head {
-    final String startLine;
-    final List<Header> headers;
-
-    private Head(String startLine, List<Header> headers) {
-      this.startLine = startLine;
-      this.headers = headers;
-    }
-
-    /** Null when the stream ends before the message starts. */
-    static @Nullable Head read(LineReader reader, int maxStartLine, String what)
-        throws IOException, BadMessage {
-      String start = reader.read(maxStartLine, what + " line");
-      // Tolerate a few empty lines before the message (RFC 9112, 2.2).
-      for (int i = 0; start != null && start.isEmpty() && i < 4; i++) {
-        start = reader.read(maxStartLine, what + " line");
-      }
-      if (start == null) {
-        return null;
-      }
-      if (start.isEmpty()) {
-        throw new BadMessage("the " + what + " starts with empty lines");
-      }
-      List<Header> headers = new ArrayList<>();
-      long budgetStart = reader.bytes;
-      while (true) {
-        long used = reader.bytes - budgetStart;
-        int remaining = (int) Math.max(0, MAX_HEADER_BYTES - used);
-        if (remaining == 0) {
-          throw new BadMessage("the " + what + " headers exceed " + MAX_HEADER_BYTES + " bytes");
-        }
-        String line = reader.read(remaining, what + " headers (at most " + MAX_HEADER_BYTES + ")");
-        if (line == null) {
-          throw new BadMessage("the " + what + " ends before the end of its headers");
-        }
-        if (line.isEmpty()) {
-          return new Head(start, headers);
-        }
-        if (headers.size() >= MAX_HEADERS) {
-          throw new BadMessage("the " + what + " has more than " + MAX_HEADERS + " headers");
-        }
-        char first = line.charAt(0);
-        if (first == ' ' || first == '\t') {
-          throw new BadMessage("folded header lines are not allowed");
-        }
-        int colon = line.indexOf(':');
-        if (colon <= 0) {
-          throw new BadMessage("malformed header line (no 'name: value')");
-        }
-        String name = line.substring(0, colon);
-        if (!isToken(name)) {
-          throw new BadMessage("malformed header name");
-        }
-        headers.add(new Header(name, line.substring(colon + 1).strip()));
-      }
-    }
-
-    List<String> all(String lowerName) {
-      List<String> out = new ArrayList<>(1);
-      for (Header h : headers) {
-        if (h.lowerName.equals(lowerName)) {
-          out.add(h.value);
-        }
-      }
-      return out;
-    }
-  }
-
-  /** host[:port] of a request target; host is a name or a (bracketed) IPv6 literal. */
-  private static final class Authority {
-    final String host; // as written; IPv6 literals keep their brackets
-    final int port;
-
-    private Authority(String host, int port) {
-      this.host = host;
-      this.port = port;
-    }
-
-    /** defaultPort -1: the port is required. */
-    static Authority parse(String s, int defaultPort) throws BadMessage {
-      String host;
-      String portText = null;
-      if (s.startsWith("[")) {
-        int close = s.indexOf(']');
-        if (close < 0) {
-          throw new BadMessage("unterminated IPv6 literal");
-        }
-        host = s.substring(0, close + 1);
-        String rest = s.substring(close + 1);
-        if (!rest.isEmpty()) {
-          if (!rest.startsWith(":")) {
-            throw new BadMessage("unexpected text after the IPv6 literal");
-          }
-          portText = rest.substring(1);
-        }
-      } else {
-        int colon = s.indexOf(':');
-        if (colon >= 0 && s.indexOf(':', colon + 1) >= 0) {
-          throw new BadMessage("IPv6 literals must be in brackets, e.g. [2001:db8::1]:443");
-        }
-        host = colon < 0 ? s : s.substring(0, colon);
-        portText = colon < 0 ? null : s.substring(colon + 1);
-      }
-      if (host.isEmpty() || host.equals("[]")) {
-        throw new BadMessage("the host is empty");
-      }
-      for (int i = 0; i < host.length(); i++) {
-        char c = host.charAt(i);
-        if (!(Character.isLetterOrDigit(c) && c < 0x80) && ".-_[]:".indexOf(c) < 0) {
-          throw new BadMessage("the host contains invalid characters");
-        }
-      }
-      int port;
-      if (portText == null) {
-        if (defaultPort < 0) {
-          throw new BadMessage("the port is missing");
-        }
-        port = defaultPort;
-      } else {
-        if (!portText.matches("[0-9]{1,5}")
-            || Integer.parseInt(portText) < 1
-            || Integer.parseInt(portText) > 65535) {
-          throw new BadMessage("the port must be a number from 1 to 65535");
-        }
-        port = Integer.parseInt(portText);
-      }
-      return new Authority(host, port);
-    }
-
-    /** For events: a literal's canonical form without brackets, or the name as written. */
-    String displayHost() {
-      Optional<InetAddress> literal = AddressRules.parseLiteral(host);
-      return literal.map(AddressRules::format).orElse(host.toLowerCase(Locale.ROOT));
-    }
-
-    String displayTarget() {
-      String h = displayHost();
-      return (h.indexOf(':') >= 0 ? "[" + h + "]" : h) + ":" + port;
-    }
-
-    String hostHeader(String canonicalHost) {
-      String h = canonicalHost.indexOf(':') >= 0 ? "[" + canonicalHost + "]" : canonicalHost;
-      return port == 80 ? h : h + ":" + port;
-    }
-  }
-
-  /** How a message body is delimited, and a bounded-buffer copy of exactly that body. */
-  private static final class BodyFraming {
-    enum Kind {
-      NONE,
-      LENGTH,
-      CHUNKED,
-      UNTIL_CLOSE
-    }
-
-    final Kind kind;
-    final long length;
-
-    private BodyFraming(Kind kind, long length) {
-      this.kind = kind;
-      this.length = length;
-    }
-
-    boolean hasBody() {
-      return kind == Kind.CHUNKED || (kind == Kind.LENGTH && length > 0);
-    }
-
-    static BodyFraming ofRequest(Head head) throws BadMessage {
-      List<String> te = head.all("transfer-encoding");
-      List<String> cl = head.all("content-length");
-      if (!te.isEmpty()) {
-        if (!cl.isEmpty()) {
-          throw new BadMessage("both Transfer-Encoding and Content-Length are present");
-        }
-        if (te.size() != 1 || !te.get(0).equalsIgnoreCase("chunked")) {
-          throw new BadMessage("only 'Transfer-Encoding: chunked' is supported in requests");
-        }
-        return new BodyFraming(Kind.CHUNKED, 0);
-      }
-      if (!cl.isEmpty()) {
-        return new BodyFraming(Kind.LENGTH, contentLength(cl));
-      }
-      return new BodyFraming(Kind.NONE, 0);
-    }
-
-    static BodyFraming ofResponse(Head head, String method, int status) throws BadMessage {
-      if (method.equals("HEAD") || status == 204 || status == 304) {
-        return new BodyFraming(Kind.NONE, 0);
-      }
-      List<String> te = head.all("transfer-encoding");
-      if (!te.isEmpty()) {
-        String last = te.get(te.size() - 1);
-        int comma = last.lastIndexOf(',');
-        String finalCoding = (comma < 0 ? last : last.substring(comma + 1)).trim();
-        return finalCoding.equalsIgnoreCase("chunked")
-            ? new BodyFraming(Kind.CHUNKED, 0)
-            : new BodyFraming(Kind.UNTIL_CLOSE, 0);
-      }
-      List<String> cl = head.all("content-length");
-      if (!cl.isEmpty()) {
-        return new BodyFraming(Kind.LENGTH, contentLength(cl));
-      }
-      return new BodyFraming(Kind.UNTIL_CLOSE, 0);
-    }
-
-    private static long contentLength(List<String> values) throws BadMessage {
-      String first = null;
-      for (String v : values) {
-        for (String part : v.split(",", -1)) {
-          String p = part.trim();
-          if (!p.matches("[0-9]{1,18}")) {
-            throw new BadMessage("invalid Content-Length");
-          }
-          if (first != null && !first.equals(p)) {
-            throw new BadMessage("conflicting Content-Length values");
-          }
-          first = p;
-        }
-      }
-      if (first == null) {
-        throw new BadMessage("invalid Content-Length");
-      }
-      return Long.parseLong(first);
-    }
-
-    /**
-     * Copies the body from {@code in} to {@code out}, counting the bytes written. When {@code
-     * flushEach}, flushes after each write (streaming to the client). Read failures and a premature
-     * end are reported as {@link ClientBodyException}.
-     */
-    void copy(InputStream in, OutputStream out, AtomicLong count, boolean flushEach)
-        throws IOException, BadMessage {
-      byte[] buf = new byte[BUFFER_SIZE];
-      switch (kind) {
-        case NONE -> {}
-        case LENGTH -> copyExactly(in, out, length, buf, count, flushEach);
-        case UNTIL_CLOSE -> {
-          int n;
-          while ((n = readBody(in, buf, buf.length)) >= 0) {
-            out.write(buf, 0, n);
-            if (flushEach) {
-              out.flush();
-            }
-            count.addAndGet(n);
-          }
-        }
-        case CHUNKED -> copyChunked(in, out, buf, count, flushEach);
-      }
-    }
-
-    private static void copyChunked(
-        InputStream in, OutputStream out, byte[] buf, AtomicLong count, boolean flushEach)
-        throws IOException, BadMessage {
-      LineReader reader = new LineReader(in);
-      while (true) {
-        String sizeLine = readBodyLine(reader, MAX_CHUNK_LINE, "chunk size line");
-        int semi = sizeLine.indexOf(';');
-        String hex = (semi < 0 ? sizeLine : sizeLine.substring(0, semi)).strip();
-        if (!hex.matches("[0-9A-Fa-f]{1,15}")) {
-          throw new BadMessage("invalid chunk size");
-        }
-        long size = Long.parseLong(hex, 16);
-        writeLine(out, sizeLine, count);
-        if (size == 0) {
-          long trailerStart = reader.bytes;
-          for (int i = 0; ; i++) {
-            long remaining = MAX_HEADER_BYTES - (reader.bytes - trailerStart);
-            if (i > MAX_HEADERS || remaining <= 0) {
-              throw new BadMessage("the chunked trailer is too large");
-            }
-            String trailer = readBodyLine(reader, (int) remaining, "chunked trailer");
-            writeLine(out, trailer, count);
-            if (trailer.isEmpty()) {
-              out.flush();
-              return;
-            }
-          }
-        }
-        copyExactly(in, out, size, buf, count, flushEach);
-        String end = readBodyLine(reader, 0, "chunk end");
-        if (!end.isEmpty()) {
-          throw new BadMessage("missing CRLF after a chunk");
-        }
-        writeLine(out, "", count);
-        if (flushEach) {
-          out.flush();
-        }
-      }
-    }
-
-    private static String readBodyLine(LineReader reader, int max, String what)
-        throws IOException, BadMessage {
-      String line;
-      try {
-        line = reader.read(max, what);
-      } catch (IOException e) {
-        throw new ClientBodyException("reading the body failed: " + describe(e), e);
-      }
-      if (line == null) {
-        throw new ClientBodyException("the body ended early", null);
-      }
-      return line;
-    }
-
-    private static void writeLine(OutputStream out, String line, AtomicLong count)
-        throws IOException {
-      byte[] b = (line + "\r\n").getBytes(StandardCharsets.ISO_8859_1);
-      out.write(b);
-      count.addAndGet(b.length);
-    }
-
-    private static void copyExactly(
-        InputStream in,
-        OutputStream out,
-        long length,
-        byte[] buf,
-        AtomicLong count,
-        boolean flushEach)
-        throws IOException {
-      long left = length;
-      while (left > 0) {
-        int n = readBody(in, buf, (int) Math.min(buf.length, left));
-        if (n < 0) {
-          throw new ClientBodyException("the body ended " + left + " bytes early", null);
-        }
-        out.write(buf, 0, n);
-        if (flushEach) {
-          out.flush();
-        }
-        count.addAndGet(n);
-        left -= n;
-      }
-    }
-
-    private static int readBody(InputStream in, byte[] buf, int len) throws IOException {
-      try {
-        return in.read(buf, 0, len);
-      } catch (IOException e) {
-        throw new ClientBodyException("reading the body failed: " + describe(e), e);
-      }
+      reason =
+          reason.equals(NO_REQUEST)
+              ? HttpSyntax.printable(what)
+              : reason + "; " + HttpSyntax.printable(what);
     }
   }
 
   // ---------------------------------------------------------------------------------------------
   // Small helpers
-
-  private static boolean isToken(String s) {
-    if (s.isEmpty()) {
-      return false;
-    }
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      boolean ok =
-          (c >= 'a' && c <= 'z')
-              || (c >= 'A' && c <= 'Z')
-              || (c >= '0' && c <= '9')
-              || "!#$%&'*+-.^_`|~".indexOf(c) >= 0;
-      if (!ok) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  private static boolean isVisibleAscii(String s) {
-    for (int i = 0; i < s.length(); i++) {
-      char c = s.charAt(i);
-      if (c <= 0x20 || c >= 0x7f) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  /** Printable ASCII only, bounded: safe in a header value and in a log line. */
-  static String printable(String s) {
-    StringBuilder sb = new StringBuilder(Math.min(s.length(), MAX_REASON_CHARS));
-    for (int i = 0; i < s.length() && sb.length() < MAX_REASON_CHARS; i++) {
-      char c = s.charAt(i);
-      sb.append(c >= 0x20 && c < 0x7f ? c : '?');
-    }
-    if (s.length() > MAX_REASON_CHARS) {
-      sb.append("...");
-    }
-    return sb.toString();
-  }
-
-  private static String bounded(String s, int max) {
-    return s.length() <= max ? s : s.substring(0, max) + "...";
-  }
-
-  private static String describe(Throwable e) {
-    String m = e.getMessage();
-    if (e instanceof EOFException || m == null || m.isBlank()) {
-      return e.getClass().getSimpleName();
-    }
-    return m;
-  }
 
   private static void joinQuietly(Thread t, long millis) {
     try {

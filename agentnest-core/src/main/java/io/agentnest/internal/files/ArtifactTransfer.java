@@ -3,7 +3,7 @@ package io.agentnest.internal.files;
 import io.agentnest.Artifact;
 import io.agentnest.FileInfo;
 import io.agentnest.FileOperationException;
-import io.agentnest.internal.SandboxArchives;
+import io.agentnest.internal.state.SandboxArchives;
 import io.agentnest.internal.support.Bounded;
 import io.agentnest.internal.support.HostFiles;
 import java.io.BufferedInputStream;

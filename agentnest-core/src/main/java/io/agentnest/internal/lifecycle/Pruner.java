@@ -1,7 +1,7 @@
 package io.agentnest.internal.lifecycle;
 
 import io.agentnest.AgentNestException;
-import io.agentnest.internal.SnapshotStore;
+import io.agentnest.internal.snapshot.SnapshotStore;
 import io.agentnest.spi.Labels;
 import io.agentnest.spi.ManagedResource;
 import io.agentnest.spi.RuntimeBackend;

@@ -1,4 +1,4 @@
-package io.agentnest.internal;
+package io.agentnest.internal.snapshot;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;

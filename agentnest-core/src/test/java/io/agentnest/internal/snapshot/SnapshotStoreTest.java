@@ -1,4 +1,4 @@
-package io.agentnest.internal;
+package io.agentnest.internal.snapshot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -12,8 +12,10 @@ import io.agentnest.Secret;
 import io.agentnest.SnapshotException;
 import io.agentnest.SnapshotInfo;
 import io.agentnest.internal.secrets.SecretScan;
+import io.agentnest.internal.state.SandboxState;
 import io.agentnest.internal.support.HostFiles;
 import io.agentnest.internal.support.Json;
+import io.agentnest.spi.RuntimeBackend;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -29,6 +31,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.Chars;
@@ -37,10 +40,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 class SnapshotStoreTest {
+  /** These tests save and load without an engine: any use of a backend fails them. */
+  static final Function<String, RuntimeBackend> NO_BACKEND =
+      name -> {
+        throw new AssertionError("no backend in this test, asked for " + name);
+      };
+
   @TempDir Path home;
 
   SnapshotStore store() {
-    return new SnapshotStore(home.resolve("snapshots"));
+    return new SnapshotStore(home.resolve("snapshots"), NO_BACKEND);
   }
 
   static SandboxState.Captured state() {
@@ -80,8 +89,8 @@ class SnapshotStoreTest {
     assertThat(info.sessions()).containsExactly("default");
     assertThat(info.memory()).isFalse();
     assertThat(info.memoryNote()).contains("not captured");
-    SnapshotStore.Loaded l = store().load("s1");
-    SnapshotStore.verifyParts(l);
+    Loaded l = store().load("s1");
+    Parts.verifyAll(l);
     SandboxState.Captured back = l.state();
     assertThat(back.workspace()).isEqualTo("ws-bytes".getBytes(StandardCharsets.UTF_8));
     assertThat(back.sessions().get(0).data()).isEqualTo("pickle".getBytes(StandardCharsets.UTF_8));
@@ -90,7 +99,7 @@ class SnapshotStoreTest {
     assertThat(Files.getPosixFilePermissions(home.resolve("snapshot.key")))
         .isEqualTo(PosixFilePermissions.fromString("rw-------"));
     JsonNode m = l.manifest();
-    assertThat(m.path("format").asInt()).isEqualTo(SnapshotStore.FORMAT);
+    assertThat(m.path("format").asInt()).isEqualTo(Manifest.FORMAT);
     for (JsonNode p : m.path("parts")) {
       assertThat(p.path("sha256").asText()).hasSize(64);
       assertThat(p.has("size")).isTrue();
@@ -199,7 +208,7 @@ class SnapshotStoreTest {
       all.add(
           CompletableFuture.supplyAsync(
               () ->
-                  new SnapshotStore(home.resolve("snapshots"))
+                  new SnapshotStore(home.resolve("snapshots"), NO_BACKEND)
                       .write(name, SandboxConfig.defaults(), "sha256:abc", state(), false)));
     }
     all.forEach(CompletableFuture::join);
@@ -224,8 +233,8 @@ class SnapshotStoreTest {
             "sha256 does not match", "ws-bytez".getBytes(StandardCharsets.UTF_8));
     for (Map.Entry<String, byte[]> c : cases.entrySet()) {
       Files.write(ws, c.getValue());
-      SnapshotStore.Loaded l = store().load("p1");
-      assertThatThrownBy(() -> SnapshotStore.verifyParts(l))
+      Loaded l = store().load("p1");
+      assertThatThrownBy(() -> Parts.verifyAll(l))
           .as(c.getKey())
           .hasMessageContaining(c.getKey().strip())
           .hasMessageContaining("snapshot rm p1")
@@ -233,15 +242,15 @@ class SnapshotStoreTest {
           .isEqualTo("CORRUPT");
     }
     Files.delete(ws);
-    assertThatThrownBy(() -> SnapshotStore.verifyParts(store().load("p1")))
+    assertThatThrownBy(() -> Parts.verifyAll(store().load("p1")))
         .hasMessageContaining("missing its part workspace.tar");
     Files.createSymbolicLink(ws, home.resolve("elsewhere.tar"));
     Files.write(home.resolve("elsewhere.tar"), good);
-    assertThatThrownBy(() -> SnapshotStore.verifyParts(store().load("p1")))
+    assertThatThrownBy(() -> Parts.verifyAll(store().load("p1")))
         .hasMessageContaining("missing its part workspace.tar");
     Files.delete(ws);
     Files.write(ws, good);
-    SnapshotStore.verifyParts(store().load("p1"));
+    Parts.verifyAll(store().load("p1"));
     Path session = home.resolve("snapshots/p1/session-0.bin");
     Files.write(session, "pickle!".getBytes(StandardCharsets.UTF_8));
     assertThatThrownBy(() -> store().load("p1").state()).hasMessageContaining("session-0.bin");
@@ -250,14 +259,14 @@ class SnapshotStoreTest {
   @Test
   void aPartChangedWhileStreamingFailsTheRead() throws Exception {
     save("p2");
-    SnapshotStore.Loaded l = store().load("p2");
-    SnapshotStore.verifyParts(l);
+    Loaded l = store().load("p2");
+    Parts.verifyAll(l);
     // Checked, then swapped before it is streamed: the second hash catches it.
     Files.write(
         home.resolve("snapshots/p2/workspace.tar"), "WS-BYTES".getBytes(StandardCharsets.UTF_8));
     JsonNode part = l.part("workspace");
     assertThat(part).isNotNull();
-    try (SnapshotStore.PartReader r = SnapshotStore.PartReader.open(l.dir(), part, "p2")) {
+    try (Parts.PartReader r = Parts.PartReader.open(l.dir(), part, "p2")) {
       assertThat(r).isNotNull();
       ByteArrayOutputStream sink = new ByteArrayOutputStream();
       assertThatThrownBy(() -> r.transferTo(sink))
@@ -267,7 +276,7 @@ class SnapshotStoreTest {
     }
     Files.write(
         home.resolve("snapshots/p2/workspace.tar"), "ws-bytes".getBytes(StandardCharsets.UTF_8));
-    try (SnapshotStore.PartReader r = SnapshotStore.PartReader.open(l.dir(), part, "p2")) {
+    try (Parts.PartReader r = Parts.PartReader.open(l.dir(), part, "p2")) {
       assertThat(r).isNotNull();
       assertThat(r.readNBytes(3)).isEqualTo("ws-".getBytes(StandardCharsets.UTF_8));
       r.finish(); // the consumer stopped early: the rest is still checked
@@ -297,7 +306,7 @@ class SnapshotStoreTest {
   void memoryPartNamesStayInsideTheMemoryDirectory() {
     for (String ok :
         List.of("memory/checkpoint.img", "memory/pages_meta.img", "memory/a/b/c/d.img")) {
-      assertThat(SnapshotStore.validMemoryFile(ok)).as(ok).isTrue();
+      assertThat(CheckpointMemory.validMemoryFile(ok)).as(ok).isTrue();
     }
     for (String bad :
         Arrays.asList(
@@ -318,7 +327,7 @@ class SnapshotStoreTest {
             "memory/" + "a".repeat(101),
             "memory/checkpoint.img/",
             "workspace.tar")) {
-      assertThat(SnapshotStore.validMemoryFile(bad)).as(String.valueOf(bad)).isFalse();
+      assertThat(CheckpointMemory.validMemoryFile(bad)).as(String.valueOf(bad)).isFalse();
     }
   }
 
@@ -336,7 +345,7 @@ class SnapshotStoreTest {
               .put("file", "memory/checkpoint.img")
               .put("kind", "memory")
               .put("size", img.length)
-              .put("sha256", SnapshotStore.sha256(img));
+              .put("sha256", SnapshotKey.sha256(img));
           m.put("memory", true);
         });
     return img;
@@ -346,25 +355,25 @@ class SnapshotStoreTest {
   void memoryPartsAreVerifiedPlacedAndRehashed() throws Exception {
     save("m1");
     byte[] img = addMemoryPart("m1");
-    SnapshotStore.Loaded l = store().load("m1");
-    SnapshotStore.verifyParts(l);
-    assertThat(SnapshotStore.info(l.manifest()).memory()).isTrue();
+    Loaded l = store().load("m1");
+    Parts.verifyAll(l);
+    assertThat(Manifest.info(l.manifest()).memory()).isTrue();
     assertThat(l.state().sessions()).hasSize(1); // the checkpoint image is never read as a session
     JsonNode part = l.part("memory");
     assertThat(part).isNotNull();
     Path into = Files.createDirectory(home.resolve("placed"));
-    SnapshotStore.placeMemoryPart(l.dir(), part, "m1", into);
+    CheckpointMemory.placeMemoryPart(l.dir(), part, "m1", into);
     assertThat(Files.readAllBytes(into.resolve("checkpoint.img"))).isEqualTo(img);
     // A byte flipped after the save: refused by the check and by the placement's own hash.
     byte[] flipped = img.clone();
     flipped[3] ^= 1;
     Files.write(home.resolve("snapshots/m1/memory/checkpoint.img"), flipped);
-    assertThatThrownBy(() -> SnapshotStore.verifyParts(store().load("m1")))
+    assertThatThrownBy(() -> Parts.verifyAll(store().load("m1")))
         .hasMessageContaining("memory/checkpoint.img whose sha256 does not match")
         .extracting(SnapshotStoreTest::code)
         .isEqualTo("CORRUPT");
     Path again = Files.createDirectory(home.resolve("placed-again"));
-    assertThatThrownBy(() -> SnapshotStore.placeMemoryPart(l.dir(), part, "m1", again))
+    assertThatThrownBy(() -> CheckpointMemory.placeMemoryPart(l.dir(), part, "m1", again))
         .hasMessageContaining("sha256 does not match")
         .hasMessageContaining("snapshot rm m1");
     // The memory directory swapped for a symlink to a good copy: refused too.
@@ -372,7 +381,7 @@ class SnapshotStoreTest {
     Files.write(elsewhere.resolve("checkpoint.img"), img);
     HostFiles.deleteTree(home.resolve("snapshots/m1/memory"));
     Files.createSymbolicLink(home.resolve("snapshots/m1/memory"), elsewhere);
-    assertThatThrownBy(() -> SnapshotStore.verifyParts(store().load("m1")))
+    assertThatThrownBy(() -> Parts.verifyAll(store().load("m1")))
         .hasMessageContaining("which is not a directory");
   }
 
@@ -380,11 +389,11 @@ class SnapshotStoreTest {
   void aPlacedMemoryPartIsAPrivateCopyThatLaterWritesToTheStoreDoNotReach() throws Exception {
     save("m3");
     byte[] img = addMemoryPart("m3");
-    SnapshotStore.Loaded l = store().load("m3");
+    Loaded l = store().load("m3");
     JsonNode part = l.part("memory");
     assertThat(part).isNotNull();
     Path into = Files.createDirectory(home.resolve("placed"));
-    SnapshotStore.placeMemoryPart(l.dir(), part, "m3", into);
+    CheckpointMemory.placeMemoryPart(l.dir(), part, "m3", into);
     Path placed = into.resolve("checkpoint.img");
     assertThat(Files.getAttribute(placed, "unix:nlink")).as("not a hard link").isEqualTo(1);
     // A writer of the store rewrites the part in place after the second hash, before the
@@ -431,14 +440,14 @@ class SnapshotStoreTest {
   void aChangedImageIsRefusedNamingBothIdsAndTheFix() throws Exception {
     save("i1");
     JsonNode m = store().load("i1").manifest();
-    SnapshotStore.checkImageId("i1", m, Optional.of("sha256:abc"));
-    assertThatThrownBy(() -> SnapshotStore.checkImageId("i1", m, Optional.of("sha256:def")))
+    SnapshotRestore.checkImageId("i1", m, Optional.of("sha256:abc"));
+    assertThatThrownBy(() -> SnapshotRestore.checkImageId("i1", m, Optional.of("sha256:def")))
         .hasMessageContaining("sha256:abc")
         .hasMessageContaining("sha256:def")
         .hasMessageContaining("docker tag sha256:abc agentnest/python:latest")
         .extracting(SnapshotStoreTest::code)
         .isEqualTo("IMAGE_CHANGED");
-    assertThatThrownBy(() -> SnapshotStore.checkImageId("i1", m, Optional.empty()))
+    assertThatThrownBy(() -> SnapshotRestore.checkImageId("i1", m, Optional.empty()))
         .hasMessageContaining("no such image");
   }
 
@@ -504,7 +513,7 @@ class SnapshotStoreTest {
 
   @Test
   void aSaveIsRefusedBeforeItStartsWhenTheDiskIsBelowItsReserve() throws Exception {
-    SnapshotStore low = new SnapshotStore(home.resolve("snapshots"), p -> 100L << 20);
+    SnapshotStore low = new SnapshotStore(home.resolve("snapshots"), NO_BACKEND, p -> 100L << 20);
     assertThatThrownBy(
             () -> low.write("d1", SandboxConfig.defaults(), "sha256:abc", state(), false))
         .isInstanceOf(SnapshotException.class)
@@ -526,7 +535,9 @@ class SnapshotStoreTest {
     // 600 MiB free once the save runs, less by what the save itself has written.
     SnapshotStore filling =
         new SnapshotStore(
-            root, p -> probes.getAndIncrement() < 2 ? 10L << 30 : (600L << 20) - treeSize(root));
+            root,
+            NO_BACKEND,
+            p -> probes.getAndIncrement() < 2 ? 10L << 30 : (600L << 20) - treeSize(root));
     byte[] mib = new byte[1 << 20];
     long[] written = {0};
     assertThatThrownBy(
@@ -579,10 +590,10 @@ class SnapshotStoreTest {
     }
     SandboxState.Captured many = new SandboxState.Captured(new byte[0], new byte[0], sessions);
     store().write("many", SandboxConfig.defaults(), "sha256:abc", many, false);
-    SnapshotStore.Loaded l = store().load("many");
+    Loaded l = store().load("many");
     JsonNode meta = l.manifest().path("parts").get(2).path("meta");
     assertThat(meta.path("variables_count").asInt()).isEqualTo(5000);
-    assertThat(meta.path("variables").size()).isLessThanOrEqualTo(SnapshotStore.MAX_LISTED);
+    assertThat(meta.path("variables").size()).isLessThanOrEqualTo(Manifest.MAX_LISTED);
     assertThat(Files.size(manifest("many"))).isLessThan(2L << 20);
     assertThat(l.state().sessions()).hasSize(60);
   }
@@ -749,11 +760,11 @@ class SnapshotStoreTest {
             .ttl(Duration.ofMinutes(9))
             .approvals(ApprovalPolicy.recommended())
             .build();
-    String json = SnapshotStore.configJson(c).toString();
+    String json = ConfigCodec.toJson(c).toString();
     assertThat(json).contains("TOKEN", "PLAIN", "pypi.org").doesNotContain("very-secret-value");
     var m = Json.object();
-    m.set("config", SnapshotStore.configJson(c));
-    SandboxConfig back = SnapshotStore.savedConfig(m, "x");
+    m.set("config", ConfigCodec.toJson(c));
+    SandboxConfig back = Manifest.savedConfig(m, "x");
     assertThat(back.env()).containsEntry("PLAIN", "1");
     assertThat(back.secretEnv()).isEmpty();
     assertThat(back.network().rules()).contains("pypi.org");
@@ -772,7 +783,7 @@ class SnapshotStoreTest {
     resign(
         "k1", m -> ((ObjectNode) m.path("config").path("approvals")).put("file_deletion", "MAYBE"));
     JsonNode m = store().load("k1").manifest();
-    assertThatThrownBy(() -> SnapshotStore.savedConfig(m, "k1"))
+    assertThatThrownBy(() -> Manifest.savedConfig(m, "k1"))
         .hasMessageContaining("config this version refuses")
         .extracting(SnapshotStoreTest::code)
         .isEqualTo("CORRUPT");

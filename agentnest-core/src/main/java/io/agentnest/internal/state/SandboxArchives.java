@@ -1,4 +1,4 @@
-package io.agentnest.internal;
+package io.agentnest.internal.state;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -35,7 +35,7 @@ public final class SandboxArchives {
   private final String sandboxId;
   private final io.agentnest.internal.redact.Redactor redactor;
 
-  SandboxArchives(
+  public SandboxArchives(
       AgentChannel channel, String sandboxId, io.agentnest.internal.redact.Redactor redactor) {
     this.channel = channel;
     this.sandboxId = sandboxId;

@@ -1,9 +1,10 @@
-package io.agentnest.internal;
+package io.agentnest.internal.state;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.AgentNestException;
 import io.agentnest.ForkReport;
+import io.agentnest.internal.DefaultSandbox;
 import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.BulkLink;
 import io.agentnest.internal.channel.Frame;
@@ -31,6 +32,10 @@ import org.jspecify.annotations.Nullable;
  * {@link #restoreFiles} and {@link #loadSession} read from any source. Fork keeps the parts in
  * memory ({@link #capture}, {@link #restore}); snapshots write them to files and read them back
  * while checking their hashes. Everything read from the sandbox is bounded.
+ *
+ * <p>Why this file is just over 600 lines: each primitive is a request to the agent and the bounded
+ * reading of its answer, and the in-memory, spilled and relayed forms of fork share those readers;
+ * {@link StateRelay}, {@link Spill} and {@link RelayBuffer} already hold the transport.
  */
 public final class SandboxState {
   /** Bytes of one session's saved namespace, and what went into it. */
@@ -73,10 +78,10 @@ public final class SandboxState {
     }
   }
 
-  static final long MAX_FILES_BYTES = 4L << 30;
+  public static final long MAX_FILES_BYTES = 4L << 30;
   // A session's state is passed as one byte array into the sandbox: stay below the array limit.
-  static final long MAX_STATE_BYTES = Integer.MAX_VALUE - 64L;
-  static final int MAX_SESSIONS = 256;
+  public static final long MAX_STATE_BYTES = Integer.MAX_VALUE - 64L;
+  public static final int MAX_SESSIONS = 256;
   private static final Duration STATE_TIMEOUT = Duration.ofMinutes(3);
 
   private SandboxState() {}
@@ -95,23 +100,23 @@ public final class SandboxState {
    * A captured state held on the host while the copies start: in memory up to a few MiB each part,
    * then in temporary files. Close it to delete them.
    */
-  record Spilled(Spill workspace, Spill tmp, List<SpilledSession> sessions)
+  public record Spilled(Spill workspace, Spill tmp, List<SpilledSession> sessions)
       implements AutoCloseable {
-    long fileBytes() {
+    public long fileBytes() {
       return workspace.size() + tmp.size();
     }
 
-    long stateBytes() {
+    public long stateBytes() {
       return sessions.stream().mapToLong(s -> s.data().size()).sum();
     }
 
-    List<ForkReport.Skipped> skipped() {
+    public List<ForkReport.Skipped> skipped() {
       List<ForkReport.Skipped> all = new ArrayList<>();
       sessions.forEach(s -> all.addAll(s.skipped()));
       return all;
     }
 
-    Map<String, List<String>> variables() {
+    public Map<String, List<String>> variables() {
       Map<String, List<String>> m = new LinkedHashMap<>();
       sessions.forEach(s -> m.put(s.name(), s.variables()));
       return m;
@@ -129,7 +134,7 @@ public final class SandboxState {
    * Captures files and every live Python session of {@code sb}, within {@code budget}, into spills
    * (a fork without a bulk link).
    */
-  static Spilled capture(DefaultSandbox sb, List<String> sessionNames, StateBudget budget) {
+  public static Spilled capture(DefaultSandbox sb, List<String> sessionNames, StateBudget budget) {
     Spill ws = Spill.temporary();
     Spill tmp = Spill.temporary();
     List<SpilledSession> sessions = new ArrayList<>();
@@ -162,7 +167,7 @@ public final class SandboxState {
   }
 
   /** Puts a spilled state into a fresh sandbox. */
-  static void restore(DefaultSandbox target, Spilled c) {
+  public static void restore(DefaultSandbox target, Spilled c) {
     try (InputStream ws = c.workspace().size() > 0 ? c.workspace().open() : null;
         InputStream tmp = c.tmp().size() > 0 ? c.tmp().open() : null) {
       restoreFiles(target, ws, tmp);
@@ -186,7 +191,7 @@ public final class SandboxState {
    * Streams tars of the workspace and the scratch space of {@code sb} into the two sinks, within
    * {@code budget}.
    */
-  static void captureFiles(
+  public static void captureFiles(
       DefaultSandbox sb, OutputStream workspace, OutputStream tmp, StateBudget budget) {
     SandboxArchives archives = sb.archives();
     long max = Math.min(MAX_FILES_BYTES, budget.limit());
@@ -226,7 +231,7 @@ public final class SandboxState {
   }
 
   /** Unpacks the tars (null: nothing to unpack) into a fresh sandbox's workspace and /tmp. */
-  static void restoreFiles(
+  public static void restoreFiles(
       DefaultSandbox target, @Nullable InputStream workspace, @Nullable InputStream tmp) {
     SandboxArchives archives = target.archives();
     try {
@@ -250,7 +255,7 @@ public final class SandboxState {
    * no interpreter running. A namespace that cannot be saved at all comes back {@code failed}, with
    * the reason in {@code skipped} (the sink then holds nothing usable).
    */
-  static @Nullable Dumped dumpSession(
+  public static @Nullable Dumped dumpSession(
       DefaultSandbox sb, String name, OutputStream sink, StateBudget budget) {
     return finishDump(startDump(sb, name, sink, null, budget), -1);
   }
@@ -381,7 +386,7 @@ public final class SandboxState {
   // ------------------------------------------------------------------ bulk link (fork)
 
   /** A fork's copy and the host end of its bulk link. */
-  record Copy(DefaultSandbox sandbox, BulkLink link) {}
+  public record Copy(DefaultSandbox sandbox, BulkLink link) {}
 
   private static final java.util.concurrent.ScheduledExecutorService WATCHDOG =
       DaemonThreads.scheduler("agentnest-bulk-watchdog");
@@ -393,7 +398,7 @@ public final class SandboxState {
    * session that could not use the link sends its state as frames, which are loaded the slow way.
    * Null when the session has no interpreter.
    */
-  static @Nullable Dumped relaySession(
+  public static @Nullable Dumped relaySession(
       DefaultSandbox sb,
       BulkLink link,
       String name,
@@ -489,7 +494,7 @@ public final class SandboxState {
    * Moves the tar of {@code root} (workspace or scratch space) from {@code sb} into every copy over
    * the bulk links, unpacked there as it streams; the bytes moved.
    */
-  static long relayFiles(
+  public static long relayFiles(
       DefaultSandbox sb,
       BulkLink link,
       String root,
@@ -618,7 +623,7 @@ public final class SandboxState {
   }
 
   /** Replaces session {@code name}'s namespace in {@code target} with a saved one. */
-  static void loadSession(DefaultSandbox target, String name, long extraBytes, byte[] data) {
+  public static void loadSession(DefaultSandbox target, String name, long extraBytes, byte[] data) {
     AgentChannel ch = target.channel();
     long id = ch.newId();
     CompletableFuture<Frame> done = ch.register(id, f -> {});
@@ -636,7 +641,7 @@ public final class SandboxState {
   }
 
   /** A session name as it may travel in a request and a manifest. */
-  static boolean validSessionName(String name) {
+  public static boolean validSessionName(String name) {
     return name.matches("[A-Za-z0-9_.-]{1,64}");
   }
 }

@@ -1,6 +1,7 @@
-package io.agentnest.internal;
+package io.agentnest.internal.state;
 
 import io.agentnest.AgentNestException;
+import io.agentnest.internal.DefaultSandbox;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -9,7 +10,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * sessions live in that memory, so honest state is smaller; whatever a sandbox streams beyond it is
  * refused, and the host never holds or writes more than this on its behalf.
  */
-final class StateBudget {
+public final class StateBudget {
   static final long SLACK = 64L << 20;
 
   private final String sandboxId;
@@ -23,7 +24,7 @@ final class StateBudget {
     this.limit = limitFor(memoryBytes);
   }
 
-  static StateBudget of(DefaultSandbox sb) {
+  public static StateBudget of(DefaultSandbox sb) {
     return new StateBudget(sb.id(), sb.config().memoryBytes());
   }
 

@@ -1,4 +1,4 @@
-package io.agentnest.internal;
+package io.agentnest.internal.snapshot;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SnapshotException;
 import io.agentnest.SnapshotInfo;
+import io.agentnest.internal.state.SandboxState;
 import io.agentnest.internal.support.HostFiles;
 import io.agentnest.internal.support.Json;
 import java.nio.charset.StandardCharsets;
@@ -27,7 +28,7 @@ class SnapshotRollbackTest {
   @TempDir Path home;
 
   SnapshotStore store() {
-    return new SnapshotStore(home.resolve("snapshots"));
+    return new SnapshotStore(home.resolve("snapshots"), SnapshotStoreTest.NO_BACKEND);
   }
 
   SnapshotInfo save(String name, String workspace, boolean replace) {

@@ -1,4 +1,4 @@
-package io.agentnest.internal;
+package io.agentnest.internal.state;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

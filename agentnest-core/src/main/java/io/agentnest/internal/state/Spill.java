@@ -1,4 +1,4 @@
-package io.agentnest.internal;
+package io.agentnest.internal.state;
 
 import io.agentnest.internal.audit.DiskGuard;
 import java.io.ByteArrayInputStream;

@@ -1,4 +1,4 @@
-package io.agentnest.internal;
+package io.agentnest.internal.state;
 
 import io.agentnest.config.Sizes;
 import io.agentnest.internal.audit.DiskGuard;
@@ -8,7 +8,7 @@ import java.nio.file.Path;
  * The free-disk reserve for what AgentNest writes of a sandbox's state on the host (snapshots, fork
  * spills): {@value #ENV} (default 512 MiB; 0 turns the check off).
  */
-final class StateDisk {
+public final class StateDisk {
   static final String ENV = "AGENTNEST_STATE_MIN_FREE_DISK";
   static final long DEFAULT_RESERVE = 512L << 20;
 
@@ -25,7 +25,7 @@ final class StateDisk {
     return guard(dir, DiskGuard.FILESYSTEM);
   }
 
-  static DiskGuard guard(Path dir, DiskGuard.FreeSpace free) {
+  public static DiskGuard guard(Path dir, DiskGuard.FreeSpace free) {
     return new DiskGuard(
         dir,
         reserve(),

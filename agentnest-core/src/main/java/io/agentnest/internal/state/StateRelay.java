@@ -1,6 +1,7 @@
-package io.agentnest.internal;
+package io.agentnest.internal.state;
 
 import io.agentnest.AgentNestException;
+import io.agentnest.internal.DefaultSandbox;
 import io.agentnest.internal.channel.Frame;
 import io.agentnest.internal.channel.FramedStream;
 import io.agentnest.internal.support.DaemonThreads;

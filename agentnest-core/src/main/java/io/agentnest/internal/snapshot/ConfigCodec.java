@@ -1,0 +1,146 @@
+package io.agentnest.internal.snapshot;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentnest.ApprovalPolicy;
+import io.agentnest.ConfigException;
+import io.agentnest.NetworkPolicy;
+import io.agentnest.SandboxConfig;
+import io.agentnest.internal.support.Json;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The one JSON encoding of a {@link SandboxConfig} kept beside a sandbox's saved state: never
+ * secret values (only their names), and no live objects (listeners, handlers, audit log).
+ */
+public final class ConfigCodec {
+  private ConfigCodec() {}
+
+  /** The parts of the config a restore needs; never secret values (only their names). */
+  public static ObjectNode toJson(SandboxConfig c) {
+    ObjectNode o = Json.object();
+    o.put("backend", c.backend()).put("image", c.image());
+    if (c.runtime() != null) {
+      o.put("runtime", c.runtime());
+    }
+    o.put("cpus", c.cpus()).put("memory_bytes", c.memoryBytes()).put("pids_limit", c.pidsLimit());
+    o.put("tmp_bytes", c.tmpSizeBytes()).put("workspace_bytes", c.workspaceSizeBytes());
+    o.put("max_output_bytes", c.maxOutputBytes()).put("user", c.user());
+    ObjectNode env = o.putObject("env");
+    c.env().forEach(env::put);
+    c.secretEnv().keySet().forEach(o.putArray("secret_env_names")::add);
+    if (c.network().isNone()) {
+      o.put("network", "none");
+    } else {
+      ObjectNode n = o.putObject("network");
+      c.network().rules().forEach(n.putArray("allow")::add);
+      c.network().allowedAddresses().forEach(n.putArray("allow_addresses")::add);
+    }
+    o.put("redact_credentials", c.redactCredentials()).put("workdir", c.workdir());
+    ObjectNode labels = o.putObject("labels");
+    c.labels().forEach(labels::put);
+    o.put("exec_timeout_ms", c.execTimeout().toMillis())
+        .put("start_timeout_ms", c.startTimeout().toMillis())
+        .put("ttl_ms", c.ttl().toMillis())
+        .put("read_only_root", c.readOnlyRootFilesystem())
+        .put("read_only_workspace", c.readOnlyWorkspace());
+    if (c.seccompProfile() != null) {
+      o.put("seccomp_profile", c.seccompProfile());
+    }
+    ApprovalPolicy a = c.approvals();
+    ObjectNode ap = o.putObject("approvals");
+    ap.put("file_deletion", a.fileDeletion().name())
+        .put("system_modification", a.systemModification().name())
+        .put("timeout_ms", a.timeout().toMillis());
+    ArrayNode shell = ap.putArray("shell");
+    a.shellRules()
+        .forEach(
+            r ->
+                shell
+                    .addObject()
+                    .put("regex", r.pattern().pattern())
+                    .put("action", r.action().name()));
+    ObjectNode py = ap.putObject("python");
+    a.pythonRules().forEach((k, v) -> py.put(k, v.name()));
+    a.writablePaths().forEach(ap.putArray("writable_paths")::add);
+    return o;
+  }
+
+  /**
+   * The config {@code c} (from {@link #toJson}) encodes; fields a config of an older version lacks
+   * keep their defaults.
+   *
+   * @throws IllegalArgumentException or {@link ConfigException} when a value is one this version
+   *     refuses
+   */
+  public static SandboxConfig fromJson(JsonNode c) {
+    SandboxConfig.Builder b =
+        SandboxConfig.builder()
+            .backend(c.path("backend").asText("docker"))
+            .image(c.path("image").asText())
+            .cpus(c.path("cpus").asDouble())
+            .memoryBytes(c.path("memory_bytes").asLong())
+            .pidsLimit(c.path("pids_limit").asInt())
+            .tmpSizeBytes(c.path("tmp_bytes").asLong())
+            .workspaceSizeBytes(c.path("workspace_bytes").asLong())
+            .maxOutputBytes(c.path("max_output_bytes").asLong())
+            .user(c.path("user").asText());
+    if (c.hasNonNull("runtime")) {
+      b.runtime(c.path("runtime").asText());
+    }
+    for (Iterator<Map.Entry<String, JsonNode>> it = c.path("env").fields(); it.hasNext(); ) {
+      Map.Entry<String, JsonNode> e = it.next();
+      b.env(e.getKey(), e.getValue().asText());
+    }
+    JsonNode n = c.path("network");
+    if (n.isObject()) {
+      NetworkPolicy.Builder nb = NetworkPolicy.builder();
+      n.path("allow").forEach(r -> nb.allow(r.asText()));
+      n.path("allow_addresses").forEach(r -> nb.allowAddress(r.asText()));
+      b.network(nb.build());
+    }
+    if (c.has("workdir")) {
+      b.redactCredentials(c.path("redact_credentials").asBoolean(true))
+          .workdir(c.path("workdir").asText())
+          .execTimeout(Duration.ofMillis(c.path("exec_timeout_ms").asLong()))
+          .startTimeout(Duration.ofMillis(c.path("start_timeout_ms").asLong()))
+          .ttl(Duration.ofMillis(c.path("ttl_ms").asLong()))
+          .readOnlyRootFilesystem(c.path("read_only_root").asBoolean(true))
+          .readOnlyWorkspace(c.path("read_only_workspace").asBoolean(false));
+      for (Iterator<Map.Entry<String, JsonNode>> it = c.path("labels").fields(); it.hasNext(); ) {
+        Map.Entry<String, JsonNode> e = it.next();
+        b.label(e.getKey(), e.getValue().asText());
+      }
+      if (c.hasNonNull("seccomp_profile")) {
+        b.seccompProfile(c.path("seccomp_profile").asText());
+      }
+      JsonNode ap = c.path("approvals");
+      ApprovalPolicy.Builder a =
+          ApprovalPolicy.builder()
+              .fileDeletion(action(ap.path("file_deletion")))
+              .systemModification(action(ap.path("system_modification")))
+              .timeout(Duration.ofMillis(ap.path("timeout_ms").asLong(60_000)));
+      ap.path("shell").forEach(r -> a.shell(r.path("regex").asText(), action(r.path("action"))));
+      for (Iterator<Map.Entry<String, JsonNode>> it = ap.path("python").fields(); it.hasNext(); ) {
+        Map.Entry<String, JsonNode> e = it.next();
+        a.python(e.getKey(), action(e.getValue()));
+      }
+      if (ap.has("writable_paths")) {
+        List<String> paths = new ArrayList<>();
+        ap.path("writable_paths").forEach(x -> paths.add(x.asText()));
+        a.writablePaths(paths);
+      }
+      b.approvals(a.build());
+    }
+    return b.build();
+  }
+
+  private static ApprovalPolicy.Action action(JsonNode n) {
+    return ApprovalPolicy.Action.valueOf(n.asText("ALLOW"));
+  }
+}
