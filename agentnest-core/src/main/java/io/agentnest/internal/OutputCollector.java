@@ -64,7 +64,7 @@ final class OutputCollector implements Consumer<Frame> {
   @Override
   public synchronized void accept(Frame f) {
     switch (f.ev()) {
-      case "out" -> {
+      case Ops.EV_OUT -> {
         byte[] data = f.payload();
         long room = hostCap - received;
         received += data.length;
@@ -79,7 +79,7 @@ final class OutputCollector implements Consumer<Frame> {
           truncate();
         }
       }
-      case "rich" -> {
+      case Ops.EV_RICH -> {
         byte[] data = f.payload();
         if (rich.size() < MAX_RICH_ITEMS && richBytes + data.length <= MAX_RICH_BYTES) {
           richBytes += data.length;

@@ -118,7 +118,7 @@ final class PythonAsks {
         // must not leave a pending call behind for each answer.
         channel.send(
             Json.object()
-                .put("op", "answer")
+                .put(Ops.OP, Ops.OP_ANSWER)
                 .put("id", channel.newId())
                 .put("call", callId)
                 .put("ask", ask)

@@ -59,7 +59,7 @@ final class SecretDelivery {
   /** Sends the init frame; the agent answers {@code ready} only after it has read it. */
   void send(AgentChannel channel) {
     try {
-      channel.send(Json.object().put("op", "init"), payload);
+      channel.send(Json.object().put(Ops.OP, Ops.OP_INIT), payload);
     } finally {
       Arrays.fill(payload, (byte) 0); // one copy fewer in the heap (Strings keep theirs)
     }

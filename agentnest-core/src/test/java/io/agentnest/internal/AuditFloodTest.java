@@ -78,8 +78,8 @@ class AuditFloodTest {
 
       // What the issue measured: open a tunnel, end it at once, again and again.
       for (int tid = 1; tid <= FLOOD; tid++) {
-        agent.send(Json.object().put("ev", "tcp_open").put("tid", tid), new byte[0]);
-        agent.send(Json.object().put("ev", "tcp_eof").put("tid", tid), new byte[0]);
+        agent.send(Json.object().put(Ops.EV, Ops.EV_TCP_OPEN).put("tid", tid), new byte[0]);
+        agent.send(Json.object().put(Ops.EV, Ops.EV_TCP_EOF).put("tid", tid), new byte[0]);
       }
       agent.flush();
       // Every tunnel ends with the host's tcp_close: at once when refused, else after its attempt.
@@ -137,7 +137,7 @@ class AuditFloodTest {
           channel.register(
               callId,
               f -> {
-                if (f.ev().equals("ask")) {
+                if (f.ev().equals(Ops.EV_ASK)) {
                   call.onAsk(f);
                 }
               });
@@ -147,14 +147,14 @@ class AuditFloodTest {
         agent.send(
             Json.object()
                 .put("id", callId)
-                .put("ev", "ask")
+                .put(Ops.EV, Ops.EV_ASK)
                 .put("ask", ask)
                 .put("event", "socket.connect")
                 .put("target", "10.0." + (ask / 250) + "." + (ask % 250) + ":443")
                 .put("detail", "forged"),
             new byte[0]);
       }
-      agent.send(Json.object().put("id", callId).put("ev", "res"), new byte[0]);
+      agent.send(Json.object().put("id", callId).put(Ops.EV, Ops.EV_RESULT), new byte[0]);
       agent.flush();
       channel.await(done, Duration.ofSeconds(30), "flood");
       // Every question gets its answer (a denial for all but the admitted ones).
@@ -208,7 +208,7 @@ class AuditFloodTest {
               new Frame(
                   Json.object()
                       .put("id", callId)
-                      .put("ev", "ask")
+                      .put(Ops.EV, Ops.EV_ASK)
                       .put("ask", ask)
                       .put("event", "open")
                       .put("target", "/etc/x" + ask),

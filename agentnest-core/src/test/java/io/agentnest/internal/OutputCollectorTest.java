@@ -18,7 +18,7 @@ class OutputCollectorTest {
   private static final int SLACK = 256 * 1024;
 
   private static Frame out(String stream, byte[] data) {
-    return new Frame(Json.object().put("ev", "out").put("id", 1).put("s", stream), data);
+    return new Frame(Json.object().put(Ops.EV, Ops.EV_OUT).put("id", 1).put("s", stream), data);
   }
 
   private static Frame out(String stream, String text) {
@@ -26,7 +26,7 @@ class OutputCollectorTest {
   }
 
   private static Frame rich(String mime, byte[] data) {
-    ObjectNode h = Json.object().put("ev", "rich").put("id", 1);
+    ObjectNode h = Json.object().put(Ops.EV, Ops.EV_RICH).put("id", 1);
     if (mime != null) {
       h.put("mime", mime);
     }
@@ -34,7 +34,7 @@ class OutputCollectorTest {
   }
 
   private static ObjectNode res() {
-    return Json.object().put("ev", "res").put("id", 1);
+    return Json.object().put(Ops.EV, Ops.EV_RESULT).put("id", 1);
   }
 
   @Test
@@ -249,7 +249,7 @@ class OutputCollectorTest {
     c.accept(out("e", "2"));
     c.accept(out("o", "3"));
     c.accept(out("x", "4")); // anything but "e" is stdout
-    c.accept(new Frame(Json.object().put("ev", "progress"), new byte[] {9})); // ignored
+    c.accept(new Frame(Json.object().put(Ops.EV, "progress"), new byte[] {9})); // ignored
 
     assertThat(chunks).extracting(OutputChunk::text).containsExactly("1", "2", "3", "4");
     assertThat(chunks)

@@ -28,12 +28,12 @@ import org.junit.jupiter.api.Test;
 class OutputSecretsTest {
   private static Frame out(boolean stderr, String text) {
     return new Frame(
-        Json.object().put("ev", "out").put("id", 1).put("s", stderr ? "e" : "o"),
+        Json.object().put(Ops.EV, Ops.EV_OUT).put("id", 1).put("s", stderr ? "e" : "o"),
         text.getBytes(StandardCharsets.UTF_8));
   }
 
   private static Frame rich(String mime, byte[] data) {
-    ObjectNode h = Json.object().put("ev", "rich").put("id", 1).put("mime", mime);
+    ObjectNode h = Json.object().put(Ops.EV, Ops.EV_RICH).put("id", 1).put("mime", mime);
     return new Frame(h, data);
   }
 
@@ -55,7 +55,7 @@ class OutputSecretsTest {
             Redactor.of(Map.of("TOKEN", secret)),
             null);
     frames.forEach(c);
-    ExecResult r = c.toResult(Json.object().put("ev", "res").put("id", 1), false);
+    ExecResult r = c.toResult(Json.object().put(Ops.EV, Ops.EV_RESULT).put("id", 1), false);
     return new Seen(merged.toString(StandardCharsets.UTF_8), r);
   }
 
@@ -127,7 +127,7 @@ class OutputSecretsTest {
     c.accept(out(false, "one\n"));
     c.accept(out(true, "two\n"));
     c.accept(out(false, "three\n"));
-    ExecResult r = c.toResult(Json.object().put("ev", "res").put("id", 1), false);
+    ExecResult r = c.toResult(Json.object().put(Ops.EV, Ops.EV_RESULT).put("id", 1), false);
     assertThat(chunks).extracting(OutputChunk::text).containsExactly("one\n", "two\n", "three\n");
     assertThat(r.stdout()).isEqualTo("one\nthree\n");
     assertThat(r.stderr()).isEqualTo("two\n");
@@ -140,7 +140,7 @@ class OutputSecretsTest {
     OutputCollector c =
         new OutputCollector(1 << 20, null, Redactor.of(Map.of("TOKEN", secret)), null);
     c.accept(rich(mime, data));
-    return c.toResult(Json.object().put("ev", "res").put("id", 1), true);
+    return c.toResult(Json.object().put(Ops.EV, Ops.EV_RESULT).put("id", 1), true);
   }
 
   private static byte[] pngWith(String text) {
