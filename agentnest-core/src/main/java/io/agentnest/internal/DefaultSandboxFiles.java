@@ -91,7 +91,8 @@ final class DefaultSandboxFiles implements SandboxFiles {
     synchronized (buf) {
       if (over[0]) {
         throw new FileOperationException(
-            "TOO_LARGE", "'" + p + "' is larger than the read limit of " + MAX_READ + " bytes");
+            FileOperationException.Reason.TOO_LARGE,
+            "'" + p + "' is larger than the read limit of " + MAX_READ + " bytes");
       }
       audit.accept(
           "file.read",
@@ -143,7 +144,7 @@ final class DefaultSandboxFiles implements SandboxFiles {
       stat(path);
       return true;
     } catch (FileOperationException e) {
-      if (e.code().equals("NOT_FOUND")) {
+      if (e.reason() == FileOperationException.Reason.NOT_FOUND) {
         return false;
       }
       throw e;
@@ -186,7 +187,9 @@ final class DefaultSandboxFiles implements SandboxFiles {
       String code = Bounded.text(f.header().path("code").asText("IO"), 64);
       String msg =
           redactor.redact(Bounded.text(f.header().path("message").asText(""), 4096), (r, n) -> {});
-      throw new FileOperationException(code, msg.isEmpty() ? code + " on '" + path + "'" : msg);
+      throw new FileOperationException(
+          FileOperationException.Reason.fromWire(code),
+          msg.isEmpty() ? code + " on '" + path + "'" : msg);
     }
     return f.header();
   }

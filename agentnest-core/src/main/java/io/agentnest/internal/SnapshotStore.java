@@ -94,7 +94,7 @@ public final class SnapshotStore {
       String shown =
           name == null ? "null" : name.length() > 60 ? name.substring(0, 60) + "..." : name;
       throw new SnapshotException(
-          "BAD_NAME",
+          SnapshotException.Reason.BAD_NAME,
           "snapshot name '"
               + shown.replace("\0", "\\0")
               + "' is invalid: use 1-100 letters, digits, '.', '_' or '-', starting with a letter"
@@ -121,7 +121,7 @@ public final class SnapshotStore {
             .orElseThrow(
                 () ->
                     new SnapshotException(
-                        "IMAGE_CHANGED",
+                        SnapshotException.Reason.IMAGE_CHANGED,
                         "the engine no longer has image '"
                             + config.image()
                             + "' of this sandbox: a snapshot records the image it applies to;"
@@ -223,7 +223,7 @@ public final class SnapshotStore {
         channel.close();
       }
       throw new SnapshotException(
-          "IO",
+          SnapshotException.Reason.IO,
           "snapshot '"
               + name
               + "' not saved: its process memory could not be checkpointed: "
@@ -243,7 +243,7 @@ public final class SnapshotStore {
     }
     if (entries.size() > maxEntries) {
       throw new SnapshotException(
-          "IO",
+          SnapshotException.Reason.IO,
           "snapshot '"
               + name
               + "' not saved: the checkpoint image has more than "
@@ -256,7 +256,7 @@ public final class SnapshotStore {
       }
       if (!Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)) {
         throw new SnapshotException(
-            "IO",
+            SnapshotException.Reason.IO,
             "snapshot '"
                 + name
                 + "' not saved: the checkpoint image holds "
@@ -267,7 +267,7 @@ public final class SnapshotStore {
     }
     if (files.isEmpty() || files.size() > MAX_MEMORY_PARTS) {
       throw new SnapshotException(
-          "IO",
+          SnapshotException.Reason.IO,
           "snapshot '"
               + name
               + "' not saved: the checkpoint image has "
@@ -282,7 +282,7 @@ public final class SnapshotStore {
       String file = MEMORY_DIR + "/" + dir.relativize(f).toString().replace('\\', '/');
       if (!validMemoryFile(file)) {
         throw new SnapshotException(
-            "IO",
+            SnapshotException.Reason.IO,
             "snapshot '"
                 + name
                 + "' not saved: the checkpoint image has a file named '"
@@ -292,7 +292,7 @@ public final class SnapshotStore {
       total += w.adopt(f, file, "memory").size;
       if (total > MAX_MEMORY_BYTES) {
         throw new SnapshotException(
-            "IO",
+            SnapshotException.Reason.IO,
             "snapshot '"
                 + name
                 + "' not saved: its checkpoint image is larger than "
@@ -359,7 +359,7 @@ public final class SnapshotStore {
   private void refuseExisting(String name, boolean replace) {
     if (!replace && Files.exists(root.resolve(name), LinkOption.NOFOLLOW_LINKS)) {
       throw new SnapshotException(
-          "EXISTS",
+          SnapshotException.Reason.EXISTS,
           "snapshot '"
               + name
               + "' exists: choose another name, or replace it (--force, or"
@@ -512,7 +512,7 @@ public final class SnapshotStore {
 
   private static SnapshotException diskFull(String name, DiskGuard.DiskFullException e) {
     return new SnapshotException(
-        "DISK_FULL", "snapshot '" + name + "' not saved: " + e.getMessage());
+        SnapshotException.Reason.DISK_FULL, "snapshot '" + name + "' not saved: " + e.getMessage());
   }
 
   /** The disk guard's refusal behind {@code e} (a sink's failure wraps it), or null. */
@@ -574,7 +574,7 @@ public final class SnapshotStore {
                           + " (a file holds it: delete the file)";
                 };
             throw new SnapshotException(
-                "SECRET",
+                SnapshotException.Reason.SECRET,
                 "snapshot '"
                     + name
                     + "' not saved: the value of secret variable "
@@ -601,7 +601,7 @@ public final class SnapshotStore {
         }
         if (body.length > MAX_MANIFEST_BYTES / 2) {
           throw new SnapshotException(
-              "IO",
+              SnapshotException.Reason.IO,
               "snapshot '"
                   + name
                   + "' would need a manifest of "
@@ -624,7 +624,7 @@ public final class SnapshotStore {
       }
     } catch (IOException e) {
       throw new SnapshotException(
-          "IO",
+          SnapshotException.Reason.IO,
           "cannot write snapshot '"
               + name
               + "' under "
@@ -665,7 +665,7 @@ public final class SnapshotStore {
     if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
       if (!replace) {
         throw new SnapshotException(
-            "EXISTS",
+            SnapshotException.Reason.EXISTS,
             "snapshot '"
                 + name
                 + "' was saved by someone else meanwhile: choose another name, or replace"
@@ -679,7 +679,8 @@ public final class SnapshotStore {
       Files.move(staging, dir, StandardCopyOption.ATOMIC_MOVE);
     } catch (AtomicMoveNotSupportedException e) {
       throw new SnapshotException(
-          "IO", "the snapshot store " + root + " must be on one file system");
+          SnapshotException.Reason.IO,
+          "the snapshot store " + root + " must be on one file system");
     }
     index.put(state, name, generation, signature);
   }
@@ -810,7 +811,7 @@ public final class SnapshotStore {
     String savedImage = l.manifest.path("image").asText();
     if (!config.image().equals(savedImage)) {
       throw new SnapshotException(
-          "IMAGE_CHANGED",
+          SnapshotException.Reason.IMAGE_CHANGED,
           "snapshot '"
               + name
               + "' was taken on image '"
@@ -825,7 +826,7 @@ public final class SnapshotStore {
         secrets.stream().filter(n -> !config.secretEnv().containsKey(n)).toList();
     if (!missing.isEmpty()) {
       throw new SnapshotException(
-          "NEEDS_CONFIG",
+          SnapshotException.Reason.NEEDS_CONFIG,
           "snapshot '"
               + name
               + "' was taken with secret environment variables "
@@ -924,7 +925,7 @@ public final class SnapshotStore {
       tmp = Files.createTempDirectory(privateDir, ".restoring-" + name + "-");
     } catch (IOException e) {
       throw new SnapshotException(
-          "IO",
+          SnapshotException.Reason.IO,
           "cannot restore snapshot '"
               + name
               + "': cannot write "
@@ -1010,7 +1011,7 @@ public final class SnapshotStore {
     String nowId = now.orElse("(none: the engine has no such image)");
     if (!savedId.equals(nowId)) {
       throw new SnapshotException(
-          "IMAGE_CHANGED",
+          SnapshotException.Reason.IMAGE_CHANGED,
           "image '"
               + savedImage
               + "' changed since snapshot '"
@@ -1208,11 +1209,11 @@ public final class SnapshotStore {
       return b.build();
     } catch (IllegalArgumentException e) {
       throw new SnapshotException(
-          "CORRUPT",
+          SnapshotException.Reason.CORRUPT,
           "snapshot '" + name + "' holds a config this version refuses: " + e.getMessage());
     } catch (io.agentnest.ConfigException e) {
       throw new SnapshotException(
-          "CORRUPT",
+          SnapshotException.Reason.CORRUPT,
           "snapshot '" + name + "' holds a config this version refuses: " + e.getMessage());
     }
   }
@@ -1288,7 +1289,7 @@ public final class SnapshotStore {
     Path mf = dir.resolve("manifest.json");
     if (Files.isSymbolicLink(dir)) {
       throw new SnapshotException(
-          "TAMPERED",
+          SnapshotException.Reason.TAMPERED,
           "snapshot '"
               + name
               + "' in "
@@ -1300,7 +1301,7 @@ public final class SnapshotStore {
     }
     if (!Files.isRegularFile(mf, LinkOption.NOFOLLOW_LINKS)) {
       throw new SnapshotException(
-          "NOT_FOUND",
+          SnapshotException.Reason.NOT_FOUND,
           "no snapshot '" + name + "' in " + root + ": 'agentnest snapshot ls' lists them");
     }
     JsonNode signed;
@@ -1335,7 +1336,7 @@ public final class SnapshotStore {
         expected.getBytes(StandardCharsets.US_ASCII),
         signed.path("hmac_sha256").asText().getBytes(StandardCharsets.US_ASCII))) {
       throw new SnapshotException(
-          "TAMPERED",
+          SnapshotException.Reason.TAMPERED,
           "snapshot '"
               + name
               + "' was modified after it was saved (its manifest signature does not match this"
@@ -1382,7 +1383,8 @@ public final class SnapshotStore {
         index().checkLatest(name, m, signed.path("hmac_sha256").asText());
       } catch (IOException e) {
         throw new SnapshotException(
-            "IO", "cannot read the snapshot index beside " + keyFile() + ": " + e.getMessage());
+            SnapshotException.Reason.IO,
+            "cannot read the snapshot index beside " + keyFile() + ": " + e.getMessage());
       }
     }
     return new Loaded(m, dir);
@@ -1504,7 +1506,7 @@ public final class SnapshotStore {
 
   private static SnapshotException corrupt(String name, String why) {
     return new SnapshotException(
-        "CORRUPT",
+        SnapshotException.Reason.CORRUPT,
         "snapshot '"
             + name
             + "' "
@@ -1535,7 +1537,8 @@ public final class SnapshotStore {
         }
       }
     } catch (IOException e) {
-      throw new SnapshotException("IO", "cannot read " + root + ": " + e.getMessage());
+      throw new SnapshotException(
+          SnapshotException.Reason.IO, "cannot read " + root + ": " + e.getMessage());
     }
     out.sort(Comparator.comparing(SnapshotInfo::created).reversed());
     return out;
@@ -1572,7 +1575,8 @@ public final class SnapshotStore {
           });
       return true;
     } catch (IOException e) {
-      throw new SnapshotException("IO", "cannot remove snapshot '" + name + "': " + e.getMessage());
+      throw new SnapshotException(
+          SnapshotException.Reason.IO, "cannot remove snapshot '" + name + "': " + e.getMessage());
     }
   }
 
@@ -1625,7 +1629,8 @@ public final class SnapshotStore {
         out.add(new Leftover(n, d, bytes));
       }
     } catch (IOException e) {
-      throw new SnapshotException("IO", "cannot read " + root + ": " + e.getMessage());
+      throw new SnapshotException(
+          SnapshotException.Reason.IO, "cannot read " + root + ": " + e.getMessage());
     }
     return out;
   }
@@ -1634,7 +1639,8 @@ public final class SnapshotStore {
     try {
       HostFiles.deleteTree(l.dir());
     } catch (IOException e) {
-      throw new SnapshotException("IO", "cannot remove " + l.dir() + ": " + e.getMessage());
+      throw new SnapshotException(
+          SnapshotException.Reason.IO, "cannot remove " + l.dir() + ": " + e.getMessage());
     }
   }
 
@@ -1700,7 +1706,8 @@ public final class SnapshotStore {
     }
     if (!Files.isRegularFile(k, LinkOption.NOFOLLOW_LINKS)) {
       throw new SnapshotException(
-          "TAMPERED", "the snapshot key " + k + " is not a regular file: remove it");
+          SnapshotException.Reason.TAMPERED,
+          "the snapshot key " + k + " is not a regular file: remove it");
     }
     try {
       var perms = Files.getPosixFilePermissions(k, LinkOption.NOFOLLOW_LINKS);
@@ -1712,7 +1719,7 @@ public final class SnapshotStore {
               java.nio.file.attribute.PosixFilePermission.OTHERS_WRITE)) {
         if (perms.contains(bad)) {
           throw new SnapshotException(
-              "TAMPERED",
+              SnapshotException.Reason.TAMPERED,
               "the snapshot key "
                   + k
                   + " can be read or written by other users, who could forge snapshots:"
@@ -1730,7 +1737,7 @@ public final class SnapshotStore {
     }
     if (key.length < 32) {
       throw new SnapshotException(
-          "TAMPERED",
+          SnapshotException.Reason.TAMPERED,
           "the snapshot key "
               + k
               + " is too short: remove it (existing snapshots"
