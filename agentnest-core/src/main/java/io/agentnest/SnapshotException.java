@@ -1,20 +1,50 @@
 package io.agentnest;
 
 /** A snapshot cannot be saved or restored; the message names the problem and the fix. */
-public class SnapshotException extends AgentNestException {
+public class SnapshotException extends CodedException {
   private static final long serialVersionUID = 1L;
-  private final String code;
 
-  public SnapshotException(String code, String message) {
-    super(message);
-    this.code = code;
+  /** Why a snapshot failed; {@link #code()} is the spelling in the CLI's JSON output. */
+  public enum Reason implements FailureReason {
+    /** The snapshot name is not allowed. */
+    BAD_NAME(Actor.CALLER),
+    /** A snapshot of that name exists (save with overwrite to replace it). */
+    EXISTS(Actor.CALLER),
+    /** No snapshot of that name. */
+    NOT_FOUND(Actor.CALLER),
+    /** Its signature or index does not verify: it was changed outside AgentNest. */
+    TAMPERED(Actor.OPERATOR),
+    /** A part is missing or unreadable. */
+    CORRUPT(Actor.OPERATOR),
+    /** The sandbox's image differs from the snapshot's, or the engine no longer has it. */
+    IMAGE_CHANGED(Actor.OPERATOR),
+    /** It was taken with secret variables that the restoring configuration does not supply. */
+    NEEDS_CONFIG(Actor.CALLER),
+    /** The disk would keep less free space than its reserve. */
+    DISK_FULL(Actor.OPERATOR),
+    /** The sandbox's state holds a secret's value, which must not be stored. */
+    SECRET(Actor.SANDBOX),
+    /** An I/O error while saving or restoring. */
+    IO(Actor.OPERATOR);
+
+    private final Actor actor;
+
+    Reason(Actor actor) {
+      this.actor = actor;
+    }
+
+    @Override
+    public Actor actor() {
+      return actor;
+    }
   }
 
-  /**
-   * Stable reason: BAD_NAME, EXISTS, NOT_FOUND, TAMPERED, CORRUPT, IMAGE_CHANGED, NEEDS_CONFIG,
-   * DISK_FULL (the disk would keep less free space than its reserve).
-   */
-  public String code() {
-    return code;
+  public SnapshotException(Reason reason, String message) {
+    super(reason, message);
+  }
+
+  @Override
+  public Reason reason() {
+    return (Reason) super.reason();
   }
 }

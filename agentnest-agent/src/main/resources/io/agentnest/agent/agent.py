@@ -8,6 +8,15 @@
 #
 # The host treats every frame it gets from here as untrusted; the agent in turn validates what it
 # reads, because a process in the sandbox could write into the same pipe.
+#
+# Why one file of this size: the bootstrap sends the agent as a single source over stdin (nothing
+# may be written into a read-only root filesystem, and every image only needs python3), so the
+# agent cannot import sibling modules. It is laid out in sections instead: protocol names and the
+# channel, paths, limits, commands, sessions, files, archives, egress, then the Agent (all mutable
+# state in one object) and OPS, the dispatch table (op name -> handler). Importing it has no side
+# effects: main() runs only under the bootstrap, which runs it as __main__. Host-side unit tests
+# live in src/test/python; `python3 agent.py --protocol` prints the op list for the Java test that
+# keeps it in step with io.agentnest.internal.Ops and docs/architecture.md.
 import base64
 import fcntl
 import json
@@ -42,115 +51,135 @@ READ_ONLY_MESSAGE = (
     " without readOnlyWorkspace"
 )
 
-# The channel is the agent's private copy of the original fds; 0/1/2 are pointed at /dev/null so
-# that nothing else can write protocol bytes by accident (a child inheriting fd 1, say).
-_chan_in = os.dup(0)
-_chan_out = os.dup(1)
-_null = os.open(os.devnull, os.O_RDWR)
-os.dup2(_null, 0)
-os.dup2(_null, 1)
-os.dup2(_null, 2)
-os.set_inheritable(_chan_in, False)
-os.set_inheritable(_chan_out, False)
-
-_write_lock = threading.Lock()
-
-
-def send(header, payload=b""):
-    hb = json.dumps(header, separators=(",", ":"), ensure_ascii=True).encode("ascii")
-    buf = MAGIC + struct.pack(">II", len(hb), len(payload)) + hb + payload
-    with _write_lock:
-        view = memoryview(buf)
-        while view:
-            n = os.write(_chan_out, view)
-            view = view[n:]
+# Frame types the agent sends (the "ev" header field); the ops it serves are the keys of OPS at
+# the end of this file. Both lists are io.agentnest.internal.Ops on the host.
+EV_READY = "ready"
+EV_EXPIRED = "expired"
+EV_RESULT = "res"
+EV_ERROR = "err"
+EV_OUT = "out"
+EV_DATA = "data"
+EV_RICH = "rich"
+EV_ASK = "ask"
+EV_TCP_OPEN = "tcp_open"
+EV_TCP_DATA = "tcp_data"
+EV_TCP_EOF = "tcp_eof"
+EV_TCP_ACK = "tcp_ack"
+EV_TCP_CLOSE = "tcp_close"
 
 
-def send_result(call_id, **fields):
-    fields["id"] = call_id
-    fields["ev"] = "res"
-    send(fields)
+class Channel:
+    """The framed, multiplexed pipe to the host. Sends are serialised by one lock (many threads
+    answer calls at once); reads happen on the frame loop's thread only."""
 
+    def __init__(self, fd_in, fd_out):
+        self.fd_in = fd_in
+        self.fd_out = fd_out
+        self.write_lock = threading.Lock()
 
-def send_error(call_id, code, message):
-    send({"id": call_id, "ev": "err", "code": code, "message": message})
+    @staticmethod
+    def open_private():
+        """The channel is the agent's private copy of the original fds; 0/1/2 are pointed at
+        /dev/null so that nothing else can write protocol bytes by accident (a child inheriting
+        fd 1, say)."""
+        chan_in = os.dup(0)
+        chan_out = os.dup(1)
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(null, 1)
+        os.dup2(null, 2)
+        os.set_inheritable(chan_in, False)
+        os.set_inheritable(chan_out, False)
+        return Channel(chan_in, chan_out)
 
+    def send(self, header, payload=b""):
+        hb = json.dumps(header, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+        buf = MAGIC + struct.pack(">II", len(hb), len(payload)) + hb + payload
+        with self.write_lock:
+            view = memoryview(buf)
+            while view:
+                n = os.write(self.fd_out, view)
+                view = view[n:]
 
-def read_exact(n):
-    parts = []
-    while n > 0:
-        b = os.read(_chan_in, min(n, 1 << 20))
-        if not b:
-            return None
-        parts.append(b)
-        n -= len(b)
-    return b"".join(parts)
+    def read_exact(self, n):
+        parts = []
+        while n > 0:
+            b = os.read(self.fd_in, min(n, 1 << 20))
+            if not b:
+                return None
+            parts.append(b)
+            n -= len(b)
+        return b"".join(parts)
 
-
-def read_frame():
-    """Returns (header, payload) or None at end of stream. Resynchronises on garbage."""
-    while True:
-        first = read_exact(1)
-        if first is None:
-            return None
-        if first != MAGIC[:1]:
-            continue
-        second = read_exact(1)
-        if second is None:
-            return None
-        if second != MAGIC[1:]:
-            continue
-        lens = read_exact(8)
-        if lens is None:
-            return None
-        hlen, plen = struct.unpack(">II", lens)
-        if hlen > MAX_HEADER or plen > MAX_PAYLOAD:
-            continue
-        hb = read_exact(hlen)
-        pb = read_exact(plen) if plen else b""
-        if hb is None or pb is None:
-            return None
-        try:
-            header = json.loads(hb.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
-            continue
-        if not isinstance(header, dict):
-            continue
-        return header, pb
+    def read_frame(self):
+        """Returns (header, payload) or None at end of stream. Resynchronises on garbage: a bad
+        magic, an oversized length, a header that is not a JSON object are skipped."""
+        while True:
+            first = self.read_exact(1)
+            if first is None:
+                return None
+            if first != MAGIC[:1]:
+                continue
+            second = self.read_exact(1)
+            if second is None:
+                return None
+            if second != MAGIC[1:]:
+                continue
+            lens = self.read_exact(8)
+            if lens is None:
+                return None
+            hlen, plen = struct.unpack(">II", lens)
+            if hlen > MAX_HEADER or plen > MAX_PAYLOAD:
+                continue
+            hb = self.read_exact(hlen)
+            pb = self.read_exact(plen) if plen else b""
+            if hb is None or pb is None:
+                return None
+            try:
+                header = json.loads(hb.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError):
+                continue
+            if not isinstance(header, dict):
+                continue
+            return header, pb
 
 
 # Secret environment variables. They arrive over the channel before anything runs, never through
 # the container's configuration (which the engine keeps on disk and shows to anyone who can
 # inspect it). Commands and sessions get them in their environment; the agent's own environment,
 # /proc/<agent>/environ, never holds them.
-SECRET_ENV = {}
 MAX_SECRETS = 256
 MAX_SECRET_BYTES = 1 << 20
 
 
-def child_env():
-    env = dict(os.environ)
-    env.update(SECRET_ENV)
-    return env
+class InitRefused(Exception):
+    """The host's first frame is missing or malformed; the agent exits with this status."""
+
+    def __init__(self, status):
+        super().__init__("init refused (exit %d)" % status)
+        self.status = status
 
 
-def receive_init():
-    """The host's first frame, before the agent answers anything: the secret variables."""
-    frame = read_frame()
+def parse_init(frame):
+    """The secret variables of the host's first frame, or InitRefused (97: the stream ended,
+    98: not an init frame or a malformed one). Entries that are not str -> str, or whose name is
+    empty or holds '=' or NUL, are dropped."""
     if frame is None:
-        os._exit(97)
+        raise InitRefused(97)
     header, payload = frame
     if header.get("op") != "init" or len(payload) > MAX_SECRET_BYTES:
-        os._exit(98)
+        raise InitRefused(98)
     try:
         env = json.loads(payload.decode("utf-8")).get("env") or {}
     except (UnicodeDecodeError, ValueError, AttributeError):
-        os._exit(98)
+        raise InitRefused(98) from None
     if not isinstance(env, dict) or len(env) > MAX_SECRETS:
-        os._exit(98)
+        raise InitRefused(98)
+    out = {}
     for k, v in env.items():
         if isinstance(k, str) and isinstance(v, str) and k and "=" not in k and "\0" not in k + v:
-            SECRET_ENV[k] = v
+            out[k] = v
+    return out
 
 
 class PathRefused(Exception):
@@ -278,18 +307,16 @@ class Timer:
                     pass
 
 
-TIMER = Timer()
-
-
 class Pool:
     """Pre-started call threads; grows when all are busy and the pids limit allows."""
 
-    def __init__(self, size):
+    def __init__(self, size, guard):
         import queue
 
         self.queue = queue.SimpleQueue()
         self.idle = 0
         self.lock = threading.Lock()
+        self.guard = guard
         for _ in range(size):
             self._start()
 
@@ -301,12 +328,12 @@ class Pool:
         while True:
             with self.lock:
                 self.idle += 1
-            fn, args = self.queue.get()
+            call_id, fn = self.queue.get()
             with self.lock:
                 self.idle -= 1
-            guard(fn, *args)
+            self.guard(call_id, fn)
 
-    def submit(self, fn, *args):
+    def submit(self, call_id, fn):
         with self.lock:
             busy = self.idle == 0
         if busy:
@@ -314,7 +341,7 @@ class Pool:
                 self._start()
             except RuntimeError:
                 pass  # out of pids: the call waits for a free thread
-        self.queue.put((fn, args))
+        self.queue.put((call_id, fn))
 
 
 def read_counter(paths, key):
@@ -392,7 +419,8 @@ def descendants(root):
 
 
 class ExecCall:
-    def __init__(self, call_id, header, stdin_bytes):
+    def __init__(self, agent, call_id, header, stdin_bytes):
+        self.agent = agent
         self.id = call_id
         self.header = header
         self.stdin_bytes = stdin_bytes
@@ -426,19 +454,19 @@ class ExecCall:
             self.limit = limit
         self.kill_tree(signal.SIGTERM)
         if self.kill_timer is None:
-            self.kill_timer = TIMER.schedule(KILL_GRACE_S, lambda: self.kill_tree(signal.SIGKILL))
+            self.kill_timer = self.agent.timer.schedule(KILL_GRACE_S, lambda: self.kill_tree(signal.SIGKILL))
 
     def run(self):
         h = self.header
         started = time.monotonic()
         probe = LimitProbe()
-        env = child_env()
+        env = self.agent.child_env()
         env.update({str(k): str(v) for k, v in (h.get("env") or {}).items()})
         cwd = h.get("cwd") or WORKSPACE
         try:
             cwd = resolve_cwd(cwd)
         except (PathRefused, FileNotFoundError) as e:
-            send_error(self.id, "BAD_PATH", "working directory: %s" % e)
+            self.agent.send_error(self.id, "BAD_PATH", "working directory: %s" % e)
             return
         argv = h.get("argv")
         if not argv:
@@ -456,7 +484,7 @@ class ExecCall:
             )
         except OSError as e:
             limit = probe.hit()
-            send_result(
+            self.agent.send_result(
                 self.id,
                 exit_code=126 if limit else 127,
                 duration_ms=0,
@@ -465,9 +493,9 @@ class ExecCall:
             )
             return
         raise_oom_score(self.proc.pid)
-        RUNNING[self.id] = self
+        self.agent.running[self.id] = self
         timeout_ms = int(h.get("timeout_ms") or DEFAULT_TIMEOUT_MS)
-        deadline = TIMER.schedule(timeout_ms / 1000.0, lambda: self.stop("TIMEOUT"))
+        deadline = self.agent.timer.schedule(timeout_ms / 1000.0, lambda: self.stop("TIMEOUT"))
         if self.stdin_bytes:
             try:
                 self.proc.stdin.write(self.stdin_bytes)
@@ -495,7 +523,7 @@ class ExecCall:
                         continue
                     allowed = self.budget.take(len(data))
                     if allowed:
-                        send({"id": self.id, "ev": "out", "s": streams[fd]}, data[:allowed])
+                        self.agent.send({"id": self.id, "ev": EV_OUT, "s": streams[fd]}, data[:allowed])
                     if allowed < len(data) and self.limit is None:
                         self.stop("OUTPUT")
                 if exited_at is None and self.proc.poll() is not None:
@@ -518,10 +546,10 @@ class ExecCall:
             Timer.cancel(self.kill_timer)
         self.proc.stdout.close()
         self.proc.stderr.close()
-        RUNNING.pop(self.id, None)
+        self.agent.running.pop(self.id, None)
         code = self.proc.returncode
         limit = probe.hit(check_disk=code != 0)
-        send_result(
+        self.agent.send_result(
             self.id,
             exit_code=code if code >= 0 else 128 - code,
             signal=-code if code < 0 else None,
@@ -538,18 +566,16 @@ def resolve_cwd(cwd):
     return resolve(cwd, must_exist=True)
 
 
-RUNNING = {}
-
-
 # ----------------------------------------------------------------------------------- sessions
 
-WORKER_SOURCE = None
+MAX_STATE_BYTES = 2 << 30
 
 
 class Session:
     """One long-lived Python interpreter (worker.py) per named session."""
 
-    def __init__(self, name):
+    def __init__(self, agent, name):
+        self.agent = agent
         self.name = name
         self.proc = None
         self.ctl_r = None
@@ -565,12 +591,12 @@ class Session:
         ctl_r, ctl_w = os.pipe()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
-        env = child_env()
+        env = self.agent.child_env()
         env["AGENTNEST_CTL_FD"] = str(ctl_w)
         env["PYTHONUNBUFFERED"] = "1"
         env["AGENTNEST_SESSION"] = self.name
         self.proc = subprocess.Popen(
-            [sys.executable, "-u", "-c", WORKER_SOURCE],
+            [sys.executable, "-u", "-c", self.agent.worker_source],
             stdin=subprocess.PIPE,
             stdout=out_w,
             stderr=err_w,
@@ -658,10 +684,10 @@ class Session:
         if state["asks"] > MAX_ASKS_PER_CALL:
             self.answer(ask, False, "more than %d approval questions in one call" % MAX_ASKS_PER_CALL)
             return
-        send(
+        self.agent.send(
             {
                 "id": call_id,
-                "ev": "ask",
+                "ev": EV_ASK,
                 "ask": ask,
                 "event": str(msg.get("event", ""))[:100],
                 "target": str(msg.get("target", ""))[:1000],
@@ -706,7 +732,7 @@ class Session:
         token the session sends it over the bulk link instead, and the result says how much."""
         with self.lock:
             if self.proc is None or self.proc.poll() is not None:
-                send_result(call_id, present=False)
+                self.agent.send_result(call_id, present=False)
                 return
             deadline = time.monotonic() + 120
             self.pending_ctl = b""
@@ -724,7 +750,7 @@ class Session:
                     code = self.proc.wait(timeout=2)
                 except subprocess.TimeoutExpired:
                     code = None
-                send_error(
+                self.agent.send_error(
                     call_id,
                     "STATE",
                     "the session did not answer the save request"
@@ -738,17 +764,17 @@ class Session:
             while left > 0:
                 chunk = self._ctl_read(min(left, 1 << 20), deadline)
                 if chunk is None:
-                    send_error(call_id, "STATE", "the session stopped while saving its state")
+                    self.agent.send_error(call_id, "STATE", "the session stopped while saving its state")
                     return
-                send({"id": call_id, "ev": "data"}, chunk)
+                self.agent.send({"id": call_id, "ev": EV_DATA}, chunk)
                 left -= len(chunk)
-            send_result(call_id, present=True, **{k: v for k, v in head.items() if k != "bytes"})
+            self.agent.send_result(call_id, present=True, **{k: v for k, v in head.items() if k != "bytes"})
 
     def warm(self, call_id):
         """Starts the interpreter ahead of use (a spare copy waiting for a fork's state)."""
         with self.lock:
             self.ensure()
-        send_result(call_id)
+        self.agent.send_result(call_id)
 
     def load(self, call_id, header, data):
         """Replaces the session's namespace with a saved one (a fork's or a snapshot's)."""
@@ -772,19 +798,19 @@ class Session:
                     self.proc.stdin.write(data)
                 self.proc.stdin.flush()
             except OSError as e:
-                send_error(call_id, "STATE", "cannot pass the state to the session: %s" % e)
+                self.agent.send_error(call_id, "STATE", "cannot pass the state to the session: %s" % e)
                 return
             msg = self._ctl_message(deadline) or {"error": "the session did not answer"}
             if "error" in msg:
-                send_error(call_id, "STATE", str(msg["error"])[:1000])
+                self.agent.send_error(call_id, "STATE", str(msg["error"])[:1000])
             else:
-                send_result(call_id, loaded=msg.get("loaded", [])[:10000])
+                self.agent.send_result(call_id, loaded=msg.get("loaded", [])[:10000])
 
     def _run(self, call_id, header, code):
         try:
             self._call(call_id, header, code)
         finally:
-            PY_RUNNING.pop(call_id, None)
+            self.agent.py_running.pop(call_id, None)
             self.state = None
 
     def _call(self, call_id, header, code):
@@ -804,7 +830,7 @@ class Session:
         }
         ask_wait_s = int(header.get("approval_timeout_ms") or 60000) / 1000.0 + ASK_MARGIN_S
         self.state = state
-        PY_RUNNING[call_id] = self
+        self.agent.py_running[call_id] = self
         req = json.dumps({"code": code, "watch": header.get("watch")}).encode("utf-8")
         try:
             self.proc.stdin.write(struct.pack(">I", len(req)) + req)
@@ -831,7 +857,7 @@ class Session:
                     return False
                 allowed = budget.take(len(data))
                 if allowed:
-                    send({"id": call_id, "ev": "out", "s": stream}, data[:allowed])
+                    self.agent.send({"id": call_id, "ev": EV_OUT, "s": stream}, data[:allowed])
                 if allowed < len(data) and state["limit"] is None:
                     state["limit"] = "OUTPUT"
                     self.interrupt()
@@ -911,7 +937,7 @@ class Session:
                 if hit == "MEMORY":
                     reason = "interpreter was killed by the memory limit; the session restarts"
                 state["limit"] = hit or state["limit"]
-            send_result(
+            self.agent.send_result(
                 call_id,
                 duration_ms=duration_ms,
                 limit=state["limit"],
@@ -927,7 +953,7 @@ class Session:
                 data = base64.b64decode(item.get("b64", ""))
             except (ValueError, TypeError):
                 continue
-            send({"id": call_id, "ev": "rich", "mime": item.get("mime", "application/octet-stream")}, data)
+            self.agent.send({"id": call_id, "ev": EV_RICH, "mime": item.get("mime", "application/octet-stream")}, data)
         hit = probe.hit(check_disk=reply.get("error") is not None)
         reply.update(
             duration_ms=duration_ms,
@@ -936,172 +962,167 @@ class Session:
             state_lost=False,
             restarted=restarted,
         )
-        send_result(call_id, **reply)
-
-
-SESSIONS = {}
-PY_RUNNING = {}
-LOADS = {}
-LOAD_HEADERS = {}
-MAX_STATE_BYTES = 2 << 30
-SESSIONS_LOCK = threading.Lock()
-
-
-def session(name):
-    with SESSIONS_LOCK:
-        s = SESSIONS.get(name)
-        if s is None:
-            s = Session(name)
-            SESSIONS[name] = s
-        return s
+        self.agent.send_result(call_id, **reply)
 
 
 # ----------------------------------------------------------------------------------- files
-
-WRITES = {}
-
-
-def fs_op(call_id, h, payload):
-    op = h["op"]
-    path = h.get("path", "")
-    try:
-        if op == "fs_write":
-            state = WRITES.get(call_id)
-            if state is None:
-                real = resolve(path)
-                parent = os.path.dirname(real)
-                if h.get("parents", True):
-                    os.makedirs(parent, exist_ok=True)
-                flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
-                flags |= os.O_APPEND if h.get("append") else os.O_TRUNC
-                fd = open_beneath(real, flags, int(h.get("perm", 0o644)))
-                state = {"fd": fd, "size": 0, "real": real}
-                WRITES[call_id] = state
-            if payload:
-                view = memoryview(payload)
-                while view:
-                    n = os.write(state["fd"], view)
-                    view = view[n:]
-                state["size"] += len(payload)
-            if h.get("last", True):
-                os.close(state["fd"])
-                WRITES.pop(call_id, None)
-                send_result(call_id, size=state["size"], path=rel_of(state["real"]))
-            return
-        if op == "fs_read":
-            real = resolve(path, must_exist=True)
-            fd = open_beneath(real, os.O_RDONLY | os.O_NONBLOCK)
-            try:
-                st = os.fstat(fd)
-                if not statmod.S_ISREG(st.st_mode):
-                    send_error(call_id, "NOT_A_FILE", "%r is not a regular file" % path)
-                    return
-                limit = int(h.get("max_bytes", 64 << 20))
-                if st.st_size > limit:
-                    send_error(
-                        call_id,
-                        "TOO_LARGE",
-                        "%r is %d bytes, more than the read limit of %d bytes" % (path, st.st_size, limit),
-                    )
-                    return
-                total = 0
-                while total <= limit:
-                    data = os.read(fd, min(CHUNK * 4, limit + 1 - total))
-                    if not data:
-                        break
-                    total += len(data)
-                    send({"id": call_id, "ev": "data"}, data)
-                send_result(call_id, size=total)
-            finally:
-                os.close(fd)
-            return
-        if op == "fs_stat":
-            real = resolve(path, must_exist=True)
-            send_result(call_id, entry=stat_entry(real, rel_of(real)))
-            return
-        if op == "fs_list":
-            real = resolve(path, must_exist=True)
-            if not os.path.isdir(real):
-                send_error(call_id, "NOT_A_DIRECTORY", "%r is not a directory" % path)
-                return
-            entries = []
-            limit = int(h.get("max_entries", 100_000))
-            recursive = bool(h.get("recursive"))
-            for dirpath, dirnames, filenames in os.walk(real):
-                dirnames.sort()
-                for name in sorted(dirnames + filenames):
-                    full = os.path.join(dirpath, name)
-                    try:
-                        entries.append(stat_entry(full, rel_of(full)))
-                    except FileNotFoundError:
-                        continue
-                    if len(entries) >= limit:
-                        break
-                if not recursive or len(entries) >= limit:
-                    break
-            send_result(call_id, entries=entries, truncated=len(entries) >= limit)
-            return
-        if op == "fs_delete":
-            real = resolve(path, must_exist=True)
-            if real == os.path.realpath(WORKSPACE):
-                send_error(call_id, "BAD_PATH", "refusing to delete the workspace root")
-                return
-            if os.path.isdir(real) and not os.path.islink(real):
-                if h.get("recursive"):
-                    import shutil
-
-                    shutil.rmtree(real)
-                else:
-                    os.rmdir(real)
-            else:
-                os.unlink(real)
-            send_result(call_id)
-            return
-        if op == "fs_mkdir":
-            real = resolve(path)
-            if h.get("parents", True):
-                os.makedirs(real, exist_ok=True)
-            else:
-                os.mkdir(real)
-            send_result(call_id, path=rel_of(real))
-            return
-        send_error(call_id, "UNKNOWN_OP", "unknown file operation %r" % op)
-    except PathRefused as e:
-        cleanup_write(call_id)
-        send_error(call_id, "BAD_PATH", str(e))
-    except FileNotFoundError:
-        cleanup_write(call_id)
-        send_error(call_id, "NOT_FOUND", "%r does not exist" % path)
-    except IsADirectoryError:
-        cleanup_write(call_id)
-        send_error(call_id, "IS_A_DIRECTORY", "%r is a directory" % path)
-    except NotADirectoryError:
-        cleanup_write(call_id)
-        send_error(call_id, "NOT_A_DIRECTORY", "a parent of %r is not a directory" % path)
-    except FileExistsError:
-        cleanup_write(call_id)
-        send_error(call_id, "EXISTS", "%r already exists" % path)
-    except OSError as e:
-        cleanup_write(call_id)
-        if e.errno == 40:  # ELOOP from O_NOFOLLOW: the final component is a symlink
-            send_error(call_id, "BAD_PATH", "%r is a symlink; the file API does not follow it" % path)
-        elif e.errno == 39:
-            send_error(call_id, "NOT_EMPTY", "%r is a non-empty directory: delete recursively" % path)
-        elif e.errno == 28:
-            send_error(call_id, "NO_SPACE", "no space left writing %r (workspace size limit)" % path)
-        elif e.errno == 30:
-            send_error(call_id, "READ_ONLY", READ_ONLY_MESSAGE % path)
-        else:
-            send_error(call_id, "IO", "%s on %r: %s" % (type(e).__name__, path, e.strerror))
+# File ops run inline in the frame loop: they are short and the channel preserves the order of a
+# write's chunks. Each handler lets its OSError out; fs_errors turns it into the reply's code.
 
 
-def cleanup_write(call_id):
-    state = WRITES.pop(call_id, None)
-    if state:
+def fs_errors(handler):
+    """Wraps a file handler: a refused path or an OSError becomes an error reply with a stable
+    code (FileOperationException.Reason on the host), and a half-done write is closed."""
+
+    def wrapped(agent, call_id, h, payload):
+        path = h.get("path", "")
         try:
-            os.close(state["fd"])
-        except OSError:
-            pass
+            handler(agent, call_id, h, payload)
+        except PathRefused as e:
+            agent.cleanup_write(call_id)
+            agent.send_error(call_id, "BAD_PATH", str(e))
+        except FileNotFoundError:
+            agent.cleanup_write(call_id)
+            agent.send_error(call_id, "NOT_FOUND", "%r does not exist" % path)
+        except IsADirectoryError:
+            agent.cleanup_write(call_id)
+            agent.send_error(call_id, "IS_A_DIRECTORY", "%r is a directory" % path)
+        except NotADirectoryError:
+            agent.cleanup_write(call_id)
+            agent.send_error(call_id, "NOT_A_DIRECTORY", "a parent of %r is not a directory" % path)
+        except FileExistsError:
+            agent.cleanup_write(call_id)
+            agent.send_error(call_id, "EXISTS", "%r already exists" % path)
+        except OSError as e:
+            agent.cleanup_write(call_id)
+            if e.errno == 40:  # ELOOP from O_NOFOLLOW: the final component is a symlink
+                agent.send_error(call_id, "BAD_PATH", "%r is a symlink; the file API does not follow it" % path)
+            elif e.errno == 39:
+                agent.send_error(call_id, "NOT_EMPTY", "%r is a non-empty directory: delete recursively" % path)
+            elif e.errno == 28:
+                agent.send_error(call_id, "NO_SPACE", "no space left writing %r (workspace size limit)" % path)
+            elif e.errno == 30:
+                agent.send_error(call_id, "READ_ONLY", READ_ONLY_MESSAGE % path)
+            else:
+                agent.send_error(call_id, "IO", "%s on %r: %s" % (type(e).__name__, path, e.strerror))
+
+    wrapped.__name__ = handler.__name__
+    return wrapped
+
+
+@fs_errors
+def op_fs_write(agent, call_id, h, payload):
+    # Chunked: the first frame opens the file, every frame appends, the last one closes it.
+    state = agent.writes.get(call_id)
+    if state is None:
+        real = resolve(h.get("path", ""))
+        parent = os.path.dirname(real)
+        if h.get("parents", True):
+            os.makedirs(parent, exist_ok=True)
+        flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        flags |= os.O_APPEND if h.get("append") else os.O_TRUNC
+        fd = open_beneath(real, flags, int(h.get("perm", 0o644)))
+        state = {"fd": fd, "size": 0, "real": real}
+        agent.writes[call_id] = state
+    if payload:
+        view = memoryview(payload)
+        while view:
+            n = os.write(state["fd"], view)
+            view = view[n:]
+        state["size"] += len(payload)
+    if h.get("last", True):
+        os.close(state["fd"])
+        agent.writes.pop(call_id, None)
+        agent.send_result(call_id, size=state["size"], path=rel_of(state["real"]))
+
+
+@fs_errors
+def op_fs_read(agent, call_id, h, payload):
+    path = h.get("path", "")
+    real = resolve(path, must_exist=True)
+    fd = open_beneath(real, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        st = os.fstat(fd)
+        if not statmod.S_ISREG(st.st_mode):
+            agent.send_error(call_id, "NOT_A_FILE", "%r is not a regular file" % path)
+            return
+        limit = int(h.get("max_bytes", 64 << 20))
+        if st.st_size > limit:
+            agent.send_error(
+                call_id,
+                "TOO_LARGE",
+                "%r is %d bytes, more than the read limit of %d bytes" % (path, st.st_size, limit),
+            )
+            return
+        total = 0
+        while total <= limit:
+            data = os.read(fd, min(CHUNK * 4, limit + 1 - total))
+            if not data:
+                break
+            total += len(data)
+            agent.send({"id": call_id, "ev": EV_DATA}, data)
+        agent.send_result(call_id, size=total)
+    finally:
+        os.close(fd)
+
+
+@fs_errors
+def op_fs_stat(agent, call_id, h, payload):
+    real = resolve(h.get("path", ""), must_exist=True)
+    agent.send_result(call_id, entry=stat_entry(real, rel_of(real)))
+
+
+@fs_errors
+def op_fs_list(agent, call_id, h, payload):
+    path = h.get("path", "")
+    real = resolve(path, must_exist=True)
+    if not os.path.isdir(real):
+        agent.send_error(call_id, "NOT_A_DIRECTORY", "%r is not a directory" % path)
+        return
+    entries = []
+    limit = int(h.get("max_entries", 100_000))
+    recursive = bool(h.get("recursive"))
+    for dirpath, dirnames, filenames in os.walk(real):
+        dirnames.sort()
+        for name in sorted(dirnames + filenames):
+            full = os.path.join(dirpath, name)
+            try:
+                entries.append(stat_entry(full, rel_of(full)))
+            except FileNotFoundError:
+                continue
+            if len(entries) >= limit:
+                break
+        if not recursive or len(entries) >= limit:
+            break
+    agent.send_result(call_id, entries=entries, truncated=len(entries) >= limit)
+
+
+@fs_errors
+def op_fs_delete(agent, call_id, h, payload):
+    real = resolve(h.get("path", ""), must_exist=True)
+    if real == os.path.realpath(WORKSPACE):
+        agent.send_error(call_id, "BAD_PATH", "refusing to delete the workspace root")
+        return
+    if os.path.isdir(real) and not os.path.islink(real):
+        if h.get("recursive"):
+            import shutil
+
+            shutil.rmtree(real)
+        else:
+            os.rmdir(real)
+    else:
+        os.unlink(real)
+    agent.send_result(call_id)
+
+
+@fs_errors
+def op_fs_mkdir(agent, call_id, h, payload):
+    real = resolve(h.get("path", ""))
+    if h.get("parents", True):
+        os.makedirs(real, exist_ok=True)
+    else:
+        os.mkdir(real)
+    agent.send_result(call_id, path=rel_of(real))
 
 
 # ----------------------------------------------------------------------------------- archives
@@ -1110,7 +1131,6 @@ def cleanup_write(call_id):
 # ever written through a symlink.
 
 ARCHIVE_ROOTS = (WORKSPACE, "/tmp")
-TAR_INS = {}
 
 
 # The bulk link: a socket the host listens on during a fork, in a directory mounted read-only
@@ -1139,7 +1159,8 @@ class FrameWriter:
     """A file object that sends what is written as data frames of about 1 MiB, or into a socket
     (the bulk link) when it has one."""
 
-    def __init__(self, call_id, cap, sock=None):
+    def __init__(self, agent, call_id, cap, sock=None):
+        self.agent = agent
         self.call_id, self.cap, self.buf, self.total = call_id, cap, bytearray(), 0
         self.sock = sock
 
@@ -1157,7 +1178,7 @@ class FrameWriter:
             self.sock.sendall(self.buf)
             self.buf = bytearray()
         elif self.buf:
-            send({"id": self.call_id, "ev": "data"}, bytes(self.buf))
+            self.agent.send({"id": self.call_id, "ev": EV_DATA}, bytes(self.buf))
             self.buf = bytearray()
 
 
@@ -1175,7 +1196,7 @@ def archive_root(root):
     raise ArchiveRefused("BAD_PATH", "archive root %r is not one of %s" % (root, ", ".join(ARCHIVE_ROOTS)))
 
 
-def tar_out(call_id, h):
+def tar_out(agent, call_id, h):
     import tarfile
 
     sock = None
@@ -1187,7 +1208,7 @@ def tar_out(call_id, h):
         skipped = []
         count = [0]
         sock = bulk_connect(h["bulk"]) if h.get("bulk") else None
-        out = FrameWriter(call_id, cap, sock)
+        out = FrameWriter(agent, call_id, cap, sock)
 
         def keep(info):
             if info.isfile() or (not files_only and (info.isdir() or info.issym() or info.islnk())):
@@ -1217,11 +1238,11 @@ def tar_out(call_id, h):
         out.flush()
         if sock is not None:
             sock.close()
-        send_result(call_id, bytes=out.total, entries=count[0], skipped=skipped[:1000])
+        agent.send_result(call_id, bytes=out.total, entries=count[0], skipped=skipped[:1000])
     except ArchiveRefused as e:
-        send_error(call_id, e.code, str(e))
+        agent.send_error(call_id, e.code, str(e))
     except OSError as e:
-        send_error(call_id, "IO", "%s: %s" % (type(e).__name__, e))
+        agent.send_error(call_id, "IO", "%s: %s" % (type(e).__name__, e))
     finally:
         if sock is not None:
             sock.close()
@@ -1324,8 +1345,9 @@ def extract(dest, stream, strict, cap_bytes, cap_entries):
     return n, total
 
 
-def tar_in(call_id, h, payload):
-    state = TAR_INS.get(call_id)
+def op_tar_in(agent, call_id, h, payload):
+    # Runs inline: its frames must reach the extracting thread in order.
+    state = agent.tar_ins.get(call_id)
     if state is None:
         try:
             dest = archive_root(h.get("root"))
@@ -1336,10 +1358,10 @@ def tar_in(call_id, h, payload):
                 _safe_parent(dest, sub + "/x")
                 dest = os.path.join(dest, sub)
         except ArchiveRefused as e:
-            TAR_INS[call_id] = {"refused": True}
-            send_error(call_id, e.code, str(e))
+            agent.tar_ins[call_id] = {"refused": True}
+            agent.send_error(call_id, e.code, str(e))
             if h.get("last", True):
-                TAR_INS.pop(call_id, None)
+                agent.tar_ins.pop(call_id, None)
             return
         bulk = h.get("bulk")
         if bulk:
@@ -1349,7 +1371,7 @@ def tar_in(call_id, h, payload):
         else:
             r, w = os.pipe()
             state = {"w": w, "refused": False}
-            TAR_INS[call_id] = state
+            agent.tar_ins[call_id] = state
 
         def run():
             try:
@@ -1359,7 +1381,7 @@ def tar_in(call_id, h, payload):
                     else os.fdopen(r, "rb", buffering=1 << 20)
                 )
             except OSError as e:
-                send_error(call_id, "IO", "cannot reach the bulk link: %s" % e)
+                agent.send_error(call_id, "IO", "cannot reach the bulk link: %s" % e)
                 return
             try:
                 n, total = extract(
@@ -1389,9 +1411,9 @@ def tar_in(call_id, h, payload):
                 reader.close()
                 res = state["result"]
                 if res[0] == "ok":
-                    send_result(call_id, entries=res[1], bytes=res[2])
+                    agent.send_result(call_id, entries=res[1], bytes=res[2])
                 else:
-                    send_error(call_id, res[1], res[2])
+                    agent.send_error(call_id, res[1], res[2])
 
         t = threading.Thread(target=run, daemon=True, name="tar-in")
         state["thread"] = t
@@ -1400,7 +1422,7 @@ def tar_in(call_id, h, payload):
             return
     if state.get("refused"):
         if h.get("last", True):
-            TAR_INS.pop(call_id, None)
+            agent.tar_ins.pop(call_id, None)
         return
     if payload:
         view = memoryview(payload)
@@ -1412,14 +1434,12 @@ def tar_in(call_id, h, payload):
             pass
     if h.get("last", True):
         os.close(state["w"])
-        TAR_INS.pop(call_id, None)
+        agent.tar_ins.pop(call_id, None)
 
 
 # ----------------------------------------------------------------------------------- egress
 
 TUNNEL_WINDOW = 1 << 20
-TUNNELS = {}
-TUNNELS_LOCK = threading.Lock()
 
 
 class Tunnel:
@@ -1427,9 +1447,10 @@ class Tunnel:
     the host's egress proxy. Credit-based flow control in both directions keeps every buffer
     bounded: at most TUNNEL_WINDOW bytes are in flight each way."""
 
-    def __init__(self, tid, sock):
+    def __init__(self, agent, tid, sock):
         import collections
 
+        self.agent = agent
         self.tid = tid
         self.sock = sock
         self.cond = threading.Condition()
@@ -1457,10 +1478,10 @@ class Tunnel:
                     break
                 with self.cond:
                     self.credit -= len(data)
-                send({"ev": "tcp_data", "tid": self.tid}, data)
+                self.agent.send({"ev": EV_TCP_DATA, "tid": self.tid}, data)
         except OSError:
             pass
-        send({"ev": "tcp_eof", "tid": self.tid})
+        self.agent.send({"ev": EV_TCP_EOF, "tid": self.tid})
 
     def _down(self):
         try:
@@ -1472,7 +1493,7 @@ class Tunnel:
                         break
                     data = self.outq.popleft()
                 self.sock.sendall(data)
-                send({"ev": "tcp_ack", "tid": self.tid, "n": len(data)})
+                self.agent.send({"ev": EV_TCP_ACK, "tid": self.tid, "n": len(data)})
             if self.out_eof and not self.closed:
                 self.sock.shutdown(socket.SHUT_WR)
             if self.close_after_drain:
@@ -1505,214 +1526,398 @@ class Tunnel:
             self.sock.close()
         except OSError:
             pass
-        with TUNNELS_LOCK:
-            TUNNELS.pop(self.tid, None)
+        with self.agent.tunnels_lock:
+            self.agent.tunnels.pop(self.tid, None)
         if notify:
-            send({"ev": "tcp_close", "tid": self.tid})
+            self.agent.send({"ev": EV_TCP_CLOSE, "tid": self.tid})
 
 
-EGRESS_LISTENER = []
+# ----------------------------------------------------------------------------------- the agent
+
+# The host decides expiry and destroys the sandbox on time; the agent's own timer is only the
+# fallback for a host that is gone, so it fires a little later and never races the host.
+EXPIRY_FALLBACK_S = 2.0
 
 
-def egress_listen(port):
-    # A sandbox restored from a checkpoint already listens (its parent started it): keep that one.
-    if EGRESS_LISTENER:
-        return EGRESS_LISTENER[0].getsockname()[1]
-    srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    srv.bind(("127.0.0.1", port))
-    srv.listen(128)
+class Agent:
+    """All of the agent's mutable state, and what the handlers need to answer: one instance per
+    process (main), or per test."""
 
-    def accept_loop():
-        tid = 0
-        while True:
+    def __init__(self, channel, worker_source=None, pool_size=8, timer=None):
+        self.channel = channel
+        self.worker_source = worker_source
+        self.secret_env = {}
+        # One thread for every deadline, started up front (see Timer).
+        self.timer = timer if timer is not None else Timer()
+        self.pool = Pool(pool_size, self.guard)
+        self.running = {}  # call id -> ExecCall, for signal
+        self.py_running = {}  # call id -> Session running it, for signal and answer
+        self.sessions = {}  # name -> Session
+        self.sessions_lock = threading.Lock()
+        self.loads = {}  # call id -> state bytes of a chunked py_load so far
+        self.load_headers = {}  # call id -> first header of a chunked py_load
+        self.writes = {}  # call id -> open file of a chunked fs_write
+        self.tar_ins = {}  # call id -> extraction of a chunked tar_in
+        self.tunnels = {}  # tunnel id -> Tunnel
+        self.tunnels_lock = threading.Lock()
+        self.egress_listener = None
+        self.expiry = 0.0
+
+    # ---- replies
+
+    def send(self, header, payload=b""):
+        self.channel.send(header, payload)
+
+    def send_result(self, call_id, **fields):
+        fields["id"] = call_id
+        fields["ev"] = EV_RESULT
+        self.send(fields)
+
+    def send_error(self, call_id, code, message):
+        self.send({"id": call_id, "ev": EV_ERROR, "code": code, "message": message})
+
+    # ---- calls
+
+    def spawn(self, call_id, fn):
+        """Runs fn on a call thread; an exception in it becomes call_id's error reply."""
+        self.pool.submit(call_id, fn)
+
+    def guard(self, call_id, fn):
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001 - an agent bug must become an error reply, not a hang
+            self.send_error(call_id, "AGENT", "%s: %s" % (type(e).__name__, e))
+
+    def handle(self, h, payload):
+        """Dispatches one frame of the host through OPS."""
+        op = h.get("op")
+        if isinstance(op, str) and op in NO_CALL_OPS:
+            OPS[op](self, None, h, payload)
+            return
+        call_id = h.get("id")
+        if not isinstance(call_id, int):
+            return
+        handler = OPS.get(op) if isinstance(op, str) else None
+        if handler is None:
+            self.send_error(call_id, "UNKNOWN_OP", "unknown operation %r" % op)
+            return
+        handler(self, call_id, h, payload)
+
+    # ---- state
+
+    def child_env(self):
+        env = dict(os.environ)
+        env.update(self.secret_env)
+        return env
+
+    def receive_init(self):
+        """The host's first frame, before the agent answers anything: the secret variables."""
+        try:
+            self.secret_env.update(parse_init(self.channel.read_frame()))
+        except InitRefused as e:
+            os._exit(e.status)
+
+    def session(self, name):
+        with self.sessions_lock:
+            s = self.sessions.get(name)
+            if s is None:
+                s = Session(self, name)
+                self.sessions[name] = s
+            return s
+
+    def close_sessions(self):
+        for s in list(self.sessions.values()):
+            s.close()
+
+    def cleanup_write(self, call_id):
+        state = self.writes.pop(call_id, None)
+        if state:
             try:
-                conn, _ = srv.accept()
+                os.close(state["fd"])
             except OSError:
-                time.sleep(0.05)
-                continue
-            tid += 1
-            t = Tunnel(tid, conn)
-            with TUNNELS_LOCK:
-                TUNNELS[tid] = t
-            send({"ev": "tcp_open", "tid": tid})
+                pass
+
+    def set_expiry(self, expires_at):
+        """The sandbox's own end of life: when the host that owns it is gone, nobody else will
+        stop it, so after expiry the agent ends itself and with it the container."""
+        self.expiry = expires_at
+        self.timer.schedule(max(0.0, expires_at + EXPIRY_FALLBACK_S - time.time()), self.check_expiry)
+
+    def check_expiry(self):
+        if self.expiry and time.time() >= self.expiry + EXPIRY_FALLBACK_S - 0.05:
             try:
-                t.start()
-            except RuntimeError:  # out of pids
-                t.close(notify=True)
+                self.send({"ev": EV_EXPIRED, "expires_at": self.expiry})
+            finally:
+                self.close_sessions()
+                os._exit(0)
 
-    threading.Thread(target=accept_loop, daemon=True, name="egress-accept").start()
-    EGRESS_LISTENER.append(srv)
-    return srv.getsockname()[1]
+    def egress_listen(self, port):
+        # A sandbox restored from a checkpoint already listens (its parent started it): keep that.
+        if self.egress_listener is not None:
+            return self.egress_listener.getsockname()[1]
+        srv = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        srv.bind(("127.0.0.1", port))
+        srv.listen(128)
+
+        def accept_loop():
+            tid = 0
+            while True:
+                try:
+                    conn, _ = srv.accept()
+                except OSError:
+                    time.sleep(0.05)
+                    continue
+                tid += 1
+                t = Tunnel(self, tid, conn)
+                with self.tunnels_lock:
+                    self.tunnels[tid] = t
+                self.send({"ev": EV_TCP_OPEN, "tid": tid})
+                try:
+                    t.start()
+                except RuntimeError:  # out of pids
+                    t.close(notify=True)
+
+        threading.Thread(target=accept_loop, daemon=True, name="egress-accept").start()
+        self.egress_listener = srv
+        return srv.getsockname()[1]
+
+    def tunnel(self, h):
+        with self.tunnels_lock:
+            return self.tunnels.get(h.get("tid"))
+
+    def serve(self):
+        """The frame loop: reads the host's frames until shutdown."""
+        while True:
+            frame = self.channel.read_frame()
+            if frame is None:
+                # Host detached. Stay up: the host may reattach (Sandbox.connect); the container
+                # runtime keeps our stdin open while the container lives.
+                time.sleep(0.2)
+                continue
+            self.dispatch(*frame)
+
+    def dispatch(self, header, payload):
+        """handle(), with a handler's failure (a bad argument, an agent bug) as the error reply."""
+        try:
+            self.handle(header, payload)
+        except Exception as e:  # noqa: BLE001
+            self.send_error(header.get("id"), "AGENT", "%s: %s" % (type(e).__name__, e))
 
 
-def tunnel_op(h, payload):
-    with TUNNELS_LOCK:
-        t = TUNNELS.get(h.get("tid"))
-    if t is None:
+# ----------------------------------------------------------------------------------- handlers
+# Every handler is handler(agent, call_id, header, payload). Calls that may take long run on the
+# call pool (agent.spawn); the rest answer inline, in the frame loop, in the order they arrive.
+
+
+def session_name(h):
+    return str(h.get("session") or "default")
+
+
+def op_init(agent, call_id, h, payload):
+    # The secrets arrive once, as the very first frame (Agent.receive_init); never later.
+    agent.send_error(call_id, "UNKNOWN_OP", "unknown operation 'init': it is only the first frame")
+
+
+def op_shutdown(agent, call_id, h, payload):
+    agent.close_sessions()
+    os._exit(0)
+
+
+def op_hello(agent, call_id, h, payload):
+    agent.send_result(
+        call_id,
+        version=PROTOCOL_VERSION,
+        pid=os.getpid(),
+        uid=os.getuid(),
+        python=sys.version.split()[0],
+        workspace=WORKSPACE,
+    )
+
+
+def op_ping(agent, call_id, h, payload):
+    agent.send_result(call_id)
+
+
+def op_set_ttl(agent, call_id, h, payload):
+    expires_at = float(h.get("expires_at", 0))
+    if h.get("extend_only") is True and agent.expiry > expires_at:
+        # A host that reattached may not know of an extension made elsewhere: keep it.
+        expires_at = agent.expiry
+    agent.set_expiry(expires_at)
+    agent.send_result(call_id, expires_at=agent.expiry)
+
+
+def op_exec(agent, call_id, h, payload):
+    agent.spawn(call_id, lambda: ExecCall(agent, call_id, h, payload).run())
+
+
+def op_signal(agent, call_id, h, payload):
+    limit = h.get("limit") or "CANCELLED"
+    target = agent.running.get(h.get("target"))
+    py = agent.py_running.get(h.get("target"))
+    if target:
+        target.stop(limit)
+    elif py:
+        py.interrupt(limit)
+    agent.send_result(call_id, found=bool(target or py))
+
+
+def op_py(agent, call_id, h, payload):
+    name = session_name(h)
+    code = payload.decode("utf-8", "replace")
+    agent.spawn(call_id, lambda: agent.session(name).run(call_id, h, code))
+
+
+def op_answer(agent, call_id, h, payload):
+    py = agent.py_running.get(h.get("call"))
+    ok = bool(py) and py.answer(h.get("ask"), h.get("allowed") is True, h.get("reason", ""))
+    agent.send_result(call_id, delivered=bool(ok))
+
+
+def op_py_dump(agent, call_id, h, payload):
+    name = session_name(h)
+    bulk = h.get("bulk")
+    agent.spawn(call_id, lambda: agent.session(name).dump(call_id, bulk))
+
+
+def op_py_warm(agent, call_id, h, payload):
+    name = session_name(h)
+    agent.spawn(call_id, lambda: agent.session(name).warm(call_id))
+
+
+def op_py_load_bulk(agent, call_id, h, payload):
+    name = session_name(h)
+    agent.spawn(call_id, lambda: agent.session(name).load_bulk(call_id, h))
+
+
+def op_py_load(agent, call_id, h, payload):
+    # Chunked like fs_write: the state arrives in several frames, the last one says so.
+    buf = agent.loads.setdefault(call_id, bytearray())
+    if len(buf) + len(payload) > MAX_STATE_BYTES:
+        agent.loads.pop(call_id, None)
+        agent.send_error(call_id, "TOO_LARGE", "session state larger than %d bytes" % MAX_STATE_BYTES)
         return
-    op = h["op"]
-    if op == "tcp_data":
+    buf += payload
+    if h.get("last", True):
+        data = agent.loads.pop(call_id)
+        first = agent.load_headers.pop(call_id, h)
+        name = session_name(first)
+        agent.spawn(call_id, lambda: agent.session(name).load(call_id, first, data))
+    elif call_id not in agent.load_headers:
+        agent.load_headers[call_id] = h
+
+
+def op_py_sessions(agent, call_id, h, payload):
+    # Sessions with a live interpreter (fork and snapshots save each one).
+    with agent.sessions_lock:
+        names = [n for n, s in agent.sessions.items() if s.proc is not None and s.proc.poll() is None]
+    agent.send_result(call_id, sessions=names[:256])
+
+
+def op_py_close(agent, call_id, h, payload):
+    with agent.sessions_lock:
+        s = agent.sessions.pop(session_name(h), None)
+    if s:
+        s.close()
+    agent.send_result(call_id)
+
+
+def op_tar_out(agent, call_id, h, payload):
+    agent.spawn(call_id, lambda: tar_out(agent, call_id, h))
+
+
+def op_egress_listen(agent, call_id, h, payload):
+    try:
+        port = agent.egress_listen(int(h.get("port", 3128)))
+        agent.send_result(call_id, port=port)
+    except OSError as e:
+        agent.send_error(call_id, "EGRESS", "cannot listen on 127.0.0.1:%s: %s" % (h.get("port"), e))
+
+
+# Tunnel frames belong to no call: they name a tunnel id, and an unknown one is dropped.
+
+
+def op_tcp_data(agent, call_id, h, payload):
+    t = agent.tunnel(h)
+    if t is not None:
         t.from_host(payload)
-    elif op == "tcp_eof":
+
+
+def op_tcp_eof(agent, call_id, h, payload):
+    t = agent.tunnel(h)
+    if t is not None:
         t.host_eof()
-    elif op == "tcp_ack":
+
+
+def op_tcp_ack(agent, call_id, h, payload):
+    t = agent.tunnel(h)
+    if t is not None:
         t.ack(int(h.get("n", 0)))
-    elif op == "tcp_close":
+
+
+def op_tcp_close(agent, call_id, h, payload):
+    t = agent.tunnel(h)
+    if t is not None:
         # The host is done: deliver what is queued, then close.
         with t.cond:
             t.close_after_drain = True
         t.host_eof()
 
 
-# ----------------------------------------------------------------------------------- main loop
+# The dispatch table: every op the host may send, and its handler. io.agentnest.internal.Ops and
+# the table in docs/architecture.md list the same names (ProtocolOpsAgreementTest checks).
+OPS = {
+    "init": op_init,
+    "shutdown": op_shutdown,
+    "hello": op_hello,
+    "ping": op_ping,
+    "set_ttl": op_set_ttl,
+    "exec": op_exec,
+    "signal": op_signal,
+    "py": op_py,
+    "answer": op_answer,
+    "py_close": op_py_close,
+    "py_dump": op_py_dump,
+    "py_warm": op_py_warm,
+    "py_load": op_py_load,
+    "py_load_bulk": op_py_load_bulk,
+    "py_sessions": op_py_sessions,
+    "fs_read": op_fs_read,
+    "fs_write": op_fs_write,
+    "fs_stat": op_fs_stat,
+    "fs_list": op_fs_list,
+    "fs_delete": op_fs_delete,
+    "fs_mkdir": op_fs_mkdir,
+    "tar_out": op_tar_out,
+    "tar_in": op_tar_in,
+    "egress_listen": op_egress_listen,
+    "tcp_data": op_tcp_data,
+    "tcp_eof": op_tcp_eof,
+    "tcp_ack": op_tcp_ack,
+    "tcp_close": op_tcp_close,
+}
+
+# Ops that need no call id: the tunnel's frames (and shutdown, which needs none either).
+NO_CALL_OPS = frozenset({"tcp_data", "tcp_eof", "tcp_ack", "tcp_close", "shutdown"})
 
 
-POOL = None
-EXPIRY = [0.0]
-# The host decides expiry and destroys the sandbox on time; the agent's own timer is only the
-# fallback for a host that is gone, so it fires a little later and never races the host.
-EXPIRY_FALLBACK_S = 2.0
-
-
-def set_expiry(expires_at):
-    """The sandbox's own end of life: when the host that owns it is gone, nobody else will stop
-    it, so after expiry the agent ends itself and with it the container."""
-    EXPIRY[0] = expires_at
-    TIMER.schedule(max(0.0, expires_at + EXPIRY_FALLBACK_S - time.time()), check_expiry)
-
-
-def check_expiry():
-    if EXPIRY[0] and time.time() >= EXPIRY[0] + EXPIRY_FALLBACK_S - 0.05:
-        try:
-            send({"ev": "expired", "expires_at": EXPIRY[0]})
-        finally:
-            for s in list(SESSIONS.values()):
-                s.close()
-            os._exit(0)
-
-
-def spawn(target, *args):
-    POOL.submit(target, *args)
-
-
-def guard(target, *args):
-    call_id = args[0] if args else None
-    try:
-        target(*args)
-    except Exception as e:  # noqa: BLE001 - an agent bug must become an error reply, not a hang
-        send_error(call_id, "AGENT", "%s: %s" % (type(e).__name__, e))
-
-
-def handle(h, payload):
-    op = h.get("op")
-    if op in ("tcp_data", "tcp_eof", "tcp_ack", "tcp_close"):
-        tunnel_op(h, payload)
-        return
-    call_id = h.get("id")
-    if not isinstance(call_id, int):
-        return
-    if op == "hello":
-        send_result(
-            call_id,
-            version=PROTOCOL_VERSION,
-            pid=os.getpid(),
-            uid=os.getuid(),
-            python=sys.version.split()[0],
-            workspace=WORKSPACE,
-        )
-    elif op == "exec":
-        spawn(lambda i: ExecCall(i, h, payload).run(), call_id)
-    elif op == "py":
-        name = str(h.get("session") or "default")
-        spawn(lambda i: session(name).run(i, h, payload.decode("utf-8", "replace")), call_id)
-    elif op == "answer":
-        py = PY_RUNNING.get(h.get("call"))
-        ok = bool(py) and py.answer(h.get("ask"), h.get("allowed") is True, h.get("reason", ""))
-        send_result(call_id, delivered=bool(ok))
-    elif op == "py_dump":
-        name = str(h.get("session") or "default")
-        bulk = h.get("bulk")
-        spawn(lambda i: session(name).dump(i, bulk), call_id)
-    elif op == "py_warm":
-        name = str(h.get("session") or "default")
-        spawn(lambda i: session(name).warm(i), call_id)
-    elif op == "py_load_bulk":
-        name = str(h.get("session") or "default")
-        spawn(lambda i: session(name).load_bulk(i, h), call_id)
-    elif op == "py_load":
-        # Chunked like fs_write: the state arrives in several frames, the last one says so.
-        buf = LOADS.setdefault(call_id, bytearray())
-        if len(buf) + len(payload) > MAX_STATE_BYTES:
-            LOADS.pop(call_id, None)
-            send_error(call_id, "TOO_LARGE", "session state larger than %d bytes" % MAX_STATE_BYTES)
-        else:
-            buf += payload
-            if h.get("last", True):
-                data = LOADS.pop(call_id)
-                first = LOAD_HEADERS.pop(call_id, h)
-                name = str(first.get("session") or "default")
-                spawn(lambda i: session(name).load(i, first, data), call_id)
-            elif call_id not in LOAD_HEADERS:
-                LOAD_HEADERS[call_id] = h
-    elif op == "py_sessions":
-        # Sessions with a live interpreter (fork and snapshots save each one).
-        with SESSIONS_LOCK:
-            names = [n for n, s in SESSIONS.items() if s.proc is not None and s.proc.poll() is None]
-        send_result(call_id, sessions=names[:256])
-    elif op == "py_close":
-        name = str(h.get("session") or "default")
-        with SESSIONS_LOCK:
-            s = SESSIONS.pop(name, None)
-        if s:
-            s.close()
-        send_result(call_id)
-    elif op == "signal":
-        limit = h.get("limit") or "CANCELLED"
-        target = RUNNING.get(h.get("target"))
-        py = PY_RUNNING.get(h.get("target"))
-        if target:
-            target.stop(limit)
-        elif py:
-            py.interrupt(limit)
-        send_result(call_id, found=bool(target or py))
-    elif op == "tar_out":
-        spawn(tar_out, call_id, h)
-    elif op == "tar_in":
-        tar_in(call_id, h, payload)
-    elif op and op.startswith("fs_"):
-        # File ops run inline: they are short and the channel preserves their chunk order.
-        fs_op(call_id, h, payload)
-    elif op == "ping":
-        send_result(call_id)
-    elif op == "egress_listen":
-        try:
-            port = egress_listen(int(h.get("port", 3128)))
-            send_result(call_id, port=port)
-        except OSError as e:
-            send_error(call_id, "EGRESS", "cannot listen on 127.0.0.1:%s: %s" % (h.get("port"), e))
-    elif op == "set_ttl":
-        expires_at = float(h.get("expires_at", 0))
-        if h.get("extend_only") is True and EXPIRY[0] > expires_at:
-            # A host that reattached may not know of an extension made elsewhere: keep it.
-            expires_at = EXPIRY[0]
-        set_expiry(expires_at)
-        send_result(call_id, expires_at=EXPIRY[0])
-    else:
-        send_error(call_id, "UNKNOWN_OP", "unknown operation %r" % op)
+def protocol():
+    """The names this agent speaks: the ops it serves and the frame types it sends."""
+    events = sorted(v for k, v in globals().items() if k.startswith("EV_") and isinstance(v, str))
+    return {"ops": sorted(OPS), "events": events}
 
 
 def main():
-    global WORKER_SOURCE, POOL
-    WORKER_SOURCE = AGENTNEST_WORKER_SOURCE  # noqa: F821 - injected by the bootstrap
-    POOL = Pool(8)
+    worker_source = globals().get("AGENTNEST_WORKER_SOURCE")  # injected by the bootstrap
+    agent = Agent(Channel.open_private(), worker_source)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    receive_init()
-    send({"ev": "ready", "version": PROTOCOL_VERSION, "pid": os.getpid()})
+    agent.receive_init()
+    agent.send({"ev": EV_READY, "version": PROTOCOL_VERSION, "pid": os.getpid()})
 
     def warm_default_session():
         # The first Python call should not pay for starting an interpreter.
-        s = session("default")
+        s = agent.session("default")
         with s.lock:
             try:
                 s.ensure()
@@ -1720,22 +1925,11 @@ def main():
                 pass
 
     threading.Thread(target=warm_default_session, daemon=True, name="warm").start()
-    while True:
-        frame = read_frame()
-        if frame is None:
-            # Host detached. Stay up: the host may reattach (Sandbox.connect); the container
-            # runtime keeps our stdin open while the container lives.
-            time.sleep(0.2)
-            continue
-        header, payload = frame
-        if header.get("op") == "shutdown":
-            for s in list(SESSIONS.values()):
-                s.close()
-            os._exit(0)
-        try:
-            handle(header, payload)
-        except Exception as e:  # noqa: BLE001
-            send_error(header.get("id"), "AGENT", "%s: %s" % (type(e).__name__, e))
+    agent.serve()
 
 
-main()
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--protocol"]:
+        print(json.dumps(protocol()))
+    else:
+        main()

@@ -32,6 +32,6 @@ def r(n):
         b+=c
     return b
 a=int(r(10));w=int(r(10))
-g={"__name__":"__agentnest__","AGENTNEST_WORKER_SOURCE":r(w).decode()}
+g={"__name__":"__main__","AGENTNEST_WORKER_SOURCE":r(w).decode()}
 src=r(a).decode()
 exec(compile(src,"agentnest-agent.py","exec"),g)

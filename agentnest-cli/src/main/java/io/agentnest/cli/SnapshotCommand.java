@@ -174,6 +174,8 @@ final class SnapshotCommand implements Runnable {
   private SnapshotCommand() {}
 
   static int exitCodeOf(SnapshotException e) {
-    return e.code().equals("NOT_FOUND") ? ExitCodes.NOT_FOUND : ExitCodes.FAILED;
+    return e.reason() == SnapshotException.Reason.NOT_FOUND
+        ? ExitCodes.NOT_FOUND
+        : ExitCodes.FAILED;
   }
 }

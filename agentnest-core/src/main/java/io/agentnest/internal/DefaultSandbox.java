@@ -702,7 +702,8 @@ public final class DefaultSandbox implements Sandbox {
     String msg =
         redactor.redact(Bounded.text(h.path("message").asText("(no message)"), 4096), (r, n) -> {});
     if (code.equals("BAD_PATH")) {
-      return new io.agentnest.FileOperationException(code, msg);
+      return new io.agentnest.FileOperationException(
+          io.agentnest.FileOperationException.Reason.BAD_PATH, msg);
     }
     return new AgentNestException("sandbox agent error " + code + ": " + msg);
   }

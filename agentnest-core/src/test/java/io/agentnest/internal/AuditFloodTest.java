@@ -15,6 +15,7 @@ import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.EgressTunnels;
 import io.agentnest.internal.channel.ForgedAgent;
 import io.agentnest.internal.channel.Frame;
+import io.agentnest.internal.channel.Ops;
 import io.agentnest.internal.egress.EgressProxy;
 import io.agentnest.internal.egress.StaticResolver;
 import io.agentnest.internal.redact.Redactor;
@@ -89,8 +90,8 @@ class AuditFloodTest {
 
       // What the issue measured: open a tunnel, end it at once, again and again.
       for (int tid = 1; tid <= FLOOD; tid++) {
-        agent.send(Json.object().put("ev", "tcp_open").put("tid", tid), new byte[0]);
-        agent.send(Json.object().put("ev", "tcp_eof").put("tid", tid), new byte[0]);
+        agent.send(Json.object().put(Ops.EV, Ops.EV_TCP_OPEN).put("tid", tid), new byte[0]);
+        agent.send(Json.object().put(Ops.EV, Ops.EV_TCP_EOF).put("tid", tid), new byte[0]);
       }
       agent.flush();
       // Every tunnel ends with the host's tcp_close: at once when refused, else after its attempt.
@@ -148,7 +149,7 @@ class AuditFloodTest {
           channel.register(
               callId,
               f -> {
-                if (f.ev().equals("ask")) {
+                if (f.ev().equals(Ops.EV_ASK)) {
                   call.onAsk(f);
                 }
               });
@@ -158,14 +159,14 @@ class AuditFloodTest {
         agent.send(
             Json.object()
                 .put("id", callId)
-                .put("ev", "ask")
+                .put(Ops.EV, Ops.EV_ASK)
                 .put("ask", ask)
                 .put("event", "socket.connect")
                 .put("target", "10.0." + (ask / 250) + "." + (ask % 250) + ":443")
                 .put("detail", "forged"),
             new byte[0]);
       }
-      agent.send(Json.object().put("id", callId).put("ev", "res"), new byte[0]);
+      agent.send(Json.object().put("id", callId).put(Ops.EV, Ops.EV_RESULT), new byte[0]);
       agent.flush();
       channel.await(done, Duration.ofSeconds(30), "flood");
       // Every question gets its answer (a denial for all but the admitted ones).
@@ -219,7 +220,7 @@ class AuditFloodTest {
               new Frame(
                   Json.object()
                       .put("id", callId)
-                      .put("ev", "ask")
+                      .put(Ops.EV, Ops.EV_ASK)
                       .put("ask", ask)
                       .put("event", "open")
                       .put("target", "/etc/x" + ask),

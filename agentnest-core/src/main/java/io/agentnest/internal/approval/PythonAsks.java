@@ -5,6 +5,7 @@ import io.agentnest.internal.DefaultSandbox;
 import io.agentnest.internal.audit.Budget;
 import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.Frame;
+import io.agentnest.internal.channel.Ops;
 import io.agentnest.internal.redact.Redactor;
 import io.agentnest.internal.support.Bounded;
 import io.agentnest.internal.support.Json;
@@ -124,7 +125,7 @@ public final class PythonAsks {
         // must not leave a pending call behind for each answer.
         channel.send(
             Json.object()
-                .put("op", "answer")
+                .put(Ops.OP, Ops.OP_ANSWER)
                 .put("id", channel.newId())
                 .put("call", callId)
                 .put("ask", ask)

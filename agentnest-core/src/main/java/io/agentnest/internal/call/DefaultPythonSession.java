@@ -5,6 +5,7 @@ import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
 import io.agentnest.PythonSession;
 import io.agentnest.internal.DefaultSandbox;
+import io.agentnest.internal.channel.Ops;
 import io.agentnest.internal.support.Json;
 import java.time.Duration;
 
@@ -30,13 +31,13 @@ public final class DefaultPythonSession implements PythonSession {
 
   @Override
   public ExecResult run(String code, ExecOptions options) {
-    ObjectNode h = Json.object().put("op", "py").put("session", name);
+    ObjectNode h = Json.object().put(Ops.OP, Ops.OP_PY).put("session", name);
     return sandbox.run(h, DefaultSandbox.utf8(code), options, true);
   }
 
   @Override
   public io.agentnest.Execution start(String code, ExecOptions options) {
-    ObjectNode h = Json.object().put("op", "py").put("session", name);
+    ObjectNode h = Json.object().put(Ops.OP, Ops.OP_PY).put("session", name);
     return sandbox.start(h, DefaultSandbox.utf8(code), options, true);
   }
 
@@ -52,7 +53,7 @@ public final class DefaultPythonSession implements PythonSession {
     sandbox
         .channel()
         .request(
-            Json.object().put("op", "py_close").put("session", name),
+            Json.object().put(Ops.OP, Ops.OP_PY_CLOSE).put("session", name),
             new byte[0],
             Duration.ofSeconds(10));
   }

@@ -8,6 +8,7 @@ import io.agentnest.Limit;
 import io.agentnest.OutputChunk;
 import io.agentnest.RichOutput;
 import io.agentnest.internal.channel.Frame;
+import io.agentnest.internal.channel.Ops;
 import io.agentnest.internal.redact.Redactor;
 import io.agentnest.internal.redact.TwoStreamRedactor;
 import io.agentnest.internal.support.Bounded;
@@ -66,7 +67,7 @@ public final class OutputCollector implements Consumer<Frame> {
   @Override
   public synchronized void accept(Frame f) {
     switch (f.ev()) {
-      case "out" -> {
+      case Ops.EV_OUT -> {
         byte[] data = f.payload();
         long room = hostCap - received;
         received += data.length;
@@ -81,7 +82,7 @@ public final class OutputCollector implements Consumer<Frame> {
           truncate();
         }
       }
-      case "rich" -> {
+      case Ops.EV_RICH -> {
         byte[] data = f.payload();
         if (rich.size() < MAX_RICH_ITEMS && richBytes + data.length <= MAX_RICH_BYTES) {
           richBytes += data.length;

@@ -184,7 +184,7 @@ public final class AgentChannel implements AutoCloseable {
     do {
       int n = Math.min(chunk, data.length - off);
       boolean last = off + n >= data.length;
-      ObjectNode h = Json.object().put("op", op).put("id", id).put("last", last);
+      ObjectNode h = Json.object().put(Ops.OP, op).put("id", id).put("last", last);
       if (off == 0) {
         h.setAll(first);
       }
@@ -195,7 +195,7 @@ public final class AgentChannel implements AutoCloseable {
 
   /** A call with no streamed events, awaited. */
   public Frame request(ObjectNode header, byte[] payload, Duration timeout) {
-    return await(call(header, payload, f -> {}), timeout, header.path("op").asText());
+    return await(call(header, payload, f -> {}), timeout, header.path(Ops.OP).asText());
   }
 
   public Frame await(CompletableFuture<Frame> done, Duration timeout, String what) {
@@ -328,17 +328,17 @@ public final class AgentChannel implements AutoCloseable {
 
   private void route(Frame f) {
     String ev = f.ev();
-    if (ev.equals("ready")) {
+    if (ev.equals(Ops.EV_READY)) {
       ready.complete(f);
       return;
     }
-    if (ev.equals("expired")) {
+    if (ev.equals(Ops.EV_EXPIRED)) {
       // Sandbox code that gets hold of the channel could send this: expiry is decided by the
       // host's own clock (markExpired), the agent's word only ends its own process.
       LOG.debug("sandbox {} reports its TTL ran out; the host decides expiry", sandboxId);
       return;
     }
-    if (ev.startsWith("tcp_")) {
+    if (Ops.isTunnelFrame(ev)) {
       Consumer<Frame> t = tunnelListener;
       if (t != null) {
         t.accept(f);
@@ -351,7 +351,7 @@ public final class AgentChannel implements AutoCloseable {
       LOG.debug("dropping frame '{}' for unknown call {}", ev, id);
       return;
     }
-    if (ev.equals("res") || ev.equals("err")) {
+    if (ev.equals(Ops.EV_RESULT) || ev.equals(Ops.EV_ERROR)) {
       pending.remove(id);
       p.done.complete(f);
       return;

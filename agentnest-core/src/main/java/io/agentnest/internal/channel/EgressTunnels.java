@@ -58,26 +58,26 @@ public final class EgressTunnels implements Consumer<Frame> {
       return;
     }
     switch (f.ev()) {
-      case "tcp_open" -> open(tid);
-      case "tcp_data" -> {
+      case Ops.EV_TCP_OPEN -> open(tid);
+      case Ops.EV_TCP_DATA -> {
         HostTunnel t = tunnels.get(tid);
         if (t != null) {
           t.in.push(f.payload());
         }
       }
-      case "tcp_eof" -> {
+      case Ops.EV_TCP_EOF -> {
         HostTunnel t = tunnels.get(tid);
         if (t != null) {
           t.in.eof();
         }
       }
-      case "tcp_ack" -> {
+      case Ops.EV_TCP_ACK -> {
         HostTunnel t = tunnels.get(tid);
         if (t != null) {
           t.out.credit(f.header().path("n").asInt(0));
         }
       }
-      case "tcp_close" -> {
+      case Ops.EV_TCP_CLOSE -> {
         HostTunnel t = tunnels.get(tid);
         if (t != null) {
           t.abort();
@@ -89,12 +89,12 @@ public final class EgressTunnels implements Consumer<Frame> {
 
   private void open(long tid) {
     if (tunnels.size() >= MAX_TUNNELS || tunnels.containsKey(tid)) {
-      send(Json.object().put("op", "tcp_close").put("tid", tid), new byte[0]);
+      send(Json.object().put(Ops.OP, Ops.OP_TCP_CLOSE).put("tid", tid), new byte[0]);
       return;
     }
     Budget.Decision d = budget.take();
     if (d != Budget.Decision.ADMIT) {
-      send(Json.object().put("op", "tcp_close").put("tid", tid), new byte[0]);
+      send(Json.object().put(Ops.OP, Ops.OP_TCP_CLOSE).put("tid", tid), new byte[0]);
       if (d == Budget.Decision.DESTROY) {
         overBudget.run();
       }
@@ -108,7 +108,7 @@ public final class EgressTunnels implements Consumer<Frame> {
             proxy.handle(t.in, t.out);
           } finally {
             tunnels.remove(tid);
-            send(Json.object().put("op", "tcp_close").put("tid", tid), new byte[0]);
+            send(Json.object().put(Ops.OP, Ops.OP_TCP_CLOSE).put("tid", tid), new byte[0]);
           }
         });
   }
@@ -225,7 +225,9 @@ public final class EgressTunnels implements Consumer<Frame> {
             unacked = 0;
           }
           if (ack > 0) {
-            send(Json.object().put("op", "tcp_ack").put("tid", tid).put("n", ack), new byte[0]);
+            send(
+                Json.object().put(Ops.OP, Ops.OP_TCP_ACK).put("tid", tid).put("n", ack),
+                new byte[0]);
           }
         }
         return n;
@@ -272,7 +274,7 @@ public final class EgressTunnels implements Consumer<Frame> {
             credit -= n;
           }
           send(
-              Json.object().put("op", "tcp_data").put("tid", tid),
+              Json.object().put(Ops.OP, Ops.OP_TCP_DATA).put("tid", tid),
               Arrays.copyOfRange(b, off, off + n));
           off += n;
           len -= n;
@@ -288,7 +290,7 @@ public final class EgressTunnels implements Consumer<Frame> {
           notifyAll();
         }
         if (!wasClosed) {
-          send(Json.object().put("op", "tcp_eof").put("tid", tid), new byte[0]);
+          send(Json.object().put(Ops.OP, Ops.OP_TCP_EOF).put("tid", tid), new byte[0]);
         }
       }
     }

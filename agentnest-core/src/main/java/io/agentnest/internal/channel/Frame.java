@@ -5,7 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 /** One protocol frame: a JSON header and a binary payload. */
 public record Frame(ObjectNode header, byte[] payload) {
   public String ev() {
-    return header.path("ev").asText("");
+    return header.path(Ops.EV).asText("");
   }
 
   public long id() {

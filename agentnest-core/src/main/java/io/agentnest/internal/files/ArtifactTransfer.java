@@ -75,7 +75,7 @@ public final class ArtifactTransfer {
       }
       if (control) {
         throw new FileOperationException(
-            "BAD_PATH",
+            FileOperationException.Reason.BAD_PATH,
             "'"
                 + Bounded.escaped(f.path())
                 + "' (shown escaped) matches '"
@@ -87,7 +87,7 @@ public final class ArtifactTransfer {
       if (f.path().contains(MASK)) {
         // The listing masked a secret in the name: the real name must not reach the host's disk.
         throw new FileOperationException(
-            "SECRET_IN_NAME",
+            FileOperationException.Reason.SECRET_IN_NAME,
             "'"
                 + bound(f.path())
                 + "' matches '"
@@ -101,7 +101,7 @@ public final class ArtifactTransfer {
         case DIR -> {}
         case SYMLINK ->
             throw new FileOperationException(
-                "SYMLINK",
+                FileOperationException.Reason.SYMLINK,
                 "'"
                     + Bounded.escaped(f.path())
                     + "' matches '"
@@ -110,7 +110,7 @@ public final class ArtifactTransfer {
                     + " the workspace or narrow the pattern");
         case OTHER ->
             throw new FileOperationException(
-                "NOT_A_FILE",
+                FileOperationException.Reason.NOT_A_FILE,
                 "'"
                     + Bounded.escaped(f.path())
                     + "' matches but is not a regular file (a device, fifo or"
@@ -118,7 +118,8 @@ public final class ArtifactTransfer {
       }
       if (out.size() > maxEntries) {
         throw new FileOperationException(
-            "TOO_MANY", "'" + bound(glob) + "' matches more than " + maxEntries + " files");
+            FileOperationException.Reason.TOO_MANY,
+            "'" + bound(glob) + "' matches more than " + maxEntries + " files");
       }
     }
     return out;
@@ -127,13 +128,13 @@ public final class ArtifactTransfer {
   static PathMatcher matcher(String glob) {
     if (glob.isBlank() || glob.startsWith("/") || glob.indexOf('\0') >= 0) {
       throw new FileOperationException(
-          "BAD_GLOB",
+          FileOperationException.Reason.BAD_GLOB,
           "pattern '" + bound(glob) + "' must be relative to the workspace, e.g. 'output/**.png'");
     }
     for (String part : glob.split("/")) {
       if (part.equals("..")) {
         throw new FileOperationException(
-            "BAD_GLOB",
+            FileOperationException.Reason.BAD_GLOB,
             "pattern '" + bound(glob) + "' contains '..': artifacts are in the workspace");
       }
     }
@@ -141,7 +142,8 @@ public final class ArtifactTransfer {
       return FileSystems.getDefault().getPathMatcher("glob:" + glob);
     } catch (IllegalArgumentException e) {
       throw new FileOperationException(
-          "BAD_GLOB", "pattern '" + bound(glob) + "' is not a valid glob: " + e.getMessage());
+          FileOperationException.Reason.BAD_GLOB,
+          "pattern '" + bound(glob) + "' is not a valid glob: " + e.getMessage());
     }
   }
 
@@ -156,7 +158,7 @@ public final class ArtifactTransfer {
       Files.createDirectories(hostDir);
     } catch (IOException e) {
       throw new FileOperationException(
-          "HOST_IO",
+          FileOperationException.Reason.HOST_IO,
           "cannot create " + hostDir + ": " + e.getMessage() + "; choose a writable dir");
     }
     return fetch(glob, hostDir);
@@ -179,7 +181,8 @@ public final class ArtifactTransfer {
             : extract(in, Set.copyOf(paths), hostDir);
       }
     } catch (IOException e) {
-      throw new FileOperationException("HOST_IO", "artifact transfer failed: " + e.getMessage());
+      throw new FileOperationException(
+          FileOperationException.Reason.HOST_IO, "artifact transfer failed: " + e.getMessage());
     } finally {
       if (tmp != null) {
         try {
@@ -275,7 +278,8 @@ public final class ArtifactTransfer {
   public List<Artifact> upload(Path hostPath, String sandboxPath) {
     String dest = PathRules.checkEntry(sandboxPath);
     if (!Files.exists(hostPath, LinkOption.NOFOLLOW_LINKS)) {
-      throw new FileOperationException("NOT_FOUND", "no such host file or directory: " + hostPath);
+      throw new FileOperationException(
+          FileOperationException.Reason.NOT_FOUND, "no such host file or directory: " + hostPath);
     }
     Path tmp = null;
     try {
@@ -308,7 +312,8 @@ public final class ArtifactTransfer {
       return out;
     } catch (IOException e) {
       throw new FileOperationException(
-          "HOST_IO", "upload of " + hostPath + " failed: " + e.getMessage());
+          FileOperationException.Reason.HOST_IO,
+          "upload of " + hostPath + " failed: " + e.getMessage());
     } finally {
       if (tmp != null) {
         try {
@@ -368,7 +373,8 @@ public final class ArtifactTransfer {
             out.add(tarFile(f, rel, t, total));
             if (out.size() > maxEntries) {
               throw new FileOperationException(
-                  "TOO_MANY", dir + " has more than " + maxEntries + " files");
+                  FileOperationException.Reason.TOO_MANY,
+                  dir + " has more than " + maxEntries + " files");
             }
             return FileVisitResult.CONTINUE;
           }
@@ -382,7 +388,8 @@ public final class ArtifactTransfer {
     total[0] += size;
     if (total[0] > maxBytes) {
       throw new FileOperationException(
-          "TOO_LARGE", "the upload is larger than the cap of " + maxBytes + " bytes");
+          FileOperationException.Reason.TOO_LARGE,
+          "the upload is larger than the cap of " + maxBytes + " bytes");
     }
     TarArchiveEntry e = new TarArchiveEntry(name);
     e.setSize(size);
@@ -429,7 +436,8 @@ public final class ArtifactTransfer {
       return out;
     } catch (IOException e) {
       throw new FileOperationException(
-          "BAD_ARCHIVE", "cannot read " + tarFile + " as a tar archive: " + e.getMessage());
+          FileOperationException.Reason.BAD_ARCHIVE,
+          "cannot read " + tarFile + " as a tar archive: " + e.getMessage());
     }
   }
 
@@ -464,7 +472,8 @@ public final class ArtifactTransfer {
       }
       if (++entries > maxEntries) {
         throw new FileOperationException(
-            "TOO_MANY", "the archive has more than " + maxEntries + " entries");
+            FileOperationException.Reason.TOO_MANY,
+            "the archive has more than " + maxEntries + " entries");
       }
       String key = Normalizer.normalize(name, Normalizer.Form.NFC).toLowerCase(Locale.ROOT);
       if (!seen.add(key)) {
@@ -495,7 +504,8 @@ public final class ArtifactTransfer {
       }
       if (e.getSize() < 0 || (bytes += e.getSize()) > maxBytes) {
         throw new FileOperationException(
-            "TOO_LARGE", "the archive holds more than the cap of " + maxBytes + " bytes");
+            FileOperationException.Reason.TOO_LARGE,
+            "the archive holds more than the cap of " + maxBytes + " bytes");
       }
       return name;
     }
@@ -518,7 +528,8 @@ public final class ArtifactTransfer {
         n += r;
         if (n > maxBytes) {
           throw new FileOperationException(
-              "TOO_LARGE", "an entry is larger than the cap of " + maxBytes + " bytes");
+              FileOperationException.Reason.TOO_LARGE,
+              "an entry is larger than the cap of " + maxBytes + " bytes");
         }
         out.write(buf, 0, r);
       }
@@ -580,7 +591,8 @@ public final class ArtifactTransfer {
       written += len;
       if (written > cap + (1 << 20)) {
         throw new FileOperationException(
-            "TOO_LARGE", "the export is larger than the cap of " + cap + " bytes");
+            FileOperationException.Reason.TOO_LARGE,
+            "the export is larger than the cap of " + cap + " bytes");
       }
       out.write(b, off, len);
     }
@@ -588,7 +600,8 @@ public final class ArtifactTransfer {
 
   private static FileOperationException refused(String name, String why) {
     return new FileOperationException(
-        "ARCHIVE_REFUSED", "refused archive entry '" + bound(name) + "': it " + why);
+        FileOperationException.Reason.ARCHIVE_REFUSED,
+        "refused archive entry '" + bound(name) + "': it " + why);
   }
 
   private static String rel(Path base, Path p) {

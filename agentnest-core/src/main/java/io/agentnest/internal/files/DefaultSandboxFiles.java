@@ -7,6 +7,7 @@ import io.agentnest.FileOperationException;
 import io.agentnest.SandboxFiles;
 import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.Frame;
+import io.agentnest.internal.channel.Ops;
 import io.agentnest.internal.support.Bounded;
 import io.agentnest.internal.support.Json;
 import java.io.ByteArrayOutputStream;
@@ -52,7 +53,7 @@ public final class DefaultSandboxFiles implements SandboxFiles {
     long id = channel.newId();
     CompletableFuture<Frame> done = channel.register(id, f -> {});
     // The agent may refuse early (bad path, no space): sending stops then.
-    channel.sendChunks("fs_write", id, Json.object().put("path", p), data, CHUNK, done);
+    channel.sendChunks(Ops.OP_FS_WRITE, id, Json.object().put("path", p), data, CHUNK, done);
     JsonNode res = check(channel.await(done, TIMEOUT, "write " + p), p);
     audit.accept(
         "file.write",
@@ -72,13 +73,14 @@ public final class DefaultSandboxFiles implements SandboxFiles {
     ByteArrayOutputStream buf = new ByteArrayOutputStream();
     long[] got = {0};
     boolean[] over = {false};
-    ObjectNode h = Json.object().put("op", "fs_read").put("path", p).put("max_bytes", MAX_READ);
+    ObjectNode h =
+        Json.object().put(Ops.OP, Ops.OP_FS_READ).put("path", p).put("max_bytes", MAX_READ);
     CompletableFuture<Frame> done =
         channel.call(
             h,
             new byte[0],
             f -> {
-              if (!f.ev().equals("data")) {
+              if (!f.ev().equals(Ops.EV_DATA)) {
                 return;
               }
               synchronized (buf) {
@@ -94,7 +96,8 @@ public final class DefaultSandboxFiles implements SandboxFiles {
     synchronized (buf) {
       if (over[0]) {
         throw new FileOperationException(
-            "TOO_LARGE", "'" + p + "' is larger than the read limit of " + MAX_READ + " bytes");
+            FileOperationException.Reason.TOO_LARGE,
+            "'" + p + "' is larger than the read limit of " + MAX_READ + " bytes");
       }
       audit.accept(
           "file.read",
@@ -116,7 +119,8 @@ public final class DefaultSandboxFiles implements SandboxFiles {
 
   private List<FileInfo> list(String path, boolean recursive) {
     String p = PathRules.check(path);
-    ObjectNode h = Json.object().put("op", "fs_list").put("path", p).put("recursive", recursive);
+    ObjectNode h =
+        Json.object().put(Ops.OP, Ops.OP_FS_LIST).put("path", p).put("recursive", recursive);
     JsonNode res = check(channel.request(h, new byte[0], TIMEOUT), p);
     List<FileInfo> out = new ArrayList<>();
     for (JsonNode e : res.path("entries")) {
@@ -134,7 +138,7 @@ public final class DefaultSandboxFiles implements SandboxFiles {
     JsonNode res =
         check(
             channel.request(
-                Json.object().put("op", "fs_stat").put("path", p), new byte[0], TIMEOUT),
+                Json.object().put(Ops.OP, Ops.OP_FS_STAT).put("path", p), new byte[0], TIMEOUT),
             p);
     return entry(res.path("entry"));
   }
@@ -145,7 +149,7 @@ public final class DefaultSandboxFiles implements SandboxFiles {
       stat(path);
       return true;
     } catch (FileOperationException e) {
-      if (e.code().equals("NOT_FOUND")) {
+      if (e.reason() == FileOperationException.Reason.NOT_FOUND) {
         return false;
       }
       throw e;
@@ -165,7 +169,8 @@ public final class DefaultSandboxFiles implements SandboxFiles {
   private void delete(String path, boolean recursive) {
     String p = PathRules.checkEntry(path);
     deleteCheck.check(p, recursive);
-    ObjectNode h = Json.object().put("op", "fs_delete").put("path", p).put("recursive", recursive);
+    ObjectNode h =
+        Json.object().put(Ops.OP, Ops.OP_FS_DELETE).put("path", p).put("recursive", recursive);
     check(channel.request(h, new byte[0], TIMEOUT), p);
     audit.accept(
         "file.delete",
@@ -176,17 +181,20 @@ public final class DefaultSandboxFiles implements SandboxFiles {
   public FileInfo mkdir(String path) {
     String p = PathRules.checkEntry(path);
     check(
-        channel.request(Json.object().put("op", "fs_mkdir").put("path", p), new byte[0], TIMEOUT),
+        channel.request(
+            Json.object().put(Ops.OP, Ops.OP_FS_MKDIR).put("path", p), new byte[0], TIMEOUT),
         p);
     return stat(p);
   }
 
   private JsonNode check(Frame f, String path) {
-    if (f.ev().equals("err")) {
+    if (f.ev().equals(Ops.EV_ERROR)) {
       String code = Bounded.text(f.header().path("code").asText("IO"), 64);
       String msg =
           redactor.redact(Bounded.text(f.header().path("message").asText(""), 4096), (r, n) -> {});
-      throw new FileOperationException(code, msg.isEmpty() ? code + " on '" + path + "'" : msg);
+      throw new FileOperationException(
+          FileOperationException.Reason.fromWire(code),
+          msg.isEmpty() ? code + " on '" + path + "'" : msg);
     }
     return f.header();
   }

@@ -64,6 +64,7 @@ public final class PathRules {
 
   private static FileOperationException bad(String path, String why) {
     return new FileOperationException(
-        "BAD_PATH", "refused path '" + Bounded.escaped(path) + "': it " + why);
+        FileOperationException.Reason.BAD_PATH,
+        "refused path '" + Bounded.escaped(path) + "': it " + why);
   }
 }

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.ConfigException;
 import io.agentnest.SandboxConfig;
 import io.agentnest.internal.channel.AgentChannel;
+import io.agentnest.internal.channel.Ops;
 import io.agentnest.internal.support.Json;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -61,7 +62,7 @@ public final class SecretDelivery {
   /** Sends the init frame; the agent answers {@code ready} only after it has read it. */
   public void send(AgentChannel channel) {
     try {
-      channel.send(Json.object().put("op", "init"), payload);
+      channel.send(Json.object().put(Ops.OP, Ops.OP_INIT), payload);
     } finally {
       Arrays.fill(payload, (byte) 0); // one copy fewer in the heap (Strings keep theirs)
     }

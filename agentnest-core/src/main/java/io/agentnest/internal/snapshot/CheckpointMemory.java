@@ -92,7 +92,7 @@ final class CheckpointMemory {
         channel.close();
       }
       throw new SnapshotException(
-          "IO",
+          SnapshotException.Reason.IO,
           "snapshot '"
               + name
               + "' not saved: its process memory could not be checkpointed: "
@@ -112,7 +112,7 @@ final class CheckpointMemory {
     }
     if (entries.size() > maxEntries) {
       throw new SnapshotException(
-          "IO",
+          SnapshotException.Reason.IO,
           "snapshot '"
               + name
               + "' not saved: the checkpoint image has more than "
@@ -125,7 +125,7 @@ final class CheckpointMemory {
       }
       if (!Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)) {
         throw new SnapshotException(
-            "IO",
+            SnapshotException.Reason.IO,
             "snapshot '"
                 + name
                 + "' not saved: the checkpoint image holds "
@@ -136,7 +136,7 @@ final class CheckpointMemory {
     }
     if (files.isEmpty() || files.size() > MAX_MEMORY_PARTS) {
       throw new SnapshotException(
-          "IO",
+          SnapshotException.Reason.IO,
           "snapshot '"
               + name
               + "' not saved: the checkpoint image has "
@@ -151,7 +151,7 @@ final class CheckpointMemory {
       String file = MEMORY_DIR + "/" + dir.relativize(f).toString().replace('\\', '/');
       if (!validMemoryFile(file)) {
         throw new SnapshotException(
-            "IO",
+            SnapshotException.Reason.IO,
             "snapshot '"
                 + name
                 + "' not saved: the checkpoint image has a file named '"
@@ -161,7 +161,7 @@ final class CheckpointMemory {
       total += w.adopt(f, file, "memory").size;
       if (total > MAX_MEMORY_BYTES) {
         throw new SnapshotException(
-            "IO",
+            SnapshotException.Reason.IO,
             "snapshot '"
                 + name
                 + "' not saved: its checkpoint image is larger than "
@@ -245,7 +245,7 @@ final class CheckpointMemory {
       tmp = Files.createTempDirectory(privateDir, ".restoring-" + name + "-");
     } catch (IOException e) {
       throw new SnapshotException(
-          "IO",
+          SnapshotException.Reason.IO,
           "cannot restore snapshot '"
               + name
               + "': cannot write "

@@ -110,7 +110,7 @@ final class Manifest {
 
   static SnapshotException corrupt(String name, String why) {
     return new SnapshotException(
-        "CORRUPT",
+        SnapshotException.Reason.CORRUPT,
         "snapshot '"
             + name
             + "' "
@@ -173,7 +173,7 @@ final class Manifest {
         expected.getBytes(StandardCharsets.US_ASCII),
         signed.path("hmac_sha256").asText().getBytes(StandardCharsets.US_ASCII))) {
       throw new SnapshotException(
-          "TAMPERED",
+          SnapshotException.Reason.TAMPERED,
           "snapshot '"
               + name
               + "' was modified after it was saved (its manifest signature does not match this"
@@ -227,7 +227,7 @@ final class Manifest {
       return ConfigCodec.fromJson(m.path("config"));
     } catch (IllegalArgumentException | ConfigException e) {
       throw new SnapshotException(
-          "CORRUPT",
+          SnapshotException.Reason.CORRUPT,
           "snapshot '" + name + "' holds a config this version refuses: " + e.getMessage());
     }
   }

@@ -100,7 +100,7 @@ final class SnapshotIndex {
                     manifestHmac.getBytes(StandardCharsets.US_ASCII)));
     if (!latest) {
       throw new SnapshotException(
-          "TAMPERED",
+          SnapshotException.Reason.TAMPERED,
           "snapshot '"
               + name
               + "' is not the one last saved under this name"
@@ -236,7 +236,7 @@ final class SnapshotIndex {
 
   private SnapshotException tampered(String why) {
     return new SnapshotException(
-        "TAMPERED",
+        SnapshotException.Reason.TAMPERED,
         "the snapshot index "
             + file
             + " "

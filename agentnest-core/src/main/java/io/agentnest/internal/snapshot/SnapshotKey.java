@@ -73,7 +73,8 @@ final class SnapshotKey {
     }
     if (!Files.isRegularFile(k, LinkOption.NOFOLLOW_LINKS)) {
       throw new SnapshotException(
-          "TAMPERED", "the snapshot key " + k + " is not a regular file: remove it");
+          SnapshotException.Reason.TAMPERED,
+          "the snapshot key " + k + " is not a regular file: remove it");
     }
     try {
       var perms = Files.getPosixFilePermissions(k, LinkOption.NOFOLLOW_LINKS);
@@ -85,7 +86,7 @@ final class SnapshotKey {
               java.nio.file.attribute.PosixFilePermission.OTHERS_WRITE)) {
         if (perms.contains(bad)) {
           throw new SnapshotException(
-              "TAMPERED",
+              SnapshotException.Reason.TAMPERED,
               "the snapshot key "
                   + k
                   + " can be read or written by other users, who could forge snapshots:"
@@ -103,7 +104,7 @@ final class SnapshotKey {
     }
     if (key.length < 32) {
       throw new SnapshotException(
-          "TAMPERED",
+          SnapshotException.Reason.TAMPERED,
           "the snapshot key "
               + k
               + " is too short: remove it (existing snapshots"

@@ -47,7 +47,7 @@ final class SnapshotRestore {
     String savedImage = l.manifest().path("image").asText();
     if (!config.image().equals(savedImage)) {
       throw new SnapshotException(
-          "IMAGE_CHANGED",
+          SnapshotException.Reason.IMAGE_CHANGED,
           "snapshot '"
               + name
               + "' was taken on image '"
@@ -62,7 +62,7 @@ final class SnapshotRestore {
         secrets.stream().filter(n -> !config.secretEnv().containsKey(n)).toList();
     if (!missing.isEmpty()) {
       throw new SnapshotException(
-          "NEEDS_CONFIG",
+          SnapshotException.Reason.NEEDS_CONFIG,
           "snapshot '"
               + name
               + "' was taken with secret environment variables "
@@ -149,7 +149,7 @@ final class SnapshotRestore {
     String nowId = now.orElse("(none: the engine has no such image)");
     if (!savedId.equals(nowId)) {
       throw new SnapshotException(
-          "IMAGE_CHANGED",
+          SnapshotException.Reason.IMAGE_CHANGED,
           "image '"
               + savedImage
               + "' changed since snapshot '"

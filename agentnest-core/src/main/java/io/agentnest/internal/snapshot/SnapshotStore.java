@@ -87,7 +87,7 @@ public final class SnapshotStore {
     if (name == null || !Manifest.NAME.matcher(name).matches() || name.contains("..")) {
       String shown = name == null ? "null" : Bounded.text(name, 60);
       throw new SnapshotException(
-          "BAD_NAME",
+          SnapshotException.Reason.BAD_NAME,
           "snapshot name '"
               + shown.replace("\0", "\\0")
               + "' is invalid: use 1-100 letters, digits, '.', '_' or '-', starting with a letter"
@@ -115,7 +115,7 @@ public final class SnapshotStore {
             .orElseThrow(
                 () ->
                     new SnapshotException(
-                        "IMAGE_CHANGED",
+                        SnapshotException.Reason.IMAGE_CHANGED,
                         "the engine no longer has image '"
                             + config.image()
                             + "' of this sandbox: a snapshot records the image it applies to;"
@@ -210,7 +210,7 @@ public final class SnapshotStore {
   private void refuseExisting(String name, boolean replace) {
     if (!replace && Files.exists(root.resolve(name), LinkOption.NOFOLLOW_LINKS)) {
       throw new SnapshotException(
-          "EXISTS",
+          SnapshotException.Reason.EXISTS,
           "snapshot '"
               + name
               + "' exists: choose another name, or replace it (--force, or"
@@ -220,7 +220,7 @@ public final class SnapshotStore {
 
   private static SnapshotException diskFull(String name, DiskGuard.DiskFullException e) {
     return new SnapshotException(
-        "DISK_FULL", "snapshot '" + name + "' not saved: " + e.getMessage());
+        SnapshotException.Reason.DISK_FULL, "snapshot '" + name + "' not saved: " + e.getMessage());
   }
 
   /** The disk guard's refusal behind {@code e} (a sink's failure wraps it), or null. */
@@ -282,7 +282,7 @@ public final class SnapshotStore {
                           + " (a file holds it: delete the file)";
                 };
             throw new SnapshotException(
-                "SECRET",
+                SnapshotException.Reason.SECRET,
                 "snapshot '"
                     + name
                     + "' not saved: the value of secret variable "
@@ -309,7 +309,7 @@ public final class SnapshotStore {
         }
         if (body.length > Manifest.MAX_MANIFEST_BYTES / 2) {
           throw new SnapshotException(
-              "IO",
+              SnapshotException.Reason.IO,
               "snapshot '"
                   + name
                   + "' would need a manifest of "
@@ -332,7 +332,7 @@ public final class SnapshotStore {
       }
     } catch (IOException e) {
       throw new SnapshotException(
-          "IO",
+          SnapshotException.Reason.IO,
           "cannot write snapshot '"
               + name
               + "' under "
@@ -367,7 +367,7 @@ public final class SnapshotStore {
     if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
       if (!replace) {
         throw new SnapshotException(
-            "EXISTS",
+            SnapshotException.Reason.EXISTS,
             "snapshot '"
                 + name
                 + "' was saved by someone else meanwhile: choose another name, or replace"
@@ -381,7 +381,8 @@ public final class SnapshotStore {
       Files.move(staging, dir, StandardCopyOption.ATOMIC_MOVE);
     } catch (AtomicMoveNotSupportedException e) {
       throw new SnapshotException(
-          "IO", "the snapshot store " + root + " must be on one file system");
+          SnapshotException.Reason.IO,
+          "the snapshot store " + root + " must be on one file system");
     }
     index.put(state, name, generation, signed.signature());
   }
@@ -412,7 +413,7 @@ public final class SnapshotStore {
     Path mf = dir.resolve("manifest.json");
     if (Files.isSymbolicLink(dir)) {
       throw new SnapshotException(
-          "TAMPERED",
+          SnapshotException.Reason.TAMPERED,
           "snapshot '"
               + name
               + "' in "
@@ -424,7 +425,7 @@ public final class SnapshotStore {
     }
     if (!Files.isRegularFile(mf, LinkOption.NOFOLLOW_LINKS)) {
       throw new SnapshotException(
-          "NOT_FOUND",
+          SnapshotException.Reason.NOT_FOUND,
           "no snapshot '" + name + "' in " + root + ": 'agentnest snapshot ls' lists them");
     }
     Manifest.Verified v = Manifest.read(mf, name, key);
@@ -434,7 +435,8 @@ public final class SnapshotStore {
         index().checkLatest(name, m, v.signature());
       } catch (IOException e) {
         throw new SnapshotException(
-            "IO", "cannot read the snapshot index beside " + keyFile() + ": " + e.getMessage());
+            SnapshotException.Reason.IO,
+            "cannot read the snapshot index beside " + keyFile() + ": " + e.getMessage());
       }
     }
     return new Loaded(m, dir);
@@ -494,7 +496,8 @@ public final class SnapshotStore {
         }
       }
     } catch (IOException e) {
-      throw new SnapshotException("IO", "cannot read " + root + ": " + e.getMessage());
+      throw new SnapshotException(
+          SnapshotException.Reason.IO, "cannot read " + root + ": " + e.getMessage());
     }
     out.sort(Comparator.comparing(SnapshotInfo::created).reversed());
     return out;
@@ -529,7 +532,8 @@ public final class SnapshotStore {
           });
       return true;
     } catch (IOException e) {
-      throw new SnapshotException("IO", "cannot remove snapshot '" + name + "': " + e.getMessage());
+      throw new SnapshotException(
+          SnapshotException.Reason.IO, "cannot remove snapshot '" + name + "': " + e.getMessage());
     }
   }
 
@@ -582,7 +586,8 @@ public final class SnapshotStore {
         out.add(new Leftover(n, d, bytes));
       }
     } catch (IOException e) {
-      throw new SnapshotException("IO", "cannot read " + root + ": " + e.getMessage());
+      throw new SnapshotException(
+          SnapshotException.Reason.IO, "cannot read " + root + ": " + e.getMessage());
     }
     return out;
   }
@@ -591,7 +596,8 @@ public final class SnapshotStore {
     try {
       HostFiles.deleteTree(l.dir());
     } catch (IOException e) {
-      throw new SnapshotException("IO", "cannot remove " + l.dir() + ": " + e.getMessage());
+      throw new SnapshotException(
+          SnapshotException.Reason.IO, "cannot remove " + l.dir() + ": " + e.getMessage());
     }
   }
 

@@ -138,7 +138,8 @@ public final class SandboxArchives {
     JsonNode r = check(channel.await(done, timeoutFor(maxBytes), "tar_in " + root), root);
     if (sent > maxBytes + (1 << 20)) {
       throw new FileOperationException(
-          "TOO_LARGE", "the archive is larger than the cap of " + maxBytes + " bytes");
+          FileOperationException.Reason.TOO_LARGE,
+          "the archive is larger than the cap of " + maxBytes + " bytes");
     }
     return new Summary(r.path("bytes").asLong(), r.path("entries").asLong(), List.of());
   }
@@ -153,7 +154,9 @@ public final class SandboxArchives {
       String code = Bounded.text(f.header().path("code").asText("IO"), 64);
       String msg =
           redactor.redact(Bounded.text(f.header().path("message").asText(""), 2000), (r, n) -> {});
-      throw new FileOperationException(code, msg.isEmpty() ? code + " on '" + what + "'" : msg);
+      throw new FileOperationException(
+          FileOperationException.Reason.fromWire(code),
+          msg.isEmpty() ? code + " on '" + what + "'" : msg);
     }
     return f.header();
   }

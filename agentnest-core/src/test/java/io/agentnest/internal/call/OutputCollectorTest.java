@@ -8,6 +8,7 @@ import io.agentnest.Limit;
 import io.agentnest.OutputChunk;
 import io.agentnest.RichOutput;
 import io.agentnest.internal.channel.Frame;
+import io.agentnest.internal.channel.Ops;
 import io.agentnest.internal.support.Json;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -20,7 +21,7 @@ class OutputCollectorTest {
   private static final int SLACK = 256 * 1024;
 
   private static Frame out(String stream, byte[] data) {
-    return new Frame(Json.object().put("ev", "out").put("id", 1).put("s", stream), data);
+    return new Frame(Json.object().put(Ops.EV, Ops.EV_OUT).put("id", 1).put("s", stream), data);
   }
 
   private static Frame out(String stream, String text) {
@@ -28,7 +29,7 @@ class OutputCollectorTest {
   }
 
   private static Frame rich(String mime, byte[] data) {
-    ObjectNode h = Json.object().put("ev", "rich").put("id", 1);
+    ObjectNode h = Json.object().put(Ops.EV, Ops.EV_RICH).put("id", 1);
     if (mime != null) {
       h.put("mime", mime);
     }
@@ -36,7 +37,7 @@ class OutputCollectorTest {
   }
 
   private static ObjectNode res() {
-    return Json.object().put("ev", "res").put("id", 1);
+    return Json.object().put(Ops.EV, Ops.EV_RESULT).put("id", 1);
   }
 
   @Test
@@ -251,7 +252,7 @@ class OutputCollectorTest {
     c.accept(out("e", "2"));
     c.accept(out("o", "3"));
     c.accept(out("x", "4")); // anything but "e" is stdout
-    c.accept(new Frame(Json.object().put("ev", "progress"), new byte[] {9})); // ignored
+    c.accept(new Frame(Json.object().put(Ops.EV, "progress"), new byte[] {9})); // ignored
 
     assertThat(chunks).extracting(OutputChunk::text).containsExactly("1", "2", "3", "4");
     assertThat(chunks)

@@ -7,6 +7,7 @@ import io.agentnest.ExecResult;
 import io.agentnest.OutputChunk;
 import io.agentnest.RichOutput;
 import io.agentnest.internal.channel.Frame;
+import io.agentnest.internal.channel.Ops;
 import io.agentnest.internal.redact.Redactor;
 import io.agentnest.internal.support.Json;
 import java.io.ByteArrayOutputStream;
@@ -30,12 +31,12 @@ import org.junit.jupiter.api.Test;
 class OutputSecretsTest {
   private static Frame out(boolean stderr, String text) {
     return new Frame(
-        Json.object().put("ev", "out").put("id", 1).put("s", stderr ? "e" : "o"),
+        Json.object().put(Ops.EV, Ops.EV_OUT).put("id", 1).put("s", stderr ? "e" : "o"),
         text.getBytes(StandardCharsets.UTF_8));
   }
 
   private static Frame rich(String mime, byte[] data) {
-    ObjectNode h = Json.object().put("ev", "rich").put("id", 1).put("mime", mime);
+    ObjectNode h = Json.object().put(Ops.EV, Ops.EV_RICH).put("id", 1).put("mime", mime);
     return new Frame(h, data);
   }
 
@@ -57,7 +58,7 @@ class OutputSecretsTest {
             Redactor.of(Map.of("TOKEN", secret)),
             null);
     frames.forEach(c);
-    ExecResult r = c.toResult(Json.object().put("ev", "res").put("id", 1), false);
+    ExecResult r = c.toResult(Json.object().put(Ops.EV, Ops.EV_RESULT).put("id", 1), false);
     return new Seen(merged.toString(StandardCharsets.UTF_8), r);
   }
 
@@ -129,7 +130,7 @@ class OutputSecretsTest {
     c.accept(out(false, "one\n"));
     c.accept(out(true, "two\n"));
     c.accept(out(false, "three\n"));
-    ExecResult r = c.toResult(Json.object().put("ev", "res").put("id", 1), false);
+    ExecResult r = c.toResult(Json.object().put(Ops.EV, Ops.EV_RESULT).put("id", 1), false);
     assertThat(chunks).extracting(OutputChunk::text).containsExactly("one\n", "two\n", "three\n");
     assertThat(r.stdout()).isEqualTo("one\nthree\n");
     assertThat(r.stderr()).isEqualTo("two\n");
@@ -142,7 +143,7 @@ class OutputSecretsTest {
     OutputCollector c =
         new OutputCollector(1 << 20, null, Redactor.of(Map.of("TOKEN", secret)), null);
     c.accept(rich(mime, data));
-    return c.toResult(Json.object().put("ev", "res").put("id", 1), true);
+    return c.toResult(Json.object().put(Ops.EV, Ops.EV_RESULT).put("id", 1), true);
   }
 
   private static byte[] pngWith(String text) {

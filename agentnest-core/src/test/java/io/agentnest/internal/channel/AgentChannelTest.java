@@ -57,7 +57,7 @@ class AgentChannelTest {
   }
 
   private static ObjectNode ev(String ev, long id) {
-    return Json.object().put("ev", ev).put("id", id);
+    return Json.object().put(Ops.EV, ev).put("id", id);
   }
 
   @Test
@@ -65,10 +65,12 @@ class AgentChannelTest {
     List<Frame> events = new CopyOnWriteArrayList<>();
     CompletableFuture<Frame> done =
         channel.call(
-            Json.object().put("op", "exec").put("cmd", "echo hi"), utf8("stdin"), events::add);
+            Json.object().put(Ops.OP, Ops.OP_EXEC).put("cmd", "echo hi"),
+            utf8("stdin"),
+            events::add);
 
     Frame req = sandbox.nextRequest();
-    assertThat(req.header().path("op").asText()).isEqualTo("exec");
+    assertThat(req.header().path(Ops.OP).asText()).isEqualTo(Ops.OP_EXEC);
     assertThat(req.header().path("cmd").asText()).isEqualTo("echo hi");
     assertThat(text(req.payload())).isEqualTo("stdin");
     long id = req.id();
@@ -79,7 +81,7 @@ class AgentChannelTest {
     sandbox.reply(ev("res", id).put("exit_code", 0), new byte[0]);
 
     Frame res = channel.await(done, WAIT, "exec");
-    assertThat(res.ev()).isEqualTo("res");
+    assertThat(res.ev()).isEqualTo(Ops.EV_RESULT);
     assertThat(res.header().path("exit_code").asInt(-1)).isZero();
     assertThat(events).extracting(f -> text(f.payload())).containsExactly("hi\n", "warn\n");
     assertThat(events).extracting(f -> f.header().path("s").asText()).containsExactly("o", "e");
@@ -89,12 +91,12 @@ class AgentChannelTest {
   @Test
   void errFrameAlsoEndsACall() throws IOException {
     CompletableFuture<Frame> done =
-        channel.call(Json.object().put("op", "read"), new byte[0], f -> {});
+        channel.call(Json.object().put(Ops.OP, "read"), new byte[0], f -> {});
     long id = sandbox.nextRequest().id();
     sandbox.reply(ev("err", id).put("code", "NOT_FOUND"), new byte[0]);
 
     Frame f = channel.await(done, WAIT, "read");
-    assertThat(f.ev()).isEqualTo("err");
+    assertThat(f.ev()).isEqualTo(Ops.EV_ERROR);
     assertThat(f.header().path("code").asText()).isEqualTo("NOT_FOUND");
   }
 
@@ -103,9 +105,10 @@ class AgentChannelTest {
     ExecutorService pool = Executors.newSingleThreadExecutor();
     try {
       Future<Frame> answer =
-          pool.submit(() -> channel.request(Json.object().put("op", "hello"), new byte[0], WAIT));
+          pool.submit(
+              () -> channel.request(Json.object().put(Ops.OP, Ops.OP_HELLO), new byte[0], WAIT));
       Frame req = sandbox.nextRequest();
-      assertThat(req.header().path("op").asText()).isEqualTo("hello");
+      assertThat(req.header().path(Ops.OP).asText()).isEqualTo(Ops.OP_HELLO);
       sandbox.reply(ev("res", req.id()).put("version", "x"), new byte[0]);
       assertThat(answer.get(5, TimeUnit.SECONDS).header().path("version").asText()).isEqualTo("x");
     } finally {
@@ -128,7 +131,7 @@ class AgentChannelTest {
                 () -> {
                   CompletableFuture<Frame> done =
                       channel.call(
-                          Json.object().put("op", "exec").put("name", name),
+                          Json.object().put(Ops.OP, Ops.OP_EXEC).put("name", name),
                           new byte[0],
                           f -> seen.add(text(f.payload())));
                   return channel.await(done, WAIT, name);
@@ -176,7 +179,7 @@ class AgentChannelTest {
     sandbox.reply(ev("out", 9999), utf8("stray"));
     sandbox.reply(ev("res", 9998), new byte[0]);
     CompletableFuture<Frame> done =
-        channel.call(Json.object().put("op", "x"), new byte[0], f -> {});
+        channel.call(Json.object().put(Ops.OP, "x"), new byte[0], f -> {});
     long id = sandbox.nextRequest().id();
     sandbox.reply(ev("res", id), new byte[0]);
     assertThat(channel.await(done, WAIT, "x").id()).isEqualTo(id);
@@ -187,7 +190,7 @@ class AgentChannelTest {
   void failingListenerDoesNotBreakTheChannel() throws IOException {
     CompletableFuture<Frame> done =
         channel.call(
-            Json.object().put("op", "exec"),
+            Json.object().put(Ops.OP, Ops.OP_EXEC),
             new byte[0],
             f -> {
               throw new IllegalStateException("listener bug");
@@ -195,7 +198,7 @@ class AgentChannelTest {
     long id = sandbox.nextRequest().id();
     sandbox.reply(ev("out", id), utf8("x"));
     sandbox.reply(ev("res", id), new byte[0]);
-    assertThat(channel.await(done, WAIT, "exec").ev()).isEqualTo("res");
+    assertThat(channel.await(done, WAIT, "exec").ev()).isEqualTo(Ops.EV_RESULT);
     assertThat(channel.isAlive()).isTrue();
   }
 
@@ -203,7 +206,7 @@ class AgentChannelTest {
   void readyFrameIsAwaited() throws IOException {
     channel.sendRaw(utf8("bootstrap-bytes"));
     assertThat(text(sandbox.readRaw(15))).isEqualTo("bootstrap-bytes");
-    sandbox.reply(Json.object().put("ev", "ready").put("agent", "0.1"), new byte[0]);
+    sandbox.reply(Json.object().put(Ops.EV, Ops.EV_READY).put("agent", "0.1"), new byte[0]);
     assertThat(channel.awaitReady(WAIT).header().path("agent").asText()).isEqualTo("0.1");
   }
 
@@ -211,9 +214,9 @@ class AgentChannelTest {
   void agentExitFailsPendingCallsPromptly() throws IOException {
     sandbox.diagnostics = "Traceback: boom\n";
     CompletableFuture<Frame> first =
-        channel.call(Json.object().put("op", "exec"), new byte[0], f -> {});
+        channel.call(Json.object().put(Ops.OP, Ops.OP_EXEC), new byte[0], f -> {});
     CompletableFuture<Frame> second =
-        channel.call(Json.object().put("op", "py"), new byte[0], f -> {});
+        channel.call(Json.object().put(Ops.OP, Ops.OP_PY), new byte[0], f -> {});
     sandbox.nextRequest();
     sandbox.nextRequest();
 
@@ -234,11 +237,11 @@ class AgentChannelTest {
   @Test
   void anExpiredFrameFromTheSandboxIsNotTakenAsExpiry() throws Exception {
     // Code in the sandbox that reaches the channel could send this at any time.
-    sandbox.reply(Json.object().put("ev", "expired").put("expires_at", 0), new byte[0]);
+    sandbox.reply(Json.object().put(Ops.EV, Ops.EV_EXPIRED).put("expires_at", 0), new byte[0]);
     CompletableFuture<Frame> done =
-        channel.call(Json.object().put("op", "ping"), new byte[0], f -> {});
+        channel.call(Json.object().put(Ops.OP, Ops.OP_PING), new byte[0], f -> {});
     sandbox.reply(ev("res", sandbox.nextRequest().id()), new byte[0]);
-    assertThat(channel.await(done, WAIT, "ping").ev()).isEqualTo("res");
+    assertThat(channel.await(done, WAIT, "ping").ev()).isEqualTo(Ops.EV_RESULT);
     assertThat(channel.expired()).isFalse();
     assertThat(channel.isAlive()).isTrue();
 
@@ -253,7 +256,8 @@ class AgentChannelTest {
     sandbox.agentExits();
     waitUntilDead();
 
-    assertThatThrownBy(() -> channel.call(Json.object().put("op", "exec"), new byte[0], f -> {}))
+    assertThatThrownBy(
+            () -> channel.call(Json.object().put(Ops.OP, Ops.OP_EXEC), new byte[0], f -> {}))
         .isExactlyInstanceOf(SandboxClosedException.class)
         .hasMessageContaining("exited");
     CompletableFuture<Frame> registered = channel.register(channel.newId(), f -> {});
@@ -273,7 +277,7 @@ class AgentChannelTest {
   @Test
   void garbageBytesAreAProtocolViolation() throws IOException {
     CompletableFuture<Frame> done =
-        channel.call(Json.object().put("op", "exec"), new byte[0], f -> {});
+        channel.call(Json.object().put(Ops.OP, Ops.OP_EXEC), new byte[0], f -> {});
     sandbox.nextRequest();
 
     sandbox.replyRaw(utf8("Hello, I am not a frame\n"));
@@ -288,7 +292,7 @@ class AgentChannelTest {
   @Test
   void nonObjectHeaderIsAProtocolViolation() throws IOException {
     CompletableFuture<Frame> done =
-        channel.call(Json.object().put("op", "exec"), new byte[0], f -> {});
+        channel.call(Json.object().put(Ops.OP, Ops.OP_EXEC), new byte[0], f -> {});
     long id = sandbox.nextRequest().id();
     sandbox.reply(ev("out", id), utf8("fine"));
     byte[] header = utf8("[1,2]");
@@ -309,7 +313,7 @@ class AgentChannelTest {
   @Test
   void truncatedFrameLosesTheChannel() throws IOException {
     CompletableFuture<Frame> done =
-        channel.call(Json.object().put("op", "exec"), new byte[0], f -> {});
+        channel.call(Json.object().put(Ops.OP, Ops.OP_EXEC), new byte[0], f -> {});
     long id = sandbox.nextRequest().id();
     byte[] frame = FrameCodec.encode(ev("res", id), new byte[0]);
     sandbox.replyRaw(Arrays.copyOf(frame, frame.length - 3));
@@ -327,14 +331,14 @@ class AgentChannelTest {
     // deadline.
     CompletableFuture<Frame> a =
         channel.call(
-            Json.object().put("op", "exec"),
+            Json.object().put(Ops.OP, Ops.OP_EXEC),
             new byte[0],
             f -> {
               throw new OutOfMemoryError("simulated: heap exhausted while handling a frame");
             });
     long idA = sandbox.nextRequest().id();
     CompletableFuture<Frame> b =
-        channel.call(Json.object().put("op", "exec"), new byte[0], f -> {});
+        channel.call(Json.object().put(Ops.OP, Ops.OP_EXEC), new byte[0], f -> {});
     sandbox.nextRequest();
 
     sandbox.reply(ev("out", idA), utf8("x"));
@@ -346,14 +350,14 @@ class AgentChannelTest {
         .hasMessageContaining("OutOfMemoryError");
     assertThat(a).isCompletedExceptionally();
     assertThat(channel.isAlive()).isFalse();
-    assertThatThrownBy(() -> channel.call(Json.object().put("op", "x"), new byte[0], f -> {}))
+    assertThatThrownBy(() -> channel.call(Json.object().put(Ops.OP, "x"), new byte[0], f -> {}))
         .isInstanceOf(SandboxClosedException.class);
   }
 
   @Test
   void unansweredCallTimesOut() throws IOException {
     CompletableFuture<Frame> done =
-        channel.call(Json.object().put("op", "exec"), new byte[0], f -> {});
+        channel.call(Json.object().put(Ops.OP, Ops.OP_EXEC), new byte[0], f -> {});
     sandbox.nextRequest();
 
     long start = System.nanoTime();
@@ -369,7 +373,7 @@ class AgentChannelTest {
     assertThatThrownBy(
             () ->
                 channel.request(
-                    Json.object().put("op", "stat"), new byte[0], Duration.ofMillis(100)))
+                    Json.object().put(Ops.OP, "stat"), new byte[0], Duration.ofMillis(100)))
         .isExactlyInstanceOf(AgentNestException.class)
         .hasMessageContaining("did not answer 'stat'");
   }
@@ -378,7 +382,7 @@ class AgentChannelTest {
   void abandonedCallIgnoresItsLateAnswer() throws IOException {
     List<Frame> events = new CopyOnWriteArrayList<>();
     CompletableFuture<Frame> done =
-        channel.call(Json.object().put("op", "exec"), new byte[0], events::add);
+        channel.call(Json.object().put(Ops.OP, Ops.OP_EXEC), new byte[0], events::add);
     long id = sandbox.nextRequest().id();
     channel.abandon(id);
     sandbox.reply(ev("out", id), utf8("late"));
@@ -386,7 +390,7 @@ class AgentChannelTest {
 
     // A later call still works, so the late frames have been consumed and dropped.
     CompletableFuture<Frame> next =
-        channel.call(Json.object().put("op", "x"), new byte[0], f -> {});
+        channel.call(Json.object().put(Ops.OP, "x"), new byte[0], f -> {});
     long nextId = sandbox.nextRequest().id();
     sandbox.reply(ev("res", nextId), new byte[0]);
     channel.await(next, WAIT, "x");
@@ -398,7 +402,7 @@ class AgentChannelTest {
   @Test
   void closeFailsPendingCallsAndClosesTheConnection() throws IOException {
     CompletableFuture<Frame> done =
-        channel.call(Json.object().put("op", "exec"), new byte[0], f -> {});
+        channel.call(Json.object().put(Ops.OP, Ops.OP_EXEC), new byte[0], f -> {});
     sandbox.nextRequest();
 
     channel.close();
@@ -414,7 +418,8 @@ class AgentChannelTest {
   @Test
   void writeFailureKillsTheChannel() {
     sandbox.toAgentBroken = true;
-    assertThatThrownBy(() -> channel.call(Json.object().put("op", "exec"), new byte[0], f -> {}))
+    assertThatThrownBy(
+            () -> channel.call(Json.object().put(Ops.OP, Ops.OP_EXEC), new byte[0], f -> {}))
         .isExactlyInstanceOf(SandboxClosedException.class)
         .hasMessageContaining("cannot write to the sandbox agent");
     assertThat(channel.isAlive()).isFalse();

@@ -41,7 +41,7 @@ public final class ForgedAgent implements BackendSandbox, AutoCloseable {
                 InputStream in = agent.getInputStream();
                 Frame f;
                 while ((f = FrameCodec.read(in)) != null) {
-                  String op = f.header().path("op").asText();
+                  String op = f.header().path(Ops.OP).asText();
                   sent.computeIfAbsent(op, k -> new AtomicLong()).incrementAndGet();
                 }
               } catch (IOException | RuntimeException e) {

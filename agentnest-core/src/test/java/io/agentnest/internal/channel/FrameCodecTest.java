@@ -47,7 +47,7 @@ class FrameCodecTest {
 
   @Test
   void roundTrip() throws IOException {
-    ObjectNode h = Json.object().put("ev", "out").put("id", 42).put("s", "o");
+    ObjectNode h = Json.object().put(Ops.EV, Ops.EV_OUT).put("id", 42).put("s", "o");
     h.putArray("argv").add("ls").add("-la");
     byte[] payload = {0, 1, 2, (byte) 0xff, 'x'};
 
@@ -56,7 +56,7 @@ class FrameCodecTest {
     assertThat(f).isNotNull();
     assertThat(f.header()).isEqualTo(h);
     assertThat(f.payload()).containsExactly(payload);
-    assertThat(f.ev()).isEqualTo("out");
+    assertThat(f.ev()).isEqualTo(Ops.EV_OUT);
     assertThat(f.id()).isEqualTo(42L);
   }
 
@@ -122,7 +122,8 @@ class FrameCodecTest {
   @Test
   void truncatedFramesThrowEofException() {
     byte[] frame =
-        FrameCodec.encode(Json.object().put("ev", "res").put("id", 3), new byte[] {1, 2, 3, 4});
+        FrameCodec.encode(
+            Json.object().put(Ops.EV, Ops.EV_RESULT).put("id", 3), new byte[] {1, 2, 3, 4});
     // Every cut after the magic: inside the lengths, the header, or the payload.
     for (int cut = 2; cut < frame.length; cut++) {
       byte[] partial = Arrays.copyOf(frame, cut);

@@ -69,7 +69,7 @@ class PathRulesTest {
   void nulIsRefusedAndShownEscaped() {
     FileOperationException e =
         catchThrowableOfType(FileOperationException.class, () -> PathRules.check("a\0b"));
-    assertThat(e.code()).isEqualTo("BAD_PATH");
+    assertThat(e.reason()).isEqualTo(FileOperationException.Reason.BAD_PATH);
     assertThat(e.getMessage()).contains("NUL").contains("a\\0b").doesNotContain("\0");
   }
 
@@ -134,7 +134,7 @@ class PathRulesTest {
     try {
       result = PathRules.check(path);
     } catch (FileOperationException e) {
-      assertThat(e.code()).isEqualTo("BAD_PATH");
+      assertThat(e.reason()).isEqualTo(FileOperationException.Reason.BAD_PATH);
       assertThat(e.getMessage()).startsWith("refused path '");
       return;
     }
@@ -155,7 +155,7 @@ class PathRulesTest {
       assertThat(result).doesNotStartWith("/");
       assertThat(result.split("/", -1)).doesNotContain("..");
     } catch (FileOperationException e) {
-      assertThat(e.code()).isEqualTo("BAD_PATH");
+      assertThat(e.reason()).isEqualTo(FileOperationException.Reason.BAD_PATH);
     }
   }
 
@@ -173,7 +173,8 @@ class PathRulesTest {
   private static void assertBadPath(Runnable call, String messagePart) {
     assertThatThrownBy(call::run)
         .isInstanceOfSatisfying(
-            FileOperationException.class, e -> assertThat(e.code()).isEqualTo("BAD_PATH"))
+            FileOperationException.class,
+            e -> assertThat(e.reason()).isEqualTo(FileOperationException.Reason.BAD_PATH))
         .hasMessageStartingWith("refused path '")
         .hasMessageContaining(messagePart);
   }

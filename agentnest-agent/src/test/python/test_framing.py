@@ -1,0 +1,111 @@
+import json
+import os
+import struct
+import unittest
+
+from agent_under_test import agent
+
+
+def frame(header, payload=b"", magic=agent.MAGIC):
+    hb = json.dumps(header).encode("utf-8") if isinstance(header, dict) else header
+    return magic + struct.pack(">II", len(hb), len(payload)) + hb + payload
+
+
+class PipeChannelTest(unittest.TestCase):
+    """The agent's channel over a real pipe: what the host writes, the agent reads."""
+
+    def setUp(self):
+        r, w = os.pipe()
+        self.addCleanup(os.close, r)
+        self.w = w
+        self.channel = agent.Channel(r, -1)
+
+    def feed(self, data):
+        # Everything at once, then end of stream: every read_frame() call below is bounded by it.
+        os.write(self.w, data)
+        os.close(self.w)
+
+    def test_a_frame_reads_back_as_header_and_payload(self):
+        self.feed(frame({"op": "ping", "id": 1}, b"\x00\xffdata"))
+        self.assertEqual(self.channel.read_frame(), ({"op": "ping", "id": 1}, b"\x00\xffdata"))
+        self.assertIsNone(self.channel.read_frame())
+
+    def test_garbage_before_a_frame_is_skipped(self):
+        self.feed(b"junk\xa9x" + frame({"op": "ping", "id": 2}))
+        self.assertEqual(self.channel.read_frame()[0]["id"], 2)
+
+    def test_an_oversized_header_length_is_not_read_and_the_next_frame_is_found(self):
+        huge = agent.MAGIC + struct.pack(">II", agent.MAX_HEADER + 1, 0)
+        self.feed(huge + frame({"op": "ping", "id": 3}))
+        self.assertEqual(self.channel.read_frame()[0]["id"], 3)
+
+    def test_an_oversized_payload_length_is_not_read(self):
+        huge = agent.MAGIC + struct.pack(">II", 2, agent.MAX_PAYLOAD + 1) + b"{}"
+        self.feed(huge + frame({"op": "ping", "id": 4}))
+        self.assertEqual(self.channel.read_frame()[0]["id"], 4)
+
+    def test_a_truncated_frame_is_the_end_of_the_stream(self):
+        self.feed(frame({"op": "ping", "id": 5}, b"0123456789")[:-3])
+        self.assertIsNone(self.channel.read_frame())
+
+    def test_a_truncated_length_is_the_end_of_the_stream(self):
+        self.feed(agent.MAGIC + b"\x00\x00")
+        self.assertIsNone(self.channel.read_frame())
+
+    def test_headers_that_are_not_a_json_object_are_skipped(self):
+        self.feed(
+            frame(b"\xff\xfe")  # not UTF-8
+            + frame(b"{not json")
+            + frame(b"[1, 2]")  # JSON, but not an object
+            + frame({"op": "ping", "id": 6})
+        )
+        self.assertEqual(self.channel.read_frame()[0]["id"], 6)
+
+
+class SendTest(unittest.TestCase):
+    def test_a_sent_frame_is_magic_lengths_ascii_json_and_payload(self):
+        r, w = os.pipe()
+        self.addCleanup(os.close, r)
+        agent.Channel(-1, w).send({"ev": "out", "id": 1, "s": "\u00e9"}, b"xyz")
+        os.close(w)
+        data = os.read(r, 1 << 16)
+        self.assertEqual(data[:2], agent.MAGIC)
+        hlen, plen = struct.unpack(">II", data[2:10])
+        header = data[10 : 10 + hlen]
+        self.assertTrue(all(b < 0x80 for b in header), header)  # ensure_ascii: no raw UTF-8
+        self.assertEqual(json.loads(header), {"ev": "out", "id": 1, "s": "\u00e9"})
+        self.assertEqual(data[10 + hlen :], b"xyz")
+        self.assertEqual(plen, 3)
+
+
+class InitTest(unittest.TestCase):
+    def init(self, payload, op="init"):
+        return ({"op": op}, json.dumps(payload).encode("utf-8") if not isinstance(payload, bytes) else payload)
+
+    def status(self, frame):
+        with self.assertRaises(agent.InitRefused) as raised:
+            agent.parse_init(frame)
+        return raised.exception.status
+
+    def test_the_secrets_of_the_first_frame_are_taken(self):
+        self.assertEqual(agent.parse_init(self.init({"env": {"TOKEN": "s3cr3t"}})), {"TOKEN": "s3cr3t"})
+        self.assertEqual(agent.parse_init(self.init({})), {})
+
+    def test_no_first_frame_ends_the_agent_with_97(self):
+        self.assertEqual(self.status(None), 97)
+
+    def test_anything_but_a_well_formed_init_ends_the_agent_with_98(self):
+        self.assertEqual(self.status(self.init({"env": {}}, op="exec")), 98)
+        self.assertEqual(self.status(self.init(b"\xff")), 98)
+        self.assertEqual(self.status(self.init(b"[]")), 98)
+        self.assertEqual(self.status(self.init({"env": ["A=1"]})), 98)
+        self.assertEqual(self.status(self.init({"env": {"K%d" % i: "v" for i in range(agent.MAX_SECRETS + 1)}})), 98)
+        self.assertEqual(self.status(({"op": "init"}, b" " * (agent.MAX_SECRET_BYTES + 1))), 98)
+
+    def test_names_and_values_that_cannot_be_environment_variables_are_dropped(self):
+        env = {"": "x", "A=B": "x", "N\x00": "x", "V": "a\x00b", "NUM": 1, "OK": "fine"}
+        self.assertEqual(agent.parse_init(self.init({"env": env})), {"OK": "fine"})
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,164 @@
+package io.agentnest.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.agentnest.agent.AgentSources;
+import io.agentnest.internal.channel.Ops;
+import io.agentnest.internal.support.Json;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The op list exists three times: {@link Ops} on the host, the dispatch table {@code OPS} in the
+ * agent (asked with {@code python3 agent.py --protocol}), and the tables in {@code
+ * docs/architecture.md}. They must name the same ops and frame types; a difference fails with the
+ * name and where it is missing.
+ */
+class ProtocolOpsAgreementTest {
+  private static final Path DOC = repoRoot().resolve("docs/architecture.md");
+  private static JsonNode agent;
+
+  @BeforeAll
+  static void askTheAgent(@TempDir Path tmp) throws Exception {
+    Path source = tmp.resolve("agent.py");
+    try (InputStream in = AgentSources.class.getResourceAsStream("agent.py")) {
+      assertThat(in).as("agent.py on the class path (module agentnest-agent)").isNotNull();
+      Files.write(source, in.readAllBytes());
+    }
+    Process p;
+    try {
+      p =
+          new ProcessBuilder("python3", source.toString(), "--protocol")
+              .redirectErrorStream(true)
+              .start();
+    } catch (IOException e) {
+      throw new AssertionError(
+          "python3 is needed to read the agent's op list (and to run the agent's own tests):"
+              + " install it (Debian: apt-get install python3)",
+          e);
+    }
+    p.getOutputStream().close();
+    byte[] out = p.getInputStream().readNBytes(1 << 20);
+    assertThat(p.waitFor(60, TimeUnit.SECONDS)).as("python3 agent.py --protocol ended").isTrue();
+    String text = new String(out, StandardCharsets.UTF_8);
+    assertThat(p.exitValue()).as("python3 agent.py --protocol: %s", text).isZero();
+    agent = Json.MAPPER.readTree(text);
+  }
+
+  @Test
+  void javaPythonAndTheDocsNameTheSameOps() throws IOException {
+    assertAgree("op", Ops.ops(), strings(agent.path("ops")), docTable("### Ops (host -> agent)"));
+  }
+
+  @Test
+  void javaPythonAndTheDocsNameTheSameFrameTypes() throws IOException {
+    assertAgree(
+        "frame type",
+        Ops.events(),
+        strings(agent.path("events")),
+        docTable("### Frame types (agent -> host)"));
+  }
+
+  @Test
+  void theOpListIsNotEmptyOrHalfRead() {
+    // A parser that found nothing would make the comparison pass vacuously.
+    assertThat(Ops.ops()).contains(Ops.OP_EXEC, Ops.OP_FS_WRITE, Ops.OP_TCP_CLOSE).hasSize(28);
+    assertThat(Ops.events()).contains(Ops.EV_RESULT, Ops.EV_ERROR, Ops.EV_TCP_OPEN).hasSize(13);
+  }
+
+  @Test
+  void aDifferenceNamesTheOpAndEveryListItIsMissingFrom() {
+    assertThat(
+            disagreements(
+                "op", List.of("exec", "fs_read"), List.of("exec", "zap"), List.of("exec", "zap")))
+        .containsExactly(
+            "op 'fs_read' is missing from agent.py (the OPS table) and docs/architecture.md (its op"
+                + " table)",
+            "op 'zap' is missing from Ops.java (an OP_/EV_ constant)");
+    assertThat(disagreements("op", List.of("a"), List.of("a"), List.of("a"))).isEmpty();
+  }
+
+  private static void assertAgree(
+      String what, List<String> java, List<String> python, List<String> docs) {
+    assertThat(disagreements(what, java, python, docs)).as("the %s lists disagree", what).isEmpty();
+    assertThat(docs).as("%s rows in docs/architecture.md, each once", what).doesNotHaveDuplicates();
+  }
+
+  static List<String> disagreements(
+      String what, List<String> java, List<String> python, List<String> docs) {
+    Set<String> all = new TreeSet<>(java);
+    all.addAll(python);
+    all.addAll(docs);
+    List<String> problems = new ArrayList<>();
+    for (String name : all) {
+      List<String> missing = new ArrayList<>();
+      if (!java.contains(name)) {
+        missing.add("Ops.java (an OP_/EV_ constant)");
+      }
+      if (!python.contains(name)) {
+        missing.add("agent.py (" + (what.equals("op") ? "the OPS table" : "an EV_ constant") + ")");
+      }
+      if (!docs.contains(name)) {
+        missing.add("docs/architecture.md (its " + what + " table)");
+      }
+      if (!missing.isEmpty()) {
+        problems.add(what + " '" + name + "' is missing from " + String.join(" and ", missing));
+      }
+    }
+    return problems;
+  }
+
+  private static List<String> strings(JsonNode array) {
+    List<String> out = new ArrayList<>();
+    array.forEach(n -> out.add(n.asText()));
+    return out;
+  }
+
+  /** The first cell of each row of the table that follows {@code heading}: one `name` per row. */
+  private static List<String> docTable(String heading) throws IOException {
+    List<String> lines = Files.readAllLines(DOC, StandardCharsets.UTF_8);
+    int at = lines.indexOf(heading);
+    assertThat(at).as("heading '%s' in %s", heading, DOC).isNotNegative();
+    Pattern row = Pattern.compile("^\\| `([a-z_]+)` \\|");
+    List<String> names = new ArrayList<>();
+    boolean inTable = false;
+    for (String line : lines.subList(at + 1, lines.size())) {
+      if (line.startsWith("|")) {
+        inTable = true;
+        Matcher m = row.matcher(line);
+        if (m.find()) {
+          names.add(m.group(1));
+        }
+      } else if (inTable || line.startsWith("#")) {
+        break;
+      }
+    }
+    return names;
+  }
+
+  private static Path repoRoot() {
+    Path dir = Path.of("").toAbsolutePath();
+    while (dir != null && !Files.exists(dir.resolve("docs/architecture.md"))) {
+      dir = dir.getParent();
+    }
+    if (dir == null) {
+      throw new IllegalStateException(
+          "docs/architecture.md not found above " + Path.of("").toAbsolutePath());
+    }
+    return dir;
+  }
+}
