@@ -1,10 +1,5 @@
 package io.agentnest.cli;
 
-import io.agentnest.AgentNestException;
-import io.agentnest.BackendUnavailableException;
-import io.agentnest.ConfigException;
-import io.agentnest.ImageNotFoundException;
-import io.agentnest.SandboxNotFoundException;
 import io.agentnest.internal.support.HumanText;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -49,34 +44,9 @@ public final class AgentNestCli implements Runnable {
           if (System.getenv("AGENTNEST_DEBUG") != null) {
             ex.printStackTrace(cmd.getErr());
           }
-          return exitCodeOf(ex);
+          return ExitCodes.of(ex);
         });
     return cl.execute(args);
-  }
-
-  static int exitCodeOf(Throwable ex) {
-    if (ex instanceof BackendUnavailableException) {
-      return ExitCodes.BACKEND_UNAVAILABLE;
-    }
-    if (ex instanceof ImageNotFoundException) {
-      return ExitCodes.IMAGE_MISSING;
-    }
-    if (ex instanceof ConfigException) {
-      return ExitCodes.CONFIG;
-    }
-    if (ex instanceof io.agentnest.SnapshotException se) {
-      return SnapshotCommand.exitCodeOf(se);
-    }
-    if (ex instanceof SandboxNotFoundException) {
-      return ExitCodes.NOT_FOUND;
-    }
-    if (ex instanceof io.agentnest.ApprovalDeniedException) {
-      return ExitCodes.DENIED;
-    }
-    if (ex instanceof AgentNestException) {
-      return ExitCodes.FAILED;
-    }
-    return ExitCodes.FAILED;
   }
 
   @Override

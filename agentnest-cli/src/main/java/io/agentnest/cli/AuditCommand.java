@@ -5,26 +5,18 @@ import io.agentnest.audit.AuditEvent;
 import io.agentnest.audit.AuditLog;
 import io.agentnest.audit.AuditQuery;
 import io.agentnest.audit.VerifyReport;
-import io.agentnest.internal.support.HumanText;
+import io.agentnest.cli.AuditOptions.Dir;
+import io.agentnest.cli.AuditOptions.Filter;
+import io.agentnest.cli.AuditOptions.LimitConverter;
+import io.agentnest.cli.AuditOptions.Output;
+import io.agentnest.cli.AuditOptions.Page;
 import io.agentnest.internal.support.Json;
 import java.io.PrintStream;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.time.Instant;
-import java.time.LocalDate;
-import java.time.LocalDateTime;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Locale;
-import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-import org.jspecify.annotations.Nullable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -58,20 +50,6 @@ final class AuditCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     return Query.run(dir, filter, output, page);
-  }
-
-  /** How many events and in which order; {@code audit} and {@code audit query} share it. */
-  static final class Page {
-    @Option(
-        names = {"-n", "--limit"},
-        paramLabel = "N",
-        description = "At most N events (default: ${DEFAULT-VALUE}).",
-        converter = LimitConverter.class,
-        defaultValue = "100")
-    int limit;
-
-    @Option(names = "--oldest-first", description = "Oldest first (default: newest first).")
-    boolean oldestFirst;
   }
 
   /** {@code audit query}. */
@@ -110,8 +88,8 @@ final class AuditCommand implements Callable<Integer> {
       } else if (events.isEmpty()) {
         System.out.println("no events");
       } else {
-        Table.header(System.out);
-        events.forEach(e -> Table.row(System.out, e));
+        AuditTable.header(System.out);
+        events.forEach(e -> AuditTable.row(System.out, e));
       }
       return ExitCodes.OK;
     }
@@ -156,7 +134,7 @@ final class AuditCommand implements Callable<Integer> {
           List<AuditEvent> last = new ArrayList<>(log.query(base.toBuilder().limit(lines).build()));
           Collections.reverse(last);
           if (!output.json && !last.isEmpty()) {
-            Table.header(out);
+            AuditTable.header(out);
           }
           for (AuditEvent e : last) {
             print(out, e, output.json);
@@ -186,7 +164,7 @@ final class AuditCommand implements Callable<Integer> {
       if (json) {
         out.println(e.toJson());
       } else {
-        Table.row(out, e);
+        AuditTable.row(out, e);
       }
     }
   }
@@ -235,252 +213,6 @@ final class AuditCommand implements Callable<Integer> {
         System.out.println("(" + r.checked() + " records before it verified)");
       }
       return r.ok() ? ExitCodes.OK : ExitCodes.FAILED;
-    }
-  }
-
-  /** --dir. */
-  static final class Dir {
-    @Option(
-        names = "--dir",
-        paramLabel = "DIR",
-        description = "Audit directory (default: AGENTNEST_HOME/audit, i.e. ~/.agentnest/audit).")
-    @Nullable Path dir;
-
-    Path path() {
-      return dir != null ? dir : AuditLog.defaultDir();
-    }
-  }
-
-  /** --json. */
-  static final class Output {
-    @Option(
-        names = "--json",
-        description = "One JSON object per line: the stored record (for jq, Vector, Fluent Bit).")
-    boolean json;
-  }
-
-  /** The filters shared by query and tail. */
-  static final class Filter {
-    @Option(names = "--sandbox", paramLabel = "ID", description = "Sandbox id or a prefix of it.")
-    @Nullable String sandbox;
-
-    @Option(
-        names = "--type",
-        paramLabel = "TYPE",
-        split = ",",
-        converter = TypeConverter.class,
-        description =
-            "Event type, repeatable (any matches): sandbox.created, sandbox.destroyed,"
-                + " sandbox.expired, exec.started, exec.finished, file.read, file.write,"
-                + " file.delete, network.attempt, approval.requested, approval.decided,"
-                + " policy.violation, limit.hit, secret.redacted, config.loaded.")
-    List<String> types = new ArrayList<>();
-
-    @Option(
-        names = "--decision",
-        paramLabel = "DECISION",
-        description = "data.decision of network and approval events, e.g. allow, deny.")
-    @Nullable String decision;
-
-    @Option(
-        names = "--since",
-        paramLabel = "WHEN",
-        converter = WhenConverter.class,
-        description =
-            "From this time on: an age (30s, 30m, 1h, 2d, 1w) or an ISO instant, date-time (UTC)"
-                + " or date.")
-    @Nullable Instant since;
-
-    @Option(
-        names = "--until",
-        paramLabel = "WHEN",
-        converter = WhenConverter.class,
-        description = "Before this time (same forms as --since).")
-    @Nullable Instant until;
-
-    @Option(
-        names = "--text",
-        paramLabel = "TEXT",
-        description =
-            "Case-insensitive substring of the event's type and data JSON, e.g. pypi.org or"
-                + " '\"exit\":1'.")
-    @Nullable String text;
-
-    AuditQuery.Builder builder() {
-      return AuditQuery.builder()
-          .sandbox(sandbox)
-          .types(types)
-          .decision(decision)
-          .since(since)
-          .until(until)
-          .text(text);
-    }
-  }
-
-  /** An event type, checked against {@link AuditEvent#TYPES}. */
-  static final class TypeConverter implements CommandLine.ITypeConverter<String> {
-    @Override
-    public String convert(String value) {
-      String t = value.trim();
-      if (!AuditEvent.TYPES.contains(t)) {
-        List<String> all = new ArrayList<>(AuditEvent.TYPES);
-        Collections.sort(all);
-        throw new CommandLine.TypeConversionException(
-            "unknown event type '" + value + "': use one of " + String.join(", ", all));
-      }
-      return t;
-    }
-  }
-
-  /** A limit: 1 to 1,000,000. */
-  static final class LimitConverter implements CommandLine.ITypeConverter<Integer> {
-    @Override
-    public Integer convert(String value) {
-      int n;
-      try {
-        n = Integer.parseInt(value.trim());
-      } catch (NumberFormatException e) {
-        throw new CommandLine.TypeConversionException("'" + value + "' is not a number");
-      }
-      if (n < 0 || n > 1_000_000) {
-        throw new CommandLine.TypeConversionException("must be 0..1000000, got " + n);
-      }
-      return n;
-    }
-  }
-
-  /** Parses --since/--until: an age before now, or an ISO instant, date-time (UTC) or date. */
-  static final class WhenConverter implements CommandLine.ITypeConverter<Instant> {
-    private static final Pattern AGE = Pattern.compile("([0-9]+)\\s*(s|m|h|d|w)");
-
-    @Override
-    public Instant convert(String value) {
-      return parse(value, Instant.now());
-    }
-
-    static Instant parse(String value, Instant now) {
-      String v = value.trim();
-      Matcher m = AGE.matcher(v.toLowerCase(Locale.ROOT));
-      if (m.matches()) {
-        long n = Long.parseLong(m.group(1));
-        Duration d =
-            switch (m.group(2)) {
-              case "s" -> Duration.ofSeconds(n);
-              case "m" -> Duration.ofMinutes(n);
-              case "h" -> Duration.ofHours(n);
-              case "d" -> Duration.ofDays(n);
-              default -> Duration.ofDays(7 * n);
-            };
-        return now.minus(d);
-      }
-      try {
-        return Instant.parse(v);
-      } catch (DateTimeParseException e) {
-        // try the other forms
-      }
-      try {
-        return LocalDateTime.parse(v).toInstant(ZoneOffset.UTC);
-      } catch (DateTimeParseException e) {
-        // try a date
-      }
-      try {
-        return LocalDate.parse(v).atStartOfDay(ZoneOffset.UTC).toInstant();
-      } catch (DateTimeParseException e) {
-        throw new CommandLine.TypeConversionException(
-            "'"
-                + value
-                + "' is not a time: use an age (30m, 1h, 2d) or an ISO instant"
-                + " (2025-06-01T12:00:00Z), date-time (UTC) or date (2025-06-01)");
-      }
-    }
-  }
-
-  /** The human table. */
-  static final class Table {
-    private static final DateTimeFormatter TIME =
-        DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss.SSS").withZone(ZoneOffset.UTC);
-    private static final int SUMMARY_MAX = 120;
-
-    private Table() {}
-
-    static void header(PrintStream out) {
-      out.printf("%-23s  %-18s  %-12s  %s%n", "TIME (UTC)", "TYPE", "SANDBOX", "SUMMARY");
-    }
-
-    /** One row; every field a sandbox may have chosen is escaped ({@link HumanText}). */
-    static void row(PrintStream out, AuditEvent e) {
-      String sb = e.sandboxId() == null ? "-" : e.sandboxId();
-      out.printf(
-          "%-23s  %-18s  %-12s  %s%n",
-          TIME.format(e.time()),
-          HumanText.line(e.type(), 40),
-          HumanText.line(sb, 12),
-          HumanText.line(summary(e)));
-    }
-
-    static String summary(AuditEvent e) {
-      Map<String, Object> d = e.data();
-      String s =
-          switch (e.type()) {
-            case AuditEvent.EXEC_STARTED -> str(d, "command");
-            case AuditEvent.EXEC_FINISHED ->
-                join(
-                    d.containsKey("exit") ? "exit " + d.get("exit") : "",
-                    d.containsKey("duration_ms") ? d.get("duration_ms") + " ms" : "",
-                    d.containsKey("limit") ? "limit " + d.get("limit") : "",
-                    str(d, "command"));
-            case AuditEvent.FILE_READ, AuditEvent.FILE_WRITE, AuditEvent.FILE_DELETE ->
-                join(str(d, "path"), d.containsKey("size") ? d.get("size") + " B" : "");
-            case AuditEvent.NETWORK_ATTEMPT ->
-                join(
-                    str(d, "decision"),
-                    str(d, "host") + (d.containsKey("port") ? ":" + d.get("port") : ""),
-                    d.containsKey("rule") ? "rule " + d.get("rule") : "",
-                    d.containsKey("bytes_up") ? "up " + d.get("bytes_up") + " B" : "",
-                    d.containsKey("bytes_down") ? "down " + d.get("bytes_down") + " B" : "");
-            case AuditEvent.SECRET_REDACTED ->
-                join(str(d, "rule"), d.containsKey("count") ? "x" + d.get("count") : "");
-            case AuditEvent.LIMIT_HIT -> join(str(d, "limit"), str(d, "command"));
-            case AuditEvent.APPROVAL_DECIDED ->
-                join(
-                    str(d, "decision"),
-                    str(d, "action"),
-                    d.containsKey("by") ? "by " + d.get("by") : "");
-            default -> "";
-          };
-      if (s.isBlank()) {
-        s = pairs(d);
-      }
-      return s.length() > SUMMARY_MAX ? s.substring(0, SUMMARY_MAX - 3) + "..." : s;
-    }
-
-    private static String str(Map<String, Object> d, String key) {
-      Object v = d.get(key);
-      return v == null ? "" : v.toString();
-    }
-
-    private static String join(String... parts) {
-      StringBuilder sb = new StringBuilder();
-      for (String p : parts) {
-        if (!p.isEmpty()) {
-          if (sb.length() > 0) {
-            sb.append("  ");
-          }
-          sb.append(p);
-        }
-      }
-      return sb.toString();
-    }
-
-    private static String pairs(Map<String, Object> d) {
-      StringBuilder sb = new StringBuilder();
-      for (Map.Entry<String, Object> en : d.entrySet()) {
-        if (sb.length() > 0) {
-          sb.append(' ');
-        }
-        sb.append(en.getKey()).append('=').append(en.getValue());
-      }
-      return sb.toString();
     }
   }
 }

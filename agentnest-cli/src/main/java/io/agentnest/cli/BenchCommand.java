@@ -1,13 +1,9 @@
 package io.agentnest.cli;
 
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.AgentNestException;
 import io.agentnest.ExecResult;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
-import io.agentnest.internal.support.Json;
-import io.agentnest.internal.support.Percentiles;
 import io.agentnest.spi.Benchmark;
 import java.io.IOException;
 import java.util.ArrayList;
@@ -79,8 +75,6 @@ final class BenchCommand implements Callable<Integer> {
 
   @Mixin SandboxOptions sandbox = new SandboxOptions();
 
-  record Stat(String op, int n, double p50, double p95, double min, double max) {}
-
   @Override
   public Integer call() {
     if (iterations < 1 || coldIterations < 1 || warmup < 0) {
@@ -126,9 +120,15 @@ final class BenchCommand implements Callable<Integer> {
     if (want("redaction")) {
       samples.put("redaction", RedactionBench.run(Math.max(3, iterations / 10)));
     }
-    List<Stat> stats = new ArrayList<>();
-    samples.forEach((op, s) -> stats.add(stat(op, s)));
-    print(stats, config);
+    List<BenchReport.Stat> stats = new ArrayList<>();
+    samples.forEach((op, s) -> stats.add(BenchReport.stat(op, s)));
+    BenchReport.print(
+        System.out,
+        stats,
+        config.image(),
+        config.runtime() == null ? "runc" : config.runtime(),
+        Runtime.getRuntime().availableProcessors(),
+        json);
     return ExitCodes.OK;
   }
 
@@ -476,64 +476,5 @@ final class BenchCommand implements Callable<Integer> {
       }
     }
     return ms;
-  }
-
-  static Stat stat(String op, double[] ms) {
-    double[] s = ms.clone();
-    Arrays.sort(s);
-    return new Stat(
-        op,
-        s.length,
-        Percentiles.nearestRank(s, 50),
-        Percentiles.nearestRank(s, 95),
-        s[0],
-        s[s.length - 1]);
-  }
-
-  private void print(List<Stat> stats, SandboxConfig config) {
-    String runtime = config.runtime() == null ? "runc" : config.runtime();
-    if (json) {
-      ObjectNode root = Json.object();
-      root.put("image", config.image()).put("runtime", runtime);
-      root.put("cpus_host", Runtime.getRuntime().availableProcessors());
-      ArrayNode arr = root.putArray("results");
-      for (Stat s : stats) {
-        arr.addObject()
-            .put("op", s.op())
-            .put("n", s.n())
-            .put("p50_ms", round(s.p50()))
-            .put("p95_ms", round(s.p95()))
-            .put("min_ms", round(s.min()))
-            .put("max_ms", round(s.max()))
-            .put("unit", unit(s.op()));
-      }
-      System.out.println(root);
-      return;
-    }
-    System.out.printf(
-        "agentnest bench: image %s, runtime %s, %d host cores%n",
-        config.image(), runtime, Runtime.getRuntime().availableProcessors());
-    System.out.printf(
-        "%-34s %6s %10s %10s %10s %10s  %s%n",
-        "operation", "n", "p50", "p95", "min", "max", "unit");
-    for (Stat s : stats) {
-      System.out.printf(
-          "%-34s %6d %10.2f %10.2f %10.2f %10.2f  %s%n",
-          s.op(), s.n(), s.p50(), s.p95(), s.min(), s.max(), unit(s.op()));
-    }
-  }
-
-  static String unit(String op) {
-    if (op.endsWith("_per_s")) {
-      return "events/s";
-    }
-    if (op.endsWith("_mib")) {
-      return "MiB";
-    }
-    return op.equals("redaction") || op.endsWith("MBps") ? "MB/s" : "ms";
-  }
-
-  private static double round(double v) {
-    return Math.round(v * 100) / 100.0;
   }
 }

@@ -1,5 +1,13 @@
 package io.agentnest.cli;
 
+import io.agentnest.AgentNestException;
+import io.agentnest.ApprovalDeniedException;
+import io.agentnest.BackendUnavailableException;
+import io.agentnest.ConfigException;
+import io.agentnest.ImageNotFoundException;
+import io.agentnest.SandboxNotFoundException;
+import io.agentnest.SnapshotException;
+
 /** Exit codes scripts can rely on. {@code agentnest run} exits with the code's own status. */
 public final class ExitCodes {
   public static final int OK = 0;
@@ -29,4 +37,30 @@ public final class ExitCodes {
   public static final int LIMIT = 124;
 
   private ExitCodes() {}
+
+  /** The exit code for a command that failed with {@code ex}: the one place that maps them. */
+  static int of(Throwable ex) {
+    if (ex instanceof BackendUnavailableException) {
+      return BACKEND_UNAVAILABLE;
+    }
+    if (ex instanceof ImageNotFoundException) {
+      return IMAGE_MISSING;
+    }
+    if (ex instanceof ConfigException) {
+      return CONFIG;
+    }
+    if (ex instanceof SnapshotException se) {
+      return SnapshotCommand.exitCodeOf(se);
+    }
+    if (ex instanceof SandboxNotFoundException) {
+      return NOT_FOUND;
+    }
+    if (ex instanceof ApprovalDeniedException) {
+      return DENIED;
+    }
+    if (ex instanceof AgentNestException) {
+      return FAILED;
+    }
+    return FAILED;
+  }
 }

@@ -28,7 +28,7 @@ class AuditTableTest {
 
   private static String row(AuditEvent e) {
     ByteArrayOutputStream b = new ByteArrayOutputStream();
-    AuditCommand.Table.row(new PrintStream(b, true, StandardCharsets.UTF_8), e);
+    AuditTable.row(new PrintStream(b, true, StandardCharsets.UTF_8), e);
     return b.toString(StandardCharsets.UTF_8);
   }
 

@@ -10,26 +10,16 @@ import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.io.UncheckedIOException;
-import java.nio.channels.ClosedChannelException;
-import java.nio.channels.FileChannel;
-import java.nio.channels.FileLock;
-import java.nio.channels.FileLockInterruptionException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.sql.SQLException;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -63,6 +53,13 @@ import org.slf4j.LoggerFactory;
  * {@code events-NNNNNN.jsonl} and a new one begins; the chain runs on across the files ({@link
  * AuditSegments}). A write that would leave less than {@link Options#minFreeBytes()} free on the
  * filesystem is refused with an error that says so ({@link DiskGuard}).
+ *
+ * <p>This class is the append path and the public face; the rest has a class each: {@link
+ * AuditWriter} (the writer thread, index inserts, sinks), {@link AuditDirLock} (the lease on {@code
+ * events.lock}), {@link ChainTail} (where a file's chain ends), {@link IndexCatchUp} (the index
+ * after a crash), {@link AuditFollower} (tail), {@link AuditVerifier} (verify) and {@link
+ * AuditSegments} (rotated file names). It stays at about 600 lines because the append, the chain
+ * state and rotation share fields guarded by one lock: split further, the lock would span classes.
  */
 public final class AuditLog implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(AuditLog.class);
@@ -85,9 +82,6 @@ public final class AuditLog implements AutoCloseable {
    * Within a lease appends cost one {@code write}; another process waits at most this long.
    */
   static final long LEASE_MS = 50;
-
-  /** Appends of one directory from this JVM share one lock (file locks are per JVM). */
-  private static final ConcurrentHashMap<Path, DirLock> DIR_LOCKS = new ConcurrentHashMap<>();
 
   /** Environment variable: size at which {@code events.jsonl} is rotated (e.g. {@code 128m}). */
   public static final String ENV_MAX_FILE_SIZE = "AGENTNEST_AUDIT_MAX_FILE_SIZE";
@@ -151,24 +145,9 @@ public final class AuditLog implements AutoCloseable {
     }
   }
 
-  private static final Pending STOP =
-      new Pending(
-          new AuditEvent(
-              0, Instant.EPOCH, "", null, "", Map.of(), AuditEvent.GENESIS, AuditEvent.GENESIS, 1),
-          new byte[1],
-          0);
-
-  /** A written record on its way to the index: the line's bytes include the newline. */
-  @SuppressWarnings("ArrayRecordComponent") // internal, never compared
-  private record Pending(AuditEvent event, byte[] line, long offset) {
-    String text() {
-      return new String(line, 0, line.length - 1, StandardCharsets.UTF_8);
-    }
-  }
-
   private final Path dir;
   private final Path events;
-  private final DirLock appendLock;
+  private final AuditDirLock appendLock;
   private final String actor;
   private final Options options;
   private final DiskGuard disk;
@@ -179,20 +158,14 @@ public final class AuditLog implements AutoCloseable {
   private long activeNumber;
   private @Nullable Object activeKey;
   private final AuditIndex index;
-  private final ArrayBlockingQueue<Pending> queue = new ArrayBlockingQueue<>(QUEUE_CAPACITY);
-  private final CopyOnWriteArrayList<AuditSink> sinks = new CopyOnWriteArrayList<>();
-  private final Thread writer;
+  private final AuditWriter writer;
   private final Thread flusher;
-  private final Object progress = new Object();
 
   // guarded by appendLock
   private long lastSeq;
   private String lastHash = AuditEvent.GENESIS;
   private long knownSize;
   private long enqueued;
-
-  // guarded by progress
-  private long processed;
 
   private volatile boolean closed;
   private volatile boolean dirty;
@@ -215,7 +188,7 @@ public final class AuditLog implements AutoCloseable {
                 + ")",
             probeEachRecord ? 0 : 4L << 20,
             probeEachRecord ? 0 : TimeUnit.SECONDS.toNanos(1));
-    this.appendLock = DirLock.acquire(dir.toRealPath().resolve(LOCK_FILE));
+    this.appendLock = AuditDirLock.acquire(dir.toRealPath().resolve(LOCK_FILE));
     this.actor = Actor.ID;
     AuditIndex idx = null;
     FileOutputStream o = null;
@@ -233,7 +206,7 @@ public final class AuditLog implements AutoCloseable {
         appendLock.lastWriter = this;
       }
       idx = new AuditIndex(dir.resolve(INDEX_FILE));
-      catchUp(idx);
+      IndexCatchUp.run(idx, dir, lastSeq, lastHash);
     } catch (IOException | SQLException | RuntimeException e) {
       if (idx != null) {
         idx.close();
@@ -248,8 +221,7 @@ public final class AuditLog implements AutoCloseable {
       throw e;
     }
     this.index = idx;
-    this.writer = new Thread(this::writeLoop, "agentnest-audit-writer");
-    writer.setDaemon(true);
+    this.writer = new AuditWriter(idx, events);
     this.flusher = new Thread(this::flushLoop, "agentnest-audit-fsync");
     flusher.setDaemon(true);
     writer.start();
@@ -307,14 +279,12 @@ public final class AuditLog implements AutoCloseable {
 
   /** Registers a sink; it receives every record written from now on, in seq order. */
   public void addSink(AuditSink sink) {
-    sinks.add(Objects.requireNonNull(sink, "sink"));
+    writer.addSink(Objects.requireNonNull(sink, "sink"));
   }
 
   /** Unregisters a sink and closes it. */
   public void removeSink(AuditSink sink) {
-    if (sinks.remove(sink)) {
-      closeSink(sink);
-    }
+    writer.removeSink(sink);
   }
 
   /**
@@ -337,7 +307,7 @@ public final class AuditLog implements AutoCloseable {
     if (sandboxId == null && !AuditEvent.CONFIG_LOADED.equals(type)) {
       throw new IllegalArgumentException(type + " needs a sandbox id");
     }
-    if (Thread.currentThread() == writer) {
+    if (writer.isCurrentThread()) {
       throw new IllegalStateException("an audit sink must not record (it runs on the writer)");
     }
     AuditJson.Data d = AuditJson.normalize(data);
@@ -347,7 +317,7 @@ public final class AuditLog implements AutoCloseable {
         if (closed) {
           throw new IllegalStateException("the audit log " + dir + " is closed");
         }
-        Pending p;
+        AuditWriter.Pending p;
         try {
           // within one lease and with this log the last writer, nobody else appended
           if (appendLock.lease() || appendLock.lastWriter != this) {
@@ -373,7 +343,7 @@ public final class AuditLog implements AutoCloseable {
           lastHash = sealed.hash();
           dirty = true;
           p =
-              new Pending(
+              new AuditWriter.Pending(
                   new AuditEvent(
                       seq, time, type, sandboxId, actor, d.map(), prev, sealed.hash(), 1),
                   bytes,
@@ -385,7 +355,7 @@ public final class AuditLog implements AutoCloseable {
           appendLock.lastWriter = null;
           throw new UncheckedIOException("cannot append to " + events, e);
         }
-        interrupted |= putUninterruptibly(p);
+        interrupted |= writer.put(p);
         enqueued++;
         if (knownSize >= options.maxFileBytes()) {
           rotate();
@@ -438,7 +408,7 @@ public final class AuditLog implements AutoCloseable {
     synchronized (appendLock) {
       target = enqueued;
     }
-    awaitProcessed(target, Long.MAX_VALUE);
+    writer.awaitProcessed(target, Long.MAX_VALUE);
     sync();
   }
 
@@ -451,7 +421,7 @@ public final class AuditLog implements AutoCloseable {
     synchronized (appendLock) {
       target = enqueued;
     }
-    awaitProcessed(target, TimeUnit.SECONDS.toNanos(30));
+    writer.awaitProcessed(target, TimeUnit.SECONDS.toNanos(30));
     try {
       return index.query(q);
     } catch (SQLException e) {
@@ -494,179 +464,13 @@ public final class AuditLog implements AutoCloseable {
    */
   public void tail(
       AuditQuery filter, long afterSeq, Consumer<AuditEvent> onEvent, BooleanSupplier keepGoing) {
-    try {
-      long number;
-      long offset;
-      long skipUpTo = -1;
-      if (afterSeq < 0) {
-        number = -1; // the end of the active file
-        offset = Files.exists(events) ? Files.size(events) : 0;
-      } else {
-        AuditIndex.Located at = afterSeq == 0 ? null : index.locate(afterSeq);
-        skipUpTo = afterSeq;
-        if (at != null) {
-          // The record's file by number: rotated by now or still the active one, follow() sees.
-          number = AuditSegments.number(at.offset());
-          offset = AuditSegments.offset(at.offset());
-        } else {
-          List<Segment> all = AuditSegments.all(dir);
-          number = all.isEmpty() || all.get(0).active() ? -1 : all.get(0).number();
-          offset = 0;
-        }
-      }
-      follow(filter, number, offset, skipUpTo, onEvent, keepGoing);
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot read " + events, e);
-    } catch (SQLException e) {
-      throw new UncheckedIOException("audit index failed: " + e.getMessage(), new IOException(e));
-    }
-  }
-
-  /**
-   * Reads from file {@code number} (rotated by now, or still the active one; -1: the active one) at
-   * {@code offset}, then each later file, then keeps following the active file; when it is rotated
-   * meanwhile, reads the old one to its end and goes on with the files after it.
-   */
-  private void follow(
-      AuditQuery filter,
-      long number,
-      long offset,
-      long skipUpTo,
-      Consumer<AuditEvent> onEvent,
-      BooleanSupplier keepGoing)
-      throws IOException {
-    long current = number;
-    long pos = offset;
-    while (keepGoing.getAsBoolean()) {
-      Path numbered = current < 0 ? null : dir.resolve(AuditSegments.rotatedName(current));
-      if (numbered != null && Files.exists(numbered)) {
-        try (JsonlReader r = new JsonlReader(numbered, pos)) {
-          drain(r, pos, filter, skipUpTo, onEvent, keepGoing);
-        }
-        current = after(current);
-        pos = 0;
-        continue;
-      }
-      // The active file: opened only when the name still means the same file afterwards, so that
-      // a rotation in between cannot make us read one file believing it is another.
-      Object key = AuditSegments.fileKey(events);
-      JsonlReader opened = key == null ? null : new JsonlReader(events, pos);
-      boolean wrongFile =
-          opened != null
-              && numbered != null
-              && Files.exists(numbered)
-              && !AuditSegments.sameFile(key, AuditSegments.fileKey(numbered));
-      if (opened == null
-          || wrongFile
-          || !AuditSegments.sameFile(key, AuditSegments.fileKey(events))) {
-        // Not there yet, or file `current` was rotated just before the open: look again (it is
-        // then read as a rotated file).
-        if (opened != null) {
-          opened.close();
-        }
-        if (!wrongFile && !pause()) {
-          return;
-        }
-        continue;
-      }
-      boolean rotated = false;
-      try (JsonlReader r = opened) {
-        while (keepGoing.getAsBoolean()) {
-          pos = drain(r, pos, filter, skipUpTo, onEvent, keepGoing);
-          if (!AuditSegments.sameFile(key, AuditSegments.fileKey(events))) {
-            // Rotated under us: what was appended before the rename is still to read.
-            drain(r, pos, filter, skipUpTo, onEvent, keepGoing);
-            rotated = true;
-            break;
-          }
-          // The length of the file we have open (the name may mean another file by now).
-          long size = r.length();
-          if (size < pos) {
-            LOG.warn("{} shrank from {} to {} bytes: following from its start", events, pos, size);
-            pos = 0;
-            r.seek(0);
-          }
-          if (!pause()) {
-            return;
-          }
-        }
-      }
-      if (!rotated) {
-        return;
-      }
-      // Go on after the file just read, which now has a number (several rotations may have
-      // happened since: their files come first).
-      long was = -1;
-      for (Segment seg : AuditSegments.rotated(dir)) {
-        if (AuditSegments.sameFile(key, AuditSegments.fileKey(seg.path()))) {
-          was = seg.number();
-        }
-      }
-      current = was < 0 ? -1 : after(was);
-      pos = 0;
-    }
-  }
-
-  /**
-   * The number of the file after {@code number}: the first rotated one after it, else the one after
-   * it, which is the active file now (named by number, not as "whatever is active": more rotations
-   * may come before it is opened, and their files must be read first).
-   */
-  private long after(long number) {
-    for (Segment seg : AuditSegments.rotated(dir)) {
-      if (seg.number() > number) {
-        return seg.number();
-      }
-    }
-    return number + 1;
-  }
-
-  /** Passes the lines up to the end of {@code r} on; the position after the last whole line. */
-  private long drain(
-      JsonlReader r,
-      long pos,
-      AuditQuery filter,
-      long skipUpTo,
-      Consumer<AuditEvent> onEvent,
-      BooleanSupplier keepGoing)
-      throws IOException {
-    long at = pos;
-    String line;
-    while (keepGoing.getAsBoolean() && (line = r.next()) != null) {
-      if (!r.terminated()) {
-        r.seek(r.lineStart());
-        break;
-      }
-      at = r.position();
-      AuditEvent e;
-      try {
-        e = AuditJson.parse(line);
-      } catch (IllegalArgumentException ex) {
-        LOG.warn("{}: skipping a malformed line at offset {}", events, r.lineStart());
-        continue;
-      }
-      if (e.seq() > skipUpTo && filter.matches(e, line)) {
-        onEvent.accept(e);
-      }
-    }
-    return at;
-  }
-
-  /** Sleeps one poll interval; false when interrupted. */
-  private static boolean pause() {
-    try {
-      Thread.sleep(TAIL_POLL_MS);
-      return true;
-    } catch (InterruptedException ex) {
-      Thread.currentThread().interrupt();
-      return false;
-    }
+    new AuditFollower(dir, index).tail(filter, afterSeq, onEvent, keepGoing);
   }
 
   /** Stops the writer after it has drained the queue, fsyncs and closes files, index and sinks. */
   @Override
   public void close() {
-    if (Thread.currentThread() == writer) {
+    if (writer.isCurrentThread()) {
       throw new IllegalStateException("an audit sink must not close the log");
     }
     synchronized (appendLock) {
@@ -674,16 +478,9 @@ public final class AuditLog implements AutoCloseable {
         return;
       }
       closed = true;
-      putUninterruptibly(STOP);
+      writer.stop();
     }
-    boolean interrupted = false;
-    while (writer.isAlive()) {
-      try {
-        writer.join();
-      } catch (InterruptedException e) {
-        interrupted = true;
-      }
-    }
+    boolean interrupted = writer.awaitStopped();
     flusher.interrupt();
     sync();
     try {
@@ -691,68 +488,12 @@ public final class AuditLog implements AutoCloseable {
     } catch (SQLException e) {
       LOG.warn("closing the audit index: {}", e.getMessage());
     }
-    for (AuditSink s : sinks) {
-      closeSink(s);
-    }
-    sinks.clear();
+    writer.closeSinks();
     closeQuietly(out);
     closeQuietly(sizer);
     appendLock.releaseRef(this);
     if (interrupted) {
       Thread.currentThread().interrupt();
-    }
-  }
-
-  // ---- writer thread ----
-
-  @SuppressWarnings("ReferenceEquality") // STOP is a sentinel instance
-  private void writeLoop() {
-    List<Pending> batch = new ArrayList<>(BATCH);
-    List<AuditIndex.Row> rows = new ArrayList<>(BATCH);
-    boolean stop = false;
-    while (!stop) {
-      try {
-        batch.add(queue.take());
-      } catch (InterruptedException e) {
-        continue;
-      }
-      queue.drainTo(batch, BATCH - 1);
-      rows.clear();
-      for (Pending p : batch) {
-        if (p == STOP) {
-          stop = true;
-        } else {
-          rows.add(AuditIndex.Row.of(p.event(), p.text(), p.offset()));
-        }
-      }
-      if (!rows.isEmpty()) {
-        try {
-          index.insert(rows);
-        } catch (SQLException | RuntimeException e) {
-          LOG.error(
-              "audit index insert failed for {} records (they are in {}; the next open indexes"
-                  + " them): {}",
-              rows.size(),
-              events,
-              e.toString());
-        }
-        for (AuditSink s : sinks) {
-          for (Pending p : batch) {
-            if (p != STOP) {
-              try {
-                s.accept(p.event());
-              } catch (RuntimeException e) {
-                LOG.warn("audit sink {} failed: {}", s, e.toString());
-              }
-            }
-          }
-        }
-      }
-      synchronized (progress) {
-        processed += rows.size();
-        progress.notifyAll();
-      }
-      batch.clear();
     }
   }
 
@@ -788,160 +529,12 @@ public final class AuditLog implements AutoCloseable {
     }
   }
 
-  private void awaitProcessed(long target, long timeoutNanos) {
-    if (Thread.currentThread() == writer) {
-      return; // called from a sink: the writer cannot wait for itself
-    }
-    long deadline = System.nanoTime() + timeoutNanos;
-    boolean interrupted = false;
-    synchronized (progress) {
-      while (processed < target && writer.isAlive()) {
-        long left = deadline - System.nanoTime();
-        if (left <= 0) {
-          LOG.warn("audit index is behind ({} of {} records)", processed, target);
-          break;
-        }
-        try {
-          TimeUnit.NANOSECONDS.timedWait(progress, Math.min(left, TimeUnit.SECONDS.toNanos(1)));
-        } catch (InterruptedException e) {
-          interrupted = true;
-        }
-      }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-    }
-  }
-
-  private boolean putUninterruptibly(Pending p) {
-    boolean interrupted = false;
-    while (true) {
-      try {
-        queue.put(p);
-        return interrupted;
-      } catch (InterruptedException e) {
-        interrupted = true;
-      }
-    }
-  }
-
-  // ---- file lock and chain state ----
-
-  /**
-   * The lock on {@code events.lock} of one directory, shared by every log of this JVM on it: the
-   * monitor serialises appends in the JVM, the file lock across processes. The file lock is held as
-   * a lease: taken by the first append, kept for up to {@link #LEASE_MS}, then released by a
-   * flusher (and kept free for a moment so a waiting process gets it).
-   */
-  private static final class DirLock {
-    private final Path path;
-    private int refs;
-    private @Nullable FileChannel channel;
-    private @Nullable FileLock lock;
-    private long since;
-    @Nullable AuditLog lastWriter;
-
-    private DirLock(Path path) {
-      this.path = path;
-    }
-
-    static DirLock acquire(Path path) {
-      DirLock l = DIR_LOCKS.compute(path, (p, v) -> v == null ? new DirLock(p) : v);
-      synchronized (l) {
-        if (l.refs < 0) {
-          // closed concurrently: make a new one
-          DIR_LOCKS.remove(path, l);
-          return acquire(path);
-        }
-        l.refs++;
-      }
-      return l;
-    }
-
-    synchronized void releaseRef(AuditLog log) {
-      if (lastWriter == log) {
-        lastWriter = null;
-      }
-      if (--refs > 0) {
-        return;
-      }
-      refs = -1;
-      lastWriter = null;
-      releaseLock();
-      if (channel != null) {
-        closeQuietly(channel);
-        channel = null;
-      }
-      DIR_LOCKS.remove(path, this);
-    }
-
-    /** Makes sure the file lock is held; true when it was just taken. Caller holds the monitor. */
-    boolean lease() {
-      if (lock != null && lock.isValid()) {
-        return false;
-      }
-      boolean interrupted = Thread.interrupted();
-      try {
-        for (int attempt = 0; ; attempt++) {
-          try {
-            FileChannel ch = channel;
-            if (ch == null || !ch.isOpen()) {
-              ch = FileChannel.open(path, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-              channel = ch;
-            }
-            lock = ch.lock();
-            since = System.nanoTime();
-            return true;
-          } catch (FileLockInterruptionException | ClosedChannelException e) {
-            // an interrupt closed the channel: reopen it and try again
-            interrupted |= Thread.interrupted();
-            channel = null;
-            if (attempt > 100) {
-              throw new UncheckedIOException("cannot lock " + path, e);
-            }
-          } catch (IOException e) {
-            throw new UncheckedIOException("cannot lock " + path, e);
-          }
-        }
-      } finally {
-        if (interrupted) {
-          Thread.currentThread().interrupt();
-        }
-      }
-    }
-
-    /** Releases a lease held for {@link #LEASE_MS} and keeps the lock free for a moment. */
-    synchronized void expireLease() {
-      if (lock != null && System.nanoTime() - since >= TimeUnit.MILLISECONDS.toNanos(LEASE_MS)) {
-        releaseLock();
-        try {
-          // holding the monitor: this JVM's appenders wait while a waiting process takes the lock
-          Thread.sleep(1);
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-        }
-      }
-    }
-
-    private void releaseLock() {
-      FileLock l = lock;
-      lock = null;
-      if (l != null) {
-        try {
-          l.release();
-        } catch (ClosedChannelException e) {
-          // the channel closed (interrupt): the lock went with it
-        } catch (IOException e) {
-          LOG.warn("releasing the audit file lock: {}", e.getMessage());
-        }
-      }
-    }
-  }
+  // ---- chain state ----
 
   /** Reads the chain state from the end of the file. Caller holds both locks. */
   private void reloadTail(long size) throws UncheckedIOException {
     try {
-      Tail t = readTail(events, size);
+      ChainTail t = ChainTail.read(events, size);
       if (t.torn()) {
         LOG.warn(
             "{} ends with an incomplete line (interrupted write?): terminating it; verify will"
@@ -957,8 +550,8 @@ public final class AuditLog implements AutoCloseable {
         List<Segment> rotated = AuditSegments.rotated(dir);
         if (!rotated.isEmpty()) {
           Path last = rotated.get(rotated.size() - 1).path();
-          Tail before = readTail(last, Files.size(last));
-          t = new Tail(before.seq(), before.hash(), t.torn());
+          ChainTail before = ChainTail.read(last, Files.size(last));
+          t = new ChainTail(before.seq(), before.hash(), t.torn());
         }
       }
       lastSeq = t.seq();
@@ -1015,189 +608,6 @@ public final class AuditLog implements AutoCloseable {
     } catch (IOException | RuntimeException e) {
       LOG.warn("cannot rotate {} (it goes on growing): {}", events, e.toString());
       appendLock.lastWriter = null;
-    }
-  }
-
-  record Tail(long seq, String hash, boolean torn) {}
-
-  /** The last well-formed record of the file (seq 0 and genesis for none). */
-  static Tail readTail(Path file, long size) throws IOException {
-    if (size == 0) {
-      return new Tail(0, AuditEvent.GENESIS, false);
-    }
-    try (RandomAccessFile f = new RandomAccessFile(file.toFile(), "r")) {
-      f.seek(size - 1);
-      boolean torn = f.read() != '\n';
-      int window = 1 << 16;
-      while (true) {
-        long from = Math.max(0, size - window);
-        byte[] b = new byte[(int) (size - from)];
-        f.seek(from);
-        f.readFully(b);
-        int end = b.length;
-        if (torn) {
-          int nl = lastIndexOf(b, end - 1);
-          end = nl < 0 ? 0 : nl + 1;
-        }
-        // walk complete lines backwards
-        int lineEnd = end - 1;
-        while (lineEnd > 0) {
-          int nl = lastIndexOf(b, lineEnd - 1);
-          if (nl < 0 && from > 0) {
-            break; // the line starts before the window
-          }
-          String line = new String(b, nl + 1, lineEnd - nl - 1, StandardCharsets.UTF_8);
-          try {
-            AuditEvent e = AuditJson.parse(line);
-            return new Tail(e.seq(), e.hash(), torn);
-          } catch (IllegalArgumentException ex) {
-            lineEnd = nl;
-          }
-        }
-        if (from == 0) {
-          return new Tail(0, AuditEvent.GENESIS, torn);
-        }
-        if (window >= (1 << 26)) {
-          throw new IOException("no well-formed record in the last 64 MiB of " + file);
-        }
-        window *= 4;
-      }
-    }
-  }
-
-  private static int lastIndexOf(byte[] b, int from) {
-    for (int i = from; i >= 0; i--) {
-      if (b[i] == '\n') {
-        return i;
-      }
-    }
-    return -1;
-  }
-
-  // ---- index catch-up ----
-
-  /** Indexes records of the file the index lacks (a crash, a deleted index, another file). */
-  private void catchUp(AuditIndex idx) throws IOException, SQLException {
-    long fileLast;
-    String fileHash;
-    synchronized (appendLock) {
-      fileLast = lastSeq;
-      fileHash = lastHash;
-    }
-    long max = idx.maxSeq();
-    if (max == 0 && fileLast == 0) {
-      return;
-    }
-    long from;
-    if (max > fileLast) {
-      from = 0;
-    } else {
-      long count = idx.count();
-      if (count == max) {
-        from = max;
-      } else {
-        long lo = Math.max(0, max - 2L * QUEUE_CAPACITY);
-        from = lo > 0 && idx.countUpTo(lo) == lo ? lo : 0;
-      }
-    }
-    if (from == fileLast && from > 0) {
-      AuditIndex.Located at = idx.locate(from);
-      if (at != null && fileHash.equals(at.hash())) {
-        return;
-      }
-      from = 0;
-    }
-    List<Segment> segments = AuditSegments.all(dir);
-    int start = 0;
-    long offset = 0;
-    if (from > 0) {
-      AuditIndex.Located at = idx.locate(from);
-      start = at == null ? -1 : indexOf(segments, AuditSegments.number(at.offset()));
-      offset =
-          at == null || start < 0
-              ? -1
-              : afterLine(
-                  segments.get(start).path(), from, AuditSegments.offset(at.offset()), at.hash());
-      if (offset < 0) {
-        from = 0;
-        start = 0;
-        offset = 0;
-      }
-    }
-    if (from == 0 && max > 0) {
-      LOG.warn("{} does not match {}: rebuilding the index", dir.resolve(INDEX_FILE), events);
-      idx.clear();
-    }
-    if (segments.isEmpty()) {
-      return;
-    }
-    long t0 = System.nanoTime();
-    long n = 0;
-    List<AuditIndex.Row> rows = new ArrayList<>(BATCH);
-    try (ChainReader r = new ChainReader(segments, start, offset)) {
-      String line;
-      while ((line = r.next()) != null && r.terminated()) {
-        try {
-          rows.add(
-              AuditIndex.Row.of(
-                  AuditJson.parse(line),
-                  line,
-                  AuditSegments.position(r.segment().number(), r.lineStart())));
-        } catch (IllegalArgumentException e) {
-          LOG.warn(
-              "{}: not indexing a malformed line at offset {}", r.segment().path(), r.lineStart());
-          continue;
-        }
-        if (rows.size() == BATCH) {
-          idx.insert(rows);
-          n += rows.size();
-          rows.clear();
-        }
-      }
-    }
-    if (!rows.isEmpty()) {
-      idx.insert(rows);
-      n += rows.size();
-    }
-    if (n > 0) {
-      LOG.info(
-          "indexed {} audit records from {} in {} ms",
-          n,
-          dir,
-          TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0));
-    }
-  }
-
-  private static int indexOf(List<Segment> segments, long number) {
-    for (int i = 0; i < segments.size(); i++) {
-      if (segments.get(i).number() == number) {
-        return i;
-      }
-    }
-    return -1;
-  }
-
-  /** Offset after the line at {@code offset} of {@code file} when it is record {@code seq}. */
-  private static long afterLine(Path file, long seq, long offset, String hash) throws IOException {
-    try (JsonlReader r = new JsonlReader(file, offset)) {
-      String line = r.next();
-      if (line == null || !r.terminated()) {
-        return -1;
-      }
-      try {
-        AuditEvent e = AuditJson.parse(line);
-        return e.seq() == seq && e.hash().equals(hash) ? r.position() : -1;
-      } catch (IllegalArgumentException e) {
-        return -1;
-      }
-    }
-  }
-
-  private void closeSink(AuditSink s) {
-    try {
-      s.close();
-    } catch (RuntimeException e) {
-      LOG.warn("closing audit sink {}: {}", s, e.toString());
     }
   }
 

@@ -43,7 +43,7 @@ class VerdictsTest {
 
   @Test
   void secretFormsCoverEveryEncodingTheRedactorKnows() {
-    Map<String, String> forms = Catalogue.secretForms("anp-0123/+=&abcd");
+    Map<String, String> forms = Judges.secretForms("anp-0123/+=&abcd");
     assertThat(forms).containsKeys("raw", "base64@0", "base64@1", "base64@2", "hex", "HEX", "url");
     assertThat(forms.get("hex")).isEqualTo("616e702d303132332f2b3d26616263 64".replace(" ", ""));
     assertThat(forms.get("url")).isEqualTo("anp-0123%2F%2B%3D%26abcd");

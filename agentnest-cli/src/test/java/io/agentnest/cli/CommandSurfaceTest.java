@@ -1,0 +1,59 @@
+package io.agentnest.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import picocli.CommandLine;
+import picocli.CommandLine.Model.CommandSpec;
+
+class CommandSurfaceTest {
+  /** Commands whose output is data a script reads: each must offer --json. */
+  private static final Set<String> DATA =
+      Set.of(
+          "agentnest ls",
+          "agentnest audit",
+          "agentnest audit query",
+          "agentnest audit tail",
+          "agentnest audit verify",
+          "agentnest bench",
+          "agentnest doctor",
+          "agentnest run");
+
+  private static List<CommandSpec> all() {
+    List<CommandSpec> out = new ArrayList<>();
+    collect(new CommandLine(new AgentNestCli()), out);
+    return out;
+  }
+
+  private static void collect(CommandLine cl, List<CommandSpec> out) {
+    out.add(cl.getCommandSpec());
+    cl.getSubcommands().values().forEach(sub -> collect(sub, out));
+  }
+
+  @Test
+  void everyCommandHasHelp() {
+    for (CommandSpec c : all()) {
+      if (c.userObject() instanceof CommandLine.HelpCommand) {
+        continue;
+      }
+      assertThat(c.findOption("--help")).as(c.qualifiedName() + " --help").isNotNull();
+      assertThat(c.usageMessage().description())
+          .as(c.qualifiedName() + " description")
+          .isNotEmpty();
+    }
+  }
+
+  @Test
+  void everyCommandWhoseOutputIsDataOffersJson() {
+    List<String> names = all().stream().map(CommandSpec::qualifiedName).toList();
+    assertThat(names).containsAll(DATA);
+    for (CommandSpec c : all()) {
+      if (DATA.contains(c.qualifiedName())) {
+        assertThat(c.findOption("--json")).as(c.qualifiedName() + " --json").isNotNull();
+      }
+    }
+  }
+}

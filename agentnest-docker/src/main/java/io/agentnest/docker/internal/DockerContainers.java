@@ -1,0 +1,274 @@
+package io.agentnest.docker.internal;
+
+import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.command.InspectContainerResponse;
+import com.github.dockerjava.api.exception.DockerException;
+import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.model.Container;
+import com.github.dockerjava.api.model.HostConfig;
+import io.agentnest.AgentNestException;
+import io.agentnest.ImageNotFoundException;
+import io.agentnest.SandboxConfig;
+import io.agentnest.SandboxInfo;
+import io.agentnest.SandboxNotFoundException;
+import io.agentnest.spi.BackendSandbox;
+import io.agentnest.spi.Labels;
+import io.agentnest.spi.SandboxSpec;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.jspecify.annotations.Nullable;
+
+/** Sandbox containers: create, attach to the agent's channel, inspect, list and remove. */
+final class DockerContainers {
+  private final DockerClient client;
+  private final URI host;
+  private final EngineErrors errors;
+  private final DockerImages images;
+  private final DockerRuntimes runtimes;
+  private final BulkDirs bulk;
+
+  DockerContainers(
+      DockerClient client,
+      URI host,
+      EngineErrors errors,
+      DockerImages images,
+      DockerRuntimes runtimes,
+      BulkDirs bulk) {
+    this.client = client;
+    this.host = host;
+    this.errors = errors;
+    this.images = images;
+    this.runtimes = runtimes;
+    this.bulk = bulk;
+  }
+
+  BackendSandbox create(SandboxSpec spec) {
+    String id = createStopped(spec);
+    BackendSandbox att = null;
+    try {
+      att = openAttachment(id);
+      client.startContainerCmd(id).exec();
+      return att;
+    } catch (RuntimeException e) {
+      if (att != null) {
+        att.close();
+      }
+      remove(id);
+      String msg = e.getMessage() == null ? e.toString() : e.getMessage();
+      if (msg.contains("executable file not found") || msg.contains("no such file or directory")) {
+        throw new ImageNotFoundException(
+            "image '"
+                + spec.image()
+                + "' has no python3, which the AgentNest agent needs: use an image with python3,"
+                + " e.g. "
+                + SandboxConfig.DEFAULT_IMAGE
+                + " ('agentnest image build')");
+      }
+      if (e instanceof DockerException) {
+        throw new AgentNestException("Docker could not start the sandbox: " + msg, e);
+      }
+      if (e instanceof AgentNestException ane) {
+        throw ane;
+      }
+      throw errors.unavailable(e);
+    }
+  }
+
+  /** Creates the container without starting it (a fork starts it from a checkpoint). */
+  String createStopped(SandboxSpec spec) {
+    if (!images.exists(spec.image())) {
+      String how =
+          spec.image().equals(SandboxConfig.DEFAULT_IMAGE)
+              ? "build it offline with 'agentnest image build'"
+              : "pull it with 'docker pull " + spec.image() + "' or build it";
+      throw new ImageNotFoundException(
+          "image '" + spec.image() + "' is not present in the Docker engine: " + how);
+    }
+    ContainerSpecs.refuseWeakened(spec);
+    String runtime = runtimes.resolve(spec.runtime());
+    Map<String, String> labels = new LinkedHashMap<>(spec.labels());
+    @Nullable Path dir = DockerRuntimes.isGvisor(runtime) ? null : bulk.create(spec.user());
+    if (dir != null) {
+      labels.put(Labels.BULK_DIR, dir.toString());
+    }
+    HostConfig hc = ContainerSpecs.hostConfig(spec, runtime, dir);
+    try {
+      return ContainerSpecs.container(client.createContainerCmd(spec.image()), spec, labels, hc)
+          .exec()
+          .getId();
+    } catch (RuntimeException e) {
+      BulkDirs.delete(dir);
+      throw createFailed(spec, e);
+    }
+  }
+
+  private RuntimeException createFailed(SandboxSpec spec, RuntimeException e) {
+    if (e instanceof NotFoundException) {
+      images.forget(spec.image());
+      return new ImageNotFoundException("image '" + spec.image() + "' vanished: " + e.getMessage());
+    }
+    if (e instanceof DockerException) {
+      return new AgentNestException("Docker refused to create the sandbox: " + e.getMessage(), e);
+    }
+    return errors.unavailable(e);
+  }
+
+  BackendSandbox attach(String idOrPrefix) {
+    InspectContainerResponse c = inspect(idOrPrefix);
+    Map<String, String> labels = c.getConfig().getLabels();
+    if (labels == null || !"true".equals(labels.get(Labels.MANAGED))) {
+      throw new SandboxNotFoundException(
+          "container "
+              + idOrPrefix
+              + " is not an AgentNest sandbox: list them with 'agentnest ls'");
+    }
+    if (c.getState() == null || !Boolean.TRUE.equals(c.getState().getRunning())) {
+      throw new SandboxNotFoundException(
+          "sandbox "
+              + idOrPrefix
+              + " is not running (its agent exited): remove it with 'agentnest rm "
+              + idOrPrefix
+              + "'");
+    }
+    return openAttachment(c.getId());
+  }
+
+  BackendSandbox openAttachment(String id) {
+    if ("unix".equals(host.getScheme()) && host.getPath() != null) {
+      return new UnixSocketAttachment(Path.of(host.getPath()), id);
+    }
+    return new DockerAttachment(host, id);
+  }
+
+  InspectContainerResponse inspect(String idOrPrefix) {
+    if (!idOrPrefix.matches("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")) {
+      throw new SandboxNotFoundException("'" + idOrPrefix + "' is not a sandbox id");
+    }
+    try {
+      return client.inspectContainerCmd(idOrPrefix).exec();
+    } catch (NotFoundException e) {
+      throw new SandboxNotFoundException(
+          "no sandbox " + idOrPrefix + ": list them with 'agentnest ls'");
+    } catch (DockerException e) {
+      throw new AgentNestException(
+          "Docker could not inspect " + idOrPrefix + ": " + e.getMessage());
+    } catch (RuntimeException e) {
+      throw errors.unavailable(e);
+    }
+  }
+
+  List<SandboxInfo> listManaged() {
+    List<Container> cs;
+    try {
+      cs =
+          client
+              .listContainersCmd()
+              .withShowAll(true)
+              .withLabelFilter(Map.of(Labels.MANAGED, "true"))
+              .exec();
+    } catch (DockerException e) {
+      throw new AgentNestException("Docker could not list containers: " + e.getMessage());
+    } catch (RuntimeException e) {
+      throw errors.unavailable(e);
+    }
+    List<SandboxInfo> out = new ArrayList<>();
+    for (Container c : cs) {
+      Map<String, String> labels = c.getLabels() == null ? Map.of() : c.getLabels();
+      out.add(
+          new SandboxInfo(
+              c.getId(),
+              "docker",
+              c.getImage() == null ? "" : c.getImage(),
+              runtimeOf(c.getId()),
+              c.getState() == null ? "unknown" : c.getState(),
+              Instant.ofEpochSecond(c.getCreated() == null ? 0 : c.getCreated()),
+              labels));
+    }
+    return out;
+  }
+
+  private String runtimeOf(String id) {
+    try {
+      String r = client.inspectContainerCmd(id).exec().getHostConfig().getRuntime();
+      return r == null ? "runc" : r;
+    } catch (RuntimeException e) {
+      return "unknown";
+    }
+  }
+
+  Optional<SandboxInfo> inspectManaged(String idOrPrefix) {
+    InspectContainerResponse c;
+    try {
+      c = inspect(idOrPrefix);
+    } catch (SandboxNotFoundException e) {
+      return Optional.empty();
+    }
+    Map<String, String> labels =
+        c.getConfig().getLabels() == null ? Map.of() : c.getConfig().getLabels();
+    if (!"true".equals(labels.get(Labels.MANAGED))) {
+      return Optional.empty();
+    }
+    String runtime = c.getHostConfig() == null ? null : c.getHostConfig().getRuntime();
+    String state = c.getState() == null ? null : c.getState().getStatus();
+    Instant created;
+    try {
+      created = Instant.parse(c.getCreated());
+    } catch (RuntimeException e) {
+      created = Instant.EPOCH;
+    }
+    return Optional.of(
+        new SandboxInfo(
+            c.getId(),
+            "docker",
+            c.getConfig().getImage() == null ? "" : c.getConfig().getImage(),
+            runtime == null ? "runc" : runtime,
+            state == null ? "unknown" : state,
+            created,
+            labels));
+  }
+
+  /**
+   * The bulk directory of a managed sandbox, checked to be one this backend makes and closed to all
+   * but the sandbox's own group.
+   */
+  Optional<Path> bulkDirectory(String id) {
+    try {
+      InspectContainerResponse c = client.inspectContainerCmd(id).exec();
+      String user = c.getConfig() == null ? null : c.getConfig().getUser();
+      return BulkDirs.of(c).filter(d -> user != null && BulkDirAccess.restricted(d, user));
+    } catch (NotFoundException e) {
+      return Optional.empty();
+    } catch (RuntimeException e) {
+      throw errors.unavailable(e);
+    }
+  }
+
+  /** Force-removes a container; a no-op when it is already gone. */
+  void remove(String id) {
+    try {
+      Optional<Path> dir = Optional.empty();
+      try {
+        dir = BulkDirs.of(client.inspectContainerCmd(id).exec());
+      } catch (NotFoundException e) {
+        // removed below, idempotently
+      }
+      client.removeContainerCmd(id).withForce(true).withRemoveVolumes(true).exec();
+      dir.ifPresent(BulkDirs::delete);
+    } catch (NotFoundException e) {
+      // already gone: destroy is idempotent
+    } catch (DockerException e) {
+      if (e.getHttpStatus() == 409 && String.valueOf(e.getMessage()).contains("in progress")) {
+        return;
+      }
+      throw new AgentNestException("Docker could not remove sandbox " + id + ": " + e.getMessage());
+    } catch (RuntimeException e) {
+      throw errors.unavailable(e);
+    }
+  }
+}

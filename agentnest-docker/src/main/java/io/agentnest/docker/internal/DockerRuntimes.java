@@ -1,0 +1,72 @@
+package io.agentnest.docker.internal;
+
+import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.exception.DockerException;
+import com.github.dockerjava.api.model.Info;
+import io.agentnest.AgentNestException;
+import io.agentnest.UnsupportedControlException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/** The daemon's info and its registered OCI runtimes (runc, runsc, kata...), read once. */
+final class DockerRuntimes {
+  private final DockerClient client;
+  private final EngineErrors errors;
+  private volatile @Nullable Map<String, Object> runtimes;
+
+  DockerRuntimes(DockerClient client, EngineErrors errors) {
+    this.client = client;
+    this.errors = errors;
+  }
+
+  Info info() {
+    try {
+      return client.infoCmd().exec();
+    } catch (DockerException e) {
+      throw new AgentNestException("Docker 'info' failed: " + e.getMessage(), e);
+    } catch (RuntimeException e) {
+      throw errors.unavailable(e);
+    }
+  }
+
+  Map<String, Object> registered() {
+    Map<String, Object> r = runtimes;
+    if (r == null) {
+      Info info = info();
+      Map<String, Object> found = new LinkedHashMap<>();
+      if (info.getRuntimes() != null) {
+        found.putAll(info.getRuntimes());
+      }
+      r = found;
+      runtimes = r;
+    }
+    return r;
+  }
+
+  /** Maps the runtime alias to the daemon's name and refuses one the daemon does not know. */
+  @Nullable String resolve(@Nullable String requested) {
+    if (requested == null || requested.isBlank()) {
+      return null;
+    }
+    String name = requested.equals("gvisor") ? "runsc" : requested;
+    if (name.equals("kata")) {
+      name = registered().containsKey("kata") ? "kata" : "kata-runtime";
+    }
+    if (!registered().containsKey(name)) {
+      throw new UnsupportedControlException(
+          "runtime '"
+              + requested
+              + "' is not registered in the Docker daemon (it has "
+              + registered().keySet()
+              + "): install it and add it to /etc/docker/daemon.json, e.g. "
+              + "{\"runtimes\":{\"runsc\":{\"path\":\"/usr/bin/runsc\",\"runtimeArgs\":"
+              + "[\"--network=none\"]}}}, then restart dockerd; 'agentnest doctor' checks it");
+    }
+    return name;
+  }
+
+  static boolean isGvisor(@Nullable String runtime) {
+    return runtime != null && runtime.contains("runsc");
+  }
+}
