@@ -176,6 +176,12 @@ public final class IsolationCanary {
       for (String n : List.of(listener, prober)) {
         try {
           client.pods().inNamespace(namespace).withName(n).withGracePeriod(0).delete();
+          // Gone before a sandbox is created: canary pods count against the tenant's quota.
+          client
+              .pods()
+              .inNamespace(namespace)
+              .withName(n)
+              .waitUntilCondition(Objects::isNull, 60, TimeUnit.SECONDS);
         } catch (KubernetesClientException ignored) {
           // Best effort: 'prune' removes canary pods that outlive their process.
         }

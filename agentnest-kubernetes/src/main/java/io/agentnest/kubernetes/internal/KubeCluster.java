@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.agentnest.AgentNestException;
+import io.agentnest.ConfigException;
 import io.agentnest.ImageNotFoundException;
 import io.agentnest.SandboxInfo;
 import io.agentnest.SandboxNotFoundException;
@@ -20,6 +21,7 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.ExecWatch;
+import java.io.File;
 import java.io.IOException;
 import java.security.SecureRandom;
 import java.time.Clock;
@@ -74,7 +76,20 @@ public final class KubeCluster {
   }
 
   public static KubeCluster connect(KubeSettings settings) {
-    Config config = Config.autoConfigure(settings.context());
+    Config config;
+    if (settings.kubeconfig() != null) {
+      File file = new File(settings.kubeconfig());
+      if (!file.isFile()) {
+        throw new ConfigException(
+            "AGENTNEST_KUBERNETES_KUBECONFIG names "
+                + settings.kubeconfig()
+                + ", which is not a file: give the path of a kubeconfig, or unset it to use"
+                + " KUBECONFIG / ~/.kube/config");
+      }
+      config = Config.fromKubeconfig(settings.context(), file);
+    } else {
+      config = Config.autoConfigure(settings.context());
+    }
     return new KubeCluster(new KubernetesClientBuilder().withConfig(config).build(), settings);
   }
 

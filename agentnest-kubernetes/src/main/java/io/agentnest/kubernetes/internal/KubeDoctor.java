@@ -111,7 +111,8 @@ public final class KubeDoctor {
                       "install a network plugin that enforces NetworkPolicy (Calico, Cilium,"
                           + " ...)"));
     } catch (AgentNestException e) {
-      out.add(HealthCheck.fail("kubernetes tenant", String.valueOf(e.getMessage()), "see the message"));
+      out.add(
+          HealthCheck.fail("kubernetes tenant", String.valueOf(e.getMessage()), "see the message"));
     }
     return out;
   }
@@ -137,13 +138,12 @@ public final class KubeDoctor {
         1024);
   }
 
-  private static boolean allowed(
-      KubernetesClient c, String ns, String verb, String resource, String sub) {
+  static boolean allowed(KubernetesClient c, String ns, String verb, String resource, String sub) {
     SelfSubjectAccessReview r =
         new SelfSubjectAccessReviewBuilder()
             .withNewSpec()
             .withNewResourceAttributes()
-            .withNamespace(ns)
+            .withNamespace(ns.isEmpty() ? null : ns)
             .withVerb(verb)
             .withResource(resource)
             .withSubresource(sub.isEmpty() ? null : sub)

@@ -14,7 +14,9 @@ import org.jspecify.annotations.Nullable;
  * {@code AGENTNEST_KUBERNETES_*} environment variables (or the same names as system properties in
  * lower case with dots, e.g. {@code agentnest.kubernetes.tenant}), as kubectl reads KUBECONFIG.
  *
- * @param context the kubeconfig context; null: the current one (or the in-cluster account)
+ * @param kubeconfig a kubeconfig file; null: found as kubectl finds it (KUBECONFIG, ~/.kube/config,
+ *     or the in-cluster service account)
+ * @param context the kubeconfig context; null: the current one
  * @param namespacePrefix tenant {@code t} lives in namespace {@code prefix + t}
  * @param tenant the tenant of a sandbox whose configuration names none
  * @param seccompLocalhostProfile the profile's path under the kubelet's seccomp directory on every
@@ -28,6 +30,7 @@ import org.jspecify.annotations.Nullable;
  * @param startTimeout how long a pod may take from creation to running
  */
 public record KubeSettings(
+    @Nullable String kubeconfig,
     @Nullable String context,
     String namespacePrefix,
     String tenant,
@@ -128,6 +131,7 @@ public record KubeSettings(
           "AGENTNEST_KUBERNETES_START_TIMEOUT_SECONDS '" + timeout + "' is not a whole number");
     }
     return new KubeSettings(
+        get.apply("KUBECONFIG"),
         get.apply("CONTEXT"),
         orDefault(get.apply("NAMESPACE_PREFIX"), "agentnest-"),
         orDefault(get.apply("TENANT"), "default"),
@@ -155,6 +159,14 @@ public record KubeSettings(
 
   /** For tests: settings from a map of the keys without their prefix. */
   static KubeSettings of(Map<String, String> values) {
+    return from(values::get);
+  }
+
+  /**
+   * Settings from a map of the keys without their {@code AGENTNEST_KUBERNETES_} prefix (e.g. {@code
+   * TENANT}), for embedding several backends in one process.
+   */
+  public static KubeSettings fromMap(Map<String, String> values) {
     return from(values::get);
   }
 }

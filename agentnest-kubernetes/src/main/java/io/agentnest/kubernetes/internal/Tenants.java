@@ -1,9 +1,9 @@
 package io.agentnest.kubernetes.internal;
 
+import io.agentnest.UnsupportedControlException;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.LimitRange;
 import io.fabric8.kubernetes.api.model.LimitRangeBuilder;
-import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.ResourceQuota;
@@ -12,7 +12,9 @@ import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
 import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -39,31 +41,71 @@ public final class Tenants {
     this.settings = settings;
   }
 
-  /** Makes sure {@code namespace} of {@code tenant} exists with its quota and policies. */
+  /**
+   * Makes sure {@code namespace} of {@code tenant} exists with its quota and policies. An account
+   * scoped to one tenant may not change them (it could raise its own quota): for it they must exist
+   * already, as an administrator applied them (deploy/kubernetes/tenant.yaml).
+   */
   public void ensure(String tenant, String namespace) {
     if (ready.contains(namespace)) {
       return;
     }
+    String doing = "preparing the namespace '" + namespace + "' of tenant '" + tenant + "'";
     try {
-      if (client.namespaces().withName(namespace).get() == null) {
-        Namespace ns =
-            new NamespaceBuilder()
-                .withNewMetadata()
-                .withName(namespace)
-                .addToLabels(TENANT_NAMESPACE_LABEL, tenant)
-                .addToLabels(PodSpecs.MANAGED_LABEL, "true")
-                .endMetadata()
-                .build();
-        createIfAbsent(ns);
+      if (mayWrite(namespace)) {
+        if (client.namespaces().withName(namespace).get() == null) {
+          createIfAbsent(
+              new NamespaceBuilder()
+                  .withNewMetadata()
+                  .withName(namespace)
+                  .addToLabels(TENANT_NAMESPACE_LABEL, tenant)
+                  .addToLabels(PodSpecs.MANAGED_LABEL, "true")
+                  .endMetadata()
+                  .build());
+        }
+        apply(quota(namespace));
+        apply(limitRange(namespace));
+        apply(denyAll(namespace));
+      } else {
+        requirePresent(namespace);
       }
-      apply(quota(namespace));
-      apply(limitRange(namespace));
-      apply(denyAll(namespace));
     } catch (KubernetesClientException e) {
-      throw KubeErrors.of(
-          e, "preparing the namespace '" + namespace + "' of tenant '" + tenant + "'");
+      throw KubeErrors.of(e, doing);
     }
     ready.add(namespace);
+  }
+
+  /** Whether this account may create the tenant's quota (an administrator's account). */
+  private boolean mayWrite(String namespace) {
+    return KubeDoctor.allowed(client, namespace, "create", "resourcequotas", "")
+        && KubeDoctor.allowed(client, "", "create", "namespaces", "");
+  }
+
+  private void requirePresent(String namespace) {
+    List<String> missing = new ArrayList<>();
+    if (client.resourceQuotas().inNamespace(namespace).withName(QUOTA).get() == null) {
+      missing.add("ResourceQuota " + QUOTA);
+    }
+    NetworkPolicy p =
+        client.network().v1().networkPolicies().inNamespace(namespace).withName(DENY_ALL).get();
+    if (p == null
+        || !p.getSpec().getPolicyTypes().containsAll(List.of("Ingress", "Egress"))
+        || !p.getSpec().getIngress().isEmpty()
+        || !p.getSpec().getEgress().isEmpty()
+        || !p.getSpec().getPodSelector().getAdditionalProperties().isEmpty()
+        || p.getSpec().getPodSelector().getMatchLabels() != null
+            && !p.getSpec().getPodSelector().getMatchLabels().isEmpty()) {
+      missing.add("a deny-all NetworkPolicy " + DENY_ALL);
+    }
+    if (!missing.isEmpty()) {
+      throw new UnsupportedControlException(
+          "namespace "
+              + namespace
+              + " lacks "
+              + String.join(" and ", missing)
+              + ", and this account may not create them: an administrator applies"
+              + " deploy/kubernetes/tenant.yaml for this tenant");
+    }
   }
 
   private void createIfAbsent(HasMetadata r) {
