@@ -4,7 +4,7 @@
 # on a containerd of its own with the CRI plugin (the kubelet's dockershim cannot run pods on this
 # machine: root lacks CAP_SYS_RESOURCE, and dockershim hard-codes oom_score_adj -998).
 #
-# Pods get one interface on a CNI macvlan in private mode over a dummy link: an address (the CRI
+# Pods get one interface on a CNI macvlan in private mode over an empty bridge: an address (the CRI
 # needs one) but no route off the machine, no way to the host, and no way to each other. That is
 # the isolation the backend checks for with its canary (a NetworkPolicy alone is not enforced by
 # this network plugin). No registry: images are imported from the local Docker engine.
@@ -143,7 +143,9 @@ pki() {
 # ------------------------------------------------------------------------------------- network
 network() {
   if ! ip link show "$LINK" >/dev/null 2>&1; then
-    ip link add "$LINK" type dummy
+    # A bridge with no ports as the macvlan parent (this kernel has no dummy links): nothing is
+    # attached to it, and it has no address, so it leads nowhere.
+    ip link add "$LINK" type bridge
   fi
   ip link set "$LINK" up
   mkdir -p "$S/cni"
@@ -206,7 +208,7 @@ images() {
     CGO_ENABLED=0 GO111MODULE=off GOCACHE="$S/gocache" /usr/lib/go-1.19/bin/go build -ldflags "-s -w" \
       -o "$d/pause" "$HERE/pause.go"
     printf 'FROM scratch\nCOPY pause /pause\nUSER 65535:65535\nENTRYPOINT ["/pause"]\n' >"$d/Dockerfile"
-    docker build -q -t "$PAUSE_IMAGE" "$d" >/dev/null
+    docker build -q -t "$PAUSE_IMAGE" "$d" >/dev/null 2>&1
     rm -rf "$d"
     import "$PAUSE_IMAGE"
   fi
