@@ -101,11 +101,18 @@ public final class PodSpecs {
                 .build()
             : new SeccompProfileBuilder().withType("RuntimeDefault").build();
     Map<String, Quantity> limits = new LinkedHashMap<>();
+    Map<String, Quantity> requests = new LinkedHashMap<>();
     if (spec.cpus() > 0) {
-      limits.put("cpu", new Quantity(Math.max(1, Math.round(spec.cpus() * 1000)) + "m"));
+      long milli = Math.max(1, Math.round(spec.cpus() * 1000));
+      limits.put("cpu", new Quantity(milli + "m"));
+      // A sandbox mostly waits for its agent's next call: it is scheduled by a tenth of its CPU
+      // limit, so that a node holds many; the limit still caps what it can use.
+      requests.put("cpu", new Quantity(Math.max(1, milli / 10) + "m"));
     }
     if (spec.memoryBytes() > 0) {
+      // Memory cannot be taken back: requested in full, so the node never overcommits it.
       limits.put("memory", new Quantity(Long.toString(spec.memoryBytes())));
+      requests.put("memory", new Quantity(Long.toString(spec.memoryBytes())));
     }
     List<Volume> volumes = new ArrayList<>();
     List<VolumeMount> mounts = new ArrayList<>();
@@ -187,7 +194,7 @@ public final class PodSpecs {
                 .withTerminationMessagePolicy("File")
                 .withNewResources()
                 .withLimits(limits)
-                .withRequests(limits)
+                .withRequests(requests)
                 .endResources()
                 .withVolumeMounts(mounts)
                 .withNewSecurityContext()

@@ -63,7 +63,9 @@ class PodSpecsTest {
     assertThat(c.getResources().getLimits().get("cpu").toString()).isEqualTo("1500m");
     assertThat(c.getResources().getLimits().get("memory").toString())
         .isEqualTo(Long.toString(256L << 20));
-    assertThat(c.getResources().getRequests()).isEqualTo(c.getResources().getLimits());
+    assertThat(c.getResources().getRequests().get("cpu").toString()).isEqualTo("150m");
+    assertThat(c.getResources().getRequests().get("memory"))
+        .isEqualTo(c.getResources().getLimits().get("memory"));
     assertThat(p.getSpec().getVolumes())
         .allSatisfy(v -> assertThat(v.getEmptyDir().getMedium()).isEqualTo("Memory"));
     assertThat(c.getVolumeMounts())
