@@ -20,6 +20,16 @@ if docker version >/dev/null 2>&1; then
   done < <(docker ps -aq --no-trunc --filter label=agentnest.managed)
 fi
 
+# Sandbox pods on the test cluster (pods are removed with their sandbox; tenant namespaces stay).
+kc=/var/lib/agentnest-k8s/admin.kubeconfig
+if [ -f "$kc" ] && command -v kubectl >/dev/null 2>&1; then
+  while IFS= read -r pod; do
+    [ -z "$pod" ] && continue
+    problems+=("sandbox pod left behind: $pod")
+  done < <(kubectl --kubeconfig "$kc" get pods -A -l agentnest.managed=true --no-headers \
+    -o custom-columns=NS:.metadata.namespace,NAME:.metadata.name 2>/dev/null | awk '{print $1"/"$2}')
+fi
+
 if [ -d /run/agentnest/bulk ]; then
   while IFS= read -r path; do
     problems+=("bulk-link directory left behind: $path")

@@ -3,10 +3,14 @@
 # what it needs (Docker engine, runsc, mmdebstrap; idempotent), then runs unit tests,
 # integration tests against the real engine, formatting and static checks, and coverage; at the
 # end it checks that the run left nothing behind (temporary directories, containers).
-# Under CI=true a missing Docker engine fails the integration tests instead of skipping them.
+# Under CI=true a missing Docker engine or cluster fails the integration tests instead of skipping them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-host.sh
+# A real single-node Kubernetes cluster on loopback for the Kubernetes backend (built from
+# Debian's sources on the first run and cached; see docs/kubernetes.md).
+KUBECONFIG="$(scripts/k8s/cluster.sh up)"
+export KUBECONFIG
 state="$(mktemp -d /tmp/suite-state.XXXXXX)"
 trap 'rm -rf "$state"' EXIT
 touch "$state/start"

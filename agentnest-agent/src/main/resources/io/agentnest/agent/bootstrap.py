@@ -13,7 +13,9 @@ if k:
     import signal
     signal.signal(signal.SIGINT,signal.SIG_IGN)
     n=os.open("/dev/null",os.O_RDWR)
-    for f in (0,1,2):
+    # Started by an exec (Kubernetes), keep stderr: containerd ends an exec's stdin once its
+    # stderr is closed everywhere, and the agent points its own at /dev/null.
+    for f in ((0,1,2) if os.getpid()==1 else (0,1)):
         os.dup2(n,f)
     os.close(n)
     while 1:

@@ -1,0 +1,100 @@
+package io.agentnest.kubernetes;
+
+import io.agentnest.SandboxClosedException;
+import io.agentnest.SandboxInfo;
+import io.agentnest.kubernetes.internal.KubeCluster;
+import io.agentnest.kubernetes.internal.KubeDoctor;
+import io.agentnest.kubernetes.internal.KubeSettings;
+import io.agentnest.spi.BackendSandbox;
+import io.agentnest.spi.HealthCheck;
+import io.agentnest.spi.ManagedResource;
+import io.agentnest.spi.RuntimeBackend;
+import io.agentnest.spi.SandboxSpec;
+import java.io.IOException;
+import java.util.List;
+import java.util.Optional;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Sandboxes as hardened pods on a Kubernetes cluster, one namespace per tenant. The cluster is the
+ * one the kubeconfig names (as kubectl finds it, or the in-cluster service account); the rest of
+ * the settings come from {@code AGENTNEST_KUBERNETES_*} (see docs/kubernetes.md). The agent, its
+ * channel, the egress proxy, the policy and the audit are the same as on Docker.
+ */
+public final class KubernetesBackend implements RuntimeBackend {
+  private final @Nullable KubeSettings given;
+  private volatile @Nullable KubeCluster cluster;
+
+  /** ServiceLoader constructor; reads its settings and connects on first use. */
+  public KubernetesBackend() {
+    this.given = null;
+  }
+
+  /** A backend with explicit settings (tests, embedding). */
+  public KubernetesBackend(KubeSettings settings) {
+    this.given = settings;
+  }
+
+  private KubeCluster cluster() {
+    KubeCluster c = cluster;
+    if (c == null) {
+      synchronized (this) {
+        c = cluster;
+        if (c == null) {
+          c = KubeCluster.connect(given != null ? given : KubeSettings.fromEnvironment());
+          cluster = c;
+        }
+      }
+    }
+    return c;
+  }
+
+  @Override
+  public String name() {
+    return "kubernetes";
+  }
+
+  @Override
+  public BackendSandbox create(SandboxSpec spec) {
+    return cluster().create(spec);
+  }
+
+  @Override
+  public BackendSandbox attach(String id) {
+    // The agent runs as an exec: attaching starts a new one, with the same command.
+    BackendSandbox bs = cluster().attach(id, AgentCommand.get());
+    try {
+      bs.toAgent().write(AgentCommand.startBytes());
+      bs.toAgent().flush();
+    } catch (IOException e) {
+      bs.close();
+      throw new SandboxClosedException("could not start the agent in sandbox " + id + ": " + e);
+    }
+    return bs;
+  }
+
+  @Override
+  public List<SandboxInfo> list() {
+    return cluster().list();
+  }
+
+  @Override
+  public Optional<SandboxInfo> inspect(String id) {
+    return cluster().inspect(id);
+  }
+
+  @Override
+  public void destroy(String id) {
+    cluster().destroy(id);
+  }
+
+  @Override
+  public List<ManagedResource> resources() {
+    return cluster().resources();
+  }
+
+  @Override
+  public List<HealthCheck> diagnose() {
+    return KubeDoctor.run(cluster());
+  }
+}

@@ -1,0 +1,586 @@
+package io.agentnest.kubernetes.internal;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.agentnest.AgentNestException;
+import io.agentnest.ConfigException;
+import io.agentnest.ImageNotFoundException;
+import io.agentnest.SandboxInfo;
+import io.agentnest.SandboxNotFoundException;
+import io.agentnest.UnsupportedControlException;
+import io.agentnest.spi.BackendSandbox;
+import io.agentnest.spi.ManagedResource;
+import io.agentnest.spi.SandboxSpec;
+import io.fabric8.kubernetes.api.model.ContainerStateWaiting;
+import io.fabric8.kubernetes.api.model.ContainerStatus;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.node.v1.RuntimeClass;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import io.fabric8.kubernetes.client.dsl.ExecWatch;
+import java.io.File;
+import java.io.IOException;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The cluster as the backend sees it: sandbox pods in tenant namespaces, created hardened, started,
+ * connected to with an exec, listed and removed. Everything that can only be refused is refused
+ * before a pod exists; everything that fails after is cleaned up.
+ */
+public final class KubeCluster {
+  private static final Logger LOG = LoggerFactory.getLogger(KubeCluster.class);
+  private static final Pattern ID = Pattern.compile("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");
+  private static final SecureRandom RANDOM = new SecureRandom();
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final Set<String> IMAGE_MISSING =
+      Set.of("ErrImageNeverPull", "ImagePullBackOff", "ErrImagePull", "InvalidImageName");
+  private static final Set<String> START_FAILED =
+      Set.of("CreateContainerConfigError", "CreateContainerError", "RunContainerError");
+
+  /** Where a sandbox's effective pids limit is recorded. */
+  public static final String PIDS_ANNOTATION = "agentnest.io/pids-limit";
+
+  /** Set on a pod that runs although the canary found the network not isolated (opt-out). */
+  public static final String ISOLATION_ANNOTATION = "agentnest.io/network-isolation";
+
+  private final KubernetesClient client;
+  private final KubeSettings settings;
+  private final Tenants tenants;
+  private final IsolationCanary canary;
+  private final Map<String, Long> nodePids = new ConcurrentHashMap<>();
+
+  public KubeCluster(KubernetesClient client, KubeSettings settings) {
+    this.client = client;
+    this.settings = settings;
+    this.tenants = new Tenants(client, settings);
+    this.canary = new IsolationCanary(client, Clock.systemUTC());
+  }
+
+  public static KubeCluster connect(KubeSettings settings) {
+    Config config;
+    if (settings.kubeconfig() != null) {
+      File file = new File(settings.kubeconfig());
+      if (!file.isFile()) {
+        throw new ConfigException(
+            "AGENTNEST_KUBERNETES_KUBECONFIG names "
+                + settings.kubeconfig()
+                + ", which is not a file: give the path of a kubeconfig, or unset it to use"
+                + " KUBECONFIG / ~/.kube/config");
+      }
+      config = Config.fromKubeconfig(settings.context(), file);
+    } else {
+      config = Config.autoConfigure(settings.context());
+    }
+    return new KubeCluster(new KubernetesClientBuilder().withConfig(config).build(), settings);
+  }
+
+  public KubernetesClient client() {
+    return client;
+  }
+
+  public KubeSettings settings() {
+    return settings;
+  }
+
+  public IsolationCanary canary() {
+    return canary;
+  }
+
+  public Tenants tenants() {
+    return tenants;
+  }
+
+  // --------------------------------------------------------------------------------- create
+
+  public BackendSandbox create(SandboxSpec spec) {
+    refuseWeakened(spec);
+    String tenant = spec.labels().getOrDefault(PodSpecs.TENANT_LABEL, settings.tenant());
+    String ns = settings.namespaceOf(tenant);
+    String runtimeClass = runtimeClass(spec.runtime());
+    tenants.ensure(tenant, ns);
+    IsolationCanary.Result iso = canary.check(ns, tenant, spec, settings.startTimeout());
+    if (!iso.isolated() && !settings.allowUnisolatedNetwork()) {
+      throw new UnsupportedControlException(
+          "network: sandboxes in namespace "
+              + ns
+              + " would not be isolated: "
+              + iso.detail()
+              + ". Install a network plugin that enforces NetworkPolicy (Calico, Cilium, ...), or"
+              + " accept it knowingly with AGENTNEST_KUBERNETES_ALLOW_UNISOLATED_NETWORK=true");
+    }
+    String id = "sb-" + HexFormat.of().formatHex(randomBytes(10));
+    Pod pod =
+        PodSpecs.build(
+            id,
+            ns,
+            tenant,
+            spec,
+            runtimeClass,
+            settings.seccompLocalhostProfile(),
+            settings.imagePullPolicy());
+    if (!iso.isolated()) {
+      pod.getMetadata().getAnnotations().put(ISOLATION_ANNOTATION, "not enforced: " + iso.detail());
+    }
+    List<String> violations = RestrictedProfile.violations(pod);
+    if (!violations.isEmpty()) {
+      throw new IllegalStateException(
+          "the sandbox pod does not meet the restricted Pod Security profile: " + violations);
+    }
+    try {
+      client.resource(pod).create();
+    } catch (KubernetesClientException e) {
+      throw KubeErrors.of(e, "creating sandbox pod " + ns + "/" + id);
+    }
+    try {
+      Pod running = waitRunning(ns, id, spec.image());
+      long pids = checkPids(running, spec.pidsLimit());
+      if (pids > 0) {
+        client
+            .pods()
+            .inNamespace(ns)
+            .withName(id)
+            .edit(
+                p -> {
+                  p.getMetadata().getAnnotations().put(PIDS_ANNOTATION, Long.toString(pids));
+                  return p;
+                });
+      }
+      return connect(ns, id, spec.command());
+    } catch (RuntimeException e) {
+      deleteQuietly(ns, id);
+      throw e;
+    }
+  }
+
+  private static byte[] randomBytes(int n) {
+    byte[] b = new byte[n];
+    RANDOM.nextBytes(b);
+    return b;
+  }
+
+  static void refuseWeakened(SandboxSpec spec) {
+    List<String> weakened = new ArrayList<>();
+    if (!spec.networkDisabled()) {
+      weakened.add("network (it must be 'none')");
+    }
+    if (!spec.dropAllCapabilities()) {
+      weakened.add("capabilities (all must be dropped)");
+    }
+    if (!spec.noNewPrivileges()) {
+      weakened.add("no-new-privileges (it must be set)");
+    }
+    if (!weakened.isEmpty()) {
+      throw new UnsupportedControlException(
+          "the kubernetes backend cannot run a sandbox with these controls weakened: "
+              + String.join(", ", weakened)
+              + "; remove the override, it enforces all of them");
+    }
+  }
+
+  /** The RuntimeClass for {@code runtime}: none for the default (runc), else one that exists. */
+  @Nullable String runtimeClass(@Nullable String runtime) {
+    if (runtime == null || runtime.isBlank() || runtime.equals("runc")) {
+      return null;
+    }
+    List<String> candidates =
+        switch (runtime) {
+          case "gvisor", "runsc" -> List.of("gvisor", "runsc");
+          case "kata", "kata-runtime" -> List.of("kata", "kata-runtime", "kata-qemu");
+          default -> List.of(runtime);
+        };
+    List<String> known;
+    try {
+      known =
+          client.resources(RuntimeClass.class).list().getItems().stream()
+              .map(rc -> rc.getMetadata().getName())
+              .toList();
+    } catch (KubernetesClientException e) {
+      throw KubeErrors.of(e, "listing RuntimeClasses");
+    }
+    for (String c : candidates) {
+      if (known.contains(c)) {
+        return c;
+      }
+    }
+    throw new UnsupportedControlException(
+        "runtime '"
+            + runtime
+            + "' has no RuntimeClass in the cluster (it has "
+            + known
+            + "): an administrator installs the runtime on the nodes and creates a RuntimeClass"
+            + " named "
+            + candidates.get(0)
+            + "; 'agentnest doctor --backend kubernetes' lists them");
+  }
+
+  private Pod waitRunning(String ns, String id, String image) {
+    Pod p;
+    try {
+      p =
+          client
+              .pods()
+              .inNamespace(ns)
+              .withName(id)
+              .waitUntilCondition(
+                  x -> x == null || startEnded(x),
+                  settings.startTimeout().toSeconds(),
+                  TimeUnit.SECONDS);
+    } catch (KubernetesClientException e) {
+      if (e.getCause() instanceof java.util.concurrent.TimeoutException
+          || String.valueOf(e.getMessage()).contains("timed out")) {
+        throw new AgentNestException(
+            "sandbox pod "
+                + ns
+                + "/"
+                + id
+                + " did not start within "
+                + settings.startTimeout().toSeconds()
+                + " s ("
+                + describe(ns, id)
+                + "): check the node ('kubectl describe pod') or raise"
+                + " AGENTNEST_KUBERNETES_START_TIMEOUT_SECONDS");
+      }
+      throw KubeErrors.of(e, "waiting for sandbox pod " + ns + "/" + id);
+    }
+    if (p == null) {
+      throw new AgentNestException("sandbox pod " + ns + "/" + id + " was deleted while starting");
+    }
+    ContainerStateWaiting w = waiting(p);
+    if (w != null && IMAGE_MISSING.contains(w.getReason())) {
+      throw new ImageNotFoundException(
+          "image '"
+              + image
+              + "' is not on the cluster's nodes and cannot be pulled ("
+              + w.getReason()
+              + "): push it to a registry the nodes pull from, or import it into the nodes'"
+              + " container runtime (scripts/k8s/cluster.sh import "
+              + image
+              + " on the test cluster)");
+    }
+    if (!"Running".equals(p.getStatus().getPhase())) {
+      throw new AgentNestException(
+          "sandbox pod " + ns + "/" + id + " did not start: " + describe(p));
+    }
+    return p;
+  }
+
+  private static boolean startEnded(Pod p) {
+    if (p.getStatus() == null) {
+      return false;
+    }
+    String phase = p.getStatus().getPhase();
+    if ("Running".equals(phase) || "Failed".equals(phase) || "Succeeded".equals(phase)) {
+      return true;
+    }
+    ContainerStateWaiting w = waiting(p);
+    return w != null
+        && (IMAGE_MISSING.contains(w.getReason()) || START_FAILED.contains(w.getReason()));
+  }
+
+  private static @Nullable ContainerStateWaiting waiting(Pod p) {
+    if (p.getStatus() == null) {
+      return null;
+    }
+    return p.getStatus().getContainerStatuses().stream()
+        .map(ContainerStatus::getState)
+        .filter(Objects::nonNull)
+        .map(s -> s.getWaiting())
+        .filter(Objects::nonNull)
+        .findFirst()
+        .orElse(null);
+  }
+
+  /** A bounded, escaped account of a pod's state, for error messages. */
+  static String describe(Pod p) {
+    StringBuilder b = new StringBuilder();
+    var st = p.getStatus();
+    b.append("phase ").append(st == null ? "unknown" : st.getPhase());
+    if (st != null) {
+      for (ContainerStatus cs : st.getContainerStatuses()) {
+        var s = cs.getState();
+        if (s != null && s.getWaiting() != null) {
+          b.append(", waiting: ").append(s.getWaiting().getReason());
+          if (s.getWaiting().getMessage() != null) {
+            b.append(" (").append(s.getWaiting().getMessage()).append(')');
+          }
+        }
+        if (s != null && s.getTerminated() != null) {
+          b.append(", terminated: ")
+              .append(s.getTerminated().getReason())
+              .append(" exit ")
+              .append(s.getTerminated().getExitCode());
+        }
+      }
+      if (st.getMessage() != null) {
+        b.append(", ").append(st.getMessage());
+      }
+    }
+    return Text.bounded(b.toString(), 800);
+  }
+
+  private String describe(String ns, String id) {
+    try {
+      Pod p = client.pods().inNamespace(ns).withName(id).get();
+      return p == null ? "gone" : describe(p);
+    } catch (KubernetesClientException e) {
+      return "state unknown";
+    }
+  }
+
+  /**
+   * The pids limit the sandbox's node enforces per pod: Kubernetes 1.20 has no per-pod setting, so
+   * the kubelet's {@code podPidsLimit} is the limit. Refused when no limit applies.
+   */
+  private long checkPids(Pod pod, long wanted) {
+    if (wanted <= 0) {
+      return 0;
+    }
+    String node = pod.getSpec().getNodeName();
+    long limit = node == null ? 0 : nodePids.computeIfAbsent(node, this::readNodePids);
+    if (limit <= 0) {
+      limit = settings.nodePidsLimit();
+    }
+    if (limit <= 0) {
+      throw new UnsupportedControlException(
+          "pids: node "
+              + node
+              + " sets no per-pod process limit (the kubelet's podPidsLimit), and this backend"
+              + " cannot set one per pod on this Kubernetes version: set podPidsLimit in the"
+              + " kubelets' configuration (e.g. 1024), or, if the backend may not read it, name it"
+              + " with AGENTNEST_KUBERNETES_NODE_PIDS_LIMIT");
+    }
+    return limit;
+  }
+
+  private long readNodePids(String node) {
+    try {
+      String body = client.raw("/api/v1/nodes/" + node + "/proxy/configz");
+      if (body == null) {
+        return 0;
+      }
+      JsonNode j = JSON.readTree(body);
+      return j.path("kubeletconfig").path("podPidsLimit").asLong(0);
+    } catch (IOException | KubernetesClientException e) {
+      LOG.debug("cannot read the kubelet configuration of node {}", node, e);
+      return 0;
+    }
+  }
+
+  // -------------------------------------------------------------------------------- connect
+
+  private BackendSandbox connect(String ns, String id, List<String> command) {
+    ByteTail err = new ByteTail(16 * 1024);
+    ExecWatch w;
+    try {
+      w =
+          client
+              .pods()
+              .inNamespace(ns)
+              .withName(id)
+              .inContainer(PodSpecs.CONTAINER)
+              .redirectingInput()
+              .redirectingOutput()
+              .writingError(err)
+              .exec(command.toArray(String[]::new));
+    } catch (KubernetesClientException e) {
+      throw KubeErrors.of(e, "starting the agent in sandbox pod " + ns + "/" + id);
+    }
+    return new KubeSandbox(id, w, err, () -> describe(ns, id));
+  }
+
+  public BackendSandbox attach(String id, List<String> command) {
+    Pod p = find(id).orElseThrow(() -> notFound(id));
+    if (!"Running".equals(p.getStatus().getPhase())) {
+      throw new SandboxNotFoundException(
+          "sandbox "
+              + id
+              + " is not running ("
+              + describe(p)
+              + "): destroy it with 'agentnest rm'");
+    }
+    return connect(p.getMetadata().getNamespace(), id, command);
+  }
+
+  private static SandboxNotFoundException notFound(String id) {
+    return new SandboxNotFoundException(
+        "no sandbox pod '"
+            + Text.bounded(id, 80)
+            + "' in the cluster's AgentNest namespaces: 'agentnest ls' lists them");
+  }
+
+  // ---------------------------------------------------------------------------- list & remove
+
+  Optional<Pod> find(String id) {
+    if (!ID.matcher(id).matches()) {
+      return Optional.empty();
+    }
+    try {
+      Pod p = client.pods().inNamespace(settings.namespaceOf(null)).withName(id).get();
+      if (p != null && managed(p)) {
+        return Optional.of(p);
+      }
+      return managedPods().stream().filter(x -> x.getMetadata().getName().equals(id)).findFirst();
+    } catch (KubernetesClientException e) {
+      throw KubeErrors.of(e, "looking up sandbox " + id);
+    }
+  }
+
+  private boolean managed(Pod p) {
+    return "true".equals(p.getMetadata().getLabels().get(PodSpecs.MANAGED_LABEL))
+        && p.getMetadata().getNamespace().startsWith(settings.namespacePrefix());
+  }
+
+  /** Every pod this backend manages, in every tenant namespace the account may list. */
+  List<Pod> managedPods() {
+    try {
+      return client
+          .pods()
+          .inAnyNamespace()
+          .withLabel(PodSpecs.MANAGED_LABEL, "true")
+          .list()
+          .getItems()
+          .stream()
+          .filter(this::managed)
+          .toList();
+    } catch (KubernetesClientException e) {
+      if (e.getCode() != 403) {
+        throw KubeErrors.of(e, "listing sandbox pods");
+      }
+      // A tenant-scoped account: its own namespace only.
+      return client
+          .pods()
+          .inNamespace(settings.namespaceOf(null))
+          .withLabel(PodSpecs.MANAGED_LABEL, "true")
+          .list()
+          .getItems();
+    }
+  }
+
+  public List<SandboxInfo> list() {
+    return managedPods().stream()
+        .filter(p -> "sandbox".equals(p.getMetadata().getLabels().get(PodSpecs.ROLE_LABEL)))
+        .map(KubeCluster::info)
+        .toList();
+  }
+
+  public Optional<SandboxInfo> inspect(String id) {
+    return find(id).map(KubeCluster::info);
+  }
+
+  static SandboxInfo info(Pod p) {
+    String phase = p.getStatus() == null ? "Unknown" : String.valueOf(p.getStatus().getPhase());
+    String state =
+        switch (phase) {
+          case "Running" -> "running";
+          case "Pending" -> "created";
+          case "Succeeded", "Failed" -> "exited";
+          default -> "unknown";
+        };
+    String rc = p.getSpec().getRuntimeClassName();
+    return new SandboxInfo(
+        p.getMetadata().getName(),
+        "kubernetes",
+        p.getSpec().getContainers().get(0).getImage(),
+        rc == null ? "runc" : rc,
+        state,
+        created(p),
+        labels(p));
+  }
+
+  private static Instant created(Pod p) {
+    try {
+      return Instant.parse(p.getMetadata().getCreationTimestamp());
+    } catch (RuntimeException e) {
+      return Instant.EPOCH;
+    }
+  }
+
+  static Map<String, String> labels(Pod p) {
+    String json = p.getMetadata().getAnnotations().get(PodSpecs.LABELS_ANNOTATION);
+    if (json == null || json.length() > 256 * 1024) {
+      return p.getMetadata().getLabels();
+    }
+    try {
+      Map<String, String> m = JSON.readValue(json, new TypeReference<Map<String, String>>() {});
+      m.put(
+          PodSpecs.TENANT_LABEL,
+          p.getMetadata().getLabels().getOrDefault(PodSpecs.TENANT_LABEL, ""));
+      return m;
+    } catch (IOException e) {
+      return p.getMetadata().getLabels();
+    }
+  }
+
+  public void destroy(String id) {
+    Optional<Pod> p = find(id);
+    if (p.isEmpty()) {
+      return;
+    }
+    deleteAndWait(p.get().getMetadata().getNamespace(), id);
+  }
+
+  private void deleteAndWait(String ns, String id) {
+    try {
+      client.pods().inNamespace(ns).withName(id).withGracePeriod(0).delete();
+      client
+          .pods()
+          .inNamespace(ns)
+          .withName(id)
+          .waitUntilCondition(Objects::isNull, 60, TimeUnit.SECONDS);
+    } catch (KubernetesClientException e) {
+      throw KubeErrors.of(e, "deleting sandbox pod " + ns + "/" + id);
+    }
+  }
+
+  private void deleteQuietly(String ns, String id) {
+    try {
+      client.pods().inNamespace(ns).withName(id).withGracePeriod(0).delete();
+    } catch (KubernetesClientException e) {
+      LOG.warn("could not delete sandbox pod {}/{}: {}", ns, id, e.getMessage());
+    }
+  }
+
+  public List<ManagedResource> resources() {
+    List<ManagedResource> out = new ArrayList<>();
+    for (Pod p : managedPods()) {
+      SandboxInfo i = info(p);
+      out.add(
+          new ManagedResource(
+              "container",
+              i.id(),
+              p.getMetadata().getNamespace() + "/" + i.id(),
+              i.state(),
+              i.created(),
+              0,
+              i.labels()));
+    }
+    return out;
+  }
+
+  public List<RuntimeClass> runtimeClasses() {
+    return client.resources(RuntimeClass.class).list().getItems();
+  }
+
+  public Duration startTimeout() {
+    return settings.startTimeout();
+  }
+}

@@ -1,0 +1,160 @@
+package io.agentnest.kubernetes.internal;
+
+import io.agentnest.AgentNestException;
+import io.agentnest.SandboxConfig;
+import io.agentnest.spi.HealthCheck;
+import io.agentnest.spi.SandboxSpec;
+import io.fabric8.kubernetes.api.model.ResourceQuota;
+import io.fabric8.kubernetes.api.model.authorization.v1.SelfSubjectAccessReview;
+import io.fabric8.kubernetes.api.model.authorization.v1.SelfSubjectAccessReviewBuilder;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/** {@code agentnest doctor --backend kubernetes}: what the backend needs from the cluster. */
+public final class KubeDoctor {
+  private KubeDoctor() {}
+
+  /** What the backend does in a tenant namespace, as (verb, resource, subresource). */
+  static final List<String[]> NEEDED =
+      List.of(
+          new String[] {"create", "pods", ""},
+          new String[] {"get", "pods", ""},
+          new String[] {"list", "pods", ""},
+          new String[] {"delete", "pods", ""},
+          new String[] {"create", "pods", "exec"},
+          new String[] {"get", "resourcequotas", ""},
+          new String[] {"get", "networkpolicies", ""});
+
+  public static List<HealthCheck> run(KubeCluster cluster) {
+    List<HealthCheck> out = new ArrayList<>();
+    KubernetesClient c = cluster.client();
+    KubeSettings s = cluster.settings();
+    String ns = s.namespaceOf(null);
+    try {
+      var v = c.getKubernetesVersion();
+      out.add(
+          HealthCheck.ok(
+              "kubernetes api", c.getMasterUrl() + " answers, version " + v.getGitVersion()));
+    } catch (KubernetesClientException e) {
+      out.add(
+          HealthCheck.fail(
+              "kubernetes api",
+              "no answer from the cluster: " + Text.bounded(String.valueOf(e.getMessage()), 300),
+              "check KUBECONFIG (or AGENTNEST_KUBERNETES_CONTEXT) and that the cluster is up"));
+      return out;
+    }
+    List<String> missing = new ArrayList<>();
+    for (String[] n : NEEDED) {
+      if (!allowed(c, ns, n[0], n[1], n[2])) {
+        missing.add(n[0] + " " + n[1] + (n[2].isEmpty() ? "" : "/" + n[2]));
+      }
+    }
+    out.add(
+        missing.isEmpty()
+            ? HealthCheck.ok("kubernetes rbac", "the account may run sandboxes in " + ns)
+            : HealthCheck.fail(
+                "kubernetes rbac",
+                "in " + ns + " the account may not: " + String.join(", ", missing),
+                "apply deploy/kubernetes/rbac.yaml for this tenant (kubectl apply -f ...)"));
+    try {
+      var rcs = cluster.runtimeClasses().stream().map(r -> r.getMetadata().getName()).toList();
+      out.add(
+          rcs.isEmpty()
+              ? HealthCheck.warn(
+                  "kubernetes runtime classes",
+                  "none: sandboxes run on the nodes' default runtime (runc)",
+                  "for stronger isolation install gVisor or Kata on the nodes and create a"
+                      + " RuntimeClass (deploy/kubernetes/runtimeclass-gvisor.yaml)")
+              : HealthCheck.ok("kubernetes runtime classes", String.join(", ", rcs)));
+    } catch (KubernetesClientException e) {
+      out.add(
+          HealthCheck.warn(
+              "kubernetes runtime classes",
+              "cannot list them: " + Text.bounded(String.valueOf(e.getMessage()), 200),
+              "grant 'list runtimeclasses' (deploy/kubernetes/rbac.yaml)"));
+    }
+    out.add(
+        s.seccompLocalhostProfile() != null
+            ? HealthCheck.ok(
+                "kubernetes seccomp",
+                "Localhost/" + s.seccompLocalhostProfile() + " (AgentNest's profile on the nodes)")
+            : HealthCheck.warn(
+                "kubernetes seccomp",
+                "RuntimeDefault: the container runtime's default profile, not AgentNest's",
+                "copy AgentNest's profile to each node's kubelet seccomp directory and set"
+                    + " AGENTNEST_KUBERNETES_SECCOMP_PROFILE (docs/kubernetes.md)"));
+    try {
+      cluster.tenants().ensure(s.tenant(), ns);
+      ResourceQuota q = c.resourceQuotas().inNamespace(ns).withName(Tenants.QUOTA).get();
+      out.add(
+          q == null || q.getStatus() == null
+              ? HealthCheck.warn("kubernetes quota", "no quota status in " + ns, "")
+              : HealthCheck.ok(
+                  "kubernetes quota",
+                  ns + ": used " + q.getStatus().getUsed() + " of " + q.getStatus().getHard()));
+      IsolationCanary.Result iso =
+          cluster.canary().check(ns, s.tenant(), canarySpec(), s.startTimeout());
+      out.add(
+          iso.isolated()
+              ? HealthCheck.ok("kubernetes network isolation", iso.detail())
+              : s.allowUnisolatedNetwork()
+                  ? HealthCheck.warn(
+                      "kubernetes network isolation",
+                      iso.detail() + " (accepted: AGENTNEST_KUBERNETES_ALLOW_UNISOLATED_NETWORK)",
+                      "install a network plugin that enforces NetworkPolicy")
+                  : HealthCheck.fail(
+                      "kubernetes network isolation",
+                      iso.detail() + "; sandboxes are refused",
+                      "install a network plugin that enforces NetworkPolicy (Calico, Cilium,"
+                          + " ...)"));
+    } catch (AgentNestException e) {
+      out.add(
+          HealthCheck.fail("kubernetes tenant", String.valueOf(e.getMessage()), "see the message"));
+    }
+    return out;
+  }
+
+  private static SandboxSpec canarySpec() {
+    return new SandboxSpec(
+        SandboxConfig.DEFAULT_IMAGE,
+        null,
+        List.of("python3"),
+        "65534:65534",
+        Map.of(),
+        "/",
+        Map.of(),
+        0.1,
+        64L << 20,
+        64,
+        Map.of(),
+        true,
+        "{}",
+        true,
+        true,
+        true,
+        1024);
+  }
+
+  static boolean allowed(KubernetesClient c, String ns, String verb, String resource, String sub) {
+    SelfSubjectAccessReview r =
+        new SelfSubjectAccessReviewBuilder()
+            .withNewSpec()
+            .withNewResourceAttributes()
+            .withNamespace(ns.isEmpty() ? null : ns)
+            .withVerb(verb)
+            .withResource(resource)
+            .withSubresource(sub.isEmpty() ? null : sub)
+            .endResourceAttributes()
+            .endSpec()
+            .build();
+    try {
+      SelfSubjectAccessReview res = c.authorization().v1().selfSubjectAccessReview().create(r);
+      return res.getStatus() != null && Boolean.TRUE.equals(res.getStatus().getAllowed());
+    } catch (KubernetesClientException e) {
+      return false;
+    }
+  }
+}

@@ -1,0 +1,172 @@
+package io.agentnest.kubernetes.internal;
+
+import io.agentnest.ConfigException;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Function;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What the Kubernetes backend needs to know about the cluster beyond the kubeconfig: where tenants
+ * live, which seccomp profile the nodes hold, and what the administrator vouches for. Read from
+ * {@code AGENTNEST_KUBERNETES_*} environment variables (or the same names as system properties in
+ * lower case with dots, e.g. {@code agentnest.kubernetes.tenant}), as kubectl reads KUBECONFIG.
+ *
+ * @param kubeconfig a kubeconfig file; null: found as kubectl finds it (KUBECONFIG, ~/.kube/config,
+ *     or the in-cluster service account)
+ * @param context the kubeconfig context; null: the current one
+ * @param namespacePrefix tenant {@code t} lives in namespace {@code prefix + t}
+ * @param tenant the tenant of a sandbox whose configuration names none
+ * @param seccompLocalhostProfile the profile's path under the kubelet's seccomp directory on every
+ *     node ({@code Localhost}); null: {@code RuntimeDefault}, and the sandbox's labels say so
+ * @param allowUnisolatedNetwork the administrator's explicit opt-out: run sandboxes even where the
+ *     isolation canary finds that pods can reach each other
+ * @param nodePidsLimit what the administrator says every node's kubelet enforces per pod ({@code
+ *     podPidsLimit}), for when the backend may not read the kubelet's configuration; 0: unknown
+ * @param quota the ResourceQuota each tenant namespace gets
+ * @param imagePullPolicy {@code IfNotPresent}, {@code Never} or {@code Always}
+ * @param startTimeout how long a pod may take from creation to running
+ */
+public record KubeSettings(
+    @Nullable String kubeconfig,
+    @Nullable String context,
+    String namespacePrefix,
+    String tenant,
+    @Nullable String seccompLocalhostProfile,
+    boolean allowUnisolatedNetwork,
+    long nodePidsLimit,
+    Quota quota,
+    String imagePullPolicy,
+    Duration startTimeout) {
+
+  /** A DNS-1123 label: what a namespace name must be. */
+  private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
+
+  /**
+   * The quota of a tenant namespace; a null field is not limited.
+   *
+   * @param pods at most this many pods (sandboxes, pool members and canaries)
+   * @param cpu the sum of CPU limits, in Kubernetes quantity notation ("16", "500m")
+   * @param memory the sum of memory limits ("64Gi")
+   */
+  public record Quota(@Nullable Integer pods, @Nullable String cpu, @Nullable String memory) {}
+
+  public KubeSettings {
+    if (!DNS_LABEL.matcher(namespacePrefix + "x").matches() || namespacePrefix.length() > 40) {
+      throw new ConfigException(
+          "kubernetes namespace_prefix '"
+              + namespacePrefix
+              + "' is not usable: a namespace name is lower-case letters, digits and '-' (at most"
+              + " 63 characters with the tenant): use e.g. 'agentnest-'");
+    }
+    tenantNamespace(namespacePrefix, tenant);
+    if (!imagePullPolicy.equals("IfNotPresent")
+        && !imagePullPolicy.equals("Never")
+        && !imagePullPolicy.equals("Always")) {
+      throw new ConfigException(
+          "kubernetes image_pull_policy '"
+              + imagePullPolicy
+              + "' is not one of IfNotPresent, Never, Always");
+    }
+    if (nodePidsLimit < 0) {
+      throw new ConfigException(
+          "kubernetes node_pids_limit must be 0 (unknown) or the nodes' podPidsLimit, not "
+              + nodePidsLimit);
+    }
+  }
+
+  /** The namespace of {@code tenant}; a bad tenant name is an error that says what is allowed. */
+  public String namespaceOf(@Nullable String tenantOrNull) {
+    return tenantNamespace(namespacePrefix, tenantOrNull == null ? tenant : tenantOrNull);
+  }
+
+  private static String tenantNamespace(String prefix, String tenant) {
+    String ns = prefix + tenant;
+    if (!DNS_LABEL.matcher(tenant).matches() || ns.length() > 63) {
+      throw new ConfigException(
+          "tenant '"
+              + tenant
+              + "' cannot name a Kubernetes namespace: use lower-case letters, digits and '-',"
+              + " starting and ending with a letter or digit, at most "
+              + (63 - prefix.length())
+              + " characters");
+    }
+    return ns;
+  }
+
+  /** From the environment and system properties. */
+  public static KubeSettings fromEnvironment() {
+    return from(KubeSettings::lookup);
+  }
+
+  static KubeSettings from(Function<String, @Nullable String> get) {
+    String pods = get.apply("QUOTA_PODS");
+    Integer podQuota = null;
+    if (pods != null) {
+      try {
+        podQuota = Integer.valueOf(pods.trim());
+      } catch (NumberFormatException e) {
+        throw new ConfigException(
+            "AGENTNEST_KUBERNETES_QUOTA_PODS '" + pods + "' is not a whole number, e.g. 50");
+      }
+    }
+    String pidsLimit = get.apply("NODE_PIDS_LIMIT");
+    long nodePids;
+    try {
+      nodePids = pidsLimit == null ? 0 : Long.parseLong(pidsLimit.trim());
+    } catch (NumberFormatException e) {
+      throw new ConfigException(
+          "AGENTNEST_KUBERNETES_NODE_PIDS_LIMIT '"
+              + pidsLimit
+              + "' is not a whole number: give the kubelets' podPidsLimit, e.g. 1024");
+    }
+    String timeout = get.apply("START_TIMEOUT_SECONDS");
+    Duration start;
+    try {
+      start = Duration.ofSeconds(timeout == null ? 180 : Long.parseLong(timeout.trim()));
+    } catch (NumberFormatException e) {
+      throw new ConfigException(
+          "AGENTNEST_KUBERNETES_START_TIMEOUT_SECONDS '" + timeout + "' is not a whole number");
+    }
+    return new KubeSettings(
+        get.apply("KUBECONFIG"),
+        get.apply("CONTEXT"),
+        orDefault(get.apply("NAMESPACE_PREFIX"), "agentnest-"),
+        orDefault(get.apply("TENANT"), "default"),
+        get.apply("SECCOMP_PROFILE"),
+        Boolean.parseBoolean(orDefault(get.apply("ALLOW_UNISOLATED_NETWORK"), "false")),
+        nodePids,
+        new Quota(podQuota, get.apply("QUOTA_CPU"), get.apply("QUOTA_MEMORY")),
+        orDefault(get.apply("IMAGE_PULL_POLICY"), "IfNotPresent"),
+        start);
+  }
+
+  private static String orDefault(@Nullable String v, String d) {
+    return v == null || v.isBlank() ? d : v.trim();
+  }
+
+  private static @Nullable String lookup(String key) {
+    String v =
+        System.getProperty(
+            "agentnest.kubernetes." + key.toLowerCase(Locale.ROOT).replace('_', '.'));
+    if (v == null) {
+      v = System.getenv("AGENTNEST_KUBERNETES_" + key);
+    }
+    return v == null || v.isBlank() ? null : v;
+  }
+
+  /** For tests: settings from a map of the keys without their prefix. */
+  static KubeSettings of(Map<String, String> values) {
+    return from(values::get);
+  }
+
+  /**
+   * Settings from a map of the keys without their {@code AGENTNEST_KUBERNETES_} prefix (e.g. {@code
+   * TENANT}), for embedding several backends in one process.
+   */
+  public static KubeSettings fromMap(Map<String, String> values) {
+    return from(values::get);
+  }
+}

@@ -1,0 +1,45 @@
+package io.agentnest.kubernetes.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.agentnest.ConfigException;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class KubeSettingsTest {
+  @Test
+  void defaultsPutTheDefaultTenantInItsOwnNamespace() {
+    KubeSettings s = KubeSettings.of(Map.of());
+    assertThat(s.namespaceOf(null)).isEqualTo("agentnest-default");
+    assertThat(s.namespaceOf("search")).isEqualTo("agentnest-search");
+    assertThat(s.allowUnisolatedNetwork()).isFalse();
+    assertThat(s.imagePullPolicy()).isEqualTo("IfNotPresent");
+  }
+
+  @Test
+  void aTenantThatCannotNameANamespaceIsRefusedWithWhatIsAllowed() {
+    KubeSettings s = KubeSettings.of(Map.of());
+    for (String bad : new String[] {"Search", "../x", "a_b", "-a", "x".repeat(60), ""}) {
+      assertThatThrownBy(() -> s.namespaceOf(bad))
+          .isInstanceOf(ConfigException.class)
+          .hasMessageContaining("lower-case letters");
+    }
+  }
+
+  @Test
+  void badNumbersAndPoliciesNameTheSettingAndTheFix() {
+    assertThatThrownBy(() -> KubeSettings.of(Map.of("QUOTA_PODS", "many")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("AGENTNEST_KUBERNETES_QUOTA_PODS");
+    assertThatThrownBy(() -> KubeSettings.of(Map.of("NODE_PIDS_LIMIT", "-1")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("node_pids_limit");
+    assertThatThrownBy(() -> KubeSettings.of(Map.of("IMAGE_PULL_POLICY", "Sometimes")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("IfNotPresent, Never, Always");
+    assertThatThrownBy(() -> KubeSettings.of(Map.of("NAMESPACE_PREFIX", "Agent_")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("namespace_prefix");
+  }
+}

@@ -1,0 +1,348 @@
+#!/usr/bin/env bash
+# A real single-node Kubernetes cluster on loopback for the Kubernetes backend's tests: etcd,
+# kube-apiserver, controller-manager, scheduler and a kubelet (binaries from build-kubernetes.sh),
+# on a containerd of its own with the CRI plugin (the kubelet's dockershim cannot run pods on this
+# machine: root lacks CAP_SYS_RESOURCE, and dockershim hard-codes oom_score_adj -998).
+#
+# Pods get one interface on a CNI macvlan in private mode over an empty bridge: an address (the CRI
+# needs one) but no route off the machine, no way to the host, and no way to each other. That is
+# the isolation the backend checks for with its canary (a NetworkPolicy alone is not enforced by
+# this network plugin). No registry: images are imported from the local Docker engine.
+#
+#   cluster.sh up        start what is not running (idempotent); prints the admin kubeconfig path
+#   cluster.sh down      stop everything this script started and remove its pods
+#   cluster.sh status    exit 0 when the API answers and the node is Ready
+#   cluster.sh import IMAGE...   copy images from the Docker engine into the cluster's containerd
+set -euo pipefail
+
+HERE="$(cd "$(dirname "$0")" && pwd)"
+S="${AGENTNEST_K8S_STATE:-/var/lib/agentnest-k8s}"
+API_PORT="${AGENTNEST_K8S_API_PORT:-16443}"
+ETCD_PORT=12379
+ETCD_PEER_PORT=12380
+LINK=agentnest-k8s0
+POD_SUBNET=10.244.0.0/24
+PAUSE_IMAGE=agentnest.local/pause:1
+SOCK="$S/containerd/containerd.sock"
+KUBECONFIG_ADMIN="$S/admin.kubeconfig"
+
+log() { printf '[k8s] %s\n' "$*" >&2; }
+die() { log "$*"; exit 1; }
+
+[ "$(id -u)" -eq 0 ] || die "needs root (it starts a kubelet and a containerd)"
+
+pidfile() { echo "$S/run/$1.pid"; }
+running() {
+  local p
+  p="$(cat "$(pidfile "$1")" 2>/dev/null)" || return 1
+  [ -n "$p" ] && kill -0 "$p" 2>/dev/null
+}
+# Starts a daemon in its own session, logging to a size-capped file where the program can cap it.
+start() {
+  local name="$1"
+  shift
+  if running "$name"; then
+    return 0
+  fi
+  log "starting $name"
+  setsid "$@" </dev/null >>"$S/logs/$name.out" 2>&1 &
+  echo $! >"$(pidfile "$name")"
+}
+wait_for() {
+  local what="$1" tries="$2"
+  shift 2
+  local i
+  for ((i = 0; i < tries; i++)); do
+    if "$@" >/dev/null 2>&1; then
+      return 0
+    fi
+    sleep 1
+  done
+  die "$what did not come up in ${tries}s: see $S/logs"
+}
+kubectl_() { kubectl --kubeconfig "$KUBECONFIG_ADMIN" "$@"; }
+api_up() { curl -fsS --cacert "$S/pki/ca.crt" --cert "$S/pki/admin.crt" --key "$S/pki/admin.key" "https://127.0.0.1:$API_PORT/readyz"; }
+node_ready() {
+  [ "$(kubectl_ get node localhost -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]
+}
+
+packages() {
+  local need=()
+  command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
+  command -v kubectl >/dev/null 2>&1 || need+=(kubernetes-client)
+  [ -x /usr/lib/cni/macvlan ] || need+=(containernetworking-plugins)
+  command -v containerd >/dev/null 2>&1 || need+=(containerd)
+  command -v openssl >/dev/null 2>&1 || need+=(openssl)
+  if [ "${#need[@]}" -gt 0 ]; then
+    log "installing ${need[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+  fi
+}
+
+# --------------------------------------------------------------------------------- certificates
+cert() { # name subject [san]
+  local name="$1" subj="$2" san="${3:-}"
+  [ -s "$S/pki/$name.crt" ] && return 0
+  openssl req -new -newkey rsa:2048 -nodes -keyout "$S/pki/$name.key" -subj "$subj" \
+    -out "$S/pki/$name.csr" 2>/dev/null
+  local ext="$S/pki/$name.ext"
+  {
+    echo "basicConstraints=CA:FALSE"
+    echo "keyUsage=critical,digitalSignature,keyEncipherment"
+    echo "extendedKeyUsage=serverAuth,clientAuth"
+    [ -n "$san" ] && echo "subjectAltName=$san"
+  } >"$ext"
+  openssl x509 -req -in "$S/pki/$name.csr" -CA "$S/pki/ca.crt" -CAkey "$S/pki/ca.key" \
+    -CAcreateserial -days 3650 -extfile "$ext" -out "$S/pki/$name.crt" 2>/dev/null
+  chmod 0600 "$S/pki/$name.key"
+}
+kubeconfig() { # file user cert
+  local file="$1" user="$2" c="$3"
+  cat >"$file" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: agentnest
+  cluster:
+    certificate-authority: $S/pki/ca.crt
+    server: https://127.0.0.1:$API_PORT
+users:
+- name: $user
+  user:
+    client-certificate: $S/pki/$c.crt
+    client-key: $S/pki/$c.key
+contexts:
+- name: agentnest
+  context: {cluster: agentnest, user: $user}
+current-context: agentnest
+EOF
+  chmod 0600 "$file"
+}
+pki() {
+  mkdir -p "$S/pki"
+  chmod 0700 "$S/pki"
+  if [ ! -s "$S/pki/ca.crt" ]; then
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout "$S/pki/ca.key" -out "$S/pki/ca.crt" \
+      -days 3650 -subj "/CN=agentnest-test-cluster-ca" 2>/dev/null
+  fi
+  cert apiserver "/CN=kube-apiserver" \
+    "DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,IP:127.0.0.1,IP:10.96.0.1"
+  cert admin "/O=system:masters/CN=agentnest-admin"
+  cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client"
+  cert kubelet-client "/O=system:nodes/CN=system:node:localhost"
+  cert kubelet "/CN=localhost" "DNS:localhost,IP:127.0.0.1"
+  if [ ! -s "$S/pki/sa.key" ]; then
+    openssl genrsa -out "$S/pki/sa.key" 2048 2>/dev/null
+    openssl rsa -in "$S/pki/sa.key" -pubout -out "$S/pki/sa.pub" 2>/dev/null
+  fi
+  kubeconfig "$KUBECONFIG_ADMIN" agentnest-admin admin
+  kubeconfig "$S/kubelet.kubeconfig" system:node:localhost kubelet-client
+}
+
+# ------------------------------------------------------------------------------------- network
+network() {
+  if ! ip link show "$LINK" >/dev/null 2>&1; then
+    # A bridge with no ports as the macvlan parent (this kernel has no dummy links): nothing is
+    # attached to it, and it has no address, so it leads nowhere.
+    ip link add "$LINK" type bridge
+  fi
+  ip link set "$LINK" up
+  mkdir -p "$S/cni"
+  cat >"$S/cni/10-agentnest.conflist" <<EOF
+{
+  "cniVersion": "0.4.0",
+  "name": "agentnest-isolated",
+  "plugins": [
+    {
+      "type": "macvlan",
+      "master": "$LINK",
+      "mode": "private",
+      "ipam": {"type": "host-local", "subnet": "$POD_SUBNET", "dataDir": "$S/cni-ipam"}
+    }
+  ]
+}
+EOF
+}
+
+# ---------------------------------------------------------------------------------- containerd
+containerd_up() {
+  mkdir -p "$S/containerd"
+  cat >"$S/containerd/config.toml" <<EOF
+version = 2
+root = "$S/containerd/root"
+state = "$S/containerd/state"
+disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs",
+  "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper"]
+[grpc]
+  address = "$SOCK"
+[ttrpc]
+  address = "$SOCK.ttrpc"
+[debug]
+  level = "warn"
+[metrics]
+  address = ""
+[plugins."io.containerd.grpc.v1.cri"]
+  sandbox_image = "$PAUSE_IMAGE"
+  restrict_oom_score_adj = true
+  enable_selinux = false
+  [plugins."io.containerd.grpc.v1.cri".containerd]
+    snapshotter = "overlayfs"
+    default_runtime_name = "runc"
+    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+      runtime_type = "io.containerd.runc.v2"
+  [plugins."io.containerd.grpc.v1.cri".cni]
+    bin_dir = "/usr/lib/cni"
+    conf_dir = "$S/cni"
+    max_conf_num = 1
+EOF
+  start containerd containerd --config "$S/containerd/config.toml"
+  wait_for containerd 30 ctr -a "$SOCK" version
+}
+
+images() {
+  if ! ctr -a "$SOCK" -n k8s.io images check "name==$PAUSE_IMAGE" 2>/dev/null | grep -q "$PAUSE_IMAGE"; then
+    log "building $PAUSE_IMAGE"
+    local d
+    d="$(mktemp -d)"
+    CGO_ENABLED=0 GO111MODULE=off GOCACHE="$S/gocache" /usr/lib/go-1.19/bin/go build -ldflags "-s -w" \
+      -o "$d/pause" "$HERE/pause.go"
+    printf 'FROM scratch\nCOPY pause /pause\nUSER 65535:65535\nENTRYPOINT ["/pause"]\n' >"$d/Dockerfile"
+    docker build -q -t "$PAUSE_IMAGE" "$d" >/dev/null 2>&1
+    rm -rf "$d"
+    import "$PAUSE_IMAGE"
+  fi
+}
+
+import() {
+  local img
+  for img in "$@"; do
+    log "importing $img"
+    docker image inspect "$img" >/dev/null 2>&1 || die "no image $img in the Docker engine: build it first (agentnest image build)"
+    docker save "$img" | ctr -a "$SOCK" -n k8s.io images import --no-unpack=false - >/dev/null
+  done
+}
+
+# ------------------------------------------------------------------------------- control plane
+control_plane() {
+  local bin="$1"
+  mkdir -p "$S/etcd" && chmod 0700 "$S/etcd"
+  start etcd etcd --name agentnest --data-dir "$S/etcd" --log-level warn \
+    --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
+    --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
+    --initial-cluster "agentnest=http://127.0.0.1:$ETCD_PEER_PORT" --quota-backend-bytes 1073741824
+  wait_for etcd 30 curl -fsS "http://127.0.0.1:$ETCD_PORT/health"
+  local klog=(--logtostderr=false --alsologtostderr=false --log-file-max-size=50 --v=0)
+  start kube-apiserver "$bin/kube-apiserver" "${klog[@]}" --log-file="$S/logs/kube-apiserver.log" \
+    --etcd-servers="http://127.0.0.1:$ETCD_PORT" --bind-address=127.0.0.1 --secure-port="$API_PORT" \
+    --insecure-port=0 --advertise-address=127.0.0.1 --endpoint-reconciler-type=none \
+    --service-cluster-ip-range=10.96.0.0/24 --authorization-mode=Node,RBAC \
+    --client-ca-file="$S/pki/ca.crt" --tls-cert-file="$S/pki/apiserver.crt" \
+    --tls-private-key-file="$S/pki/apiserver.key" \
+    --kubelet-client-certificate="$S/pki/apiserver-kubelet-client.crt" \
+    --kubelet-client-key="$S/pki/apiserver-kubelet-client.key" \
+    --kubelet-certificate-authority="$S/pki/ca.crt" --kubelet-preferred-address-types=Hostname \
+    --service-account-key-file="$S/pki/sa.pub" --service-account-signing-key-file="$S/pki/sa.key" \
+    --service-account-issuer=https://kubernetes.default.svc --enable-admission-plugins=NodeRestriction \
+    --allow-privileged=false --profiling=false
+  wait_for kube-apiserver 120 api_up
+  start kube-controller-manager "$bin/kube-controller-manager" "${klog[@]}" \
+    --log-file="$S/logs/kube-controller-manager.log" --kubeconfig="$KUBECONFIG_ADMIN" \
+    --authentication-kubeconfig="$KUBECONFIG_ADMIN" --authorization-kubeconfig="$KUBECONFIG_ADMIN" \
+    --bind-address=127.0.0.1 --port=0 --leader-elect=false \
+    --service-account-private-key-file="$S/pki/sa.key" --root-ca-file="$S/pki/ca.crt" \
+    --cluster-signing-cert-file="$S/pki/ca.crt" --cluster-signing-key-file="$S/pki/ca.key" \
+    --use-service-account-credentials=false --profiling=false
+  start kube-scheduler "$bin/kube-scheduler" "${klog[@]}" --log-file="$S/logs/kube-scheduler.log" \
+    --kubeconfig="$KUBECONFIG_ADMIN" --authentication-kubeconfig="$KUBECONFIG_ADMIN" \
+    --authorization-kubeconfig="$KUBECONFIG_ADMIN" --bind-address=127.0.0.1 --port=0 \
+    --leader-elect=false --profiling=false
+}
+
+kubelet_up() {
+  local bin="$1"
+  mkdir -p "$S/kubelet/seccomp"
+  cat >"$S/kubelet.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: 127.0.0.1
+port: 10250
+readOnlyPort: 0
+healthzBindAddress: 127.0.0.1
+healthzPort: 10248
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: false}
+  x509: {clientCAFile: $S/pki/ca.crt}
+authorization: {mode: AlwaysAllow}
+tlsCertFile: $S/pki/kubelet.crt
+tlsPrivateKeyFile: $S/pki/kubelet.key
+cgroupDriver: cgroupfs
+failSwapOn: false
+# This is a developer's machine: never evict pods or collect the imported images for disk.
+evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%", nodefs.inodesFree: "1%"}
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+serializeImagePulls: false
+maxPods: 110
+containerLogMaxSize: 1Mi
+containerLogMaxFiles: 2
+# Kubernetes 1.20 has no per-pod pids setting: this is every sandbox pod's process limit.
+podPidsLimit: 256
+featureGates: {SizeMemoryBackedVolumes: true}
+EOF
+  start kubelet "$bin/kubelet" --logtostderr=false --alsologtostderr=false --log-file-max-size=50 \
+    --log-file="$S/logs/kubelet.log" --v=0 --config="$S/kubelet.yaml" \
+    --kubeconfig="$S/kubelet.kubeconfig" --container-runtime=remote \
+    --container-runtime-endpoint="unix://$SOCK" --image-service-endpoint="unix://$SOCK" \
+    --hostname-override=localhost --root-dir="$S/kubelet" --cert-dir="$S/pki/kubelet" \
+    --runtime-request-timeout=2m
+  wait_for "the node" 120 node_ready
+}
+
+up() {
+  mkdir -p "$S/run" "$S/logs"
+  packages
+  local bin
+  bin="$("$HERE/build-kubernetes.sh")"
+  pki
+  network
+  containerd_up
+  images
+  control_plane "$bin"
+  kubelet_up "$bin"
+  log "cluster ready: KUBECONFIG=$KUBECONFIG_ADMIN"
+  echo "$KUBECONFIG_ADMIN"
+}
+
+down() {
+  local n
+  for n in kubelet kube-scheduler kube-controller-manager; do
+    running "$n" && kill "$(cat "$(pidfile "$n")")" 2>/dev/null || true
+  done
+  if running containerd; then
+    local t
+    for t in $(ctr -a "$SOCK" -n k8s.io tasks ls -q 2>/dev/null); do
+      ctr -a "$SOCK" -n k8s.io tasks kill -s SIGKILL "$t" >/dev/null 2>&1 || true
+    done
+    sleep 1
+    for t in $(ctr -a "$SOCK" -n k8s.io containers ls -q 2>/dev/null); do
+      ctr -a "$SOCK" -n k8s.io tasks delete "$t" >/dev/null 2>&1 || true
+      ctr -a "$SOCK" -n k8s.io containers delete "$t" >/dev/null 2>&1 || true
+    done
+  fi
+  for n in kube-apiserver etcd containerd; do
+    running "$n" && kill "$(cat "$(pidfile "$n")")" 2>/dev/null || true
+  done
+  # Memory-backed volumes and the pods' network namespaces the kubelet mounted.
+  grep -o " $S/[^ ]*" /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  log "stopped"
+}
+
+case "${1:-}" in
+  up) up ;;
+  down) down ;;
+  status) api_up >/dev/null 2>&1 && node_ready ;;
+  import) shift; import "$@" ;;
+  *) echo "usage: $0 up|down|status|import IMAGE..." >&2; exit 2 ;;
+esac
