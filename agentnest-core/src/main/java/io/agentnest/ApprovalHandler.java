@@ -1,7 +1,9 @@
 package io.agentnest;
 
+import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.function.Consumer;
 
 /**
  * Decides about an action a sandbox's policy neither allows nor denies outright, e.g. a network
@@ -35,8 +37,8 @@ public interface ApprovalHandler {
    * Allows every request and hands it to {@code recorder} first (the audit log records every
    * request and decision anyway): for watching what an agent would ask before enforcing rules.
    */
-  static ApprovalHandler allowAndRecord(java.util.function.Consumer<ApprovalRequest> recorder) {
-    java.util.Objects.requireNonNull(recorder, "recorder");
+  static ApprovalHandler allowAndRecord(Consumer<ApprovalRequest> recorder) {
+    Objects.requireNonNull(recorder, "recorder");
     return request -> {
       recorder.accept(request);
       return CompletableFuture.completedFuture(

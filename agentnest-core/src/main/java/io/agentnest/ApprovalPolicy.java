@@ -2,6 +2,7 @@ package io.agentnest;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -78,7 +79,7 @@ public final class ApprovalPolicy {
     this.fileDeletion = b.fileDeletion;
     this.systemModification = b.systemModification;
     this.shellRules = List.copyOf(b.shellRules);
-    this.pythonRules = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(b.pythonRules));
+    this.pythonRules = Collections.unmodifiableMap(new LinkedHashMap<>(b.pythonRules));
     this.writablePaths = List.copyOf(b.writablePaths);
     this.timeout = b.timeout;
   }

@@ -3,6 +3,7 @@ package io.agentnest;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Objects;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
@@ -100,7 +101,7 @@ public final class ExecOptions {
 
     /** Slow-consumer policy of streamed executions (default {@link Backpressure#BLOCK}). */
     public Builder backpressure(Backpressure policy) {
-      this.backpressure = java.util.Objects.requireNonNull(policy, "policy");
+      this.backpressure = Objects.requireNonNull(policy, "policy");
       return this;
     }
 

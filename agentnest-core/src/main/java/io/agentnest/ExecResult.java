@@ -2,6 +2,7 @@ package io.agentnest;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -38,11 +39,11 @@ public record ExecResult(
     @Nullable Limit limit,
     boolean truncated,
     boolean stateLost,
-    java.util.Map<String, Integer> redactions) {
+    Map<String, Integer> redactions) {
 
   public ExecResult {
     rich = List.copyOf(rich);
-    redactions = java.util.Map.copyOf(redactions);
+    redactions = Map.copyOf(redactions);
   }
 
   /** Standard output; the same as {@link #stdout()}. */

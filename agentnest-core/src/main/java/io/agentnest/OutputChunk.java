@@ -1,5 +1,7 @@
 package io.agentnest;
 
+import java.nio.charset.StandardCharsets;
+
 /**
  * A piece of output as the sandbox produced it.
  *
@@ -24,6 +26,6 @@ public record OutputChunk(Stream stream, byte[] data) {
 
   /** The chunk decoded as UTF-8, invalid bytes replaced. */
   public String text() {
-    return new String(data, java.nio.charset.StandardCharsets.UTF_8);
+    return new String(data, StandardCharsets.UTF_8);
   }
 }

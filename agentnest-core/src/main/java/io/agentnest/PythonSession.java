@@ -1,5 +1,7 @@
 package io.agentnest;
 
+import java.util.concurrent.CompletableFuture;
+
 /**
  * A long-lived Python interpreter inside a sandbox. Variables, imports and definitions persist
  * between calls.
@@ -21,7 +23,7 @@ public interface PythonSession {
   Execution start(String code, ExecOptions options);
 
   /** Async call; cancelling the future interrupts the code (KeyboardInterrupt). */
-  java.util.concurrent.CompletableFuture<ExecResult> runAsync(String code, ExecOptions options);
+  CompletableFuture<ExecResult> runAsync(String code, ExecOptions options);
 
   /** Ends the interpreter; the next call starts a fresh one. */
   void close();

@@ -1,6 +1,11 @@
 package io.agentnest;
 
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * An isolated sandbox: run Python in persistent sessions, shell commands, and work with files, all
@@ -73,10 +78,10 @@ public interface Sandbox extends AutoCloseable {
   Execution startCode(String code, ExecOptions options);
 
   /** Async shell command; cancelling the future stops the command in the sandbox. */
-  java.util.concurrent.CompletableFuture<ExecResult> execAsync(String command, ExecOptions options);
+  CompletableFuture<ExecResult> execAsync(String command, ExecOptions options);
 
   /** Async Python call in the default session; cancelling interrupts it. */
-  java.util.concurrent.CompletableFuture<ExecResult> runCodeAsync(String code, ExecOptions options);
+  CompletableFuture<ExecResult> runCodeAsync(String code, ExecOptions options);
 
   /**
    * An independent copy of this sandbox: its files and the state of its Python sessions. Later
@@ -109,7 +114,7 @@ public interface Sandbox extends AutoCloseable {
   void prepareForks(int n);
 
   /** How this sandbox was forked, if it is a fork. */
-  java.util.Optional<ForkReport> forkReport();
+  Optional<ForkReport> forkReport();
 
   /**
    * Regular files under the workspace whose relative path matches {@code glob} ({@link
@@ -129,7 +134,7 @@ public interface Sandbox extends AutoCloseable {
    * List<Artifact> saved = sandbox.exportArtifacts("output/*.png", Path.of("out"));
    * }</pre>
    */
-  List<Artifact> exportArtifacts(String glob, java.nio.file.Path hostDir);
+  List<Artifact> exportArtifacts(String glob, Path hostDir);
 
   /**
    * Copies a host file or directory (recursively) to {@code sandboxPath} in the workspace. Refuses
@@ -139,14 +144,14 @@ public interface Sandbox extends AutoCloseable {
    * sandbox.upload(Path.of("data"), "input");   // data/a.csv -> /workspace/input/a.csv
    * }</pre>
    */
-  List<Artifact> upload(java.nio.file.Path hostPath, String sandboxPath);
+  List<Artifact> upload(Path hostPath, String sandboxPath);
 
   /**
    * Unpacks a host tar archive into {@code sandboxPath}, after checking every entry on the host
    * (tar-slip, absolute names, links pointing outside, device entries, normalisation collisions,
    * size cap).
    */
-  List<Artifact> uploadArchive(java.nio.file.Path tarFile, String sandboxPath);
+  List<Artifact> uploadArchive(Path tarFile, String sandboxPath);
 
   /**
    * Saves this sandbox's files ({@code /workspace}, {@code /tmp}: what differs from the read-only
@@ -222,10 +227,10 @@ public interface Sandbox extends AutoCloseable {
   SandboxConfig config();
 
   /** When the sandbox's TTL runs out and it is destroyed. */
-  java.time.Instant expiresAt();
+  Instant expiresAt();
 
   /** Pushes the expiry later by {@code more}. */
-  void extend(java.time.Duration more);
+  void extend(Duration more);
 
   /** Whether the sandbox's agent still answers. */
   boolean isAlive();

@@ -1,10 +1,14 @@
 package io.agentnest;
 
+import io.agentnest.audit.AuditLog;
 import io.agentnest.config.Sizes;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
@@ -47,11 +51,11 @@ public final class SandboxConfig {
   private final Map<String, Secret> secretEnv;
   private final boolean redactCredentials;
   private final NetworkPolicy network;
-  private final java.util.List<java.util.function.Consumer<NetworkEvent>> networkListeners;
+  private final List<Consumer<NetworkEvent>> networkListeners;
   private final @Nullable ApprovalHandler approvalHandler;
   private final ApprovalPolicy approvals;
   private final SandboxBudgets budgets;
-  private final io.agentnest.audit.@Nullable AuditLog auditLog;
+  private final @Nullable AuditLog auditLog;
   private final String workdir;
   private final Map<String, String> labels;
   private final Duration execTimeout;
@@ -76,7 +80,7 @@ public final class SandboxConfig {
     this.secretEnv = Map.copyOf(b.secretEnv);
     this.redactCredentials = b.redactCredentials;
     this.network = b.network;
-    this.networkListeners = java.util.List.copyOf(b.networkListeners);
+    this.networkListeners = List.copyOf(b.networkListeners);
     this.approvalHandler = b.approvalHandler;
     this.approvals = b.approvals;
     this.budgets = b.budgets;
@@ -183,7 +187,7 @@ public final class SandboxConfig {
   }
 
   /** Receivers of every connection attempt (allowed, denied, approved). */
-  public java.util.List<java.util.function.Consumer<NetworkEvent>> networkListeners() {
+  public List<Consumer<NetworkEvent>> networkListeners() {
     return networkListeners;
   }
 
@@ -203,7 +207,7 @@ public final class SandboxConfig {
     return budgets;
   }
 
-  public io.agentnest.audit.@Nullable AuditLog auditLog() {
+  public @Nullable AuditLog auditLog() {
     return auditLog;
   }
 
@@ -281,12 +285,11 @@ public final class SandboxConfig {
     private final Map<String, Secret> secretEnv = new LinkedHashMap<>();
     private boolean redactCredentials = true;
     private NetworkPolicy network = NetworkPolicy.none();
-    private final java.util.List<java.util.function.Consumer<NetworkEvent>> networkListeners =
-        new java.util.ArrayList<>();
+    private final List<Consumer<NetworkEvent>> networkListeners = new ArrayList<>();
     private @Nullable ApprovalHandler approvalHandler;
     private ApprovalPolicy approvals = ApprovalPolicy.none();
     private SandboxBudgets budgets = SandboxBudgets.defaults();
-    private io.agentnest.audit.@Nullable AuditLog auditLog;
+    private @Nullable AuditLog auditLog;
     private String workdir = WORKSPACE;
     private final Map<String, String> labels = new LinkedHashMap<>();
     private Duration execTimeout = Duration.ofSeconds(60);
@@ -386,13 +389,13 @@ public final class SandboxConfig {
     }
 
     /** Receives every connection attempt of the sandbox (on a proxy thread: keep it quick). */
-    public Builder onNetworkEvent(java.util.function.Consumer<NetworkEvent> listener) {
+    public Builder onNetworkEvent(Consumer<NetworkEvent> listener) {
       networkListeners.add(Objects.requireNonNull(listener, "listener"));
       return this;
     }
 
     /** Sends this sandbox's audit events to {@code log} instead of the default log. */
-    public Builder auditLog(io.agentnest.audit.@Nullable AuditLog log) {
+    public Builder auditLog(@Nullable AuditLog log) {
       this.auditLog = log;
       return this;
     }

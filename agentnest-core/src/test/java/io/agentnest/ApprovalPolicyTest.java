@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.agentnest.ApprovalPolicy.Action;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -52,9 +54,8 @@ class ApprovalPolicyTest {
 
   @Test
   void allowAndRecordAllowsAndRecords() throws Exception {
-    List<ApprovalRequest> seen = new java.util.ArrayList<>();
-    ApprovalRequest r =
-        new ApprovalRequest("sb", "shell", "rm x", "shell command", java.time.Instant.now());
+    List<ApprovalRequest> seen = new ArrayList<>();
+    ApprovalRequest r = new ApprovalRequest("sb", "shell", "rm x", "shell command", Instant.now());
     ApprovalDecision d =
         ApprovalHandler.allowAndRecord(seen::add).decide(r).toCompletableFuture().get();
     assertThat(d.allowed()).isTrue();

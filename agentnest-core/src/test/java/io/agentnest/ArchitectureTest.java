@@ -10,6 +10,7 @@ import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
 import io.agentnest.audit.AuditLog;
 import io.agentnest.internal.DefaultSandbox;
+import io.agentnest.spi.RuntimeBackend;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -29,7 +30,7 @@ class ArchitectureTest {
   void importSeesTheCoreButNoTests() {
     assertThat(classes.contain(Sandbox.class)).isTrue();
     assertThat(classes.contain(DefaultSandbox.class)).isTrue();
-    assertThat(classes.contain(io.agentnest.spi.RuntimeBackend.class)).isTrue();
+    assertThat(classes.contain(RuntimeBackend.class)).isTrue();
     assertThat(classes.contain(ArchitectureTest.class)).isFalse();
   }
 

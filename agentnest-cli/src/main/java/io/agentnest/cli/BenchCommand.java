@@ -1,22 +1,34 @@
 package io.agentnest.cli;
 
 import io.agentnest.AgentNestException;
+import io.agentnest.ApprovalHandler;
+import io.agentnest.ApprovalPolicy;
+import io.agentnest.ConfigException;
+import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
+import io.agentnest.SnapshotInfo;
+import io.agentnest.internal.support.HostFiles;
 import io.agentnest.spi.Benchmark;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.ServiceLoader;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
+import me.tongfei.progressbar.ConsoleProgressBarConsumer;
 import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
 import me.tongfei.progressbar.ProgressBarStyle;
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -78,7 +90,7 @@ final class BenchCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     if (iterations < 1 || coldIterations < 1 || warmup < 0) {
-      throw new io.agentnest.ConfigException("iterations must be >= 1 and warmup >= 0");
+      throw new ConfigException("iterations must be >= 1 and warmup >= 0");
     }
     SandboxConfig config = sandbox.toConfig();
     Map<String, double[]> samples = new LinkedHashMap<>();
@@ -167,10 +179,10 @@ final class BenchCommand implements Callable<Integer> {
     StringBuilder partial = new StringBuilder();
     sb.runCode(
         code,
-        io.agentnest.ExecOptions.builder()
+        ExecOptions.builder()
             .onOutput(
                 c -> {
-                  java.time.Instant now = java.time.Instant.now();
+                  Instant now = Instant.now();
                   long nowNs = now.getEpochSecond() * 1_000_000_000L + now.getNano();
                   partial.append(c.text());
                   int nl;
@@ -240,10 +252,10 @@ final class BenchCommand implements Callable<Integer> {
   /** Save and restore of a sandbox with 10 MB of files and 10 MB of session state. */
   private void snapshot(SandboxConfig config, Map<String, double[]> samples) {
     String before = System.getProperty("agentnest.home");
-    java.nio.file.Path home;
+    Path home;
     try {
-      home = java.nio.file.Files.createTempDirectory("agentnest-snapshot-bench-");
-    } catch (java.io.IOException ex) {
+      home = Files.createTempDirectory("agentnest-snapshot-bench-");
+    } catch (IOException ex) {
       throw new AgentNestException("cannot create a temporary directory: " + ex.getMessage(), ex);
     }
     System.setProperty("agentnest.home", home.toString());
@@ -260,19 +272,18 @@ final class BenchCommand implements Callable<Integer> {
       samples.put(
           "snapshot save 10 MB files + 10 MB session",
           measure("snapshot save", n, Math.min(warmup, 1), () -> sb.snapshot("b" + i[0]++)));
-      io.agentnest.SnapshotInfo saved =
+      SnapshotInfo saved =
           Sandbox.snapshots().stream().filter(s -> s.name().equals("b0")).findFirst().orElseThrow();
       long parts = 0;
       StringBuilder sizes = new StringBuilder();
-      java.nio.file.Path b0 = home.resolve("snapshots").resolve("b0");
-      try (var files = java.nio.file.Files.walk(b0, 3)) {
-        for (java.nio.file.Path f :
-            files.filter(java.nio.file.Files::isRegularFile).sorted().limit(1000).toList()) {
-          long size = java.nio.file.Files.size(f);
+      Path b0 = home.resolve("snapshots").resolve("b0");
+      try (var files = Files.walk(b0, 3)) {
+        for (Path f : files.filter(Files::isRegularFile).sorted().limit(1000).toList()) {
+          long size = Files.size(f);
           parts += size;
           sizes.append(String.format(" %s %.1f MB,", b0.relativize(f), size / 1e6));
         }
-      } catch (java.io.IOException ex) {
+      } catch (IOException ex) {
         throw new AgentNestException("cannot read the snapshot: " + ex.getMessage(), ex);
       }
       (json ? System.err : System.out)
@@ -308,8 +319,8 @@ final class BenchCommand implements Callable<Integer> {
         System.setProperty("agentnest.home", before);
       }
       try {
-        io.agentnest.internal.support.HostFiles.deleteTree(home);
-      } catch (java.io.IOException ignored) {
+        HostFiles.deleteTree(home);
+      } catch (IOException ignored) {
         // a temporary directory
       }
     }
@@ -317,10 +328,10 @@ final class BenchCommand implements Callable<Integer> {
 
   /** Export and upload of 100 files, 10 MB in all. */
   private void artifacts(SandboxConfig config, Map<String, double[]> samples) {
-    java.nio.file.Path dir;
+    Path dir;
     try {
-      dir = java.nio.file.Files.createTempDirectory("agentnest-artifacts-bench-");
-    } catch (java.io.IOException ex) {
+      dir = Files.createTempDirectory("agentnest-artifacts-bench-");
+    } catch (IOException ex) {
       throw new AgentNestException("cannot create a temporary directory: " + ex.getMessage(), ex);
     }
     try (Sandbox sb = Sandbox.create(config)) {
@@ -340,7 +351,7 @@ final class BenchCommand implements Callable<Integer> {
               n,
               Math.min(warmup, 1),
               () -> sb.exportArtifacts("output/*.bin", dir.resolve("r" + round[0]++))));
-      java.nio.file.Path source = dir.resolve("r0").resolve("output");
+      Path source = dir.resolve("r0").resolve("output");
       samples.put(
           "upload 100 files 10 MB",
           measure(
@@ -350,8 +361,8 @@ final class BenchCommand implements Callable<Integer> {
               () -> sb.upload(source, "uploaded/u" + round[0]++)));
     } finally {
       try {
-        io.agentnest.internal.support.HostFiles.deleteTree(dir);
-      } catch (java.io.IOException ignored) {
+        HostFiles.deleteTree(dir);
+      } catch (IOException ignored) {
         // a temporary directory
       }
     }
@@ -361,8 +372,8 @@ final class BenchCommand implements Callable<Integer> {
   private void approvals(SandboxConfig config, Map<String, double[]> samples) {
     SandboxConfig guarded =
         config.toBuilder()
-            .approvals(io.agentnest.ApprovalPolicy.recommended())
-            .approvalHandler(io.agentnest.ApprovalHandler.allowAll())
+            .approvals(ApprovalPolicy.recommended())
+            .approvalHandler(ApprovalHandler.allowAll())
             .build();
     try (Sandbox sb = Sandbox.create(guarded)) {
       samples.put(
@@ -419,7 +430,7 @@ final class BenchCommand implements Callable<Integer> {
       }
       if (want("file-1mib")) {
         byte[] data = new byte[1 << 20];
-        new java.util.Random(42).nextBytes(data);
+        new Random(42).nextBytes(data);
         samples.put(
             "file-1mib",
             measure(
@@ -443,7 +454,7 @@ final class BenchCommand implements Callable<Integer> {
     return only.isEmpty() || only.contains(op);
   }
 
-  private static void check(ExecResult r, @org.jspecify.annotations.Nullable String expected) {
+  private static void check(ExecResult r, @Nullable String expected) {
     if (r.error() != null || (expected != null && !expected.equals(r.result()))) {
       throw new AgentNestException("benchmark call returned an unexpected result: " + r);
     }
@@ -465,7 +476,7 @@ final class BenchCommand implements Callable<Integer> {
             .setTaskName(op)
             .setInitialMax(n)
             .setStyle(ProgressBarStyle.ASCII)
-            .setConsumer(new me.tongfei.progressbar.ConsoleProgressBarConsumer(System.err))
+            .setConsumer(new ConsoleProgressBarConsumer(System.err))
             .build()) {
       for (int i = 0; i < n; i++) {
         before.run();

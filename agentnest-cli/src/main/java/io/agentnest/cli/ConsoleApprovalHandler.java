@@ -5,6 +5,7 @@ import io.agentnest.ApprovalHandler;
 import io.agentnest.ApprovalRequest;
 import io.agentnest.internal.support.HumanText;
 import java.io.BufferedReader;
+import java.io.Console;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.util.ArrayDeque;
@@ -47,7 +48,7 @@ final class ConsoleApprovalHandler implements ApprovalHandler {
 
   /** The terminal's handler, or null when this process has no terminal. */
   static @Nullable ConsoleApprovalHandler onTerminal(OpenQuestions questions) {
-    java.io.Console c = System.console();
+    Console c = System.console();
     if (c == null) {
       return null;
     }

@@ -1,10 +1,12 @@
 package io.agentnest.cli;
 
+import io.agentnest.ExecError;
 import io.agentnest.ExecResult;
 import io.agentnest.FileOperationException;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import java.util.concurrent.Callable;
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 
@@ -24,7 +26,7 @@ final class DemoCommand implements Callable<Integer> {
     System.out.printf("%n%d. %s%n", ++step, title);
   }
 
-  private static void show(String label, @org.jspecify.annotations.Nullable String text) {
+  private static void show(String label, @Nullable String text) {
     String value = String.valueOf(text);
     System.out.printf(
         "   %-28s %s%n", label, value.strip().replace("\n", "\n   " + " ".repeat(29)));
@@ -44,7 +46,7 @@ final class DemoCommand implements Callable<Integer> {
       sb.runCode("b = a + 1");
       show(">>> b = a + 1; then: b", sb.runCode("b").result());
       ExecResult err = sb.runCode("1 / 0");
-      io.agentnest.ExecError pyErr = err.error();
+      ExecError pyErr = err.error();
       show(
           ">>> 1 / 0",
           (pyErr == null ? "?" : pyErr.name() + ": " + pyErr.value()) + " (a result, not a crash)");

@@ -1,9 +1,20 @@
 package io.agentnest.cli;
 
+import io.agentnest.ApprovalDecision;
+import io.agentnest.ApprovalHandler;
+import io.agentnest.ApprovalPolicy;
+import io.agentnest.ConfigException;
+import io.agentnest.NetworkPolicy;
 import io.agentnest.SandboxConfig;
 import io.agentnest.config.AgentNestConfig;
 import io.agentnest.config.Sizes;
+import io.agentnest.internal.audit.Audit;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Option;
 
@@ -65,7 +76,7 @@ final class SandboxOptions {
       description =
           "Allow egress to DOMAIN[:PORT] through the host proxy (repeatable; wildcards like"
               + " *.pypi.org; default ports 80 and 443).")
-  java.util.List<String> allow = new java.util.ArrayList<>();
+  List<String> allow = new ArrayList<>();
 
   @Option(
       names = "--approve",
@@ -92,11 +103,11 @@ final class SandboxOptions {
   SandboxConfig toConfig(OpenQuestions questions) {
     AgentNestConfig file = config != null ? AgentNestConfig.load(config) : AgentNestConfig.load();
     if (file.source().isPresent()) {
-      io.agentnest.internal.audit.Audit.shared()
+      Audit.shared()
           .record(
               "config.loaded",
               null,
-              java.util.Map.of(
+              Map.of(
                   "source",
                   file.source().get().toString(),
                   "profile",
@@ -128,14 +139,14 @@ final class SandboxOptions {
       b.maxOutputBytes(Sizes.parse("--max-output", maxOutput));
     }
     if (!allow.isEmpty()) {
-      io.agentnest.NetworkPolicy.Builder nb = b.currentNetwork().toBuilder();
+      NetworkPolicy.Builder nb = b.currentNetwork().toBuilder();
       allow.forEach(nb::allow);
       b.network(nb.build());
     }
     if (guard) {
-      io.agentnest.ApprovalPolicy rec = io.agentnest.ApprovalPolicy.recommended();
-      io.agentnest.ApprovalPolicy cur = b.currentApprovals();
-      io.agentnest.ApprovalPolicy.Builder ab =
+      ApprovalPolicy rec = ApprovalPolicy.recommended();
+      ApprovalPolicy cur = b.currentApprovals();
+      ApprovalPolicy.Builder ab =
           cur.toBuilder()
               .fileDeletion(cur.fileDeletion().max(rec.fileDeletion()))
               .systemModification(cur.systemModification().max(rec.systemModification()));
@@ -148,13 +159,13 @@ final class SandboxOptions {
     return b.build();
   }
 
-  private io.agentnest.ApprovalHandler approvalHandler(OpenQuestions questions) {
-    String how = approve == null ? "" : approve.strip().toLowerCase(java.util.Locale.ROOT);
+  private ApprovalHandler approvalHandler(OpenQuestions questions) {
+    String how = approve == null ? "" : approve.strip().toLowerCase(Locale.ROOT);
     switch (how) {
       case "deny":
-        return io.agentnest.ApprovalHandler.denyAll();
+        return ApprovalHandler.denyAll();
       case "allow":
-        return io.agentnest.ApprovalHandler.allowAndRecord(r -> {});
+        return ApprovalHandler.allowAndRecord(r -> {});
       case "prompt":
       case "":
         ConsoleApprovalHandler console = ConsoleApprovalHandler.onTerminal(questions);
@@ -162,19 +173,18 @@ final class SandboxOptions {
           return console;
         }
         if (how.equals("prompt")) {
-          throw new io.agentnest.ConfigException(
+          throw new ConfigException(
               "--approve prompt needs a terminal, and this process has none: use --approve deny"
                   + " or --approve allow");
         }
         return request ->
-            java.util.concurrent.CompletableFuture.completedFuture(
-                new io.agentnest.ApprovalDecision(
+            CompletableFuture.completedFuture(
+                new ApprovalDecision(
                     false,
                     "no terminal to ask at: run in a terminal, or pass --approve allow",
                     "cli"));
       default:
-        throw new io.agentnest.ConfigException(
-            "--approve " + approve + ": unknown; use prompt, deny or allow");
+        throw new ConfigException("--approve " + approve + ": unknown; use prompt, deny or allow");
     }
   }
 }

@@ -2,15 +2,21 @@ package io.agentnest.cli;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentnest.ConfigException;
 import io.agentnest.Sandbox;
+import io.agentnest.SandboxConfig;
+import io.agentnest.Secret;
 import io.agentnest.SnapshotException;
 import io.agentnest.SnapshotInfo;
 import io.agentnest.internal.support.Json;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
 /** Saves, lists, restores and removes snapshots. */
 @Command(
@@ -26,7 +32,7 @@ import picocli.CommandLine.Parameters;
       SnapshotCommand.Rm.class
     })
 final class SnapshotCommand implements Runnable {
-  @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
+  @Spec CommandSpec spec;
 
   @Override
   public void run() {
@@ -117,7 +123,7 @@ final class SnapshotCommand implements Runnable {
             "Give secret variable NAME again (snapshots never store secret values); its value is"
                 + " read from this process's environment variable NAME, never from the command"
                 + " line.")
-    List<String> secretEnv = new java.util.ArrayList<>();
+    List<String> secretEnv = new ArrayList<>();
 
     @Override
     public Integer call() {
@@ -134,18 +140,18 @@ final class SnapshotCommand implements Runnable {
         // Not listed: missing, tampered or corrupt; restore says which.
         return Sandbox.restore(name);
       }
-      io.agentnest.SandboxConfig.Builder b = info.config().toBuilder();
+      SandboxConfig.Builder b = info.config().toBuilder();
       for (String n : secretEnv) {
         String value = System.getenv(n);
         if (value == null || value.isEmpty()) {
-          throw new io.agentnest.ConfigException(
+          throw new ConfigException(
               "--secret-env "
                   + n
                   + ": the environment variable "
                   + n
                   + " is not set; export it before 'agentnest snapshot restore'");
         }
-        b.secretEnv(n, io.agentnest.Secret.of(value));
+        b.secretEnv(n, Secret.of(value));
       }
       return Sandbox.restore(name, b.build());
     }

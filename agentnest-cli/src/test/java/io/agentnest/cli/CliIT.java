@@ -3,6 +3,10 @@ package io.agentnest.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.agentnest.Sandbox;
+import io.agentnest.SandboxConfig;
+import io.agentnest.Secret;
+import io.agentnest.audit.AuditLog;
 import io.agentnest.docker.DockerEngineRequired;
 import io.agentnest.docker.internal.DockerEngine;
 import io.agentnest.docker.internal.RunscRegistration;
@@ -11,8 +15,12 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.MessageDigest;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -24,10 +32,10 @@ class CliIT {
   record Run(int exit, String out, String err) {}
 
   static Run cli(String... args) throws IOException, InterruptedException {
-    return cliWithEnv(java.util.Map.of(), args);
+    return cliWithEnv(Map.of(), args);
   }
 
-  static Run cliWithEnv(java.util.Map<String, String> env, String... args)
+  static Run cliWithEnv(Map<String, String> env, String... args)
       throws IOException, InterruptedException {
     Path jar = Path.of("target", "agentnest.jar");
     assertThat(jar).as("package phase builds the CLI jar").exists();
@@ -189,10 +197,9 @@ class CliIT {
   }
 
   @Test
-  void artifactsAndUploadMoveFilesBothWays(@org.junit.jupiter.api.io.TempDir java.nio.file.Path tmp)
-      throws Exception {
-    try (io.agentnest.Sandbox sb = io.agentnest.Sandbox.create()) {
-      java.nio.file.Path in = java.nio.file.Files.writeString(tmp.resolve("in.txt"), "hello");
+  void artifactsAndUploadMoveFilesBothWays(@TempDir Path tmp) throws Exception {
+    try (Sandbox sb = Sandbox.create()) {
+      Path in = Files.writeString(tmp.resolve("in.txt"), "hello");
       Run up = cli("upload", sb.id(), in.toString(), "data/in.txt", "--json");
       assertThat(up.exit()).as(up.err()).isZero();
       assertThat(up.out()).contains("\"path\":\"data/in.txt\"", "\"size\":5");
@@ -203,9 +210,8 @@ class CliIT {
       Run ex =
           cli("artifacts", sb.id(), "**.txt", "--export", tmp.resolve("out").toString(), "--json");
       assertThat(ex.exit()).as(ex.err()).isZero();
-      assertThat(java.nio.file.Files.readString(tmp.resolve("out/output/r.txt")))
-          .isEqualTo("result\n");
-      assertThat(java.nio.file.Files.readString(tmp.resolve("out/data/in.txt"))).isEqualTo("hello");
+      assertThat(Files.readString(tmp.resolve("out/output/r.txt"))).isEqualTo("result\n");
+      assertThat(Files.readString(tmp.resolve("out/data/in.txt"))).isEqualTo("hello");
       Run bad = cli("artifacts", sb.id(), "../*");
       assertThat(bad.exit()).isEqualTo(ExitCodes.FAILED);
       assertThat(bad.err()).contains("'..'");
@@ -215,7 +221,7 @@ class CliIT {
   @Test
   void snapshotSaveLsRestoreRm() throws Exception {
     String name = "cli-it-" + Long.toHexString(System.nanoTime());
-    try (io.agentnest.Sandbox sb = io.agentnest.Sandbox.create()) {
+    try (Sandbox sb = Sandbox.create()) {
       sb.runCode("kept = 'from the snapshot'");
       sb.pythonSession("side").run("also = 7");
       Run save = cli("snapshot", "save", sb.id(), name, "--json");
@@ -228,7 +234,7 @@ class CliIT {
     Run restore = cli("snapshot", "restore", name);
     assertThat(restore.exit()).as(restore.err()).isZero();
     String id = restore.out().strip();
-    try (io.agentnest.Sandbox back = io.agentnest.Sandbox.connect(id)) {
+    try (Sandbox back = Sandbox.connect(id)) {
       assertThat(back.runCode("kept").result()).isEqualTo("'from the snapshot'");
       // The CLI is another process: it learnt of the named session from the agent.
       assertThat(back.pythonSession("side").run("also").result()).isEqualTo("7");
@@ -255,11 +261,11 @@ class CliIT {
   @Test
   void snapshotRestoreTakesSecretsFromTheEnvironment() throws Exception {
     String name = "cli-it-secret-" + Long.toHexString(System.nanoTime());
-    io.agentnest.SandboxConfig withSecret =
-        io.agentnest.SandboxConfig.builder()
-            .secretEnv("CLI_IT_TOKEN", io.agentnest.Secret.of("cli-it-secret-value-1"))
+    SandboxConfig withSecret =
+        SandboxConfig.builder()
+            .secretEnv("CLI_IT_TOKEN", Secret.of("cli-it-secret-value-1"))
             .build();
-    try (io.agentnest.Sandbox sb = io.agentnest.Sandbox.create(withSecret)) {
+    try (Sandbox sb = Sandbox.create(withSecret)) {
       sb.runCode("n = 5");
       sb.snapshot(name);
     }
@@ -272,34 +278,34 @@ class CliIT {
       assertThat(unset.err()).contains("is not set");
       Run with =
           cliWithEnv(
-              java.util.Map.of("CLI_IT_TOKEN", "cli-it-secret-value-1"),
+              Map.of("CLI_IT_TOKEN", "cli-it-secret-value-1"),
               "snapshot",
               "restore",
               name,
               "--secret-env",
               "CLI_IT_TOKEN");
       assertThat(with.exit()).as(with.err()).isZero();
-      try (io.agentnest.Sandbox back = io.agentnest.Sandbox.connect(with.out().strip())) {
+      try (Sandbox back = Sandbox.connect(with.out().strip())) {
         assertThat(
                 back.runCode("import os\nn, os.environ['CLI_IT_TOKEN'] == 'cli-it-secret-value-1'")
                     .result())
             .isEqualTo("(5, True)");
       }
     } finally {
-      io.agentnest.Sandbox.removeSnapshot(name);
+      Sandbox.removeSnapshot(name);
     }
   }
 
   @Test
   void secretsComeFromTheEnvironmentOrAFileAndAValueOnTheCommandLineIsRefused(@TempDir Path dir)
       throws Exception {
-    String value = "cli-secret-" + java.util.UUID.randomUUID();
+    String value = "cli-secret-" + UUID.randomUUID();
     Path file = dir.resolve("pw");
     Files.writeString(file, value + "-from-file\n");
-    java.util.Map<String, String> env =
-        java.util.Map.of("AGENTNEST_HOME", dir.resolve("home").toString(), "CLI_IT_SECRET", value);
-    java.security.MessageDigest sha = java.security.MessageDigest.getInstance("SHA-256");
-    java.util.HexFormat hex = java.util.HexFormat.of();
+    Map<String, String> env =
+        Map.of("AGENTNEST_HOME", dir.resolve("home").toString(), "CLI_IT_SECRET", value);
+    MessageDigest sha = MessageDigest.getInstance("SHA-256");
+    HexFormat hex = HexFormat.of();
     String hash = hex.formatHex(sha.digest(value.getBytes(StandardCharsets.UTF_8)));
     String fileHash =
         hex.formatHex(sha.digest((value + "-from-file").getBytes(StandardCharsets.UTF_8)));
@@ -328,7 +334,7 @@ class CliIT {
 
   @Test
   void lsAndRmSeeSandboxesOfOtherProcesses() throws Exception {
-    try (io.agentnest.Sandbox sb = io.agentnest.Sandbox.create()) {
+    try (Sandbox sb = Sandbox.create()) {
       Run ls = cli("ls", "--json");
       assertThat(ls.exit()).isZero();
       assertThat(ls.out()).contains(sb.id());
@@ -424,9 +430,8 @@ class CliIT {
   @Test
   void auditRecordsWhatTheCliDidAndVerifies(@TempDir Path home) throws Exception {
     Path dir = home.resolve("audit");
-    try (io.agentnest.audit.AuditLog log = io.agentnest.audit.AuditLog.open(dir)) {
-      try (io.agentnest.Sandbox sb =
-          io.agentnest.Sandbox.create(io.agentnest.SandboxConfig.builder().auditLog(log).build())) {
+    try (AuditLog log = AuditLog.open(dir)) {
+      try (Sandbox sb = Sandbox.create(SandboxConfig.builder().auditLog(log).build())) {
         sb.exec("echo audited");
       }
       log.flush();

@@ -5,13 +5,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.agentnest.ApprovalDecision;
 import io.agentnest.ApprovalRequest;
 import java.io.BufferedReader;
+import java.io.ByteArrayOutputStream;
 import java.io.PipedReader;
 import java.io.PipedWriter;
+import java.io.PrintStream;
 import java.io.PrintWriter;
 import java.io.StringWriter;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 class ConsoleApprovalHandlerTest {
@@ -101,39 +106,42 @@ class ConsoleApprovalHandlerTest {
   @Test
   void theSandboxsOutputWaitsWhileAQuestionIsOpenAndFollowsTheAnswer() throws Exception {
     PipedWriter keys = new PipedWriter();
-    java.io.ByteArrayOutputStream terminal = new java.io.ByteArrayOutputStream();
-    java.io.PrintStream shared = new java.io.PrintStream(terminal, true);
+    ByteArrayOutputStream terminal = new ByteArrayOutputStream();
+    PrintStream shared = new PrintStream(terminal, true);
     TerminalOutput output = new TerminalOutput(shared, shared, true, true);
     ConsoleApprovalHandler h =
         new ConsoleApprovalHandler(
             new BufferedReader(new PipedReader(keys)), new PrintWriter(shared, true), output);
 
-    output.write(false, "before\n".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+    output.write(false, "before\n".getBytes(StandardCharsets.UTF_8));
     CompletableFuture<ApprovalDecision> a = h.decide(req("/workspace/a")).toCompletableFuture();
     CompletableFuture<ApprovalDecision> b = h.decide(req("/workspace/b")).toCompletableFuture();
     output.write(
-        false,
-        "\u001b[1A\r\u001b[2Kallow /workspace/harmless? "
-            .getBytes(java.nio.charset.StandardCharsets.UTF_8));
-    output.write(true, "\u001b]0;owned\u0007\n".getBytes(java.nio.charset.StandardCharsets.UTF_8));
-    String whileAsking = terminal.toString(java.nio.charset.StandardCharsets.UTF_8);
-    assertThat(whileAsking).startsWith("before\n").contains("/workspace/a").doesNotContain("owned");
+        false, "\u001b[1A\r\u001b[2Kallow /workspace/harmless? ".getBytes(StandardCharsets.UTF_8));
+    output.write(true, "\u001b]0;owned\u0007\n".getBytes(StandardCharsets.UTF_8));
+    // The question is printed by the handler's own thread: wait for it, then check what was held.
+    Awaitility.await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> terminal.toString(StandardCharsets.UTF_8).contains("/workspace/a"));
+    String whileAsking = terminal.toString(StandardCharsets.UTF_8);
+    assertThat(whileAsking).startsWith("before\n").doesNotContain("owned");
     assertThat(whileAsking).doesNotContain("harmless");
 
     keys.write("y\n");
     keys.flush();
     assertThat(a.get(5, TimeUnit.SECONDS).allowed()).isTrue();
     // b is still open: the output keeps waiting.
-    assertThat(terminal.toString(java.nio.charset.StandardCharsets.UTF_8))
-        .contains("/workspace/b")
-        .doesNotContain("harmless");
+    Awaitility.await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> terminal.toString(StandardCharsets.UTF_8).contains("/workspace/b"));
+    assertThat(terminal.toString(StandardCharsets.UTF_8)).doesNotContain("harmless");
     keys.write("n\n");
     keys.flush();
     assertThat(b.get(5, TimeUnit.SECONDS).allowed()).isFalse();
-    org.awaitility.Awaitility.await()
-        .atMost(java.time.Duration.ofSeconds(10))
-        .until(() -> terminal.toString(java.nio.charset.StandardCharsets.UTF_8).contains("owned"));
-    String after = terminal.toString(java.nio.charset.StandardCharsets.UTF_8);
+    Awaitility.await()
+        .atMost(Duration.ofSeconds(10))
+        .until(() -> terminal.toString(StandardCharsets.UTF_8).contains("owned"));
+    String after = terminal.toString(StandardCharsets.UTF_8);
     int answered = after.lastIndexOf("[N]o: ");
     assertThat(after.substring(answered))
         .contains("^[[1A\n^[[2Kallow /workspace/harmless? ", "^[]0;owned^G\n")

@@ -4,11 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.agentnest.Sandbox;
 import io.agentnest.SandboxInfo;
 import io.agentnest.docker.DockerBackend;
 import io.agentnest.docker.DockerEngineRequired;
 import io.agentnest.spi.Labels;
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.net.Socket;
 import java.net.URI;
@@ -26,6 +28,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -104,7 +107,7 @@ class McpHttpIT {
                         }
                       }
                     }
-                  } catch (java.io.IOException ignored) {
+                  } catch (IOException ignored) {
                     // process ended
                   }
                 });
@@ -163,7 +166,7 @@ class McpHttpIT {
     try (Server s = start(Map.of())) {
       assertThat(s.uri().getHost()).isEqualTo("127.0.0.1");
       assertThat(s.uri().getPath()).isEqualTo("/mcp");
-      org.awaitility.Awaitility.await()
+      Awaitility.await()
           .atMost(Duration.ofSeconds(30))
           .until(() -> s.err().contains("claude mcp add"));
       assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(tokenFile)))
@@ -205,7 +208,7 @@ class McpHttpIT {
     }
     // A later start keeps the token (the client configuration stays valid) and does not print it.
     try (Server again = start(Map.of())) {
-      org.awaitility.Awaitility.await()
+      Awaitility.await()
           .atMost(Duration.ofSeconds(30))
           .until(() -> again.err().contains("claude mcp add"));
       assertThat(again.err())
@@ -219,9 +222,7 @@ class McpHttpIT {
   @Test
   void noTokenOptsOutButHostAndOriginAreStillChecked() throws Exception {
     try (Server s = start(Map.of(), "--no-token")) {
-      org.awaitility.Awaitility.await()
-          .atMost(Duration.ofSeconds(30))
-          .until(() -> s.err().contains("--no-token"));
+      Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> s.err().contains("--no-token"));
       HttpResponse<String> r = post(s.uri(), INIT);
       assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
       assertThat(post(s.uri(), INIT, "Origin", "https://evil.example").statusCode()).isEqualTo(403);
@@ -288,9 +289,9 @@ class McpHttpIT {
       // The client deleted its session: the server destroyed the session's sandbox.
       String id = McpStdioIT.text(out.path("sandboxes")).split("\t", 2)[0];
       assertThat(id).isNotBlank();
-      org.awaitility.Awaitility.await()
+      Awaitility.await()
           .atMost(Duration.ofSeconds(30))
-          .until(() -> io.agentnest.Sandbox.list().stream().noneMatch(i -> i.id().equals(id)));
+          .until(() -> Sandbox.list().stream().noneMatch(i -> i.id().equals(id)));
     }
   }
 }

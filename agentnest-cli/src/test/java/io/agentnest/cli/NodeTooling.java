@@ -2,6 +2,7 @@ package io.agentnest.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.agentnest.docker.DockerEngineRequired;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -92,7 +93,7 @@ final class NodeTooling {
   }
 
   static void missing(String problem) {
-    io.agentnest.docker.DockerEngineRequired.missing("the Node.js MCP test clients", problem);
+    DockerEngineRequired.missing("the Node.js MCP test clients", problem);
   }
 
   record Run(int exit, String out, String err) {}

@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -177,7 +178,7 @@ class RunTerminalIT {
             List.of(NodeTooling.java(), "-jar", NodeTooling.jar().toString(), "run", "-c", code),
             dir,
             120,
-            java.util.Map.of("AGENTNEST_HOME", dir.resolve("home").toString()));
+            Map.of("AGENTNEST_HOME", dir.resolve("home").toString()));
     assertThat(piped.exit()).as(piped.err()).isZero();
     assertThat(piped.out()).isEqualTo("\u001b[31mred\u001b[0m\r\n");
   }

@@ -1,6 +1,7 @@
 package io.agentnest.audit;
 
 import java.time.Instant;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
@@ -111,7 +112,7 @@ public record AuditEvent(
 
   /** Lower case, and the past tenses of network events mapped to the verbs: denied to deny. */
   public static String normalDecision(String decision) {
-    String d = decision.strip().toLowerCase(java.util.Locale.ROOT);
+    String d = decision.strip().toLowerCase(Locale.ROOT);
     return switch (d) {
       case "denied", "refused" -> "deny";
       case "allowed" -> "allow";

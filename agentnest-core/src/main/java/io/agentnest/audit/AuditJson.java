@@ -16,6 +16,7 @@ import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collections;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -24,6 +25,8 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -114,8 +117,7 @@ final class AuditJson {
       }
       return d;
     }
-    if (v instanceof java.util.concurrent.atomic.AtomicInteger
-        || v instanceof java.util.concurrent.atomic.AtomicLong) {
+    if (v instanceof AtomicInteger || v instanceof AtomicLong) {
       return normalizeValue(((Number) v).longValue(), depth, where);
     }
     if (v instanceof CharSequence
@@ -160,13 +162,13 @@ final class AuditJson {
       return Collections.unmodifiableList(out);
     }
     if (v instanceof Object[] arr) {
-      return normalizeValue(java.util.Arrays.asList(arr), depth, where);
+      return normalizeValue(Arrays.asList(arr), depth, where);
     }
     if (v instanceof int[] arr) {
-      return normalizeValue(java.util.Arrays.stream(arr).boxed().toList(), depth, where);
+      return normalizeValue(Arrays.stream(arr).boxed().toList(), depth, where);
     }
     if (v instanceof long[] arr) {
-      return normalizeValue(java.util.Arrays.stream(arr).boxed().toList(), depth, where);
+      return normalizeValue(Arrays.stream(arr).boxed().toList(), depth, where);
     }
     throw new IllegalArgumentException(
         "audit data "

@@ -3,6 +3,7 @@ package io.agentnest.audit;
 import io.agentnest.audit.AuditSegments.Segment;
 import java.io.Closeable;
 import java.io.IOException;
+import java.nio.file.Path;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
@@ -21,8 +22,7 @@ final class ChainReader implements Closeable {
   ChainReader(List<Segment> segments, int start, long offset) throws IOException {
     this.segments = segments;
     this.index = start;
-    this.segment =
-        segments.isEmpty() ? new Segment(java.nio.file.Path.of(""), 0, true) : segments.get(start);
+    this.segment = segments.isEmpty() ? new Segment(Path.of(""), 0, true) : segments.get(start);
     if (start < segments.size()) {
       reader = new JsonlReader(segments.get(start).path(), offset);
     }

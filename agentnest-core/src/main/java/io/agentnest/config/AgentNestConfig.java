@@ -20,6 +20,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -683,7 +684,7 @@ public final class AgentNestConfig {
       Map<?, ?> effective = value instanceof Map<?, ?> m ? m : Map.of();
       List<Item> entries = new ArrayList<>();
       // In the order they were set (the SandboxConfig's map has no order).
-      Set<String> keys = new java.util.LinkedHashSet<>(set.keySet());
+      Set<String> keys = new LinkedHashSet<>(set.keySet());
       effective.keySet().forEach(k -> keys.add(String.valueOf(k)));
       for (String k : keys) {
         Object v = effective.get(k);

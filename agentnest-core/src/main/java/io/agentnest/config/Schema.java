@@ -1,16 +1,21 @@
 package io.agentnest.config;
 
+import io.agentnest.ApprovalPolicy.Action;
 import io.agentnest.ConfigException;
+import io.agentnest.NetworkPolicy;
+import io.agentnest.NetworkPolicy.Mode;
 import io.agentnest.SandboxConfig;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
@@ -253,7 +258,7 @@ final class Schema {
               "none: no network at all; allowlist: only network.allow, through the host's proxy",
               (b, v) -> {
                 if ("none".equals(v)) {
-                  b.network(io.agentnest.NetworkPolicy.none());
+                  b.network(NetworkPolicy.none());
                 }
               },
               null,
@@ -279,10 +284,7 @@ final class Schema {
               (b, v) ->
                   b.network(
                       b.currentNetwork().toBuilder()
-                          .onUnknownHost(
-                              "ask".equals(v)
-                                  ? io.agentnest.NetworkPolicy.Mode.ASK
-                                  : io.agentnest.NetworkPolicy.Mode.DENY)
+                          .onUnknownHost("ask".equals(v) ? Mode.ASK : Mode.DENY)
                           .build()),
               null,
               null),
@@ -349,7 +351,7 @@ final class Schema {
                   b.approvals(
                       b.currentApprovals().toBuilder()
                           .writablePaths(
-                              java.util.Arrays.stream(((String) v).split(","))
+                              Arrays.stream(((String) v).split(","))
                                   .map(String::strip)
                                   .filter(x -> !x.isEmpty())
                                   .toList())
@@ -371,11 +373,11 @@ final class Schema {
     return (int) n;
   }
 
-  private static io.agentnest.ApprovalPolicy.Action action(Object v) {
-    return io.agentnest.ApprovalPolicy.Action.valueOf(((String) v).toUpperCase(Locale.ROOT));
+  private static Action action(Object v) {
+    return Action.valueOf(((String) v).toUpperCase(Locale.ROOT));
   }
 
-  private static io.agentnest.ApprovalPolicy.Action actionOf(String key, String value) {
+  private static Action actionOf(String key, String value) {
     String v = value.strip().toLowerCase(Locale.ROOT);
     if (!ACTIONS.contains(v)) {
       throw new ConfigException(
@@ -385,9 +387,8 @@ final class Schema {
   }
 
   /** Adds comma-separated rules (or addresses) to a policy. */
-  private static io.agentnest.NetworkPolicy withList(
-      io.agentnest.NetworkPolicy p, String list, boolean addresses) {
-    io.agentnest.NetworkPolicy.Builder b = p.toBuilder();
+  private static NetworkPolicy withList(NetworkPolicy p, String list, boolean addresses) {
+    NetworkPolicy.Builder b = p.toBuilder();
     for (String item : list.split(",")) {
       String t = item.strip();
       if (!t.isEmpty()) {
@@ -491,7 +492,7 @@ final class Schema {
     }
     List<String> leafKeys = new ArrayList<>();
     paths.forEach(p -> leafKeys.add(keyOf(p)));
-    java.util.Optional<String> near = Suggestions.nearest(key, leafKeys);
+    Optional<String> near = Suggestions.nearest(key, leafKeys);
     if (near.isPresent()) {
       String path = paths.get(leafKeys.indexOf(near.get()));
       int dot = path.lastIndexOf('.');

@@ -3,14 +3,28 @@ package io.agentnest.internal;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.AgentNestException;
+import io.agentnest.ApprovalDecision;
+import io.agentnest.ApprovalHandler;
 import io.agentnest.ApprovalPolicy;
+import io.agentnest.Artifact;
+import io.agentnest.ConfigException;
+import io.agentnest.ExecEvent.Finished;
 import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
+import io.agentnest.Execution;
+import io.agentnest.FileOperationException;
+import io.agentnest.FileOperationException.Reason;
+import io.agentnest.ForkReport;
+import io.agentnest.NetworkEvent;
 import io.agentnest.PythonSession;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxClosedException;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxFiles;
+import io.agentnest.SnapshotInfo;
+import io.agentnest.UnsupportedControlException;
+import io.agentnest.audit.AuditEvent;
+import io.agentnest.audit.AuditLog;
 import io.agentnest.internal.approval.ApprovalGate;
 import io.agentnest.internal.approval.PythonAsks;
 import io.agentnest.internal.approval.PythonGuard;
@@ -26,6 +40,7 @@ import io.agentnest.internal.call.OutputCollector;
 import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.EgressTunnels;
 import io.agentnest.internal.channel.Frame;
+import io.agentnest.internal.egress.EgressProxy;
 import io.agentnest.internal.egress.EgressResolvers;
 import io.agentnest.internal.egress.Resolver;
 import io.agentnest.internal.files.ArtifactTransfer;
@@ -33,6 +48,7 @@ import io.agentnest.internal.files.DefaultSandboxFiles;
 import io.agentnest.internal.lifecycle.ExpiryReaper;
 import io.agentnest.internal.lifecycle.HostState;
 import io.agentnest.internal.lifecycle.SecurityPolicy;
+import io.agentnest.internal.redact.Redactor;
 import io.agentnest.internal.secrets.RedactedViews;
 import io.agentnest.internal.snapshot.SnapshotStore;
 import io.agentnest.internal.state.SandboxArchives;
@@ -44,14 +60,26 @@ import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.RuntimeBackend;
 import io.agentnest.spi.SandboxSpec;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -77,27 +105,25 @@ public final class DefaultSandbox implements Sandbox {
   private final DefaultSandboxFiles files;
   private final Map<String, DefaultPythonSession> sessions = new ConcurrentHashMap<>();
   private final AtomicBoolean destroyed = new AtomicBoolean();
-  private final io.agentnest.internal.redact.Redactor redactor;
-  private final io.agentnest.audit.AuditLog audit;
+  private final Redactor redactor;
+  private final AuditLog audit;
   private final ApprovalGate gate;
   private final PythonGuard pythonGuard;
   private final HostBudgets budgets;
   private final PythonAsks asks;
   private volatile Instant expiresAt;
-  private volatile @org.jspecify.annotations.Nullable String destroyReason;
+  private volatile @Nullable String destroyReason;
 
   DefaultSandbox(RuntimeBackend backend, String id, SandboxConfig config, AgentChannel channel) {
     this.backend = backend;
     this.id = id;
     this.config = config;
     this.channel = channel;
-    Map<String, String> secrets = new java.util.LinkedHashMap<>();
+    Map<String, String> secrets = new LinkedHashMap<>();
     config.secretEnv().forEach((k, v) -> secrets.put(k, v.reveal()));
     this.redactor =
-        config.redactCredentials()
-            ? io.agentnest.internal.redact.Redactor.of(secrets)
-            : io.agentnest.internal.redact.Redactor.secretsOnly(secrets);
-    io.agentnest.audit.AuditLog log = config.auditLog();
+        config.redactCredentials() ? Redactor.of(secrets) : Redactor.secretsOnly(secrets);
+    AuditLog log = config.auditLog();
     this.audit = log != null ? log : Audit.shared();
     this.budgets =
         new HostBudgets(
@@ -157,10 +183,9 @@ public final class DefaultSandbox implements Sandbox {
       return;
     }
     Resolver resolver = EgressResolvers.current();
-    java.util.List<java.util.function.Consumer<io.agentnest.NetworkEvent>> listeners =
-        config.networkListeners();
-    io.agentnest.internal.egress.EgressProxy proxy =
-        new io.agentnest.internal.egress.EgressProxy(
+    List<Consumer<NetworkEvent>> listeners = config.networkListeners();
+    EgressProxy proxy =
+        new EgressProxy(
             config.network(),
             resolver,
             redactedNetworkAudit(new NetworkAudit(budgets.audit(), config.networkListeners())),
@@ -176,18 +201,17 @@ public final class DefaultSandbox implements Sandbox {
             new byte[0],
             Duration.ofSeconds(10));
     if (f.ev().equals("err")) {
-      throw new io.agentnest.UnsupportedControlException(
+      throw new UnsupportedControlException(
           "cannot start the egress proxy endpoint in the sandbox: "
               + Bounded.text(f.header().path("message").asText(), 500));
     }
     egress = tunnels;
   }
 
-  private volatile @org.jspecify.annotations.Nullable EgressTunnels egress;
+  private volatile @Nullable EgressTunnels egress;
 
   /** Every approval request and decision is audited: who, when, why, how long it waited. */
-  private io.agentnest.@org.jspecify.annotations.Nullable ApprovalHandler auditedApprovals(
-      io.agentnest.@org.jspecify.annotations.Nullable ApprovalHandler handler) {
+  private @Nullable ApprovalHandler auditedApprovals(@Nullable ApprovalHandler handler) {
     if (handler == null) {
       return null;
     }
@@ -200,7 +224,7 @@ public final class DefaultSandbox implements Sandbox {
           .decide(req)
           .whenComplete(
               (d, err) -> {
-                Map<String, Object> m = new java.util.LinkedHashMap<>();
+                Map<String, Object> m = new LinkedHashMap<>();
                 m.put("kind", req.kind());
                 m.put("target", req.target());
                 m.put("waited_ms", (System.nanoTime() - t0) / 1_000_000);
@@ -255,7 +279,7 @@ public final class DefaultSandbox implements Sandbox {
   @Override
   public synchronized void extend(Duration more) {
     if (more.isNegative() || more.isZero()) {
-      throw new io.agentnest.ConfigException("extend() needs a positive duration, got " + more);
+      throw new ConfigException("extend() needs a positive duration, got " + more);
     }
     checkUsable();
     expiresAt = expiresAt.plus(more);
@@ -276,8 +300,7 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   /** The host name is the sandbox's choice: a secret used as a DNS label is masked. */
-  private java.util.function.Consumer<io.agentnest.NetworkEvent> redactedNetworkAudit(
-      NetworkAudit sink) {
+  private Consumer<NetworkEvent> redactedNetworkAudit(NetworkAudit sink) {
     return attempt -> sink.accept(RedactedViews.networkEvent(redactor, attempt));
   }
 
@@ -295,11 +318,10 @@ public final class DefaultSandbox implements Sandbox {
     OVER_BUDGET.execute(this::destroy);
   }
 
-  private static final java.util.concurrent.ExecutorService OVER_BUDGET =
-      DaemonThreads.pool("agentnest-over-budget");
+  private static final ExecutorService OVER_BUDGET = DaemonThreads.pool("agentnest-over-budget");
 
   private void auditStart(ObjectNode h, byte[] payload, long callId) {
-    Map<String, Object> d = new java.util.LinkedHashMap<>();
+    Map<String, Object> d = new LinkedHashMap<>();
     d.put("call", callId);
     String op = h.path("op").asText();
     if (op.equals("py")) {
@@ -308,8 +330,7 @@ public final class DefaultSandbox implements Sandbox {
       d.put(
           "code",
           redactor.redact(
-              Bounded.text(new String(payload, java.nio.charset.StandardCharsets.UTF_8), 4096),
-              (r, n) -> {}));
+              Bounded.text(new String(payload, StandardCharsets.UTF_8), 4096), (r, n) -> {}));
     } else {
       d.put("kind", "shell");
       String cmd = h.has("argv") ? h.path("argv").toString() : h.path("cmd").asText();
@@ -320,11 +341,8 @@ public final class DefaultSandbox implements Sandbox {
     audit("exec.started", d);
   }
 
-  private void auditFinish(
-      long callId,
-      @org.jspecify.annotations.Nullable ExecResult r,
-      @org.jspecify.annotations.Nullable Throwable failure) {
-    Map<String, Object> d = new java.util.LinkedHashMap<>();
+  private void auditFinish(long callId, @Nullable ExecResult r, @Nullable Throwable failure) {
+    Map<String, Object> d = new LinkedHashMap<>();
     d.put("call", callId);
     d.put(
         "error",
@@ -376,7 +394,7 @@ public final class DefaultSandbox implements Sandbox {
   @Override
   public PythonSession pythonSession(String name) {
     if (!name.matches("[A-Za-z0-9_.-]{1,64}")) {
-      throw new io.agentnest.ConfigException(
+      throw new ConfigException(
           "session name '" + name + "' is invalid: use 1-64 letters, digits, '_', '.', '-'");
     }
     return sessions.computeIfAbsent(name, n -> new DefaultPythonSession(this, n));
@@ -401,7 +419,7 @@ public final class DefaultSandbox implements Sandbox {
   /** An exec request for a program with explicit arguments, no shell involved. */
   private static ObjectNode argvRequest(List<String> argv) {
     if (argv.isEmpty()) {
-      throw new io.agentnest.ConfigException("argv is empty: give at least the program to run");
+      throw new ConfigException("argv is empty: give at least the program to run");
     }
     ObjectNode h = Json.object().put("op", "exec");
     argv.forEach(h.putArray("argv")::add);
@@ -441,10 +459,8 @@ public final class DefaultSandbox implements Sandbox {
     private final long start = System.nanoTime();
     private final long budget;
     private final long askBudget;
-    private final java.util.concurrent.atomic.AtomicInteger open =
-        new java.util.concurrent.atomic.AtomicInteger();
-    private final java.util.concurrent.atomic.AtomicLong paused =
-        new java.util.concurrent.atomic.AtomicLong();
+    private final AtomicInteger open = new AtomicInteger();
+    private final AtomicLong paused = new AtomicLong();
 
     CallClock(Duration timeout, Duration approvalTimeout) {
       this.budget = timeout.plus(ANSWER_MARGIN).toNanos();
@@ -479,7 +495,7 @@ public final class DefaultSandbox implements Sandbox {
 
   private static String commandText(ObjectNode h) {
     if (h.has("argv")) {
-      List<String> words = new java.util.ArrayList<>();
+      List<String> words = new ArrayList<>();
       h.path("argv").forEach(a -> words.add(shellQuote(a.asText())));
       return String.join(" ", words);
     }
@@ -506,7 +522,7 @@ public final class DefaultSandbox implements Sandbox {
       byte[] payload,
       ExecOptions options,
       boolean python,
-      @org.jspecify.annotations.Nullable DefaultExecution events) {
+      @Nullable DefaultExecution events) {
     checkUsable();
     Duration timeout = options.timeout() != null ? options.timeout() : config.execTimeout();
     long maxOut =
@@ -528,7 +544,7 @@ public final class DefaultSandbox implements Sandbox {
     OutputCollector collector = new OutputCollector(maxOut, options.onOutput(), redactor, events);
     long callId = channel.newId();
     PythonAsks.Call questions = asks.forCall(callId, clock);
-    java.util.function.Consumer<Frame> frames =
+    Consumer<Frame> frames =
         watch == null
             ? collector
             : fr -> {
@@ -573,8 +589,7 @@ public final class DefaultSandbox implements Sandbox {
                         v.reason(),
                         d != null
                             ? d
-                            : new io.agentnest.ApprovalDecision(
-                                false, "approval failed: " + err, "error")));
+                            : new ApprovalDecision(false, "approval failed: " + err, "error")));
                 return;
               }
               try {
@@ -595,7 +610,7 @@ public final class DefaultSandbox implements Sandbox {
             (f, err) -> {
               if (err != null) {
                 Throwable cause =
-                    err instanceof java.util.concurrent.TimeoutException
+                    err instanceof TimeoutException
                         ? new AgentNestException(
                             "the agent of sandbox "
                                 + id
@@ -613,8 +628,7 @@ public final class DefaultSandbox implements Sandbox {
                 return;
               }
               try {
-                ex.accept(
-                    new io.agentnest.ExecEvent.Finished(c.collector.toResult(f.header(), python)));
+                ex.accept(new Finished(c.collector.toResult(f.header(), python)));
               } catch (RuntimeException e) {
                 ex.fail(e);
               }
@@ -643,10 +657,10 @@ public final class DefaultSandbox implements Sandbox {
     }
     long wait = clock.deadlineNanos() - System.nanoTime();
     if (wait <= 0) {
-      out.completeExceptionally(new java.util.concurrent.TimeoutException());
+      out.completeExceptionally(new TimeoutException());
       return;
     }
-    CompletableFuture.delayedExecutor(wait, java.util.concurrent.TimeUnit.NANOSECONDS)
+    CompletableFuture.delayedExecutor(wait, TimeUnit.NANOSECONDS)
         .execute(() -> checkDeadline(out, clock));
   }
 
@@ -666,18 +680,18 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   @Override
-  public io.agentnest.Execution start(String command, ExecOptions options) {
+  public Execution start(String command, ExecOptions options) {
     return start(
         Json.object().put("op", "exec").put("cmd", command), options.stdin(), options, false);
   }
 
   @Override
-  public io.agentnest.Execution start(List<String> argv, ExecOptions options) {
+  public Execution start(List<String> argv, ExecOptions options) {
     return start(argvRequest(argv), options.stdin(), options, false);
   }
 
   @Override
-  public io.agentnest.Execution startCode(String code, ExecOptions options) {
+  public Execution startCode(String code, ExecOptions options) {
     return pythonSession("default").start(code, options);
   }
 
@@ -702,8 +716,7 @@ public final class DefaultSandbox implements Sandbox {
     String msg =
         redactor.redact(Bounded.text(h.path("message").asText("(no message)"), 4096), (r, n) -> {});
     if (code.equals("BAD_PATH")) {
-      return new io.agentnest.FileOperationException(
-          io.agentnest.FileOperationException.Reason.BAD_PATH, msg);
+      return new FileOperationException(Reason.BAD_PATH, msg);
     }
     return new AgentNestException("sandbox agent error " + code + ": " + msg);
   }
@@ -733,7 +746,7 @@ public final class DefaultSandbox implements Sandbox {
     }
   }
 
-  private volatile io.agentnest.@org.jspecify.annotations.Nullable ForkReport forkReport;
+  private volatile @Nullable ForkReport forkReport;
 
   // Spares and the fork paths live in the fork component; this facade only delegates.
   private final Forks forks = new Forks(this);
@@ -768,7 +781,7 @@ public final class DefaultSandbox implements Sandbox {
     return forks.fork(n);
   }
 
-  void setForkReport(io.agentnest.ForkReport report) {
+  void setForkReport(ForkReport report) {
     forkReport = report;
   }
 
@@ -782,7 +795,7 @@ public final class DefaultSandbox implements Sandbox {
 
   /** The Python sessions this sandbox may have started. */
   public List<String> sessionNames() {
-    java.util.Set<String> names = new java.util.LinkedHashSet<>();
+    Set<String> names = new LinkedHashSet<>();
     names.add("default");
     names.addAll(sessions.keySet());
     names.addAll(liveSessions());
@@ -800,11 +813,11 @@ public final class DefaultSandbox implements Sandbox {
             channel.call(Json.object().put("op", "py_sessions"), new byte[0], x -> {}),
             Duration.ofSeconds(30),
             "list sessions");
-    List<String> out = new java.util.ArrayList<>();
+    List<String> out = new ArrayList<>();
     if (f.ev().equals("err")) {
       return out;
     }
-    for (com.fasterxml.jackson.databind.JsonNode n : f.header().path("sessions")) {
+    for (JsonNode n : f.header().path("sessions")) {
       String name = n.asText("");
       if (out.size() < SandboxState.MAX_SESSIONS && SandboxState.validSessionName(name)) {
         out.add(name);
@@ -814,17 +827,16 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   @Override
-  public Optional<io.agentnest.ForkReport> forkReport() {
+  public Optional<ForkReport> forkReport() {
     return Optional.ofNullable(forkReport);
   }
 
   /** Entry points of {@link Sandbox}'s snapshot statics (the API reaches internal only here). */
-  public static Sandbox restoreSnapshot(
-      String name, @org.jspecify.annotations.Nullable SandboxConfig config) {
+  public static Sandbox restoreSnapshot(String name, @Nullable SandboxConfig config) {
     return SnapshotStore.local().restore(name, config);
   }
 
-  public static List<io.agentnest.SnapshotInfo> snapshots() {
+  public static List<SnapshotInfo> snapshots() {
     return SnapshotStore.local().list();
   }
 
@@ -836,11 +848,7 @@ public final class DefaultSandbox implements Sandbox {
     boolean removed = store.remove(name);
     if (removed) {
       try {
-        Audit.record(
-            Audit.shared(),
-            io.agentnest.audit.AuditEvent.SNAPSHOT_REMOVED,
-            source,
-            Map.of("snapshot", name));
+        Audit.record(Audit.shared(), AuditEvent.SNAPSHOT_REMOVED, source, Map.of("snapshot", name));
       } catch (RuntimeException e) {
         LOG.warn("snapshot {} removed, but the audit log is not writable: {}", name, e.toString());
       }
@@ -849,11 +857,11 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   @Override
-  public io.agentnest.SnapshotInfo snapshot(String name, boolean replace) {
+  public SnapshotInfo snapshot(String name, boolean replace) {
     checkUsable();
-    io.agentnest.SnapshotInfo info = SnapshotStore.local().save(this, name, replace);
+    SnapshotInfo info = SnapshotStore.local().save(this, name, replace);
     audit(
-        io.agentnest.audit.AuditEvent.SNAPSHOT_SAVED,
+        AuditEvent.SNAPSHOT_SAVED,
         Map.of(
             "snapshot",
             name,
@@ -875,28 +883,28 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   @Override
-  public List<io.agentnest.Artifact> artifacts(String glob) {
+  public List<Artifact> artifacts(String glob) {
     return transfer().list(glob);
   }
 
   @Override
-  public List<io.agentnest.Artifact> exportArtifacts(String glob, java.nio.file.Path hostDir) {
-    List<io.agentnest.Artifact> out = transfer().export(glob, hostDir);
-    audit("artifacts.exported", java.util.Map.of("pattern", glob, "files", out.size()));
+  public List<Artifact> exportArtifacts(String glob, Path hostDir) {
+    List<Artifact> out = transfer().export(glob, hostDir);
+    audit("artifacts.exported", Map.of("pattern", glob, "files", out.size()));
     return out;
   }
 
   @Override
-  public List<io.agentnest.Artifact> upload(java.nio.file.Path hostPath, String sandboxPath) {
-    List<io.agentnest.Artifact> out = transfer().upload(hostPath, sandboxPath);
-    audit("files.uploaded", java.util.Map.of("path", sandboxPath, "files", out.size()));
+  public List<Artifact> upload(Path hostPath, String sandboxPath) {
+    List<Artifact> out = transfer().upload(hostPath, sandboxPath);
+    audit("files.uploaded", Map.of("path", sandboxPath, "files", out.size()));
     return out;
   }
 
   @Override
-  public List<io.agentnest.Artifact> uploadArchive(java.nio.file.Path tarFile, String sandboxPath) {
-    List<io.agentnest.Artifact> out = transfer().uploadArchive(tarFile, sandboxPath);
-    audit("files.uploaded", java.util.Map.of("path", sandboxPath, "files", out.size()));
+  public List<Artifact> uploadArchive(Path tarFile, String sandboxPath) {
+    List<Artifact> out = transfer().uploadArchive(tarFile, sandboxPath);
+    audit("files.uploaded", Map.of("path", sandboxPath, "files", out.size()));
     return out;
   }
 

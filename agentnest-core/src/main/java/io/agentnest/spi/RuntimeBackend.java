@@ -1,8 +1,10 @@
 package io.agentnest.spi;
 
 import io.agentnest.SandboxInfo;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Consumer;
 
 /**
  * An isolation backend (Docker, Kubernetes, ...), found with {@link java.util.ServiceLoader} under
@@ -61,7 +63,7 @@ public interface RuntimeBackend {
       SandboxSpec spec,
       int n,
       Runnable beforeCheckpoint,
-      java.util.function.Consumer<BackendSandbox> parentRestored) {
+      Consumer<BackendSandbox> parentRestored) {
     return Optional.empty();
   }
 
@@ -70,7 +72,7 @@ public interface RuntimeBackend {
    * listening socket lets bulk state (fork) bypass the slower stdio channel. Empty when the sandbox
    * has none (a remote engine, gVisor, or a sandbox made by an older version).
    */
-  default Optional<java.nio.file.Path> bulkDirectory(String id) {
+  default Optional<Path> bulkDirectory(String id) {
     return Optional.empty();
   }
 
@@ -83,10 +85,7 @@ public interface RuntimeBackend {
    * once it runs again. Throws when the checkpoint was tried and failed.
    */
   default boolean checkpointTo(
-      String id,
-      java.nio.file.Path dir,
-      Runnable beforeCheckpoint,
-      java.util.function.Consumer<BackendSandbox> restored) {
+      String id, Path dir, Runnable beforeCheckpoint, Consumer<BackendSandbox> restored) {
     return false;
   }
 
@@ -95,12 +94,12 @@ public interface RuntimeBackend {
    * written by {@link #checkpointTo}); its agent runs already, with the memory it had. Empty, with
    * nothing done, when the runtime or host cannot restore a checkpoint.
    */
-  default Optional<BackendSandbox> createFromCheckpoint(SandboxSpec spec, java.nio.file.Path dir) {
+  default Optional<BackendSandbox> createFromCheckpoint(SandboxSpec spec, Path dir) {
     return Optional.empty();
   }
 
   /** The engine's id (content digest) of a local image, if it has one. */
-  default java.util.Optional<String> imageId(String image) {
-    return java.util.Optional.empty();
+  default Optional<String> imageId(String image) {
+    return Optional.empty();
   }
 }

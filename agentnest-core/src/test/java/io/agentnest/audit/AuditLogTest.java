@@ -9,6 +9,10 @@ import java.io.RandomAccessFile;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -189,10 +193,7 @@ class AuditLogTest {
             last.hash(),
             AuditJson.sha256());
     Files.writeString(
-        events(),
-        line(sealed) + "\n",
-        StandardCharsets.UTF_8,
-        java.nio.file.StandardOpenOption.APPEND);
+        events(), line(sealed) + "\n", StandardCharsets.UTF_8, StandardOpenOption.APPEND);
     try (AuditLog log = AuditLog.open(dir)) {
       assertThat(log.query(AuditQuery.builder().sandbox(SB2).build())).hasSize(1);
       assertThat(log.record(AuditEvent.EXEC_FINISHED, SB2, Map.of()).seq()).isEqualTo(12);
@@ -203,10 +204,9 @@ class AuditLogTest {
   @Test
   void indexWithAnotherLayoutIsRebuilt() throws Exception {
     tenRecords();
-    try (java.sql.Connection c =
-            java.sql.DriverManager.getConnection(
-                "jdbc:sqlite:" + dir.resolve(AuditLog.INDEX_FILE));
-        java.sql.Statement st = c.createStatement()) {
+    try (Connection c =
+            DriverManager.getConnection("jdbc:sqlite:" + dir.resolve(AuditLog.INDEX_FILE));
+        Statement st = c.createStatement()) {
       st.execute("UPDATE meta SET value = 'old' WHERE key = 'layout'");
       st.execute("UPDATE search SET s = 'nothing'"); // only a rebuild restores it
     }

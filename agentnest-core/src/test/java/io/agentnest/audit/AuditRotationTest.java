@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -363,7 +364,7 @@ class AuditRotationTest {
       }
     } finally {
       try (Stream<Path> s = Files.walk(d)) {
-        for (Path p : s.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        for (Path p : s.sorted(Comparator.reverseOrder()).toList()) {
           Files.deleteIfExists(p);
         }
       }

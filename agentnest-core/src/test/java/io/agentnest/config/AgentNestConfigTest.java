@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.agentnest.ConfigException;
+import io.agentnest.NetworkPolicy;
+import io.agentnest.NetworkPolicy.Mode;
+import io.agentnest.SandboxBudgets;
 import io.agentnest.SandboxConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -543,10 +546,10 @@ class AgentNestConfigTest {
                 + "    destroy_after_refusals: 0\n",
             "agentnest.yaml",
             Map.of("AGENTNEST_BUDGETS_ASK_BURST", "4"));
-    io.agentnest.SandboxBudgets b = c.sandboxConfig().budgets();
-    assertThat(b).isEqualTo(new io.agentnest.SandboxBudgets(2.5, 10, 1, 4, 7, 0));
+    SandboxBudgets b = c.sandboxConfig().budgets();
+    assertThat(b).isEqualTo(new SandboxBudgets(2.5, 10, 1, 4, 7, 0));
     assertThat(AgentNestConfig.parse("", "x").sandboxConfig().budgets())
-        .isEqualTo(io.agentnest.SandboxBudgets.defaults());
+        .isEqualTo(SandboxBudgets.defaults());
     assertThat(AgentNestConfig.parse(c.effectiveYaml(null), "y").sandboxConfig().budgets())
         .isEqualTo(b);
   }
@@ -559,13 +562,13 @@ class AgentNestConfigTest {
                 + "    allow: \"pypi.org, *.pythonhosted.org:443\"\n"
                 + "    on_unknown_host: ask\n    approval_timeout: 5s\n",
             "net.yaml");
-    io.agentnest.NetworkPolicy p = c.sandboxConfig().network();
+    NetworkPolicy p = c.sandboxConfig().network();
     assertThat(p.isNone()).isFalse();
     assertThat(p.match("files.pythonhosted.org", 443)).isPresent();
     assertThat(p.match("pypi.org", 443)).isPresent();
     assertThat(p.match("evil.org", 443)).isEmpty();
-    assertThat(p.onUnknownHost()).isEqualTo(io.agentnest.NetworkPolicy.Mode.ASK);
-    assertThat(p.approvalTimeout()).isEqualTo(java.time.Duration.ofSeconds(5));
+    assertThat(p.onUnknownHost()).isEqualTo(Mode.ASK);
+    assertThat(p.approvalTimeout()).isEqualTo(Duration.ofSeconds(5));
     assertThat(AgentNestConfig.parse(c.effectiveYaml(null), "round.yaml").sandboxConfig().network())
         .isEqualTo(p);
   }
@@ -576,7 +579,7 @@ class AgentNestConfigTest {
             () ->
                 AgentNestConfig.parse(
                     "version: 1\ndefaults:\n  network:\n    allow: \"a..b\"\n", "bad.yaml"))
-        .isInstanceOf(io.agentnest.ConfigException.class)
+        .isInstanceOf(ConfigException.class)
         .hasMessageStartingWith("bad.yaml:4:")
         .hasMessageContaining("defaults.network.allow");
   }

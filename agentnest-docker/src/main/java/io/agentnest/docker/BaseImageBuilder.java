@@ -6,6 +6,7 @@ import io.agentnest.docker.internal.DockerEngine;
 import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -89,7 +90,7 @@ public final class BaseImageBuilder {
                 synchronized (errText) {
                   errText.append(new String(b, StandardCharsets.UTF_8));
                 }
-                p.getErrorStream().transferTo(java.io.OutputStream.nullOutputStream());
+                p.getErrorStream().transferTo(OutputStream.nullOutputStream());
               } catch (IOException ignored) {
                 // process gone
               }

@@ -1,5 +1,6 @@
 package io.agentnest.docker;
 
+import com.github.dockerjava.api.exception.NotFoundException;
 import io.agentnest.SandboxInfo;
 import io.agentnest.docker.internal.DockerDoctor;
 import io.agentnest.docker.internal.DockerEngine;
@@ -8,8 +9,11 @@ import io.agentnest.spi.HealthCheck;
 import io.agentnest.spi.ManagedResource;
 import io.agentnest.spi.RuntimeBackend;
 import io.agentnest.spi.SandboxSpec;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The default backend: containers on a Docker engine, with runc, runsc (gVisor) or any OCI runtime
@@ -17,7 +21,7 @@ import java.util.Optional;
  * unix:///var/run/docker.sock}.
  */
 public final class DockerBackend implements RuntimeBackend {
-  private volatile @org.jspecify.annotations.Nullable DockerEngine engine;
+  private volatile @Nullable DockerEngine engine;
 
   /** ServiceLoader constructor; connects lazily. */
   public DockerBackend() {}
@@ -65,7 +69,7 @@ public final class DockerBackend implements RuntimeBackend {
   public Optional<String> imageId(String image) {
     try {
       return Optional.ofNullable(engine().client().inspectImageCmd(image).exec().getId());
-    } catch (com.github.dockerjava.api.exception.NotFoundException e) {
+    } catch (NotFoundException e) {
       return Optional.empty();
     }
   }
@@ -76,26 +80,23 @@ public final class DockerBackend implements RuntimeBackend {
       SandboxSpec spec,
       int n,
       Runnable beforeCheckpoint,
-      java.util.function.Consumer<BackendSandbox> parentRestored) {
+      Consumer<BackendSandbox> parentRestored) {
     return engine().forkWithCheckpoint(id, spec, n, beforeCheckpoint, parentRestored);
   }
 
   @Override
-  public Optional<java.nio.file.Path> bulkDirectory(String id) {
+  public Optional<Path> bulkDirectory(String id) {
     return engine().bulkDirectory(id);
   }
 
   @Override
   public boolean checkpointTo(
-      String id,
-      java.nio.file.Path dir,
-      Runnable beforeCheckpoint,
-      java.util.function.Consumer<BackendSandbox> restored) {
+      String id, Path dir, Runnable beforeCheckpoint, Consumer<BackendSandbox> restored) {
     return engine().checkpointTo(id, dir, beforeCheckpoint, restored);
   }
 
   @Override
-  public Optional<BackendSandbox> createFromCheckpoint(SandboxSpec spec, java.nio.file.Path dir) {
+  public Optional<BackendSandbox> createFromCheckpoint(SandboxSpec spec, Path dir) {
     return engine().createFromCheckpoint(spec, dir);
   }
 

@@ -3,6 +3,7 @@ package io.agentnest.docker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.agentnest.AgentNestException;
 import io.agentnest.ExecOptions;
 import io.agentnest.NetworkPolicy;
 import io.agentnest.Sandbox;
@@ -15,6 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -28,9 +30,9 @@ class AuditIT {
   void noSandboxStartsWhileItsAuditLogIsBelowItsFreeDiskReserve(@TempDir Path dir) {
     // A reserve no disk here has (1 PiB): the log refuses records, so no sandbox may run.
     try (AuditLog log = AuditLog.open(dir, new AuditLog.Options(128L << 20, 1L << 50))) {
-      org.assertj.core.api.Assertions.assertThatThrownBy(
+      Assertions.assertThatThrownBy(
               () -> Sandbox.create(SandboxConfig.builder().auditLog(log).build()))
-          .isInstanceOf(io.agentnest.AgentNestException.class)
+          .isInstanceOf(AgentNestException.class)
           .hasMessageContaining("no sandbox is created while its actions cannot be audited")
           .hasMessageContaining("below the reserve of 1048576.0 GiB")
           .hasMessageContaining("AGENTNEST_AUDIT_MIN_FREE_DISK");

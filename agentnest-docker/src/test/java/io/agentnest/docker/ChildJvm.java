@@ -1,9 +1,13 @@
 package io.agentnest.docker;
 
+import io.agentnest.ExecOptions;
+import io.agentnest.Sandbox;
+import io.agentnest.SandboxConfig;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -58,11 +62,11 @@ public final class ChildJvm {
    */
   public static final class MidExecClient {
     public static void main(String[] args) throws InterruptedException {
-      io.agentnest.Sandbox sb = io.agentnest.Sandbox.connect(args[0]);
+      Sandbox sb = Sandbox.connect(args[0]);
       sb.execAsync(
           args[1],
-          io.agentnest.ExecOptions.builder()
-              .timeout(java.time.Duration.ofMinutes(2))
+          ExecOptions.builder()
+              .timeout(Duration.ofMinutes(2))
               .onOutput(
                   c -> {
                     System.out.println("out " + c.text().strip());
@@ -82,10 +86,10 @@ public final class ChildJvm {
       int n = Integer.parseInt(args[0]);
       long ttl = Long.parseLong(args[1]);
       for (int i = 0; i < n; i++) {
-        io.agentnest.Sandbox sb =
-            io.agentnest.Sandbox.create(
-                io.agentnest.SandboxConfig.builder()
-                    .ttl(java.time.Duration.ofSeconds(ttl))
+        Sandbox sb =
+            Sandbox.create(
+                SandboxConfig.builder()
+                    .ttl(Duration.ofSeconds(ttl))
                     .label("test", "owner-process")
                     .build());
         System.out.println("sandbox " + sb.id());

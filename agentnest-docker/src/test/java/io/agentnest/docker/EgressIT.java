@@ -14,16 +14,21 @@ import io.agentnest.internal.egress.EgressResolvers;
 import io.agentnest.internal.egress.StaticResolver;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -71,7 +76,7 @@ class EgressIT {
     http.setExecutor(pool);
     http.start();
     httpPort = http.getAddress().getPort();
-    echo = new ServerSocket(0, 50, java.net.InetAddress.getByName("127.0.0.1"));
+    echo = new ServerSocket(0, 50, InetAddress.getByName("127.0.0.1"));
     echoPort = echo.getLocalPort();
     pool.execute(
         () -> {
@@ -207,9 +212,7 @@ class EgressIT {
 
   /** Events are recorded when the proxy finishes a connection, just after the client saw it. */
   static void awaitEvents(int n) {
-    org.awaitility.Awaitility.await()
-        .atMost(Duration.ofSeconds(10))
-        .until(() -> events.size() >= n);
+    Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> events.size() >= n);
   }
 
   NetworkEvent onlyEvent() {
@@ -272,10 +275,10 @@ class EgressIT {
     String expected;
     try {
       expected =
-          java.util.HexFormat.of()
-              .formatHex(java.security.MessageDigest.getInstance("SHA-256").digest(body))
+          HexFormat.of()
+              .formatHex(MessageDigest.getInstance("SHA-256").digest(body))
               .substring(0, 16);
-    } catch (java.security.NoSuchAlgorithmException e) {
+    } catch (NoSuchAlgorithmException e) {
       throw new AssertionError(e);
     }
     assertThat(r).isEqualTo("(20971520, '" + expected + "')");

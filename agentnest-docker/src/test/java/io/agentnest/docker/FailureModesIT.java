@@ -14,9 +14,12 @@ import io.agentnest.SandboxInfo;
 import io.agentnest.SandboxNotFoundException;
 import io.agentnest.UnsupportedControlException;
 import io.agentnest.docker.internal.DockerEngine;
+import java.io.ByteArrayOutputStream;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -39,10 +42,9 @@ class FailureModesIT {
     String image = "agentnest-test/nopython:1";
     if (!engine.imageExists(image)) {
       // An image whose filesystem is one empty directory: no python3, no shell.
-      java.io.ByteArrayOutputStream tar = new java.io.ByteArrayOutputStream();
-      try (org.apache.commons.compress.archivers.tar.TarArchiveOutputStream out =
-          new org.apache.commons.compress.archivers.tar.TarArchiveOutputStream(tar)) {
-        out.putArchiveEntry(new org.apache.commons.compress.archivers.tar.TarArchiveEntry("tmp/"));
+      ByteArrayOutputStream tar = new ByteArrayOutputStream();
+      try (TarArchiveOutputStream out = new TarArchiveOutputStream(tar)) {
+        out.putArchiveEntry(new TarArchiveEntry("tmp/"));
         out.closeArchiveEntry();
       }
       Process p = new ProcessBuilder("docker", "import", "-", image).start();

@@ -3,11 +3,25 @@ package io.agentnest.docker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.agentnest.AgentNestException;
 import io.agentnest.ForkReport;
+import io.agentnest.NetworkPolicy;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
+import io.agentnest.audit.AuditEvent;
+import io.agentnest.audit.AuditLog;
+import io.agentnest.audit.AuditQuery;
+import io.agentnest.docker.internal.DockerEngine;
+import io.agentnest.spi.Labels;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Nested;
@@ -113,7 +127,7 @@ class ForkIT {
 
   @Test
   void sessionStateTravelsOverTheBulkLinkWhichListensOnlyDuringTheFork(@TempDir Path dir) {
-    try (io.agentnest.audit.AuditLog log = io.agentnest.audit.AuditLog.open(dir);
+    try (AuditLog log = AuditLog.open(dir);
         Sandbox p = Sandbox.create(SandboxConfig.builder().auditLog(log).build())) {
       p.runCode("import os\nblob = os.urandom(3 << 20)\nfh = open('/etc/hostname')\nn = 7");
       try (Sandbox copy = p.fork()) {
@@ -129,12 +143,8 @@ class ForkIT {
               .as("no socket is left behind")
               .isEqualTo("0");
         }
-        List<io.agentnest.audit.AuditEvent> forked =
-            log.query(
-                io.agentnest.audit.AuditQuery.builder()
-                    .sandbox(p.id())
-                    .type("sandbox.forked")
-                    .build());
+        List<AuditEvent> forked =
+            log.query(AuditQuery.builder().sandbox(p.id()).type("sandbox.forked").build());
         assertThat(forked).hasSize(1);
         assertThat(forked.get(0).data()).containsEntry("link", "bulk");
       }
@@ -143,7 +153,7 @@ class ForkIT {
 
   @Test
   void aSessionThatDiesWhileItsStateStreamsFailsTheForkCleanlyAndLeavesNoCopy() {
-    java.util.Set<String> before = mine();
+    Set<String> before = mine();
     try (Sandbox p = Sandbox.create()) {
       // Pickling the bomb ends the session's interpreter part-way through the stream.
       p.runCode(
@@ -151,20 +161,20 @@ class ForkIT {
               + "class Bomb:\n    def __reduce__(self):\n        os._exit(3)\n"
               + "zz_bomb = Bomb()");
       assertThatThrownBy(p::fork)
-          .isInstanceOf(io.agentnest.AgentNestException.class)
+          .isInstanceOf(AgentNestException.class)
           .hasMessageContaining("interpreter exited (code 3) while saving its state");
       assertThat(p.isAlive()).isTrue();
       assertThat(p.runCode("1 + 1").result()).isEqualTo("2");
-      org.awaitility.Awaitility.await()
-          .atMost(java.time.Duration.ofSeconds(60))
+      Awaitility.await()
+          .atMost(Duration.ofSeconds(60))
           .until(() -> mine().size() == before.size() + 1);
     }
   }
 
   @Test
   void aSessionStreamingFarMoreThanItsStateFailsTheForkAndLeavesNoCopy(@TempDir Path dir) {
-    java.util.Set<String> before = mine();
-    try (io.agentnest.audit.AuditLog log = io.agentnest.audit.AuditLog.open(dir);
+    Set<String> before = mine();
+    try (AuditLog log = AuditLog.open(dir);
         Sandbox p = Sandbox.create(SandboxConfig.builder().memory("256m").auditLog(log).build())) {
       // Code in the session replaces the worker's save with a stream of up to 3 GiB of well-framed
       // garbage (what a compromised sandbox can send): the host must neither hold it nor leave the
@@ -190,12 +200,12 @@ class ForkIT {
               + "    return {'vars': [], 'skipped': [], 'extra_bytes': 0, 'bulk': 3 << 30}\n"
               + "_w['_dump_bulk'] = _flood\n");
       assertThatThrownBy(p::fork)
-          .isInstanceOf(io.agentnest.AgentNestException.class)
+          .isInstanceOf(AgentNestException.class)
           .hasMessageContaining("is larger than " + (2 * (256L << 20) + (64L << 20)) + " bytes")
           .hasMessageContaining("twice its memory limit");
       assertThat(p.runCode("1 + 1").result()).isEqualTo("2");
-      org.awaitility.Awaitility.await()
-          .atMost(java.time.Duration.ofSeconds(60))
+      Awaitility.await()
+          .atMost(Duration.ofSeconds(60))
           .until(() -> mine().size() == before.size() + 1);
     }
   }
@@ -209,10 +219,10 @@ class ForkIT {
         ChildJvm.start(
             LargeFork.class,
             List.of("-Xmx128m", "-XX:MaxDirectMemorySize=80m"),
-            java.util.Map.of("AGENTNEST_HOME", home.toString()));
+            Map.of("AGENTNEST_HOME", home.toString()));
     try {
       List<String> lines = ChildJvm.readUntil(child, "result", 20);
-      assertThat(child.waitFor(5, java.util.concurrent.TimeUnit.MINUTES)).isTrue();
+      assertThat(child.waitFor(5, TimeUnit.MINUTES)).isTrue();
       assertThat(lines).as("child output").contains("result " + (150 << 20) + " True");
       assertThat(child.exitValue()).isZero();
     } finally {
@@ -240,15 +250,13 @@ class ForkIT {
     }
   }
 
-  private static java.util.Set<String> mine() {
-    java.util.Set<String> ids = new java.util.HashSet<>();
-    io.agentnest.docker.internal.DockerEngine.connect()
+  private static Set<String> mine() {
+    Set<String> ids = new HashSet<>();
+    DockerEngine.connect()
         .client()
         .listContainersCmd()
         .withShowAll(true)
-        .withLabelFilter(
-            java.util.Map.of(
-                io.agentnest.spi.Labels.OWNER_PID, Long.toString(ProcessHandle.current().pid())))
+        .withLabelFilter(Map.of(Labels.OWNER_PID, Long.toString(ProcessHandle.current().pid())))
         .exec()
         .forEach(c -> ids.add(c.getId()));
     return ids;
@@ -256,14 +264,14 @@ class ForkIT {
 
   @Test
   void spareCopiesMakeForksSkipTheContainerStartAndGoWithTheParent() {
-    java.util.Set<String> before = mine();
+    Set<String> before = mine();
     Sandbox p = Sandbox.create();
     try {
       p.runCode("x = 41");
       p.prepareForks(2);
-      java.util.Set<String> spares = new java.util.HashSet<>();
-      org.awaitility.Awaitility.await()
-          .atMost(java.time.Duration.ofSeconds(90))
+      Set<String> spares = new HashSet<>();
+      Awaitility.await()
+          .atMost(Duration.ofSeconds(90))
           .until(
               () -> {
                 spares.clear();
@@ -279,11 +287,11 @@ class ForkIT {
           assertThat(c.runCode("x + 1").result()).isEqualTo("42");
           assertThat(c.expiresAt())
               .as("a spare's TTL starts when it becomes a copy")
-              .isAfter(java.time.Instant.now().plus(p.config().ttl()).minusSeconds(60));
+              .isAfter(Instant.now().plus(p.config().ttl()).minusSeconds(60));
         }
         // Two more spares are made for the next fork.
-        org.awaitility.Awaitility.await()
-            .atMost(java.time.Duration.ofSeconds(90))
+        Awaitility.await()
+            .atMost(Duration.ofSeconds(90))
             .until(() -> mine().size() == before.size() + 5);
       } finally {
         copies.forEach(Sandbox::destroy);
@@ -291,9 +299,7 @@ class ForkIT {
     } finally {
       p.destroy();
     }
-    org.awaitility.Awaitility.await()
-        .atMost(java.time.Duration.ofSeconds(60))
-        .until(() -> before.containsAll(mine()));
+    Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> before.containsAll(mine()));
   }
 
   /** On gVisor the copy is a checkpoint of the parent's processes: even a generator survives. */
@@ -303,10 +309,7 @@ class ForkIT {
     @Test
     void copiesCarryLiveProcessMemoryAndStayIndependentBothWays() {
       SandboxConfig gvisor =
-          SandboxConfig.builder()
-              .runtime("gvisor")
-              .network(io.agentnest.NetworkPolicy.none())
-              .build();
+          SandboxConfig.builder().runtime("gvisor").network(NetworkPolicy.none()).build();
       try (Sandbox p = Sandbox.create(gvisor)) {
         p.exec("echo parent > /workspace/f.txt");
         p.runCode(

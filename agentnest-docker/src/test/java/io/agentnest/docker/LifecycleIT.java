@@ -12,9 +12,11 @@ import io.agentnest.docker.internal.DockerEngine;
 import io.agentnest.internal.lifecycle.HostState;
 import io.agentnest.internal.lifecycle.Pruner;
 import io.agentnest.spi.Backends;
+import io.agentnest.spi.Labels;
 import io.agentnest.spi.ManagedResource;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -159,8 +161,7 @@ class LifecycleIT {
     Path fresh = root.resolve("0".repeat(24) + "0000fee1");
     Files.createDirectories(orphan);
     Files.createDirectories(fresh);
-    Files.setLastModifiedTime(
-        orphan, java.nio.file.attribute.FileTime.from(Instant.now().minus(Duration.ofHours(2))));
+    Files.setLastModifiedTime(orphan, FileTime.from(Instant.now().minus(Duration.ofHours(2))));
     try (Sandbox sb = Sandbox.create()) {
       String live =
           DockerEngine.connect()
@@ -169,7 +170,7 @@ class LifecycleIT {
               .exec()
               .getConfig()
               .getLabels()
-              .get(io.agentnest.spi.Labels.BULK_DIR);
+              .get(Labels.BULK_DIR);
       Pruner.Report report =
           Pruner.prune(Backends.get("docker"), new Pruner.Options(false, null, false));
       assertThat(report.items())

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agentnest.ExecResult;
 import io.agentnest.ForkReport;
+import io.agentnest.PythonSession;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.Secret;
@@ -12,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.UUID;
@@ -57,7 +59,7 @@ class SecretDeliveryIT {
       return HexFormat.of()
           .formatHex(
               MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8)));
-    } catch (java.security.NoSuchAlgorithmException e) {
+    } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
     }
   }
@@ -71,7 +73,7 @@ class SecretDeliveryIT {
     return sb.exec("printf %s \"$" + NAME + "\" | sha256sum | cut -c1-64").stdout().strip();
   }
 
-  static String pythonHash(io.agentnest.PythonSession s) {
+  static String pythonHash(PythonSession s) {
     ExecResult r =
         s.run(
             "import os, hashlib\nhashlib.sha256(os.environ['" + NAME + "'].encode()).hexdigest()");

@@ -13,9 +13,13 @@ import io.agentnest.SnapshotInfo;
 import io.agentnest.audit.AuditEvent;
 import io.agentnest.audit.AuditLog;
 import io.agentnest.audit.AuditQuery;
+import io.agentnest.internal.audit.Audit;
 import io.agentnest.internal.support.Json;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -102,7 +106,7 @@ class SnapshotIT {
     assertThat(Sandbox.removeSnapshot("it-basic")).isTrue();
     assertThat(Sandbox.removeSnapshot("it-basic")).isFalse();
     assertThatThrownBy(() -> Sandbox.restore("it-basic")).hasMessageContaining("no snapshot");
-    AuditLog audit = io.agentnest.internal.audit.Audit.shared();
+    AuditLog audit = Audit.shared();
     audit.flush();
     assertThat(
             audit.query(
@@ -153,7 +157,7 @@ class SnapshotIT {
     Files.writeString(mf, original);
     Path ws = dir.resolve("workspace.tar");
     byte[] tar = Files.readAllBytes(ws);
-    Files.write(ws, java.util.Arrays.copyOf(tar, tar.length / 2));
+    Files.write(ws, Arrays.copyOf(tar, tar.length / 2));
     assertThatThrownBy(() -> Sandbox.restore("it-tamper"))
         .hasMessageContaining("bytes, the manifest says");
     tar[tar.length - 1] ^= 1;
@@ -174,7 +178,7 @@ class SnapshotIT {
     }
     try (var files = Files.walk(home.resolve("snapshots/it-secret"))) {
       for (Path f : files.filter(Files::isRegularFile).toList()) {
-        assertThat(new String(Files.readAllBytes(f), java.nio.charset.StandardCharsets.ISO_8859_1))
+        assertThat(new String(Files.readAllBytes(f), StandardCharsets.ISO_8859_1))
             .as(f.toString())
             .doesNotContain("tok-very-secret-123");
       }
@@ -303,7 +307,7 @@ class SnapshotIT {
               .readTree(home.resolve("snapshots/it-gvisor-mem/manifest.json").toFile())
               .path("manifest");
       assertThat(m.path("memory").asBoolean()).isTrue();
-      List<String> memoryFiles = new java.util.ArrayList<>();
+      List<String> memoryFiles = new ArrayList<>();
       for (JsonNode p : m.path("parts")) {
         if (p.path("kind").asText().equals("memory")) {
           memoryFiles.add(p.path("file").asText());
@@ -330,7 +334,7 @@ class SnapshotIT {
       assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
       assertThat(lines).contains("result (4, 'parent\\n', True, False) a,b");
 
-      AuditLog audit = io.agentnest.internal.audit.Audit.shared();
+      AuditLog audit = Audit.shared();
       audit.flush();
       assertThat(
               audit.query(

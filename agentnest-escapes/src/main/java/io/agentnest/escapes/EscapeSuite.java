@@ -1,6 +1,7 @@
 package io.agentnest.escapes;
 
 import io.agentnest.AgentNestException;
+import io.agentnest.ConfigException;
 import io.agentnest.SandboxConfig;
 import io.agentnest.escapes.internal.Catalogue;
 import io.agentnest.escapes.internal.Judgement;
@@ -164,7 +165,7 @@ public final class EscapeSuite {
       for (String o : only) {
         boolean matches = known.stream().anyMatch(id -> id.equals(o) || id.startsWith(o + "."));
         if (!matches) {
-          throw new io.agentnest.ConfigException(
+          throw new ConfigException(
               "no probe or category '"
                   + o
                   + "': use one of the categories privilege, namespaces, devices, kernel,"
@@ -173,7 +174,7 @@ public final class EscapeSuite {
         }
       }
       if (!engineRoot.startsWith("/")) {
-        throw new io.agentnest.ConfigException(
+        throw new ConfigException(
             "engine root '" + engineRoot + "' must be an absolute path, e.g. /var/lib/docker");
       }
       return new EscapeSuite(this);

@@ -7,6 +7,7 @@ import io.agentnest.ConfigException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -126,22 +127,11 @@ class CatalogueTest {
     EscapeReport r =
         new EscapeReport(
             List.of(
+                new ProbeResult("a.x", "a", "runc", Outcome.BLOCKED, "fine", Duration.ZERO),
                 new ProbeResult(
-                    "a.x", "a", "runc", Outcome.BLOCKED, "fine", java.time.Duration.ZERO),
+                    "a.y", "a", "runsc", Outcome.CONTAINED, "gVisor: harmless", Duration.ZERO),
                 new ProbeResult(
-                    "a.y",
-                    "a",
-                    "runsc",
-                    Outcome.CONTAINED,
-                    "gVisor: harmless",
-                    java.time.Duration.ZERO),
-                new ProbeResult(
-                    "b.z",
-                    "b",
-                    "runc",
-                    Outcome.ESCAPED,
-                    "x".repeat(300),
-                    java.time.Duration.ZERO)));
+                    "b.z", "b", "runc", Outcome.ESCAPED, "x".repeat(300), Duration.ZERO)));
     assertThat(r.passed()).isFalse();
     assertThat(r.failures()).extracting(ProbeResult::probe).containsExactly("b.z");
     String table = r.table(40);

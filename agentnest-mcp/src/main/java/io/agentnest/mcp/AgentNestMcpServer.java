@@ -18,14 +18,18 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
@@ -69,12 +73,12 @@ public final class AgentNestMcpServer implements AutoCloseable {
 
   /** Elicitations wait for a person: a few at a time, a bounded queue, the rest denied. */
   private final ExecutorService approvals =
-      new java.util.concurrent.ThreadPoolExecutor(
+      new ThreadPoolExecutor(
           4,
           4,
           60,
           TimeUnit.SECONDS,
-          new java.util.concurrent.ArrayBlockingQueue<>(64),
+          new ArrayBlockingQueue<>(64),
           daemon("agentnest-mcp-approval"));
 
   private final ScheduledExecutorService timer =
@@ -229,7 +233,7 @@ public final class AgentNestMcpServer implements AutoCloseable {
   public static boolean isLoopback(String host) {
     try {
       return InetAddress.getByName(host).isLoopbackAddress();
-    } catch (java.net.UnknownHostException e) {
+    } catch (UnknownHostException e) {
       throw new ConfigException(
           "cannot resolve MCP bind address '" + host + "': " + e.getMessage());
     }
@@ -260,7 +264,7 @@ public final class AgentNestMcpServer implements AutoCloseable {
     approvals.shutdownNow();
   }
 
-  private static java.util.concurrent.ThreadFactory daemon(String name) {
+  private static ThreadFactory daemon(String name) {
     return r -> {
       Thread t = new Thread(r, name);
       t.setDaemon(true);

@@ -1,6 +1,7 @@
 package io.agentnest.mcp;
 
 import io.agentnest.AgentNestException;
+import io.agentnest.ApprovalDecision;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.tools.SandboxTools;
@@ -11,6 +12,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
@@ -39,9 +42,8 @@ final class McpSandboxSession {
   private final Map<String, Sandbox> extra = new LinkedHashMap<>();
   private volatile Instant lastUsed = Instant.now();
   private @Nullable String notice;
-  private final java.util.concurrent.ConcurrentHashMap<
-          String, java.util.concurrent.CompletableFuture<io.agentnest.ApprovalDecision>>
-      approvals = new java.util.concurrent.ConcurrentHashMap<>();
+  private final ConcurrentHashMap<String, CompletableFuture<ApprovalDecision>> approvals =
+      new ConcurrentHashMap<>();
   private boolean closed;
 
   McpSandboxSession(
@@ -74,9 +76,7 @@ final class McpSandboxSession {
   }
 
   /** Elicited approval answers by "kind target", for the session's life. */
-  java.util.concurrent.ConcurrentHashMap<
-          String, java.util.concurrent.CompletableFuture<io.agentnest.ApprovalDecision>>
-      approvals() {
+  ConcurrentHashMap<String, CompletableFuture<ApprovalDecision>> approvals() {
     return approvals;
   }
 

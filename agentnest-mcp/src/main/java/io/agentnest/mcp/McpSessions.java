@@ -1,5 +1,6 @@
 package io.agentnest.mcp;
 
+import io.agentnest.AgentNestException;
 import io.agentnest.ApprovalHandler;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
@@ -9,6 +10,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
@@ -52,7 +54,7 @@ final class McpSessions {
 
   McpSandboxSession get(String sessionId) {
     if (closed) {
-      throw new io.agentnest.AgentNestException("the MCP server is shutting down");
+      throw new AgentNestException("the MCP server is shutting down");
     }
     return sessions.computeIfAbsent(sessionId, this::open);
   }
@@ -75,7 +77,7 @@ final class McpSessions {
   }
 
   private static String labelOf(String sessionId) {
-    String clean = sessionId.toLowerCase(java.util.Locale.ROOT).replaceAll("[^a-z0-9._-]", "");
+    String clean = sessionId.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9._-]", "");
     if (clean.isEmpty()) {
       clean = "session";
     }

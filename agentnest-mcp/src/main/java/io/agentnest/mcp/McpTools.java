@@ -1,5 +1,6 @@
 package io.agentnest.mcp;
 
+import io.agentnest.AgentNestException;
 import io.agentnest.ExecEvent;
 import io.agentnest.Sandbox;
 import io.agentnest.tools.SandboxTools;
@@ -19,6 +20,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -330,7 +332,7 @@ final class McpTools {
       McpSyncServerExchange exchange,
       CallToolRequest request,
       Map<String, Object> args,
-      java.util.function.Function<@Nullable Consumer<ExecEvent>, ToolOutput> work) {
+      Function<@Nullable Consumer<ExecEvent>, ToolOutput> work) {
     McpSandboxSession session = session(exchange);
     session.enter(exchange);
     Object token = request.progressToken();
@@ -348,7 +350,7 @@ final class McpTools {
       return ToolOutputs.toResult(withNotice(session, out), null);
     } catch (ArgumentException e) {
       return ToolOutputs.toResult(ToolOutputs.error("error: " + e.getMessage()), null);
-    } catch (io.agentnest.AgentNestException e) {
+    } catch (AgentNestException e) {
       return ToolOutputs.toResult(
           ToolOutputs.error("error: " + SandboxTools.bound(e.getMessage(), 2000)), null);
     } finally {
@@ -361,7 +363,7 @@ final class McpTools {
 
   private CallToolResult simple(
       McpSyncServerExchange exchange,
-      java.util.function.Function<Map<String, Object>, Object> work,
+      Function<Map<String, Object>, Object> work,
       CallToolRequest request) {
     McpSandboxSession session = session(exchange);
     session.enter(exchange);
@@ -373,7 +375,7 @@ final class McpTools {
       return ToolOutputs.toResult(withNotice(session, (ToolOutput) out), null);
     } catch (ArgumentException e) {
       return ToolOutputs.toResult(ToolOutputs.error("error: " + e.getMessage()), null);
-    } catch (io.agentnest.AgentNestException e) {
+    } catch (AgentNestException e) {
       return ToolOutputs.toResult(
           ToolOutputs.error("error: " + SandboxTools.bound(e.getMessage(), 2000)), null);
     } finally {

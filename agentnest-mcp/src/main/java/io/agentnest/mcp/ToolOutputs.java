@@ -5,6 +5,7 @@ import io.agentnest.tools.ToolOutput;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
 import io.modelcontextprotocol.spec.McpSchema.Content;
+import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -59,6 +60,6 @@ final class ToolOutputs {
     return "agentnest://"
         + id
         + "/"
-        + java.net.URLEncoder.encode(name, StandardCharsets.UTF_8).replace("+", "%20");
+        + URLEncoder.encode(name, StandardCharsets.UTF_8).replace("+", "%20");
   }
 }

@@ -7,8 +7,11 @@ import io.agentnest.ApprovalHandler;
 import io.agentnest.ApprovalRequest;
 import io.agentnest.SandboxConfig;
 import io.agentnest.tools.ToolLimits;
+import io.modelcontextprotocol.spec.McpSchema.ElicitFormRequest;
 import java.time.Instant;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 
 /** Without a tool call in progress nobody can be asked: the configured handler decides. */
@@ -50,20 +53,18 @@ class ElicitationApprovalHandlerTest {
   void endedSessionRefusesNewSandboxesWithAReason() {
     McpSandboxSession s = session();
     s.close();
-    org.assertj.core.api.Assertions.assertThatThrownBy(() -> s.sandbox(null))
-        .hasMessageContaining("session has ended");
+    Assertions.assertThatThrownBy(() -> s.sandbox(null)).hasMessageContaining("session has ended");
   }
 
   @Test
   void theQuestionShowsWhatTheSandboxChoseEscaped() {
     String spoof = "evil.example:443\u001b[1A\r\u001b[2Kpypi.org:443\u001b[8m\u202e\u009b\n";
-    io.modelcontextprotocol.spec.McpSchema.ElicitFormRequest q =
+    ElicitFormRequest q =
         ElicitationApprovalHandler.question(
             new ApprovalRequest("abc", "network", spoof, "CONNECT " + spoof, Instant.now()));
     String description =
         String.valueOf(
-            ((java.util.Map<?, ?>)
-                    ((java.util.Map<?, ?>) q.requestedSchema().get("properties")).get("approve"))
+            ((Map<?, ?>) ((Map<?, ?>) q.requestedSchema().get("properties")).get("approve"))
                 .get("description"));
     for (String shown : new String[] {q.message(), description}) {
       assertThat(shown)

@@ -9,6 +9,7 @@ import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.util.Locale;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
@@ -172,7 +173,7 @@ class HttpGuardTest {
           "Bearer nope",
           "Bearer " + TOKEN.substring(0, TOKEN.length() - 1),
           "Bearer " + TOKEN + "0",
-          "Bearer " + TOKEN.toUpperCase(java.util.Locale.ROOT),
+          "Bearer " + TOKEN.toUpperCase(Locale.ROOT),
           "Basic " + TOKEN,
           TOKEN
         }) {

@@ -1,5 +1,6 @@
 package io.agentnest.springai;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.agentnest.Sandbox;
@@ -133,7 +134,7 @@ public final class AgentNestToolCallbacks {
         JsonNode args;
         try {
           args = JSON.readTree(toolInput == null || toolInput.isBlank() ? "{}" : toolInput);
-        } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+        } catch (JsonProcessingException e) {
           return "error: the arguments are not valid JSON ("
               + SandboxTools.bound(e.getOriginalMessage(), 200)
               + "); send an object like "

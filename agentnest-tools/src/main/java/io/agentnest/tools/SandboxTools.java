@@ -16,8 +16,11 @@ import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
 import java.util.Locale;
@@ -231,7 +234,7 @@ public final class SandboxTools {
           }
           byte[] data = sb.files().read(path);
           boolean cut = data.length > limits.maxReadBytes();
-          byte[] shown = cut ? java.util.Arrays.copyOf(data, limits.maxReadBytes()) : data;
+          byte[] shown = cut ? Arrays.copyOf(data, limits.maxReadBytes()) : data;
           String text = decodeUtf8(shown, cut);
           if (text == null || text.indexOf('\0') >= 0) {
             return ToolOutput.error(
@@ -651,13 +654,13 @@ public final class SandboxTools {
 
   static String sha256(byte[] data) {
     try {
-      byte[] d = java.security.MessageDigest.getInstance("SHA-256").digest(data);
+      byte[] d = MessageDigest.getInstance("SHA-256").digest(data);
       StringBuilder sb = new StringBuilder();
       for (byte b : d) {
         sb.append(String.format(Locale.ROOT, "%02x", b));
       }
       return sb.toString();
-    } catch (java.security.NoSuchAlgorithmException e) {
+    } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException("SHA-256 missing from the JDK", e);
     }
   }

@@ -12,10 +12,12 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BiConsumer;
 import org.jspecify.annotations.Nullable;
 
@@ -116,8 +118,7 @@ public final class ApprovalGate {
           new ApprovalRequest(sandboxId, kind, target, detail + " [" + why + "]", Instant.now());
       result = new CompletableFuture<>();
       CompletableFuture<ApprovalDecision> out = result;
-      java.util.concurrent.atomic.AtomicReference<@Nullable CompletionStage<ApprovalDecision>>
-          asked = new java.util.concurrent.atomic.AtomicReference<>();
+      AtomicReference<@Nullable CompletionStage<ApprovalDecision>> asked = new AtomicReference<>();
       HANDLER_THREADS.execute(
           () -> {
             try {
@@ -202,10 +203,7 @@ public final class ApprovalGate {
   }
 
   private static String describe(Throwable t) {
-    Throwable c =
-        t instanceof java.util.concurrent.CompletionException && t.getCause() != null
-            ? t.getCause()
-            : t;
+    Throwable c = t instanceof CompletionException && t.getCause() != null ? t.getCause() : t;
     return c.getClass().getSimpleName() + (c.getMessage() == null ? "" : ": " + c.getMessage());
   }
 }

@@ -5,6 +5,7 @@ import io.agentnest.ApprovalPolicy.Action;
 import io.agentnest.internal.approval.ShellLexer.Command;
 import io.agentnest.internal.approval.ShellLexer.Word;
 import io.agentnest.internal.support.Bounded;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -344,7 +345,7 @@ public final class ShellClassifier {
     String norm;
     try {
       norm = Path.of(path).normalize().toString();
-    } catch (java.nio.file.InvalidPathException e) {
+    } catch (InvalidPathException e) {
       return true; // not a path this host can even read: not inside anything
     }
     for (String w : writable) {

@@ -3,6 +3,7 @@ package io.agentnest.internal.audit;
 import io.agentnest.AgentNestException;
 import io.agentnest.audit.AuditLog;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -66,6 +67,6 @@ public final class Audit {
   }
 
   private static final long WARN_EVERY_NANOS = 10_000_000_000L;
-  private static final java.util.concurrent.atomic.AtomicLong lastWarning =
-      new java.util.concurrent.atomic.AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
+  private static final AtomicLong lastWarning =
+      new AtomicLong(System.nanoTime() - WARN_EVERY_NANOS);
 }

@@ -3,7 +3,9 @@ package io.agentnest.internal.audit;
 import io.agentnest.internal.support.DaemonThreads;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
@@ -114,7 +116,7 @@ final class AuditCoalescer {
   /** Writes the counts of windows that have ended. */
   void flushExpired() {
     Instant now = clock.get();
-    java.util.List<Folded> done = new java.util.ArrayList<>();
+    List<Folded> done = new ArrayList<>();
     synchronized (this) {
       var it = folded.values().iterator();
       while (it.hasNext()) {
@@ -130,10 +132,10 @@ final class AuditCoalescer {
 
   /** Writes every count still open; later records pass straight through. */
   void close() {
-    java.util.List<Folded> done;
+    List<Folded> done;
     synchronized (this) {
       closed = true;
-      done = new java.util.ArrayList<>(folded.values());
+      done = new ArrayList<>(folded.values());
       folded.clear();
     }
     done.forEach(this::summary);

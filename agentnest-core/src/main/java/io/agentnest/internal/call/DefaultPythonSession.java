@@ -3,11 +3,13 @@ package io.agentnest.internal.call;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
+import io.agentnest.Execution;
 import io.agentnest.PythonSession;
 import io.agentnest.internal.DefaultSandbox;
 import io.agentnest.internal.channel.Ops;
 import io.agentnest.internal.support.Json;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 
 /** A named interpreter in the agent, addressed by name on the shared channel. */
 public final class DefaultPythonSession implements PythonSession {
@@ -36,14 +38,13 @@ public final class DefaultPythonSession implements PythonSession {
   }
 
   @Override
-  public io.agentnest.Execution start(String code, ExecOptions options) {
+  public Execution start(String code, ExecOptions options) {
     ObjectNode h = Json.object().put(Ops.OP, Ops.OP_PY).put("session", name);
     return sandbox.start(h, DefaultSandbox.utf8(code), options, true);
   }
 
   @Override
-  public java.util.concurrent.CompletableFuture<ExecResult> runAsync(
-      String code, ExecOptions options) {
+  public CompletableFuture<ExecResult> runAsync(String code, ExecOptions options) {
     return start(code, options).result();
   }
 

@@ -10,13 +10,16 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,7 +45,7 @@ public final class AgentChannel implements AutoCloseable {
    * for its own calls.
    */
   private final AtomicLong ids =
-      new AtomicLong(java.util.concurrent.ThreadLocalRandom.current().nextLong(1L << 20, 1L << 50));
+      new AtomicLong(ThreadLocalRandom.current().nextLong(1L << 20, 1L << 50));
 
   private final CompletableFuture<Frame> ready = new CompletableFuture<>();
   private volatile Thread reader;
@@ -188,7 +191,7 @@ public final class AgentChannel implements AutoCloseable {
       if (off == 0) {
         h.setAll(first);
       }
-      send(h, java.util.Arrays.copyOfRange(data, off, off + n));
+      send(h, Arrays.copyOfRange(data, off, off + n));
       off += n;
     } while (off < data.length && !done.isDone());
   }
@@ -207,14 +210,13 @@ public final class AgentChannel implements AutoCloseable {
    * Waits until {@code done} or until the deadline, which is read again whenever it is reached (a
    * call waiting for an approval moves it).
    */
-  public Frame await(
-      CompletableFuture<Frame> done, java.util.function.LongSupplier deadlineNanos, String what) {
+  public Frame await(CompletableFuture<Frame> done, LongSupplier deadlineNanos, String what) {
     return await(done, deadlineNanos, what, null);
   }
 
   private Frame await(
       CompletableFuture<Frame> done,
-      java.util.function.LongSupplier deadlineNanos,
+      LongSupplier deadlineNanos,
       String what,
       @Nullable Duration fixedTimeout) {
     long started = System.nanoTime();

@@ -16,7 +16,11 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.HexFormat;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BooleanSupplier;
 import org.jspecify.annotations.Nullable;
 
@@ -41,8 +45,8 @@ public final class BulkLink implements Closeable {
   private final ServerSocketChannel server;
   private final Path socket;
   private final long tokenWaitNanos;
-  private final java.util.Set<String> expected = java.util.concurrent.ConcurrentHashMap.newKeySet();
-  private final java.util.Map<String, SocketChannel> arrived = new java.util.HashMap<>();
+  private final Set<String> expected = ConcurrentHashMap.newKeySet();
+  private final Map<String, SocketChannel> arrived = new HashMap<>();
   private int strangers;
 
   private BulkLink(ServerSocketChannel server, Path socket, Duration tokenWait) {

@@ -10,6 +10,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The channel's wire format, both directions:
@@ -49,7 +50,7 @@ public final class FrameCodec {
   }
 
   /** Reads one frame; returns null at a clean end of stream (between frames). */
-  public static @org.jspecify.annotations.Nullable Frame read(InputStream in) throws IOException {
+  public static @Nullable Frame read(InputStream in) throws IOException {
     int m0 = in.read();
     if (m0 < 0) {
       return null;

@@ -1,6 +1,7 @@
 package io.agentnest.internal.egress;
 
 import io.agentnest.NetworkPolicy;
+import io.agentnest.internal.support.Percentiles;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -16,6 +17,8 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -119,8 +122,8 @@ public final class EgressBenchmark {
                 Locale.ROOT,
                 "%-24s %12.2f %12.2f%n",
                 name,
-                io.agentnest.internal.support.Percentiles.nearestRank(samples, 50),
-                io.agentnest.internal.support.Percentiles.nearestRank(samples, 95)));
+                Percentiles.nearestRank(samples, 50),
+                Percentiles.nearestRank(samples, 95)));
   }
 
   private static final class Client {
@@ -278,7 +281,7 @@ public final class EgressBenchmark {
           pool.execute(() -> serve(s));
         } catch (IOException e) {
           return;
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+        } catch (RejectedExecutionException e) {
           return;
         }
       }
@@ -338,7 +341,7 @@ public final class EgressBenchmark {
       }
     }
 
-    private static java.util.concurrent.ThreadFactory daemon() {
+    private static ThreadFactory daemon() {
       return r -> {
         Thread t = new Thread(r, "egress-bench-origin-worker");
         t.setDaemon(true);

@@ -3,6 +3,7 @@ package io.agentnest.internal.files;
 import io.agentnest.Artifact;
 import io.agentnest.FileInfo;
 import io.agentnest.FileOperationException;
+import io.agentnest.SandboxFiles;
 import io.agentnest.internal.state.SandboxArchives;
 import io.agentnest.internal.support.Bounded;
 import io.agentnest.internal.support.HostFiles;
@@ -30,6 +31,7 @@ import java.util.HexFormat;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.Set;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
@@ -48,12 +50,12 @@ public final class ArtifactTransfer {
   private static final String MASK = "[REDACTED:";
 
   private final SandboxArchives archives;
-  private final io.agentnest.SandboxFiles files;
+  private final SandboxFiles files;
   private final long maxBytes;
   private final int maxEntries;
 
   public ArtifactTransfer(
-      SandboxArchives archives, io.agentnest.SandboxFiles files, long maxBytes, int maxEntries) {
+      SandboxArchives archives, SandboxFiles files, long maxBytes, int maxEntries) {
     this.archives = archives;
     this.files = files;
     this.maxBytes = maxBytes;
@@ -255,7 +257,7 @@ public final class ArtifactTransfer {
           if (!dest.startsWith(into)) {
             throw refused(name, "leads outside the target directory");
           }
-          Files.createDirectories(java.util.Objects.requireNonNull(dest.getParent()));
+          Files.createDirectories(Objects.requireNonNull(dest.getParent()));
           try (OutputStream o =
               new DigestOutputStream(
                   Files.newOutputStream(
@@ -350,7 +352,7 @@ public final class ArtifactTransfer {
             String rel = rel(dir, f);
             if (attrs.isSymbolicLink()) {
               Path target =
-                  java.util.Objects.requireNonNull(f.getParent())
+                  Objects.requireNonNull(f.getParent())
                       .resolve(Files.readSymbolicLink(f))
                       .normalize();
               Path real = Files.exists(target) ? target.toRealPath() : target;

@@ -8,6 +8,7 @@ import io.agentnest.SandboxFiles;
 import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.Frame;
 import io.agentnest.internal.channel.Ops;
+import io.agentnest.internal.redact.Redactor;
 import io.agentnest.internal.support.Bounded;
 import io.agentnest.internal.support.Json;
 import java.io.ByteArrayOutputStream;
@@ -16,7 +17,9 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BiConsumer;
 
 /** File operations over the agent channel; paths checked here and again by the agent. */
 public final class DefaultSandboxFiles implements SandboxFiles {
@@ -25,14 +28,14 @@ public final class DefaultSandboxFiles implements SandboxFiles {
   private static final Duration TIMEOUT = Duration.ofSeconds(60);
 
   private final AgentChannel channel;
-  private final io.agentnest.internal.redact.Redactor redactor;
+  private final Redactor redactor;
 
-  private final java.util.function.BiConsumer<String, java.util.Map<String, ?>> audit;
+  private final BiConsumer<String, Map<String, ?>> audit;
 
   public DefaultSandboxFiles(
       AgentChannel channel,
-      io.agentnest.internal.redact.Redactor redactor,
-      java.util.function.BiConsumer<String, java.util.Map<String, ?>> audit,
+      Redactor redactor,
+      BiConsumer<String, Map<String, ?>> audit,
       DeleteCheck deleteCheck) {
     this.channel = channel;
     this.redactor = redactor;
@@ -57,8 +60,7 @@ public final class DefaultSandboxFiles implements SandboxFiles {
     JsonNode res = check(channel.await(done, TIMEOUT, "write " + p), p);
     audit.accept(
         "file.write",
-        java.util.Map.of(
-            "path", redactor.redact(p, (r, n) -> {}), "size", res.path("size").asLong()));
+        Map.of("path", redactor.redact(p, (r, n) -> {}), "size", res.path("size").asLong()));
     return new FileInfo(
         name(res.path("path").asText(p)),
         FileInfo.Type.FILE,
@@ -100,8 +102,7 @@ public final class DefaultSandboxFiles implements SandboxFiles {
             "'" + p + "' is larger than the read limit of " + MAX_READ + " bytes");
       }
       audit.accept(
-          "file.read",
-          java.util.Map.of("path", redactor.redact(p, (r, n) -> {}), "size", buf.size()));
+          "file.read", Map.of("path", redactor.redact(p, (r, n) -> {}), "size", buf.size()));
       // File contents leave the sandbox too: secrets in them are masked like output.
       return redactor.redact(buf.toByteArray(), (rule, n) -> {});
     }
@@ -173,8 +174,7 @@ public final class DefaultSandboxFiles implements SandboxFiles {
         Json.object().put(Ops.OP, Ops.OP_FS_DELETE).put("path", p).put("recursive", recursive);
     check(channel.request(h, new byte[0], TIMEOUT), p);
     audit.accept(
-        "file.delete",
-        java.util.Map.of("path", redactor.redact(p, (r, n) -> {}), "recursive", recursive));
+        "file.delete", Map.of("path", redactor.redact(p, (r, n) -> {}), "recursive", recursive));
   }
 
   @Override

@@ -13,6 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -64,7 +65,7 @@ public final class SecurityPolicy {
       String proxy = "http://127.0.0.1:" + EGRESS_PORT;
       for (String k : new String[] {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"}) {
         env.put(k, proxy);
-        env.put(k.toLowerCase(java.util.Locale.ROOT), proxy);
+        env.put(k.toLowerCase(Locale.ROOT), proxy);
       }
       env.put("NO_PROXY", "localhost,127.0.0.1,::1");
       env.put("no_proxy", "localhost,127.0.0.1,::1");

@@ -27,6 +27,8 @@ import java.util.Optional;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * A gVisor checkpoint as part of a snapshot: taking it while saving (the image's files become parts
@@ -47,8 +49,7 @@ final class CheckpointMemory {
 
   private static final Pattern SEGMENT = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,99}");
 
-  private static final org.slf4j.Logger LOG =
-      org.slf4j.LoggerFactory.getLogger(CheckpointMemory.class);
+  private static final Logger LOG = LoggerFactory.getLogger(CheckpointMemory.class);
 
   static boolean gvisor(@Nullable String runtime) {
     return runtime != null && (runtime.contains("gvisor") || runtime.contains("runsc"));

@@ -20,8 +20,10 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Set;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
@@ -186,7 +188,7 @@ final class Manifest {
     if (m.path("format").asInt() != FORMAT || !name.equals(m.path("name").asText())) {
       throw corrupt(name, "has format " + m.path("format") + " or another name");
     }
-    java.util.Set<String> files = new java.util.HashSet<>();
+    Set<String> files = new HashSet<>();
     int sessions = 0;
     int memory = 0;
     if (!m.path("parts").isArray()

@@ -6,6 +6,7 @@ import io.agentnest.SnapshotException;
 import io.agentnest.internal.support.Json;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.charset.StandardCharsets;
@@ -225,7 +226,7 @@ final class SnapshotIndex {
     Path tmp = Files.createTempFile(dir, ".snapshot-index-", ".tmp");
     try {
       try (FileChannel ch = FileChannel.open(tmp, StandardOpenOption.WRITE)) {
-        ch.write(java.nio.ByteBuffer.wrap(Json.MAPPER.writeValueAsBytes(signed)));
+        ch.write(ByteBuffer.wrap(Json.MAPPER.writeValueAsBytes(signed)));
         ch.force(true);
       }
       Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);

@@ -4,9 +4,11 @@ import io.agentnest.SnapshotException;
 import io.agentnest.internal.support.HostFiles;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
@@ -60,7 +62,7 @@ final class SnapshotKey {
         Files.write(tmp, fresh);
         try {
           Files.createLink(k, tmp);
-        } catch (java.nio.file.FileAlreadyExistsException raced) {
+        } catch (FileAlreadyExistsException raced) {
           // another process made it first: use theirs
         } catch (UnsupportedOperationException noLinks) {
           if (!Files.exists(k, LinkOption.NOFOLLOW_LINKS)) {
@@ -80,10 +82,10 @@ final class SnapshotKey {
       var perms = Files.getPosixFilePermissions(k, LinkOption.NOFOLLOW_LINKS);
       for (var bad :
           List.of(
-              java.nio.file.attribute.PosixFilePermission.GROUP_READ,
-              java.nio.file.attribute.PosixFilePermission.GROUP_WRITE,
-              java.nio.file.attribute.PosixFilePermission.OTHERS_READ,
-              java.nio.file.attribute.PosixFilePermission.OTHERS_WRITE)) {
+              PosixFilePermission.GROUP_READ,
+              PosixFilePermission.GROUP_WRITE,
+              PosixFilePermission.OTHERS_READ,
+              PosixFilePermission.OTHERS_WRITE)) {
         if (perms.contains(bad)) {
           throw new SnapshotException(
               SnapshotException.Reason.TAMPERED,

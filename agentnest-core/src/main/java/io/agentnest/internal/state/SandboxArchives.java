@@ -7,12 +7,15 @@ import io.agentnest.FileOperationException;
 import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.Frame;
 import io.agentnest.internal.files.DefaultSandboxFiles;
+import io.agentnest.internal.redact.Redactor;
 import io.agentnest.internal.support.Bounded;
 import io.agentnest.internal.support.Json;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
@@ -33,10 +36,9 @@ public final class SandboxArchives {
 
   private final AgentChannel channel;
   private final String sandboxId;
-  private final io.agentnest.internal.redact.Redactor redactor;
+  private final Redactor redactor;
 
-  public SandboxArchives(
-      AgentChannel channel, String sandboxId, io.agentnest.internal.redact.Redactor redactor) {
+  public SandboxArchives(AgentChannel channel, String sandboxId, Redactor redactor) {
     this.channel = channel;
     this.sandboxId = sandboxId;
     this.redactor = redactor;
@@ -83,7 +85,7 @@ public final class SandboxArchives {
           "copying " + root + " out of sandbox " + sandboxId + " failed: " + failed[0].getMessage(),
           failed[0]);
     }
-    List<String> skipped = new java.util.ArrayList<>();
+    List<String> skipped = new ArrayList<>();
     r.path("skipped")
         .forEach(
             s -> {
@@ -126,7 +128,7 @@ public final class SandboxArchives {
             .put("max_entries", 100_000);
         first = false;
       }
-      channel.send(h, java.util.Arrays.copyOf(buf, n));
+      channel.send(h, Arrays.copyOf(buf, n));
       if (last || done.isDone()) {
         if (!last) {
           channel.send(

@@ -12,16 +12,28 @@ import io.agentnest.internal.files.DefaultSandboxFiles;
 import io.agentnest.internal.support.Bounded;
 import io.agentnest.internal.support.DaemonThreads;
 import io.agentnest.internal.support.Json;
+import java.io.EOFException;
+import java.io.FilterOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
+import java.nio.channels.SocketChannel;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.BiFunction;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -216,7 +228,7 @@ public final class SandboxState {
 
   /** {@code out}, with every byte counted against {@code budget}. */
   private static OutputStream counted(OutputStream out, StateBudget budget, String what) {
-    return new java.io.FilterOutputStream(out) {
+    return new FilterOutputStream(out) {
       @Override
       public void write(int b) throws IOException {
         write(new byte[] {(byte) b}, 0, 1);
@@ -388,7 +400,7 @@ public final class SandboxState {
   /** A fork's copy and the host end of its bulk link. */
   public record Copy(DefaultSandbox sandbox, BulkLink link) {}
 
-  private static final java.util.concurrent.ScheduledExecutorService WATCHDOG =
+  private static final ScheduledExecutorService WATCHDOG =
       DaemonThreads.scheduler("agentnest-bulk-watchdog");
 
   /**
@@ -402,8 +414,8 @@ public final class SandboxState {
       DefaultSandbox sb,
       BulkLink link,
       String name,
-      java.util.function.BooleanSupplier copiesReady,
-      java.util.function.Supplier<List<Copy>> copies,
+      BooleanSupplier copiesReady,
+      Supplier<List<Copy>> copies,
       StateBudget budget) {
     String token = link.expect();
     try (Spill frames = Spill.temporary()) {
@@ -415,8 +427,8 @@ public final class SandboxState {
       DefaultSandbox sb,
       BulkLink link,
       String name,
-      java.util.function.BooleanSupplier copiesReady,
-      java.util.function.Supplier<List<Copy>> copies,
+      BooleanSupplier copiesReady,
+      Supplier<List<Copy>> copies,
       StateBudget budget,
       String token,
       Spill frames) {
@@ -469,8 +481,8 @@ public final class SandboxState {
    */
   private static AgentNestException sessionsReason(PendingDump p, AgentNestException broken) {
     try {
-      p.done().get(5, java.util.concurrent.TimeUnit.SECONDS);
-    } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+      p.done().get(5, TimeUnit.SECONDS);
+    } catch (ExecutionException | TimeoutException e) {
       return broken;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
@@ -498,8 +510,8 @@ public final class SandboxState {
       DefaultSandbox sb,
       BulkLink link,
       String root,
-      java.util.function.BooleanSupplier copiesReady,
-      java.util.function.Supplier<List<Copy>> copies,
+      BooleanSupplier copiesReady,
+      Supplier<List<Copy>> copies,
       StateBudget budget) {
     String token = link.expect();
     long max = Math.min(MAX_FILES_BYTES, budget.limit());
@@ -562,18 +574,17 @@ public final class SandboxState {
       BulkLink link,
       boolean framed,
       StateBudget budget,
-      java.util.function.BooleanSupplier copiesReady,
-      java.util.function.Supplier<List<Copy>> copies,
-      java.util.function.BiFunction<Copy, String, CompletableFuture<Frame>> startCopy) {
+      BooleanSupplier copiesReady,
+      Supplier<List<Copy>> copies,
+      BiFunction<Copy, String, CompletableFuture<Frame>> startCopy) {
     long deadline = System.nanoTime() + STATE_TIMEOUT.toNanos();
-    java.nio.channels.SocketChannel from = link.accept(token, deadline, parent::isDone);
+    SocketChannel from = link.accept(token, deadline, parent::isDone);
     if (from == null) {
       return -1;
     }
     StateRelay relay = new StateRelay(what, from, framed, budget, StateRelay.BUFFER);
-    java.util.concurrent.ScheduledFuture<?> watchdog =
-        WATCHDOG.schedule(
-            relay::close, STATE_TIMEOUT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+    ScheduledFuture<?> watchdog =
+        WATCHDOG.schedule(relay::close, STATE_TIMEOUT.toMillis(), TimeUnit.MILLISECONDS);
     try {
       relay.run(copiesReady, copies, startCopy, deadline);
       return relay.relayed();
@@ -606,14 +617,14 @@ public final class SandboxState {
     do {
       int n = in.readNBytes(buf, 0, (int) Math.min(buf.length, size - sent));
       if (n <= 0 && size > 0) {
-        throw new java.io.EOFException("a saved session ended " + (size - sent) + " bytes early");
+        throw new EOFException("a saved session ended " + (size - sent) + " bytes early");
       }
       boolean last = sent + n >= size;
       ObjectNode h = Json.object().put("op", "py_load").put("id", id).put("last", last);
       if (sent == 0) {
         h.put("session", name).put("extra_bytes", extraBytes);
       }
-      ch.send(h, java.util.Arrays.copyOf(buf, n));
+      ch.send(h, Arrays.copyOf(buf, n));
       sent += n;
     } while (sent < size && !done.isDone());
     Frame f = ch.await(done, STATE_TIMEOUT, "restore session " + name);

@@ -1,6 +1,7 @@
 package io.agentnest.internal.state;
 
 import io.agentnest.internal.audit.DiskGuard;
+import java.io.BufferedOutputStream;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -55,7 +56,7 @@ final class Spill extends OutputStream {
     if (m != null) {
       Path f = Files.createTempFile("agentnest-spill-", ".bin");
       file = f;
-      out = new java.io.BufferedOutputStream(Files.newOutputStream(f), 1 << 16);
+      out = new BufferedOutputStream(Files.newOutputStream(f), 1 << 16);
       disk.beforeWrite(m.size());
       m.writeTo(out);
       memory = null;

@@ -5,9 +5,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.agentnest.ApprovalPolicy;
 import io.agentnest.ApprovalPolicy.Action;
 import java.util.stream.Stream;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.constraints.Chars;
 import net.jqwik.api.constraints.IntRange;
+import net.jqwik.api.constraints.StringLength;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -250,8 +255,8 @@ class ShellClassifierBypassTest {
   @Property(tries = 2000)
   void shellSyntaxSoupNeitherThrowsNorHangs(
       @ForAll
-          @net.jqwik.api.constraints.StringLength(max = 120)
-          @net.jqwik.api.constraints.Chars({
+          @StringLength(max = 120)
+          @Chars({
             '$', '(', ')', '`', '\'', '"', '\\', '{', '}', '[', ']', '<', '>', '&', '|', ';', ' ',
             '\n', '#', 'r', 'm', '=', '-', ',', '.', '*', 'x', '0', '\u0000'
           })
@@ -268,9 +273,9 @@ class ShellClassifierBypassTest {
         .isEqualTo(Action.ASK);
   }
 
-  @net.jqwik.api.Provide
-  net.jqwik.api.Arbitrary<String> wrapperChains() {
-    return net.jqwik.api.Arbitraries.of(
+  @Provide
+  Arbitrary<String> wrapperChains() {
+    return Arbitraries.of(
         "sudo -u root ",
         "env -u X A=1 ",
         "timeout -s KILL 5s ",

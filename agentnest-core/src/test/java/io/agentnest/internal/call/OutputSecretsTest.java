@@ -12,6 +12,7 @@ import io.agentnest.internal.redact.Redactor;
 import io.agentnest.internal.support.Json;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
@@ -124,7 +125,7 @@ class OutputSecretsTest {
 
   @Test
   void streamsWithoutSecretsAreDeliveredUnchangedAndInOrder() {
-    List<OutputChunk> chunks = new java.util.ArrayList<>();
+    List<OutputChunk> chunks = new ArrayList<>();
     OutputCollector c =
         new OutputCollector(1 << 20, chunks::add, Redactor.of(Map.of("TOKEN", "hunter22")), null);
     c.accept(out(false, "one\n"));

@@ -12,6 +12,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -297,7 +298,7 @@ class AgentChannelTest {
     sandbox.reply(ev("out", id), utf8("fine"));
     byte[] header = utf8("[1,2]");
     byte[] frame = new byte[10 + header.length];
-    java.nio.ByteBuffer.wrap(frame)
+    ByteBuffer.wrap(frame)
         .put(FrameCodec.MAGIC0)
         .put(FrameCodec.MAGIC1)
         .putInt(header.length)

@@ -14,6 +14,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -79,8 +82,8 @@ class BulkLinkTest {
       String b = link.expect();
       try (SocketChannel cb = connect(b + "\nB");
           SocketChannel ca = connect(a + "\nA")) {
-        java.util.concurrent.CompletableFuture<SocketChannel> gotB =
-            java.util.concurrent.CompletableFuture.supplyAsync(
+        CompletableFuture<SocketChannel> gotB =
+            CompletableFuture.supplyAsync(
                 () -> link.accept(b, in(Duration.ofSeconds(10)), () -> false));
         SocketChannel gotA = link.accept(a, in(Duration.ofSeconds(10)), () -> false);
         for (Object[] x : new Object[][] {{gotA, "A"}, {gotB.get(), "B"}}) {
@@ -106,7 +109,7 @@ class BulkLinkTest {
   @Test
   void probingWithManyWrongTokensStopsTheTransfer() throws IOException {
     try (BulkLink link = BulkLink.open(dir)) {
-      java.util.List<SocketChannel> open = new java.util.ArrayList<>();
+      List<SocketChannel> open = new ArrayList<>();
       try {
         for (int i = 0; i <= BulkLink.MAX_STRANGERS; i++) {
           open.add(connect("wrong" + i + "\n"));

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.agentnest.AgentNestException;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
+import java.util.Arrays;
 import java.util.List;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -76,7 +77,7 @@ class FramedStreamTest {
       @ForAll @Size(min = 1, max = 8) List<@IntRange(min = 1, max = 3000) Integer> chunks,
       @ForAll @IntRange(min = 1, max = 100_000) int cut) {
     byte[] s = stream(10, chunks, false);
-    byte[] part = java.util.Arrays.copyOf(s, Math.min(cut, s.length - 1));
+    byte[] part = Arrays.copyOf(s, Math.min(cut, s.length - 1));
     FramedStream f = new FramedStream("session 'x'");
     f.accept(ByteBuffer.wrap(part));
     assertThat(f.done()).isFalse();

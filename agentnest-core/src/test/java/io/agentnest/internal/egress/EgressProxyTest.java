@@ -8,23 +8,32 @@ import io.agentnest.ApprovalRequest;
 import io.agentnest.NetworkEvent;
 import io.agentnest.NetworkEvent.Decision;
 import io.agentnest.NetworkPolicy;
+import io.agentnest.internal.support.Percentiles;
+import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.KeyStore;
 import java.security.MessageDigest;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Random;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
@@ -35,8 +44,19 @@ import java.util.concurrent.Future;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import javax.net.ssl.ExtendedSSLSession;
+import javax.net.ssl.KeyManagerFactory;
+import javax.net.ssl.SNIHostName;
+import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
+import javax.net.ssl.TrustManagerFactory;
+import org.assertj.core.api.Assertions;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -107,7 +127,7 @@ class EgressProxyTest {
     assertThat(e.bytesUp()).isEqualTo(hello.length());
     assertThat(e.bytesDown()).isEqualTo(hello.length());
     assertThat(e.duration()).isPositive();
-    assertThat(e.time()).isBeforeOrEqualTo(java.time.Instant.now());
+    assertThat(e.time()).isBeforeOrEqualTo(Instant.now());
   }
 
   @Test
@@ -778,14 +798,13 @@ class EgressProxyTest {
     try (Socket s = client(server.port())) {
       write(s, connect("allowed.test:" + tls.port()));
       assertThat(EgressBenchmark.readHead(s.getInputStream())).startsWith("HTTP/1.1 200 ");
-      try (javax.net.ssl.SSLSocket ssl = tls.clientOver(s, "allowed.test")) {
+      try (SSLSocket ssl = tls.clientOver(s, "allowed.test")) {
         ssl.startHandshake();
         ssl.getOutputStream().write("ping\n".getBytes(StandardCharsets.US_ASCII));
         ssl.getOutputStream().flush();
         assertThat(
-                new java.io.BufferedReader(
-                        new java.io.InputStreamReader(
-                            ssl.getInputStream(), StandardCharsets.US_ASCII))
+                new BufferedReader(
+                        new InputStreamReader(ssl.getInputStream(), StandardCharsets.US_ASCII))
                     .readLine())
             .isEqualTo("pong for allowed.test");
       }
@@ -809,9 +828,9 @@ class EgressProxyTest {
     try (Socket s = client(server.port())) {
       write(s, connect("allowed.test:" + tls.port()));
       assertThat(EgressBenchmark.readHead(s.getInputStream())).startsWith("HTTP/1.1 200 ");
-      try (javax.net.ssl.SSLSocket ssl = tls.clientOver(s, "web.test")) {
-        org.assertj.core.api.Assertions.assertThatThrownBy(ssl::startHandshake)
-            .isInstanceOf(javax.net.ssl.SSLException.class)
+      try (SSLSocket ssl = tls.clientOver(s, "web.test")) {
+        Assertions.assertThatThrownBy(ssl::startHandshake)
+            .isInstanceOf(SSLException.class)
             .hasMessageContaining("unrecognized_name");
       }
     }
@@ -974,12 +993,10 @@ class EgressProxyTest {
         .forEach(
             v -> {
               assertThat(v).hasSize(2);
-              assertThat(java.util.Arrays.stream(v).min().orElse(0)).isPositive();
+              assertThat(Arrays.stream(v).min().orElse(0)).isPositive();
             });
-    assertThat(io.agentnest.internal.support.Percentiles.nearestRank(new double[] {3, 1, 2, 4}, 50))
-        .isEqualTo(2);
-    assertThat(io.agentnest.internal.support.Percentiles.nearestRank(new double[] {3, 1, 2, 4}, 95))
-        .isEqualTo(4);
+    assertThat(Percentiles.nearestRank(new double[] {3, 1, 2, 4}, 50)).isEqualTo(2);
+    assertThat(Percentiles.nearestRank(new double[] {3, 1, 2, 4}, 95)).isEqualTo(4);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -1157,8 +1174,8 @@ class EgressProxyTest {
    */
   private static final class TlsServer extends LoopbackServer {
     private static final char[] PASS = "changeit".toCharArray();
-    private static javax.net.ssl.@org.jspecify.annotations.Nullable SSLContext serverCtx;
-    private static javax.net.ssl.@org.jspecify.annotations.Nullable SSLContext clientCtx;
+    private static @Nullable SSLContext serverCtx;
+    private static @Nullable SSLContext clientCtx;
     final AtomicInteger handshakes = new AtomicInteger();
 
     TlsServer() throws Exception {
@@ -1169,10 +1186,9 @@ class EgressProxyTest {
       if (serverCtx != null) {
         return;
       }
-      java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("agentnest-tls-");
-      java.nio.file.Path store = dir.resolve("server.p12");
-      String keytool =
-          java.nio.file.Path.of(System.getProperty("java.home"), "bin", "keytool").toString();
+      Path dir = Files.createTempDirectory("agentnest-tls-");
+      Path store = dir.resolve("server.p12");
+      String keytool = Path.of(System.getProperty("java.home"), "bin", "keytool").toString();
       Process p =
           new ProcessBuilder(
                   keytool,
@@ -1203,63 +1219,59 @@ class EgressProxyTest {
       String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
       assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
       assertThat(p.exitValue()).as(out).isZero();
-      java.security.KeyStore ks = java.security.KeyStore.getInstance("PKCS12");
-      try (InputStream in = java.nio.file.Files.newInputStream(store)) {
+      KeyStore ks = KeyStore.getInstance("PKCS12");
+      try (InputStream in = Files.newInputStream(store)) {
         ks.load(in, PASS);
       }
-      java.nio.file.Files.delete(store);
-      java.nio.file.Files.delete(dir);
-      javax.net.ssl.KeyManagerFactory kmf =
-          javax.net.ssl.KeyManagerFactory.getInstance(
-              javax.net.ssl.KeyManagerFactory.getDefaultAlgorithm());
+      Files.delete(store);
+      Files.delete(dir);
+      KeyManagerFactory kmf =
+          KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
       kmf.init(ks, PASS);
-      javax.net.ssl.SSLContext server = javax.net.ssl.SSLContext.getInstance("TLS");
+      SSLContext server = SSLContext.getInstance("TLS");
       server.init(kmf.getKeyManagers(), null, null);
-      java.security.KeyStore trust = java.security.KeyStore.getInstance("PKCS12");
+      KeyStore trust = KeyStore.getInstance("PKCS12");
       trust.load(null, null);
       trust.setCertificateEntry("server", ks.getCertificate("tls"));
-      javax.net.ssl.TrustManagerFactory tmf =
-          javax.net.ssl.TrustManagerFactory.getInstance(
-              javax.net.ssl.TrustManagerFactory.getDefaultAlgorithm());
+      TrustManagerFactory tmf =
+          TrustManagerFactory.getInstance(TrustManagerFactory.getDefaultAlgorithm());
       tmf.init(trust);
-      javax.net.ssl.SSLContext client = javax.net.ssl.SSLContext.getInstance("TLS");
+      SSLContext client = SSLContext.getInstance("TLS");
       client.init(null, tmf.getTrustManagers(), null);
       serverCtx = server;
       clientCtx = client;
     }
 
     /** A TLS client over {@code tunnel} that asks for {@code sni}. */
-    javax.net.ssl.SSLSocket clientOver(Socket tunnel, String sni) throws IOException {
-      javax.net.ssl.SSLSocket ssl =
-          (javax.net.ssl.SSLSocket)
-              java.util.Objects.requireNonNull(clientCtx)
+    SSLSocket clientOver(Socket tunnel, String sni) throws IOException {
+      SSLSocket ssl =
+          (SSLSocket)
+              Objects.requireNonNull(clientCtx)
                   .getSocketFactory()
                   .createSocket(tunnel, sni, tunnel.getPort(), true);
-      javax.net.ssl.SSLParameters params = ssl.getSSLParameters();
-      params.setServerNames(List.of(new javax.net.ssl.SNIHostName(sni)));
+      SSLParameters params = ssl.getSSLParameters();
+      params.setServerNames(List.of(new SNIHostName(sni)));
       ssl.setSSLParameters(params);
       return ssl;
     }
 
     @Override
     void serve(Socket s) throws IOException {
-      javax.net.ssl.SSLSocket ssl =
-          (javax.net.ssl.SSLSocket)
-              java.util.Objects.requireNonNull(serverCtx)
-                  .getSocketFactory()
-                  .createSocket(s, null, true);
+      SSLSocket ssl =
+          (SSLSocket)
+              Objects.requireNonNull(serverCtx).getSocketFactory().createSocket(s, null, true);
       ssl.setUseClientMode(false);
       ssl.startHandshake();
       handshakes.incrementAndGet();
       String sni =
-          ((javax.net.ssl.ExtendedSSLSession) ssl.getSession())
+          ((ExtendedSSLSession) ssl.getSession())
               .getRequestedServerNames().stream()
-                  .map(n -> ((javax.net.ssl.SNIHostName) n).getAsciiName())
+                  .map(n -> ((SNIHostName) n).getAsciiName())
                   .findFirst()
                   .orElse("-");
-      java.io.BufferedReader r =
-          new java.io.BufferedReader(
-              new java.io.InputStreamReader(ssl.getInputStream(), StandardCharsets.US_ASCII));
+      BufferedReader r =
+          new BufferedReader(
+              new InputStreamReader(ssl.getInputStream(), StandardCharsets.US_ASCII));
       if (r.readLine() != null) {
         ssl.getOutputStream().write(("pong for " + sni + "\n").getBytes(StandardCharsets.US_ASCII));
         ssl.getOutputStream().flush();
@@ -1270,8 +1282,7 @@ class EgressProxyTest {
 
   /** Echoes everything; after the client's EOF, closes its side too. */
   private static final class EchoServer extends LoopbackServer {
-    final java.util.concurrent.atomic.AtomicLong received =
-        new java.util.concurrent.atomic.AtomicLong();
+    final AtomicLong received = new AtomicLong();
 
     EchoServer() throws IOException {}
 
@@ -1393,7 +1404,7 @@ class EgressProxyTest {
             ("HTTP/1.1 200 OK\r\nContent-Length: " + BIG + "\r\n\r\n")
                 .getBytes(StandardCharsets.ISO_8859_1));
         byte[] payload = new byte[BIG];
-        java.util.Arrays.fill(payload, (byte) 'z');
+        Arrays.fill(payload, (byte) 'z');
         b.write(payload);
         response = b.toByteArray();
       } else {

@@ -2,6 +2,7 @@ package io.agentnest.internal.egress;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.util.Arrays;
 import java.util.List;
@@ -109,7 +110,7 @@ final class TlsHellos {
   static byte[] serverName(String... names) {
     ByteArrayOutputStream list = new ByteArrayOutputStream();
     for (String n : names) {
-      byte[] b = n.getBytes(java.nio.charset.StandardCharsets.ISO_8859_1);
+      byte[] b = n.getBytes(StandardCharsets.ISO_8859_1);
       list.write(0);
       list.write(b.length >> 8);
       list.write(b.length);

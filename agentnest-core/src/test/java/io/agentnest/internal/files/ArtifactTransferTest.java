@@ -8,9 +8,11 @@ import io.agentnest.FileOperationException;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Stream;
@@ -74,7 +76,7 @@ class ArtifactTransferTest {
     try (Stream<Path> s = Files.walk(dir)) {
       return s.filter(p -> !p.equals(dir)).toList();
     } catch (IOException e) {
-      throw new java.io.UncheckedIOException(e);
+      throw new UncheckedIOException(e);
     }
   }
 
@@ -194,7 +196,7 @@ class ArtifactTransferTest {
       }
     } finally {
       try (Stream<Path> s = Files.walk(target)) {
-        s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        s.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
       }
     }
   }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.ByteArrayOutputStream;
 import java.net.URLEncoder;
+import java.nio.charset.Charset;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.HashMap;
@@ -284,5 +285,5 @@ class RedactorTest {
     assertThat(redact(r, enc)).isEqualTo(enc);
   }
 
-  private static final java.nio.charset.Charset UTF8 = StandardCharsets.UTF_8;
+  private static final Charset UTF8 = StandardCharsets.UTF_8;
 }

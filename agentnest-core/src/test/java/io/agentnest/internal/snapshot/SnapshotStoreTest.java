@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.ApprovalPolicy;
+import io.agentnest.NetworkPolicy;
 import io.agentnest.SandboxConfig;
 import io.agentnest.Secret;
 import io.agentnest.SnapshotException;
@@ -17,21 +18,32 @@ import io.agentnest.internal.support.HostFiles;
 import io.agentnest.internal.support.Json;
 import io.agentnest.spi.RuntimeBackend;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.net.URLEncoder;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileTime;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Base64;
 import java.util.HashSet;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.stream.Stream;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.constraints.Chars;
@@ -228,8 +240,8 @@ class SnapshotStoreTest {
     byte[] good = Files.readAllBytes(ws);
     Map<String, byte[]> cases =
         Map.of(
-            "bytes, the manifest says", java.util.Arrays.copyOf(good, good.length - 1),
-            "bytes, the manifest says ", java.util.Arrays.copyOf(good, good.length + 1),
+            "bytes, the manifest says", Arrays.copyOf(good, good.length - 1),
+            "bytes, the manifest says ", Arrays.copyOf(good, good.length + 1),
             "sha256 does not match", "ws-bytez".getBytes(StandardCharsets.UTF_8));
     for (Map.Entry<String, byte[]> c : cases.entrySet()) {
       Files.write(ws, c.getValue());
@@ -401,10 +413,9 @@ class SnapshotStoreTest {
     byte[] evil = new byte[img.length];
     Arrays.fill(evil, (byte) 'X');
     try (var ch =
-        java.nio.channels.FileChannel.open(
-            home.resolve("snapshots/m3/memory/checkpoint.img"),
-            java.nio.file.StandardOpenOption.WRITE)) {
-      ch.write(java.nio.ByteBuffer.wrap(evil));
+        FileChannel.open(
+            home.resolve("snapshots/m3/memory/checkpoint.img"), StandardOpenOption.WRITE)) {
+      ch.write(ByteBuffer.wrap(evil));
     }
     assertThat(Files.readAllBytes(placed)).isEqualTo(img);
   }
@@ -488,7 +499,7 @@ class SnapshotStoreTest {
                           try (var p = w.open("workspace.tar", "workspace")) {
                             p.write(new byte[1000]);
                           }
-                          throw new java.io.IOException("No space left on device");
+                          throw new IOException("No space left on device");
                         }))
         .hasMessageContaining("No space left on device")
         .hasMessageContaining("disk full");
@@ -505,7 +516,7 @@ class SnapshotStoreTest {
                         false,
                         null,
                         w -> {
-                          throw new java.io.IOException("No space left on device");
+                          throw new IOException("No space left on device");
                         }))
         .isInstanceOf(SnapshotException.class);
     assertThat(entries()).containsExactly("f1");
@@ -529,8 +540,7 @@ class SnapshotStoreTest {
   void aSaveThatWouldFillTheDiskStopsPartWayAndLeavesNothing() throws Exception {
     // Plenty of room when the save starts; then the disk fills (another writer took most of it)
     // while the parts stream in: the guard stops the save before the reserve is touched.
-    java.util.concurrent.atomic.AtomicInteger probes =
-        new java.util.concurrent.atomic.AtomicInteger();
+    AtomicInteger probes = new AtomicInteger();
     Path root = home.resolve("snapshots");
     // 600 MiB free once the save runs, less by what the save itself has written.
     SnapshotStore filling =
@@ -605,8 +615,8 @@ class SnapshotStoreTest {
     Path stale = Files.createDirectories(root.resolve(".saving-l2-1"));
     Files.write(stale.resolve("workspace.tar"), new byte[123]);
     Files.createDirectories(root.resolve(".saving-l3-2"));
-    java.time.Instant now = java.time.Instant.now();
-    Files.setLastModifiedTime(stale, java.nio.file.attribute.FileTime.from(now.minusSeconds(7200)));
+    Instant now = Instant.now();
+    Files.setLastModifiedTime(stale, FileTime.from(now.minusSeconds(7200)));
     List<SnapshotStore.Leftover> found = store().leftovers(Duration.ofHours(1), now);
     assertThat(found).extracting(SnapshotStore.Leftover::name).containsExactly(".saving-l2-1");
     assertThat(found.get(0).bytes()).isEqualTo(123);
@@ -673,11 +683,10 @@ class SnapshotStoreTest {
     byte[] lineLong = ("x".repeat(57) + value).getBytes(StandardCharsets.UTF_8);
     for (String form :
         List.of(
-            java.util.Base64.getEncoder()
-                .encodeToString(("ab" + value).getBytes(StandardCharsets.UTF_8)),
-            java.util.Base64.getMimeEncoder().encodeToString(lineLong), // wrapped at 76
-            java.util.HexFormat.of().formatHex(raw),
-            java.net.URLEncoder.encode(value, StandardCharsets.UTF_8))) {
+            Base64.getEncoder().encodeToString(("ab" + value).getBytes(StandardCharsets.UTF_8)),
+            Base64.getMimeEncoder().encodeToString(lineLong), // wrapped at 76
+            HexFormat.of().formatHex(raw),
+            URLEncoder.encode(value, StandardCharsets.UTF_8))) {
       byte[] data = ("data: " + form + "\n").getBytes(StandardCharsets.UTF_8);
       for (int split = 0; split <= data.length; split++) {
         SecretScan scan = new SecretScan(Map.of("K", raw));
@@ -754,7 +763,7 @@ class SnapshotStoreTest {
         SandboxConfig.builder()
             .secretEnv("TOKEN", Secret.of("very-secret-value"))
             .env("PLAIN", "1")
-            .network(io.agentnest.NetworkPolicy.allowlist("pypi.org"))
+            .network(NetworkPolicy.allowlist("pypi.org"))
             .label("team", "search")
             .execTimeout(Duration.ofSeconds(7))
             .ttl(Duration.ofMinutes(9))
@@ -790,8 +799,8 @@ class SnapshotStoreTest {
     assertThat(store().list()).isEmpty();
   }
 
-  private static long treeSize(Path root) throws java.io.IOException {
-    try (java.util.stream.Stream<Path> s = Files.walk(root)) {
+  private static long treeSize(Path root) throws IOException {
+    try (Stream<Path> s = Files.walk(root)) {
       long total = 0;
       for (Path p : s.filter(Files::isRegularFile).toList()) {
         total += Files.size(p);

@@ -3,6 +3,7 @@ package io.agentnest.internal.support;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
@@ -95,7 +96,7 @@ class HumanTextTest {
         .isEqualTo("a\\x9b\\x9b");
   }
 
-  private static String join(java.util.List<Character> cs) {
+  private static String join(List<Character> cs) {
     StringBuilder sb = new StringBuilder();
     cs.forEach(sb::append);
     return sb.toString();

@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
+import java.util.Arrays;
 import java.util.concurrent.LinkedBlockingQueue;
 
 /**
@@ -30,7 +31,7 @@ final class ByteQueueInputStream extends InputStream {
             throw new IOException("sandbox connection closed");
           }
           if (len > 0) {
-            queue.add(java.util.Arrays.copyOfRange(b, off, off + len));
+            queue.add(Arrays.copyOfRange(b, off, off + len));
           }
         }
 

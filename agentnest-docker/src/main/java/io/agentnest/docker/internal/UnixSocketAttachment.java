@@ -2,6 +2,7 @@ package io.agentnest.docker.internal;
 
 import io.agentnest.BackendUnavailableException;
 import io.agentnest.spi.BackendSandbox;
+import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -49,7 +50,7 @@ final class UnixSocketAttachment implements BackendSandbox {
           "cannot attach to container " + id + " over " + socket + ": " + e.getMessage(), e);
     }
     // Buffered below the demultiplexer too: its 8-byte headers would each cost a system call.
-    this.stdout = new DockerStreamDemux(new java.io.BufferedInputStream(new ChannelIn(), 1 << 18));
+    this.stdout = new DockerStreamDemux(new BufferedInputStream(new ChannelIn(), 1 << 18));
     this.stdin = new ChannelOut();
   }
 

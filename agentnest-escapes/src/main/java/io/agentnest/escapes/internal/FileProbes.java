@@ -18,6 +18,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * File transfer, judged by the host: traversal, symlinks (also raced), tar-slip and special files.
@@ -185,8 +186,7 @@ final class FileProbes {
             + " refused or missing");
   }
 
-  private static byte[] tar(
-      String name, byte type, @org.jspecify.annotations.Nullable String link) {
+  private static byte[] tar(String name, byte type, @Nullable String link) {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
     try (TarArchiveOutputStream t = new TarArchiveOutputStream(bytes)) {
       t.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);

@@ -5,6 +5,8 @@ import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
 import io.agentnest.RichOutput;
 import io.agentnest.Sandbox;
+import io.agentnest.SandboxClosedException;
+import io.agentnest.SandboxConfig;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -16,6 +18,8 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.function.Function;
+import java.util.function.Supplier;
+import java.util.function.UnaryOperator;
 
 /**
  * What several probe categories share: running an attack in a fresh sandbox, and spotting a leaked
@@ -30,7 +34,7 @@ final class Judges {
 
   static Judgement hostile(
       ProbeContext ctx,
-      java.util.function.UnaryOperator<io.agentnest.SandboxConfig.Builder> tune,
+      UnaryOperator<SandboxConfig.Builder> tune,
       Function<Sandbox, Judgement> attack) {
     try (Sandbox sb = ctx.fresh(tune)) {
       Judgement j;
@@ -41,7 +45,7 @@ final class Judges {
             j.or(
                 !alive.stdout().startsWith("alive"),
                 "the sandbox no longer answers after the attack");
-      } catch (io.agentnest.SandboxClosedException e) {
+      } catch (SandboxClosedException e) {
         // The workload took down its own sandbox (the runtime's limit ended it): nothing outside
         // was touched, which the neighbour check below proves.
         j =
@@ -128,7 +132,7 @@ final class Judges {
   }
 
   /** Runs {@code op}; the outcome "refused" (any AgentNestException) or what it returned. */
-  static String attempt(java.util.function.Supplier<Object> op) {
+  static String attempt(Supplier<Object> op) {
     try {
       Object v = op.get();
       return "ALLOWED: "

@@ -3,6 +3,7 @@ package io.agentnest.escapes.internal;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.agentnest.ExecResult;
 import io.agentnest.internal.support.Json;
+import java.io.IOException;
 import java.util.Optional;
 
 /** Reads the verdict line a probe script printed. Its output is hostile: bounded, validated. */
@@ -33,7 +34,7 @@ public final class Verdicts {
       return Optional.of(
           new Judgement(
               n.path("through").asBoolean(), clean(n.path("detail").asText("")), n.path("data")));
-    } catch (java.io.IOException e) {
+    } catch (IOException e) {
       return Optional.empty();
     }
   }

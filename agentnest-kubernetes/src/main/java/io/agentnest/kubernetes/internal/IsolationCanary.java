@@ -3,6 +3,7 @@ package io.agentnest.kubernetes.internal;
 import io.agentnest.spi.SandboxSpec;
 import io.fabric8.kubernetes.api.model.ContainerStateTerminated;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
+import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -219,10 +220,7 @@ public final class IsolationCanary {
     base.getMetadata().getLabels().put(PodSpecs.ROLE_LABEL, ROLE);
     base.getSpec().getContainers().get(0).setCommand(List.of("python3", "-c", script));
     if (targets != null) {
-      base.getSpec()
-          .getContainers()
-          .get(0)
-          .setEnv(List.of(new io.fabric8.kubernetes.api.model.EnvVar("TARGETS", targets, null)));
+      base.getSpec().getContainers().get(0).setEnv(List.of(new EnvVar("TARGETS", targets, null)));
     }
     return base;
   }

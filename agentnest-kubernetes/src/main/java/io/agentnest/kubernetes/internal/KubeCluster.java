@@ -36,6 +36,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -245,7 +246,7 @@ public final class KubeCluster {
                   settings.startTimeout().toSeconds(),
                   TimeUnit.SECONDS);
     } catch (KubernetesClientException e) {
-      if (e.getCause() instanceof java.util.concurrent.TimeoutException
+      if (e.getCause() instanceof TimeoutException
           || String.valueOf(e.getMessage()).contains("timed out")) {
         throw new AgentNestException(
             "sandbox pod "
