@@ -74,6 +74,11 @@ public final class KubernetesBackend implements RuntimeBackend {
   }
 
   @Override
+  public Optional<String> imageId(String image) {
+    return cluster().imageId(image);
+  }
+
+  @Override
   public List<SandboxInfo> list() {
     return cluster().list();
   }

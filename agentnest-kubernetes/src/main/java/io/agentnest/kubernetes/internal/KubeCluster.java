@@ -12,8 +12,10 @@ import io.agentnest.UnsupportedControlException;
 import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.ManagedResource;
 import io.agentnest.spi.SandboxSpec;
+import io.fabric8.kubernetes.api.model.ContainerImage;
 import io.fabric8.kubernetes.api.model.ContainerStateWaiting;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
+import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.node.v1.RuntimeClass;
 import io.fabric8.kubernetes.client.Config;
@@ -28,6 +30,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
@@ -575,6 +578,42 @@ public final class KubeCluster {
               i.labels()));
     }
     return out;
+  }
+
+  /**
+   * The id of {@code image} as the nodes hold it ({@code sha256:...}), from the nodes' image lists;
+   * empty where no node has it or this account may not list nodes.
+   */
+  public Optional<String> imageId(String image) {
+    Set<String> names = new HashSet<>(List.of(image, "docker.io/" + image));
+    String withTag = image.contains(":") ? image : image + ":latest";
+    names.add(withTag);
+    names.add("docker.io/" + withTag);
+    if (!image.contains("/")) {
+      names.add("docker.io/library/" + withTag);
+    }
+    try {
+      for (Node n : client.nodes().list().getItems()) {
+        if (n.getStatus() == null) {
+          continue;
+        }
+        for (ContainerImage ci : n.getStatus().getImages()) {
+          if (ci.getNames().stream().anyMatch(names::contains)) {
+            // An image imported into the node's runtime may be listed without a digest: its
+            // size then stands for its identity (a rebuilt image almost always differs in it).
+            return Optional.of(
+                ci.getNames().stream()
+                    .filter(x -> x.startsWith("sha256:") || x.contains("@sha256:"))
+                    .map(x -> x.substring(x.indexOf("sha256:")))
+                    .findFirst()
+                    .orElse("size:" + ci.getSizeBytes()));
+          }
+        }
+      }
+    } catch (KubernetesClientException e) {
+      LOG.debug("cannot list the nodes' images", e);
+    }
+    return Optional.empty();
   }
 
   public List<RuntimeClass> runtimeClasses() {
