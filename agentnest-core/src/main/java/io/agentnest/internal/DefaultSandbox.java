@@ -315,6 +315,9 @@ public final class DefaultSandbox implements Sandbox {
             + " than its budget allows; raise budgets in the configuration if that is legitimate";
     LOG.warn("sandbox {} {}", id, why);
     destroyReason = why;
+    // Calls fail with why at once: anything that closes the channel before destroy() runs on its
+    // own thread would otherwise name only a closed channel.
+    channel.close("sandbox " + id + " was " + why);
     OVER_BUDGET.execute(this::destroy);
   }
 
