@@ -187,6 +187,32 @@ public final class IsolationCanary {
           // Best effort: 'prune' removes canary pods that outlive their process.
         }
       }
+      releaseQuota(namespace);
+    }
+  }
+
+  /**
+   * The quota controller gives back a deleted pod's share of the tenant's quota some time after the
+   * pod is gone; until then the canary's two pods would count against a tenant's first sandbox.
+   */
+  private void releaseQuota(String namespace) {
+    try {
+      int pods = client.pods().inNamespace(namespace).list().getItems().size();
+      client
+          .resourceQuotas()
+          .inNamespace(namespace)
+          .withName(Tenants.QUOTA)
+          .waitUntilCondition(
+              q ->
+                  q == null
+                      || q.getStatus() == null
+                      || q.getStatus().getUsed() == null
+                      || !q.getStatus().getUsed().containsKey("pods")
+                      || Integer.parseInt(q.getStatus().getUsed().get("pods").getAmount()) <= pods,
+              60,
+              TimeUnit.SECONDS);
+    } catch (KubernetesClientException | NumberFormatException e) {
+      // Best effort: a sandbox refused for quota says so, naming the quota.
     }
   }
 
