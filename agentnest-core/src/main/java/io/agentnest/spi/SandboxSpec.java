@@ -1,5 +1,7 @@
 package io.agentnest.spi;
 
+import io.agentnest.UnsupportedControlException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
@@ -49,5 +51,32 @@ public record SandboxSpec(
     env = Map.copyOf(env);
     labels = Map.copyOf(labels);
     tmpfs = Map.copyOf(tmpfs);
+  }
+
+  /**
+   * Refuses this spec where it weakens a control every backend must enforce: backends only know how
+   * to run sandboxes hardened, and say so in the same words.
+   *
+   * @param backend the refusing backend's name, for the message
+   */
+  public void requireHardened(String backend) {
+    List<String> weakened = new ArrayList<>();
+    if (!networkDisabled) {
+      weakened.add("network (it must be 'none')");
+    }
+    if (!dropAllCapabilities) {
+      weakened.add("capabilities (all must be dropped)");
+    }
+    if (!noNewPrivileges) {
+      weakened.add("no-new-privileges (it must be set)");
+    }
+    if (!weakened.isEmpty()) {
+      throw new UnsupportedControlException(
+          "the "
+              + backend
+              + " backend cannot run a sandbox with these controls weakened: "
+              + String.join(", ", weakened)
+              + "; remove the override, it enforces all of them");
+    }
   }
 }

@@ -8,7 +8,6 @@ import com.github.dockerjava.api.model.HostConfig;
 import com.github.dockerjava.api.model.LogConfig;
 import com.github.dockerjava.api.model.Ulimit;
 import com.github.dockerjava.api.model.Volume;
-import io.agentnest.UnsupportedControlException;
 import io.agentnest.spi.SandboxSpec;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -27,22 +26,7 @@ final class ContainerSpecs {
 
   /** This backend only knows how to run sandboxes hardened; anything else is refused. */
   static void refuseWeakened(SandboxSpec spec) {
-    List<String> weakened = new ArrayList<>();
-    if (!spec.networkDisabled()) {
-      weakened.add("network (it must be 'none')");
-    }
-    if (!spec.dropAllCapabilities()) {
-      weakened.add("capabilities (all must be dropped)");
-    }
-    if (!spec.noNewPrivileges()) {
-      weakened.add("no-new-privileges (it must be set)");
-    }
-    if (!weakened.isEmpty()) {
-      throw new UnsupportedControlException(
-          "the docker backend cannot run a sandbox with these controls weakened: "
-              + String.join(", ", weakened)
-              + "; remove the override, it enforces all of them");
-    }
+    spec.requireHardened("docker");
   }
 
   /**

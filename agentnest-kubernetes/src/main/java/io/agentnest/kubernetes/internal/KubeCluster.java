@@ -182,22 +182,7 @@ public final class KubeCluster {
   }
 
   static void refuseWeakened(SandboxSpec spec) {
-    List<String> weakened = new ArrayList<>();
-    if (!spec.networkDisabled()) {
-      weakened.add("network (it must be 'none')");
-    }
-    if (!spec.dropAllCapabilities()) {
-      weakened.add("capabilities (all must be dropped)");
-    }
-    if (!spec.noNewPrivileges()) {
-      weakened.add("no-new-privileges (it must be set)");
-    }
-    if (!weakened.isEmpty()) {
-      throw new UnsupportedControlException(
-          "the kubernetes backend cannot run a sandbox with these controls weakened: "
-              + String.join(", ", weakened)
-              + "; remove the override, it enforces all of them");
-    }
+    spec.requireHardened("kubernetes");
   }
 
   /** The RuntimeClass for {@code runtime}: none for the default (runc), else one that exists. */
