@@ -314,6 +314,10 @@ control_plane() {
 kubelet_up() {
   local bin="$1"
   mkdir -p "$S/kubelet/seccomp"
+  # AgentNest's seccomp profile as the Localhost profile "agentnest.json" (an administrator copies
+  # it to every node's <kubelet root>/seccomp and sets AGENTNEST_KUBERNETES_SECCOMP_PROFILE).
+  install -m 0644 "$HERE/../../agentnest-core/src/main/resources/io/agentnest/internal/lifecycle/seccomp.json" \
+    "$S/kubelet/seccomp/agentnest.json"
   cat >"$S/kubelet.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
@@ -343,12 +347,22 @@ containerLogMaxFiles: 2
 podPidsLimit: 256
 featureGates: {SizeMemoryBackedVolumes: true}
 EOF
-  start kubelet "$bin/kubelet" --logtostderr=false --alsologtostderr=false --log-file-max-size=50 \
-    --log-file="$S/logs/kubelet.log" --v=0 --config="$S/kubelet.yaml" \
-    --kubeconfig="$S/kubelet.kubeconfig" --container-runtime=remote \
-    --container-runtime-endpoint="unix://$SOCK" --image-service-endpoint="unix://$SOCK" \
-    --hostname-override=localhost --root-dir="$S/kubelet" --cert-dir="$S/pki/kubelet" \
-    --runtime-request-timeout=2m
+  local args=("$bin/kubelet" --logtostderr=false --alsologtostderr=false --log-file-max-size=50
+    --log-file="$S/logs/kubelet.log" --v=0 --config="$S/kubelet.yaml"
+    --kubeconfig="$S/kubelet.kubeconfig" --container-runtime=remote
+    --container-runtime-endpoint="unix://$SOCK" --image-service-endpoint="unix://$SOCK"
+    --hostname-override=localhost --root-dir="$S/kubelet" --cert-dir="$S/pki/kubelet"
+    --seccomp-profile-root="$S/kubelet/seccomp" --runtime-request-timeout=2m)
+  # A kubelet started by an older version of this script keeps its old flags: restart it (its pods
+  # keep running).
+  if running kubelet && [ "$(printf '%s\n' "${args[@]}")" != "$(cat "$S/run/kubelet.args" 2>/dev/null)" ]; then
+    log "kubelet flags changed: restarting the kubelet"
+    kill "$(cat "$(pidfile kubelet)")"
+    local i
+    for ((i = 0; i < 30 && $(running kubelet && echo 1 || echo 0); i++)); do sleep 1; done
+  fi
+  printf '%s\n' "${args[@]}" >"$S/run/kubelet.args"
+  start kubelet "${args[@]}"
   wait_for "the node" 120 node_ready
 }
 

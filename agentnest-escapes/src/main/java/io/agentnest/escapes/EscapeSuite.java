@@ -31,13 +31,13 @@ public final class EscapeSuite {
   private final SandboxConfig base;
   private final List<String> only;
   private final Consumer<ProbeResult> onResult;
-  private final String engineRoot;
+  private final List<String> engineRoots;
 
   private EscapeSuite(Builder b) {
     this.base = b.base.toBuilder().runtime(b.runtime).build();
     this.only = List.copyOf(b.only);
     this.onResult = b.onResult;
-    this.engineRoot = b.engineRoot;
+    this.engineRoots = List.copyOf(b.engineRoots);
   }
 
   public static Builder builder() {
@@ -72,7 +72,7 @@ public final class EscapeSuite {
   public EscapeReport run() {
     String backend = backendOf(base);
     List<ProbeResult> results = new ArrayList<>();
-    try (ProbeContext ctx = new ProbeContext(base, backend, engineRoot)) {
+    try (ProbeContext ctx = new ProbeContext(base, backend, engineRoots)) {
       for (Catalogue.Entry e : Catalogue.all()) {
         if (!selected(e.probe().id())) {
           continue;
@@ -126,7 +126,7 @@ public final class EscapeSuite {
     private @Nullable String runtime;
     private final List<String> only = new ArrayList<>();
     private Consumer<ProbeResult> onResult = r -> {};
-    private String engineRoot = "/var/lib/docker";
+    private List<String> engineRoots = List.of("/var/lib/docker");
 
     private Builder() {}
 
@@ -156,7 +156,18 @@ public final class EscapeSuite {
 
     /** Where the engine keeps its storage; paths under it in mountinfo name no user data. */
     public Builder engineRoot(String path) {
-      this.engineRoot = Objects.requireNonNull(path, "path");
+      return engineRoots(List.of(Objects.requireNonNull(path, "path")));
+    }
+
+    /**
+     * Where the engine keeps its storage when that is several places, e.g. containerd's root and
+     * the kubelet's (which mounts each pod's /etc/hosts and termination log from its own tree).
+     */
+    public Builder engineRoots(List<String> paths) {
+      if (paths.isEmpty()) {
+        throw new ConfigException("engine roots: give at least one, e.g. /var/lib/docker");
+      }
+      this.engineRoots = List.copyOf(paths);
       return this;
     }
 
@@ -173,9 +184,11 @@ public final class EscapeSuite {
                   + " 'agentnest doctor --escapes --list'");
         }
       }
-      if (!engineRoot.startsWith("/")) {
-        throw new ConfigException(
-            "engine root '" + engineRoot + "' must be an absolute path, e.g. /var/lib/docker");
+      for (String root : engineRoots) {
+        if (!root.startsWith("/")) {
+          throw new ConfigException(
+              "engine root '" + root + "' must be an absolute path, e.g. /var/lib/docker");
+        }
       }
       return new EscapeSuite(this);
     }

@@ -18,6 +18,13 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  */
 public final class KubernetesClusterRequired implements BeforeAllCallback {
   static final Path TEST_CLUSTER_KUBECONFIG = Path.of("/var/lib/agentnest-k8s/admin.kubeconfig");
+
+  /** The test cluster's node holds AgentNest's profile here, as docs/kubernetes.md tells admins. */
+  static final Path TEST_CLUSTER_SECCOMP = Path.of("/var/lib/agentnest-k8s/kubelet/seccomp");
+
+  static final String SECCOMP_PROPERTY = "agentnest.kubernetes.seccomp.profile";
+
+  static final String UNENFORCED_PIDS_PROPERTY = "agentnest.kubernetes.allow.unenforced.pids";
   private static volatile boolean imported;
 
   @Override
@@ -46,6 +53,20 @@ public final class KubernetesClusterRequired implements BeforeAllCallback {
           }
           imported = true;
         }
+      }
+      // Configured as an administrator would after installing the profile on the nodes.
+      if (System.getProperty(SECCOMP_PROPERTY) == null
+          && System.getenv("AGENTNEST_KUBERNETES_SECCOMP_PROFILE") == null) {
+        if (!Files.exists(TEST_CLUSTER_SECCOMP.resolve("agentnest.json"))) {
+          missing("the test cluster's node has no agentnest.json profile: run cluster.sh up");
+          return;
+        }
+        System.setProperty(SECCOMP_PROPERTY, "agentnest.json");
+      }
+      // The test cluster's administrator accepts gVisor pods without a pids limit of their own
+      // (KubernetesGvisorContractIT checks the refusal without this).
+      if (System.getProperty(UNENFORCED_PIDS_PROPERTY) == null) {
+        System.setProperty(UNENFORCED_PIDS_PROPERTY, "true");
       }
     }
   }

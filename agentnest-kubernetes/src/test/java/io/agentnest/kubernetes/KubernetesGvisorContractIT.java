@@ -1,13 +1,20 @@
 package io.agentnest.kubernetes;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.agentnest.ForkReport;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
+import io.agentnest.SandboxInfo;
+import io.agentnest.UnsupportedControlException;
+import io.agentnest.spi.Labels;
 import io.agentnest.spi.RuntimeBackend;
+import io.agentnest.spi.SandboxSpec;
 import io.agentnest.tck.BackendContract;
 import io.agentnest.tck.BackendUnderTest;
+import java.util.List;
+import java.util.Map;
 import java.util.ServiceLoader;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -15,6 +22,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * The Kubernetes backend with pods on the {@code gvisor} RuntimeClass passes the backend contract
  * on a real cluster: the same pod hardening, with gVisor's kernel between the sandbox and the node.
+ * The node's podPidsLimit does not reach gVisor's tasks, so a pids limit is refused there unless
+ * the administrator allows it unenforced, as the test cluster's does (KubernetesClusterRequired).
  */
 @ExtendWith({KubernetesClusterRequired.class, GvisorRuntimeClassRequired.class})
 class KubernetesGvisorContractIT implements BackendContract {
@@ -42,5 +51,37 @@ class KubernetesGvisorContractIT implements BackendContract {
       String release = sb.exec("uname -r").stdout().strip();
       assertThat(release).isNotBlank().isNotEqualTo(System.getProperty("os.version"));
     }
+  }
+
+  @Test
+  void aPidsLimitIsRefusedOnGvisorPodsUnlessTheAdministratorAllowsIt() {
+    KubernetesBackend strict =
+        new KubernetesBackend(KubeSettingsAccess.of(Map.of("NODE_PIDS_LIMIT", "256")));
+    SandboxSpec spec =
+        new SandboxSpec(
+            SandboxConfig.DEFAULT_IMAGE,
+            "gvisor",
+            List.of("python3", "-c", "pass"),
+            "65534:65534",
+            Map.of(),
+            "/",
+            Map.of(Labels.MANAGED, "true", "agentnest-tck", "pids-refusal"),
+            0.2,
+            64L << 20,
+            64,
+            Map.of("/tmp", 8L << 20),
+            true,
+            "{}",
+            true,
+            true,
+            true,
+            1024);
+    assertThatThrownBy(() -> strict.create(spec))
+        .isInstanceOf(UnsupportedControlException.class)
+        .hasMessageContaining("pids")
+        .hasMessageContaining("AGENTNEST_KUBERNETES_ALLOW_UNENFORCED_PIDS");
+    assertThat(strict.list())
+        .extracting(SandboxInfo::labels)
+        .noneMatch(l -> "pids-refusal".equals(l.get("agentnest-tck")));
   }
 }

@@ -112,7 +112,7 @@ final class HostInfoProbes {
           if (!token.startsWith("/") || token.equals("/")) {
             continue;
           }
-          if (token.startsWith(ctx.engineRoot + "/")) {
+          if (ctx.engineRoots.stream().anyMatch(r -> token.startsWith(r + "/"))) {
             engine++;
           } else if (field.equals("root") || field.equals("options")) {
             hostPaths.add(token);
@@ -130,7 +130,7 @@ final class HostInfoProbes {
                 ? "; "
                     + engine
                     + " references to the engine's own storage under "
-                    + ctx.engineRoot
+                    + String.join(", ", ctx.engineRoots)
                     + " (runc shows the kernel's mount table; they name no user data)"
                 : "")
             + (cgroups > 0

@@ -7,6 +7,7 @@ import io.agentnest.RichOutput;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxClosedException;
 import io.agentnest.SandboxConfig;
+import io.agentnest.UnsupportedControlException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -36,7 +37,16 @@ final class Judges {
       ProbeContext ctx,
       UnaryOperator<SandboxConfig.Builder> tune,
       Function<Sandbox, Judgement> attack) {
-    try (Sandbox sb = ctx.fresh(tune)) {
+    Sandbox created;
+    try {
+      created = ctx.fresh(tune);
+    } catch (UnsupportedControlException e) {
+      // Fail closed: the backend would not promise the control the attack is aimed at, so the
+      // hostile sandbox never ran.
+      return Judgement.of(
+          false, "refused to create it: " + Verdicts.clean(String.valueOf(e.getMessage())));
+    }
+    try (Sandbox sb = created) {
       Judgement j;
       try {
         j = attack.apply(sb);

@@ -32,7 +32,7 @@ public final class ProbeContext implements AutoCloseable {
 
   final SandboxConfig base;
   final String backend;
-  final String engineRoot;
+  final List<String> engineRoots;
   final String secret;
   final String marker;
   final String abstractName;
@@ -42,10 +42,11 @@ public final class ProbeContext implements AutoCloseable {
   final Sandbox target;
   final Sandbox neighbour;
 
-  public ProbeContext(SandboxConfig base, String backend, String engineRoot) throws IOException {
+  public ProbeContext(SandboxConfig base, String backend, List<String> engineRoots)
+      throws IOException {
     this.base = base;
     this.backend = backend;
-    this.engineRoot = engineRoot;
+    this.engineRoots = List.copyOf(engineRoots);
     SecureRandom rnd = new SecureRandom();
     byte[] b = new byte[12];
     rnd.nextBytes(b);

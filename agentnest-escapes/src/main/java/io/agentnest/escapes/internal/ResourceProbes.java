@@ -48,7 +48,11 @@ final class ResourceProbes {
     p.add(
         "resources.thread-bomb",
         "start thousands of threads",
-        Map.of(),
+        Map.of(
+            "runsc",
+            "gVisor runs the threads inside its own kernel, not as the node's tasks: the node's"
+                + " process table is untouched and the memory limit bounds them (on Kubernetes"
+                + " only where the administrator allowed an unenforced pids limit)"),
         ctx ->
             hostile(
                 ctx,

@@ -120,6 +120,7 @@ public final class KubeCluster {
     String tenant = spec.labels().getOrDefault(PodSpecs.TENANT_LABEL, settings.tenant());
     String ns = settings.namespaceOf(tenant);
     String runtimeClass = runtimeClass(spec.runtime());
+    boolean pidsReachTheSandbox = refusePidsOutsideTheNodesKernel(runtimeClass, spec.pidsLimit());
     tenants.ensure(tenant, ns);
     IsolationCanary.Result iso = canary.check(ns, tenant, spec, settings.startTimeout());
     if (!iso.isolated() && !settings.allowUnisolatedNetwork()) {
@@ -156,15 +157,19 @@ public final class KubeCluster {
     }
     try {
       Pod running = waitRunning(ns, id, spec.image());
-      long pids = checkPids(running, spec.pidsLimit());
-      if (pids > 0) {
+      long pids = pidsReachTheSandbox ? checkPids(running, spec.pidsLimit()) : 0;
+      String enforced =
+          pids > 0
+              ? Long.toString(pids)
+              : pidsReachTheSandbox ? null : "unenforced (RuntimeClass " + runtimeClass + ")";
+      if (enforced != null) {
         client
             .pods()
             .inNamespace(ns)
             .withName(id)
             .edit(
                 p -> {
-                  p.getMetadata().getAnnotations().put(PIDS_ANNOTATION, Long.toString(pids));
+                  p.getMetadata().getAnnotations().put(PIDS_ANNOTATION, enforced);
                   return p;
                 });
       }
@@ -219,6 +224,54 @@ public final class KubeCluster {
             + " named "
             + candidates.get(0)
             + "; 'agentnest doctor --backend kubernetes' lists them");
+  }
+
+  /** RuntimeClass handlers whose containers are processes of the node's own kernel. */
+  private static final Set<String> NODE_KERNEL_HANDLERS = Set.of("runc", "crun");
+
+  /**
+   * The only per-pod process limit Kubernetes 1.20 has is the kubelet's podPidsLimit, a cgroup
+   * count of the node's tasks. A RuntimeClass with a kernel of its own (gVisor, Kata) runs the
+   * sandbox's processes where that count does not reach them (gVisor's threads are not node tasks;
+   * the escape suite's thread bomb started 5,000 under a limit of 256), and the CRI passes no pids
+   * limit for the runtime to apply itself. So a pids limit is refused there, before anything is
+   * created, rather than promised and not kept, unless the administrator opted out; the pod's
+   * {@code agentnest.io/pids-limit} annotation then says "unenforced".
+   *
+   * @return whether the node's pids limit reaches the sandbox's processes
+   */
+  private boolean refusePidsOutsideTheNodesKernel(@Nullable String runtimeClass, long pidsLimit) {
+    if (runtimeClass == null || pidsLimit <= 0) {
+      return true;
+    }
+    RuntimeClass rc;
+    try {
+      rc = client.resources(RuntimeClass.class).withName(runtimeClass).get();
+    } catch (KubernetesClientException e) {
+      throw KubeErrors.of(e, "reading RuntimeClass " + runtimeClass);
+    }
+    String handler = rc == null ? null : rc.getHandler();
+    if (handler != null && NODE_KERNEL_HANDLERS.contains(handler)) {
+      return true;
+    }
+    if (settings.allowUnenforcedPids()) {
+      LOG.warn(
+          "pids limit {} not enforced on RuntimeClass {} (the administrator allowed it)",
+          pidsLimit,
+          runtimeClass);
+      return false;
+    }
+    throw new UnsupportedControlException(
+        "pids: a limit of "
+            + pidsLimit
+            + " cannot be enforced on RuntimeClass "
+            + runtimeClass
+            + " (handler "
+            + handler
+            + "): the kubelet's podPidsLimit counts only the node's own tasks, and this runtime"
+            + " runs the sandbox's processes in a kernel of its own. Use runc pods, or, to rely"
+            + " on the memory and CPU limits there, the administrator sets"
+            + " AGENTNEST_KUBERNETES_ALLOW_UNENFORCED_PIDS=true");
   }
 
   private Pod waitRunning(String ns, String id, String image) {

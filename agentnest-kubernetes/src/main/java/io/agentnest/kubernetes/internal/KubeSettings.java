@@ -23,6 +23,9 @@ import org.jspecify.annotations.Nullable;
  *     node ({@code Localhost}); null: {@code RuntimeDefault}, and the sandbox's labels say so
  * @param allowUnisolatedNetwork the administrator's explicit opt-out: run sandboxes even where the
  *     isolation canary finds that pods can reach each other
+ * @param allowUnenforcedPids the administrator's explicit opt-out: run sandboxes on a RuntimeClass
+ *     with a kernel of its own (gVisor, Kata), where no per-pod pids limit reaches the sandbox's
+ *     processes, with only the memory and CPU limits bounding them
  * @param nodePidsLimit what the administrator says every node's kubelet enforces per pod ({@code
  *     podPidsLimit}), for when the backend may not read the kubelet's configuration; 0: unknown
  * @param quota the ResourceQuota each tenant namespace gets
@@ -36,6 +39,7 @@ public record KubeSettings(
     String tenant,
     @Nullable String seccompLocalhostProfile,
     boolean allowUnisolatedNetwork,
+    boolean allowUnenforcedPids,
     long nodePidsLimit,
     Quota quota,
     String imagePullPolicy,
@@ -137,6 +141,7 @@ public record KubeSettings(
         orDefault(get.apply("TENANT"), "default"),
         get.apply("SECCOMP_PROFILE"),
         Boolean.parseBoolean(orDefault(get.apply("ALLOW_UNISOLATED_NETWORK"), "false")),
+        Boolean.parseBoolean(orDefault(get.apply("ALLOW_UNENFORCED_PIDS"), "false")),
         nodePids,
         new Quota(podQuota, get.apply("QUOTA_CPU"), get.apply("QUOTA_MEMORY")),
         orDefault(get.apply("IMAGE_PULL_POLICY"), "IfNotPresent"),

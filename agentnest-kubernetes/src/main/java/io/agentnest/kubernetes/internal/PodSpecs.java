@@ -51,11 +51,20 @@ public final class PodSpecs {
   public static final String ROLE_LABEL = "agentnest.role";
 
   /**
-   * pid 1: reaps orphans, ends on SIGTERM/SIGINT, writes nothing (nothing reaches the node's log
-   * files), holds no channel.
+   * pid 1: reaps orphans, ends on SIGTERM/SIGINT, holds no channel. Sandbox code runs as the same
+   * uid, so pid 1 makes itself non-dumpable (else /proc/1/mem is writable to it and the pod's first
+   * process becomes its puppet; the escape suite's privilege.agent-memory probe found this) and
+   * points its stdio at /dev/null (else /proc/1/fd/1 writes into the node's container log). If the
+   * kernel refuses either, the pod fails instead of running weakened.
    */
   static final String HOLDER =
-      "import os,signal\n"
+      "import os,signal,ctypes\n"
+          + "if ctypes.CDLL(None).prctl(4,0,0,0,0)!=0:\n"
+          + " os._exit(70)\n"
+          + "n=os.open('/dev/null',os.O_RDWR)\n"
+          + "for f in (0,1,2):\n"
+          + " os.dup2(n,f)\n"
+          + "os.close(n)\n"
           + "S={signal.SIGCHLD,signal.SIGTERM,signal.SIGINT}\n"
           + "signal.pthread_sigmask(signal.SIG_BLOCK,S)\n"
           + "while 1:\n"
