@@ -14,6 +14,7 @@ class KubeSettingsTest {
     assertThat(s.namespaceOf(null)).isEqualTo("agentnest-default");
     assertThat(s.namespaceOf("search")).isEqualTo("agentnest-search");
     assertThat(s.allowUnisolatedNetwork()).isFalse();
+    assertThat(s.allowUnenforcedPids()).isFalse();
     assertThat(s.imagePullPolicy()).isEqualTo("IfNotPresent");
   }
 
@@ -41,5 +42,13 @@ class KubeSettingsTest {
     assertThatThrownBy(() -> KubeSettings.of(Map.of("NAMESPACE_PREFIX", "Agent_")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("namespace_prefix");
+  }
+
+  @Test
+  void unenforcedPidsAreAllowedOnlyWhenTheAdministratorSaysTrue() {
+    assertThat(KubeSettings.of(Map.of("ALLOW_UNENFORCED_PIDS", "true")).allowUnenforcedPids())
+        .isTrue();
+    assertThat(KubeSettings.of(Map.of("ALLOW_UNENFORCED_PIDS", "yes")).allowUnenforcedPids())
+        .isFalse();
   }
 }
