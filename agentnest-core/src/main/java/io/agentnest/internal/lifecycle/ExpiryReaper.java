@@ -42,6 +42,11 @@ public final class ExpiryReaper {
     }
   }
 
+  /** Whether this process's reaper will end sandbox {@code id}. */
+  static boolean isScheduled(String id) {
+    return TASKS.containsKey(id);
+  }
+
   public static void cancel(String id) {
     ScheduledFuture<?> f = TASKS.remove(id);
     if (f != null) {
