@@ -11,6 +11,7 @@ import io.agentnest.internal.approval.PythonGuard;
 import io.agentnest.internal.audit.Budget;
 import io.agentnest.internal.audit.HostBudgets;
 import io.agentnest.internal.audit.NetworkAudit;
+import io.agentnest.internal.call.CallClock;
 import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.EgressTunnels;
 import io.agentnest.internal.channel.ForgedAgent;
@@ -143,8 +144,7 @@ class AuditFloodTest {
               budgets.overBudget(Budget.Kind.APPROVAL_ASKS));
       long callId = channel.newId();
       PythonAsks.Call call =
-          asks.forCall(
-              callId, new DefaultSandbox.CallClock(Duration.ofMinutes(1), Duration.ofMinutes(1)));
+          asks.forCall(callId, new CallClock(Duration.ofMinutes(1), Duration.ofMinutes(1)));
       CompletableFuture<Frame> done =
           channel.register(
               callId,
@@ -213,8 +213,7 @@ class AuditFloodTest {
       for (int c = 0; c < 20; c++) {
         long callId = channel.newId();
         PythonAsks.Call call =
-            asks.forCall(
-                callId, new DefaultSandbox.CallClock(Duration.ofMinutes(1), Duration.ofMinutes(1)));
+            asks.forCall(callId, new CallClock(Duration.ofMinutes(1), Duration.ofMinutes(1)));
         for (int ask = 1; ask <= 3; ask++) {
           call.onAsk(
               new Frame(

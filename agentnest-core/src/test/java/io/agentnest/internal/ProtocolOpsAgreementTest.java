@@ -18,6 +18,7 @@ import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -26,7 +27,8 @@ import org.junit.jupiter.api.io.TempDir;
  * The op list exists three times: {@link Ops} on the host, the dispatch table {@code OPS} in the
  * agent (asked with {@code python3 agent.py --protocol}), and the tables in {@code
  * docs/architecture.md}. They must name the same ops and frame types; a difference fails with the
- * name and where it is missing.
+ * name and where it is missing. The core's sources must use the {@link Ops} constants, not
+ * literals, so that the list is the only place an op is spelled.
  */
 class ProtocolOpsAgreementTest {
   private static final Path DOC = repoRoot().resolve("docs/architecture.md");
@@ -91,6 +93,60 @@ class ProtocolOpsAgreementTest {
             "op 'zap' is missing from Ops.java (an OP_/EV_ constant)");
     assertThat(disagreements("op", List.of("a"), List.of("a"), List.of("a"))).isEmpty();
   }
+
+  @Test
+  void coreWritesNoOpOrFrameTypeAsALiteralOutsideOps() throws IOException {
+    Path main = repoRoot().resolve("agentnest-core/src/main/java");
+    List<Path> sources;
+    try (Stream<Path> files = Files.walk(main)) {
+      sources = files.filter(f -> f.toString().endsWith(".java")).sorted().toList();
+    }
+    assertThat(sources).as("Java sources under %s", main).hasSizeGreaterThan(100);
+    List<String> literals = new ArrayList<>();
+    for (Path f : sources) {
+      if (f.getFileName().toString().equals("Ops.java")) {
+        continue;
+      }
+      List<String> lines = Files.readAllLines(f, StandardCharsets.UTF_8);
+      for (int i = 0; i < lines.size(); i++) {
+        if (LITERAL_OP.matcher(lines.get(i)).find()) {
+          literals.add(main.relativize(f) + ":" + (i + 1) + ": " + lines.get(i).strip());
+        }
+      }
+    }
+    assertThat(literals)
+        .as(
+            "ops and frame types written as literals: use the Ops constants (Ops.OP, Ops.OP_*, Ops.EV_*)")
+        .isEmpty();
+  }
+
+  @Test
+  void theLiteralScanSeesEachShapeOfAWrittenOutOp() {
+    assertThat(
+            Stream.of(
+                "Json.object().put(\"op\", \"exec\")",
+                "h.put(Ops.OP, \"tar_in\")",
+                "h.path(\"op\").asText()",
+                "if (f.ev().equals(\"err\")) {",
+                "header.path(\"ev\").asText()",
+                "ch.sendChunks(\"py_load\", id, first, data, CHUNK, done);"))
+        .allMatch(line -> LITERAL_OP.matcher(line).find());
+    assertThat(
+            Stream.of(
+                "Json.object().put(Ops.OP, Ops.OP_EXEC)",
+                "if (f.ev().equals(Ops.EV_ERROR)) {",
+                "m.put(\"operation\", \"exec\")"))
+        .noneMatch(line -> LITERAL_OP.matcher(line).find());
+  }
+
+  /**
+   * The shapes an op or frame type takes when written out by hand: the {@code op}/{@code ev} field
+   * named as a literal, a literal op value, a frame type compared as a literal, chunks of a literal
+   * op.
+   */
+  private static final Pattern LITERAL_OP =
+      Pattern.compile(
+          "\"(op|ev)\"\\s*[,)]|Ops\\.OP,\\s*\"|\\bev\\(\\)\\.equals\\(\"|sendChunks\\(\\s*\"");
 
   private static void assertAgree(
       String what, List<String> java, List<String> python, List<String> docs) {

@@ -1,7 +1,6 @@
 package io.agentnest.internal.approval;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.agentnest.internal.DefaultSandbox;
 import io.agentnest.internal.audit.Budget;
 import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.Frame;
@@ -55,17 +54,17 @@ public final class PythonAsks {
   }
 
   /** The questions of one call, counted against its own cap. */
-  public Call forCall(long callId, DefaultSandbox.CallClock clock) {
+  public Call forCall(long callId, AskClock clock) {
     return new Call(callId, clock);
   }
 
   public final class Call {
     private final long callId;
-    private final DefaultSandbox.CallClock clock;
+    private final AskClock clock;
     private final AtomicInteger asked = new AtomicInteger();
     private final AtomicBoolean capReported = new AtomicBoolean();
 
-    private Call(long callId, DefaultSandbox.CallClock clock) {
+    private Call(long callId, AskClock clock) {
       this.callId = callId;
       this.clock = clock;
     }

@@ -1,23 +1,22 @@
 package io.agentnest.internal.call;
 
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
 import io.agentnest.Execution;
 import io.agentnest.PythonSession;
-import io.agentnest.internal.DefaultSandbox;
 import io.agentnest.internal.channel.Ops;
 import io.agentnest.internal.support.Json;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 
 /** A named interpreter in the agent, addressed by name on the shared channel. */
 public final class DefaultPythonSession implements PythonSession {
-  private final DefaultSandbox sandbox;
+  private final CallEngine calls;
   private final String name;
 
-  public DefaultPythonSession(DefaultSandbox sandbox, String name) {
-    this.sandbox = sandbox;
+  public DefaultPythonSession(CallEngine calls, String name) {
+    this.calls = calls;
     this.name = name;
   }
 
@@ -33,14 +32,14 @@ public final class DefaultPythonSession implements PythonSession {
 
   @Override
   public ExecResult run(String code, ExecOptions options) {
-    ObjectNode h = Json.object().put(Ops.OP, Ops.OP_PY).put("session", name);
-    return sandbox.run(h, DefaultSandbox.utf8(code), options, true);
+    return calls.run(
+        CallEngine.pythonRequest(name), code.getBytes(StandardCharsets.UTF_8), options, true);
   }
 
   @Override
   public Execution start(String code, ExecOptions options) {
-    ObjectNode h = Json.object().put(Ops.OP, Ops.OP_PY).put("session", name);
-    return sandbox.start(h, DefaultSandbox.utf8(code), options, true);
+    return calls.start(
+        CallEngine.pythonRequest(name), code.getBytes(StandardCharsets.UTF_8), options, true);
   }
 
   @Override
@@ -50,12 +49,7 @@ public final class DefaultPythonSession implements PythonSession {
 
   @Override
   public void close() {
-    sandbox.checkUsable();
-    sandbox
-        .channel()
-        .request(
-            Json.object().put(Ops.OP, Ops.OP_PY_CLOSE).put("session", name),
-            new byte[0],
-            Duration.ofSeconds(10));
+    calls.request(
+        Json.object().put(Ops.OP, Ops.OP_PY_CLOSE).put("session", name), Duration.ofSeconds(10));
   }
 }

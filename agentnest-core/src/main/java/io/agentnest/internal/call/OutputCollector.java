@@ -29,7 +29,9 @@ import org.jspecify.annotations.Nullable;
  * because the agent's word is not trusted.
  */
 public final class OutputCollector implements Consumer<Frame> {
-  private static final int SLACK = 256 * 1024;
+  /** What the host lets through past the cap the agent was given, before it cuts the output. */
+  static final int SLACK = 256 * 1024;
+
   private static final int MAX_RICH_ITEMS = 16;
   private static final long MAX_RICH_BYTES = 32L << 20;
 

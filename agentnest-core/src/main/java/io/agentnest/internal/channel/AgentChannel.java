@@ -397,7 +397,9 @@ public final class AgentChannel implements AutoCloseable {
   /** Closes the channel; pending and later calls fail with {@code reason}. */
   public void close(String reason) {
     closing = true;
-    connection.close();
+    // The reason first: closing the connection wakes the reader, which would otherwise fail the
+    // calls with a bare "channel was closed" before this reason is set.
     die(reason, null);
+    connection.close();
   }
 }

@@ -1,6 +1,5 @@
 package io.agentnest.internal.lifecycle;
 
-import io.agentnest.internal.DefaultSandbox;
 import io.agentnest.internal.support.DaemonThreads;
 import java.time.Duration;
 import java.time.Instant;
@@ -21,25 +20,31 @@ public final class ExpiryReaper {
 
   private ExpiryReaper() {}
 
-  public static void schedule(DefaultSandbox sandbox, Instant expiresAt) {
+  /** Runs {@code expire} (which destroys sandbox {@code id}) at {@code expiresAt}. */
+  public static void schedule(String id, Runnable expire, Instant expiresAt) {
     long delay = Math.max(0, Duration.between(Instant.now(), expiresAt).toMillis());
     ScheduledFuture<?> f =
         EXEC.schedule(
             () -> {
-              TASKS.remove(sandbox.id());
-              LOG.info("sandbox {} reached its TTL; destroying it", sandbox.id());
+              TASKS.remove(id);
+              LOG.info("sandbox {} reached its TTL; destroying it", id);
               try {
-                sandbox.expire();
+                expire.run();
               } catch (RuntimeException e) {
-                LOG.warn("could not destroy expired sandbox {}: {}", sandbox.id(), e.toString());
+                LOG.warn("could not destroy expired sandbox {}: {}", id, e.toString());
               }
             },
             delay,
             TimeUnit.MILLISECONDS);
-    ScheduledFuture<?> old = TASKS.put(sandbox.id(), f);
+    ScheduledFuture<?> old = TASKS.put(id, f);
     if (old != null) {
       old.cancel(false);
     }
+  }
+
+  /** Whether this process's reaper will end sandbox {@code id}. */
+  static boolean isScheduled(String id) {
+    return TASKS.containsKey(id);
   }
 
   public static void cancel(String id) {

@@ -6,6 +6,7 @@ import io.agentnest.AgentNestException;
 import io.agentnest.FileOperationException;
 import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.Frame;
+import io.agentnest.internal.channel.Ops;
 import io.agentnest.internal.files.DefaultSandboxFiles;
 import io.agentnest.internal.redact.Redactor;
 import io.agentnest.internal.support.Bounded;
@@ -52,7 +53,7 @@ public final class SandboxArchives {
       String root, List<String> paths, boolean filesOnly, long maxBytes, OutputStream sink) {
     ObjectNode h =
         Json.object()
-            .put("op", "tar_out")
+            .put(Ops.OP, Ops.OP_TAR_OUT)
             .put("root", root)
             .put("mode", filesOnly ? "files" : "full")
             .put("max_bytes", maxBytes);
@@ -64,7 +65,7 @@ public final class SandboxArchives {
             h,
             new byte[0],
             f -> {
-              if (!f.ev().equals("data") || failed[0] != null) {
+              if (!f.ev().equals(Ops.EV_DATA) || failed[0] != null) {
                 return;
               }
               got[0] += f.payload().length;
@@ -119,7 +120,7 @@ public final class SandboxArchives {
         // The archive itself is over the cap: stop sending; the agent refuses on its own count.
         last = true;
       }
-      ObjectNode h = Json.object().put("op", "tar_in").put("id", id).put("last", last);
+      ObjectNode h = Json.object().put(Ops.OP, Ops.OP_TAR_IN).put("id", id).put("last", last);
       if (first) {
         h.put("root", root)
             .put("path", subPath)
@@ -132,7 +133,8 @@ public final class SandboxArchives {
       if (last || done.isDone()) {
         if (!last) {
           channel.send(
-              Json.object().put("op", "tar_in").put("id", id).put("last", true), new byte[0]);
+              Json.object().put(Ops.OP, Ops.OP_TAR_IN).put("id", id).put("last", true),
+              new byte[0]);
         }
         break;
       }
@@ -152,7 +154,7 @@ public final class SandboxArchives {
   }
 
   private JsonNode check(Frame f, String what) {
-    if (f.ev().equals("err")) {
+    if (f.ev().equals(Ops.EV_ERROR)) {
       String code = Bounded.text(f.header().path("code").asText("IO"), 64);
       String msg =
           redactor.redact(Bounded.text(f.header().path("message").asText(""), 2000), (r, n) -> {});

@@ -8,6 +8,7 @@ import io.agentnest.internal.DefaultSandbox;
 import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.BulkLink;
 import io.agentnest.internal.channel.Frame;
+import io.agentnest.internal.channel.Ops;
 import io.agentnest.internal.files.DefaultSandboxFiles;
 import io.agentnest.internal.support.Bounded;
 import io.agentnest.internal.support.DaemonThreads;
@@ -291,7 +292,7 @@ public final class SandboxState {
     AgentNestException[] over = {null};
     IOException[] failed = {null};
     AgentChannel ch = sb.channel();
-    ObjectNode req = Json.object().put("op", "py_dump").put("session", name);
+    ObjectNode req = Json.object().put(Ops.OP, Ops.OP_PY_DUMP).put("session", name);
     if (bulkToken != null) {
       req.put("bulk", bulkToken);
     }
@@ -300,7 +301,7 @@ public final class SandboxState {
             req,
             new byte[0],
             f -> {
-              if (!f.ev().equals("data") || over[0] != null || failed[0] != null) {
+              if (!f.ev().equals(Ops.EV_DATA) || over[0] != null || failed[0] != null) {
                 return;
               }
               if (got[0] + f.payload().length > MAX_STATE_BYTES) {
@@ -336,7 +337,7 @@ public final class SandboxState {
   private static @Nullable Dumped finishDump(PendingDump p, long bulkBytes) {
     String name = p.name();
     Frame f = p.sb().channel().await(p.done(), STATE_TIMEOUT, "save session " + name);
-    if (f.ev().equals("err")) {
+    if (f.ev().equals(Ops.EV_ERROR)) {
       throw p.sb().agentError(f.header());
     }
     JsonNode h = f.header();
@@ -450,7 +451,7 @@ public final class SandboxState {
                       .channel()
                       .call(
                           Json.object()
-                              .put("op", "py_load_bulk")
+                              .put(Ops.OP, Ops.OP_PY_LOAD_BULK)
                               .put("session", name)
                               .put("bulk", t),
                           new byte[0],
@@ -519,7 +520,7 @@ public final class SandboxState {
         sb.channel()
             .call(
                 Json.object()
-                    .put("op", "tar_out")
+                    .put(Ops.OP, Ops.OP_TAR_OUT)
                     .put("root", root)
                     .put("mode", "full")
                     .put("max_bytes", max)
@@ -541,7 +542,7 @@ public final class SandboxState {
                     .channel()
                     .call(
                         Json.object()
-                            .put("op", "tar_in")
+                            .put(Ops.OP, Ops.OP_TAR_IN)
                             .put("root", root)
                             .put("path", "")
                             .put("strict", false)
@@ -552,7 +553,7 @@ public final class SandboxState {
                         new byte[0],
                         f -> {}));
     Frame f = sb.channel().await(done, STATE_TIMEOUT, "copy " + root + " out");
-    if (f.ev().equals("err")) {
+    if (f.ev().equals(Ops.EV_ERROR)) {
       throw sb.agentError(f.header());
     }
     if (relayed < 0 || f.header().path("bytes").asLong(-1) != relayed) {
@@ -620,7 +621,7 @@ public final class SandboxState {
         throw new EOFException("a saved session ended " + (size - sent) + " bytes early");
       }
       boolean last = sent + n >= size;
-      ObjectNode h = Json.object().put("op", "py_load").put("id", id).put("last", last);
+      ObjectNode h = Json.object().put(Ops.OP, Ops.OP_PY_LOAD).put("id", id).put("last", last);
       if (sent == 0) {
         h.put("session", name).put("extra_bytes", extraBytes);
       }
@@ -628,7 +629,7 @@ public final class SandboxState {
       sent += n;
     } while (sent < size && !done.isDone());
     Frame f = ch.await(done, STATE_TIMEOUT, "restore session " + name);
-    if (f.ev().equals("err")) {
+    if (f.ev().equals(Ops.EV_ERROR)) {
       throw target.agentError(f.header());
     }
   }
@@ -639,14 +640,14 @@ public final class SandboxState {
     long id = ch.newId();
     CompletableFuture<Frame> done = ch.register(id, f -> {});
     ch.sendChunks(
-        "py_load",
+        Ops.OP_PY_LOAD,
         id,
         Json.object().put("session", name).put("extra_bytes", extraBytes),
         data,
         DefaultSandboxFiles.CHUNK,
         done);
     Frame f = ch.await(done, STATE_TIMEOUT, "restore session " + name);
-    if (f.ev().equals("err")) {
+    if (f.ev().equals(Ops.EV_ERROR)) {
       throw target.agentError(f.header());
     }
   }

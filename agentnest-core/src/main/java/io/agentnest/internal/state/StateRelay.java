@@ -4,6 +4,7 @@ import io.agentnest.AgentNestException;
 import io.agentnest.internal.DefaultSandbox;
 import io.agentnest.internal.channel.Frame;
 import io.agentnest.internal.channel.FramedStream;
+import io.agentnest.internal.channel.Ops;
 import io.agentnest.internal.support.DaemonThreads;
 import java.io.EOFException;
 import java.io.IOException;
@@ -119,7 +120,7 @@ final class StateRelay implements AutoCloseable {
       DaemonThreads.join(writers.get(i));
       DefaultSandbox copy = targets.get(i).sandbox();
       Frame f = copy.channel().await(answers.get(i), TIMEOUT, "move " + what + " in");
-      if (f.ev().equals("err")) {
+      if (f.ev().equals(Ops.EV_ERROR)) {
         throw copy.agentError(f.header());
       }
     }
@@ -171,7 +172,7 @@ final class StateRelay implements AutoCloseable {
   private AgentNestException answeredWithoutReading(
       DefaultSandbox target, CompletableFuture<Frame> done) {
     Frame f = target.channel().await(done, TIMEOUT, "move " + what + " in");
-    return f.ev().equals("err")
+    return f.ev().equals(Ops.EV_ERROR)
         ? target.agentError(f.header())
         : new AgentNestException(
             "copy " + target.id() + " answered for " + what + " without reading it");

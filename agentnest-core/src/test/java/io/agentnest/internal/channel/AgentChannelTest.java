@@ -90,6 +90,22 @@ class AgentChannelTest {
   }
 
   @Test
+  void closingWithAReasonFailsPendingAndLaterCallsWithThatReason() {
+    CompletableFuture<Frame> pending =
+        channel.call(Json.object().put(Ops.OP, Ops.OP_EXEC), new byte[0], f -> {});
+
+    channel.close("destroyed: over budget");
+
+    assertThatThrownBy(() -> channel.await(pending, WAIT, "exec"))
+        .isInstanceOf(SandboxClosedException.class)
+        .hasMessageContaining("destroyed: over budget");
+    assertThatThrownBy(
+            () -> channel.call(Json.object().put(Ops.OP, Ops.OP_PING), new byte[0], f -> {}))
+        .isInstanceOf(SandboxClosedException.class)
+        .hasMessageContaining("destroyed: over budget");
+  }
+
+  @Test
   void errFrameAlsoEndsACall() throws IOException {
     CompletableFuture<Frame> done =
         channel.call(Json.object().put(Ops.OP, "read"), new byte[0], f -> {});

@@ -10,14 +10,20 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 
 /**
  * A sandbox whose "agent" is the test: what a compromised sandbox could send (any frame the real
  * agent could), over a real loopback socket. A daemon thread drains and counts what the host sends,
- * so the host never blocks on a full pipe.
+ * so the host never blocks on a full pipe; a test may also read what the host sent ({@link
+ * #nextRequest}) and answer it from that thread ({@link #answerWith}), as an agent would.
  */
 public final class ForgedAgent implements BackendSandbox, AutoCloseable {
   private final Socket host;
@@ -25,6 +31,9 @@ public final class ForgedAgent implements BackendSandbox, AutoCloseable {
   private final OutputStream agentOut;
   private final Map<String, AtomicLong> sent = new ConcurrentHashMap<>();
   private final Thread drain;
+  // Bounded: a flood test sends thousands of frames it never reads back.
+  private final BlockingQueue<Frame> requests = new ArrayBlockingQueue<>(10_000);
+  private volatile Function<Frame, List<Frame>> responder = f -> List.of();
 
   public ForgedAgent() throws IOException {
     InetAddress lo = InetAddress.getByAddress(new byte[] {127, 0, 0, 1});
@@ -43,6 +52,14 @@ public final class ForgedAgent implements BackendSandbox, AutoCloseable {
                 while ((f = FrameCodec.read(in)) != null) {
                   String op = f.header().path(Ops.OP).asText();
                   sent.computeIfAbsent(op, k -> new AtomicLong()).incrementAndGet();
+                  requests.offer(f);
+                  List<Frame> answer = responder.apply(f);
+                  for (Frame a : answer) {
+                    send(a.header(), a.payload());
+                  }
+                  if (!answer.isEmpty()) {
+                    flush();
+                  }
                 }
               } catch (IOException | RuntimeException e) {
                 // the channel closed
@@ -60,6 +77,25 @@ public final class ForgedAgent implements BackendSandbox, AutoCloseable {
 
   public synchronized void flush() throws IOException {
     agentOut.flush();
+  }
+
+  /** Answers each frame the host sends with the frames {@code responder} returns (none: silent). */
+  public void answerWith(Function<Frame, List<Frame>> responder) {
+    this.responder = responder;
+  }
+
+  /** The next frame the host sent, waiting at most 10 seconds for it. */
+  public Frame nextRequest() throws InterruptedException {
+    Frame f = requests.poll(10, TimeUnit.SECONDS);
+    if (f == null) {
+      throw new AssertionError("the host sent no frame within 10 seconds");
+    }
+    return f;
+  }
+
+  /** The frames the host sent that no {@link #nextRequest} took yet. */
+  public List<Frame> requestsSoFar() {
+    return List.copyOf(requests);
   }
 
   /** How many frames of {@code op} the host sent so far. */

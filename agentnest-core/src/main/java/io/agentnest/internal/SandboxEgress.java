@@ -1,0 +1,130 @@
+package io.agentnest.internal;
+
+import io.agentnest.ApprovalHandler;
+import io.agentnest.NetworkEvent;
+import io.agentnest.SandboxConfig;
+import io.agentnest.UnsupportedControlException;
+import io.agentnest.internal.audit.Budget;
+import io.agentnest.internal.audit.HostBudgets;
+import io.agentnest.internal.audit.NetworkAudit;
+import io.agentnest.internal.channel.AgentChannel;
+import io.agentnest.internal.channel.EgressTunnels;
+import io.agentnest.internal.channel.Frame;
+import io.agentnest.internal.channel.Ops;
+import io.agentnest.internal.egress.EgressProxy;
+import io.agentnest.internal.egress.EgressResolvers;
+import io.agentnest.internal.lifecycle.SecurityPolicy;
+import io.agentnest.internal.redact.Redactor;
+import io.agentnest.internal.secrets.RedactedViews;
+import io.agentnest.internal.support.Bounded;
+import io.agentnest.internal.support.Json;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The network of a sandbox whose policy allows some: the host's {@link EgressProxy} behind the
+ * agent's local listener, its connections carried as tunnels on the channel. Every attempt and
+ * every approval it asks for is audited, with secrets masked (host names and targets are the
+ * sandbox's choice).
+ */
+final class SandboxEgress {
+  private final String sandboxId;
+  private final SandboxConfig config;
+  private final AgentChannel channel;
+  private final Redactor redactor;
+  private final HostBudgets budgets;
+  private volatile @Nullable EgressTunnels tunnels;
+
+  SandboxEgress(
+      String sandboxId,
+      SandboxConfig config,
+      AgentChannel channel,
+      Redactor redactor,
+      HostBudgets budgets) {
+    this.sandboxId = sandboxId;
+    this.config = config;
+    this.channel = channel;
+    this.redactor = redactor;
+    this.budgets = budgets;
+  }
+
+  /** Starts the proxy and the agent's listener; nothing when the policy allows no network. */
+  void start() {
+    if (config.network().isNone()) {
+      return;
+    }
+    EgressProxy proxy =
+        new EgressProxy(
+            config.network(),
+            EgressResolvers.current(),
+            redactedNetworkAudit(new NetworkAudit(budgets.audit(), config.networkListeners())),
+            auditedApprovals(RedactedViews.approvals(redactor, config.approvalHandler())),
+            sandboxId);
+    EgressTunnels t =
+        new EgressTunnels(
+            channel, proxy, budgets.tunnels(), budgets.overBudget(Budget.Kind.EGRESS_TUNNELS));
+    channel.onTunnelFrames(t);
+    Frame f =
+        channel.request(
+            Json.object().put(Ops.OP, Ops.OP_EGRESS_LISTEN).put("port", SecurityPolicy.EGRESS_PORT),
+            new byte[0],
+            Duration.ofSeconds(10));
+    if (f.ev().equals(Ops.EV_ERROR)) {
+      throw new UnsupportedControlException(
+          "cannot start the egress proxy endpoint in the sandbox: "
+              + Bounded.text(f.header().path("message").asText(), 500));
+    }
+    tunnels = t;
+  }
+
+  /** Ends the open tunnels (the sandbox is going away). */
+  void close() {
+    EgressTunnels t = tunnels;
+    if (t != null) {
+      t.closeAll();
+    }
+  }
+
+  /** Every approval request and decision is audited: who, when, why, how long it waited. */
+  private @Nullable ApprovalHandler auditedApprovals(@Nullable ApprovalHandler handler) {
+    if (handler == null) {
+      return null;
+    }
+    return req -> {
+      long t0 = System.nanoTime();
+      audit(
+          "approval.requested",
+          Map.of("kind", req.kind(), "target", req.target(), "detail", req.detail()));
+      return handler
+          .decide(req)
+          .whenComplete(
+              (d, err) -> {
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("kind", req.kind());
+                m.put("target", req.target());
+                m.put("waited_ms", (System.nanoTime() - t0) / 1_000_000);
+                if (d != null) {
+                  m.put("allowed", d.allowed());
+                  m.put("reason", d.reason());
+                  m.put("decided_by", d.decidedBy());
+                } else {
+                  m.put("allowed", false);
+                  m.put("reason", "handler failed: " + err);
+                }
+                audit("approval.decided", m);
+              });
+    };
+  }
+
+  private void audit(String type, Map<String, ?> data) {
+    budgets.audit().record(type, data);
+  }
+
+  /** The host name is the sandbox's choice: a secret used as a DNS label is masked. */
+  private Consumer<NetworkEvent> redactedNetworkAudit(NetworkAudit sink) {
+    return attempt -> sink.accept(RedactedViews.networkEvent(redactor, attempt));
+  }
+}
