@@ -1,6 +1,5 @@
 package io.agentnest;
 
-import io.agentnest.internal.egress.AddressRules;
 import java.net.IDN;
 import java.net.InetAddress;
 import java.time.Duration;
@@ -110,11 +109,11 @@ public final class NetworkPolicy {
   }
 
   private final List<Rule> rules;
-  private final List<AddressRules.Cidr> addresses;
+  private final List<IpAddresses.Range> addresses;
   private final Mode mode;
   private final Duration approvalTimeout;
 
-  private NetworkPolicy(List<Rule> rules, List<AddressRules.Cidr> addresses, Builder b) {
+  private NetworkPolicy(List<Rule> rules, List<IpAddresses.Range> addresses, Builder b) {
     this.rules = List.copyOf(rules);
     this.addresses = List.copyOf(addresses);
     this.mode = b.mode;
@@ -163,7 +162,7 @@ public final class NetworkPolicy {
     if (port < 1 || port > 65535) {
       return Optional.empty();
     }
-    Optional<InetAddress> literal = AddressRules.parseLiteral(host);
+    Optional<InetAddress> literal = IpAddresses.parseLiteral(host);
     if (literal.isPresent()) {
       return matchAddress(literal.get());
     }
@@ -181,7 +180,7 @@ public final class NetworkPolicy {
 
   /** Which {@code allowAddress} range covers the address, if any. */
   public Optional<Match> matchAddress(InetAddress address) {
-    for (AddressRules.Cidr c : addresses) {
+    for (IpAddresses.Range c : addresses) {
       if (c.contains(address)) {
         return Optional.of(new Match(c.toString(), true));
       }
@@ -208,7 +207,7 @@ public final class NetworkPolicy {
 
   /** The {@code allowAddress} ranges in canonical form. */
   public List<String> allowedAddresses() {
-    return addresses.stream().map(AddressRules.Cidr::toString).toList();
+    return addresses.stream().map(IpAddresses.Range::toString).toList();
   }
 
   public Mode onUnknownHost() {
@@ -284,7 +283,7 @@ public final class NetworkPolicy {
     if (ascii.length() > 253) {
       throw new IllegalArgumentException("it is longer than 253 characters");
     }
-    if (AddressRules.looksLikeIpLiteral(ascii)) {
+    if (IpAddresses.looksLikeIpLiteral(ascii)) {
       throw new IllegalArgumentException(
           forRule
               ? "it is an IP address, not a name: use allowAddress(\"" + host + "\") for addresses"
@@ -362,11 +361,11 @@ public final class NetworkPolicy {
           parsed.add(rule);
         }
       }
-      List<AddressRules.Cidr> cidrs = new ArrayList<>();
+      List<IpAddresses.Range> cidrs = new ArrayList<>();
       for (String a : addresses) {
-        AddressRules.Cidr c;
+        IpAddresses.Range c;
         try {
-          c = AddressRules.Cidr.parse(a);
+          c = IpAddresses.Range.parse(a);
         } catch (IllegalArgumentException e) {
           throw new ConfigException(
               "network.allowAddress '"

@@ -44,6 +44,20 @@ public interface Sandbox extends AutoCloseable {
     return SandboxRuntimes.get().list();
   }
 
+  /**
+   * Removes what AgentNest left behind on {@code backend} (e.g. {@code docker}): sandboxes past
+   * their TTL, sandboxes whose owner process is gone, stopped ones, their networks and volumes,
+   * host-side state of sandboxes that no longer exist and unfinished snapshot saves. A failure to
+   * remove one resource is reported in its {@link PruneReport.Item#error()}, not thrown.
+   *
+   * <pre>{@code
+   * PruneReport r = Sandbox.prune("docker", new PruneOptions(false, Duration.ofHours(2), true));
+   * }</pre>
+   */
+  static PruneReport prune(String backend, PruneOptions options) {
+    return SandboxRuntimes.get().prune(backend, options);
+  }
+
   /** Sandbox id (the backend's id). */
   String id();
 

@@ -1,6 +1,6 @@
 package io.agentnest.cli;
 
-import io.agentnest.internal.support.HumanText;
+import io.agentnest.text.HumanText;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 

@@ -4,8 +4,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.Artifact;
 import io.agentnest.Sandbox;
-import io.agentnest.internal.support.HumanText;
-import io.agentnest.internal.support.Json;
+import io.agentnest.text.HumanText;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -49,7 +48,7 @@ final class ArtifactsCommand implements Callable<Integer> {
 
   static void print(List<Artifact> out, boolean json) {
     if (json) {
-      ArrayNode arr = Json.MAPPER.createArrayNode();
+      ArrayNode arr = CliJson.MAPPER.createArrayNode();
       for (Artifact a : out) {
         ObjectNode o = arr.addObject().put("path", a.path()).put("size", a.size());
         o.put("sha256", a.sha256());

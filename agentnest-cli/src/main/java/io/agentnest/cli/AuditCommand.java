@@ -10,7 +10,6 @@ import io.agentnest.cli.AuditOptions.Filter;
 import io.agentnest.cli.AuditOptions.LimitConverter;
 import io.agentnest.cli.AuditOptions.Output;
 import io.agentnest.cli.AuditOptions.Page;
-import io.agentnest.internal.support.Json;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -199,7 +198,7 @@ final class AuditCommand implements Callable<Integer> {
       }
       VerifyReport r = AuditLog.verify(d);
       if (json) {
-        ObjectNode o = Json.object();
+        ObjectNode o = CliJson.object();
         o.put("ok", r.ok()).put("checked", r.checked()).put("lastHash", r.lastHash());
         if (!r.ok()) {
           o.put("problem", r.problem()).put("line", r.line()).put("seq", r.seq());

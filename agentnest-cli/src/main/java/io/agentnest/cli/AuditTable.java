@@ -1,7 +1,7 @@
 package io.agentnest.cli;
 
 import io.agentnest.audit.AuditEvent;
-import io.agentnest.internal.support.HumanText;
+import io.agentnest.text.HumanText;
 import java.io.PrintStream;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;

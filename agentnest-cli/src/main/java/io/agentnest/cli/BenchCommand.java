@@ -9,8 +9,8 @@ import io.agentnest.ExecResult;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SnapshotInfo;
-import io.agentnest.internal.support.HostFiles;
 import io.agentnest.spi.Benchmark;
+import io.agentnest.spi.support.HostFiles;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -130,7 +130,7 @@ final class BenchCommand implements Callable<Integer> {
       runShipped("audit", iterations, samples);
     }
     if (want("redaction")) {
-      samples.put("redaction", RedactionBench.run(Math.max(3, iterations / 10)));
+      runShipped("redaction", iterations, samples);
     }
     List<BenchReport.Stat> stats = new ArrayList<>();
     samples.forEach((op, s) -> stats.add(BenchReport.stat(op, s)));
@@ -162,7 +162,7 @@ final class BenchCommand implements Callable<Integer> {
                             + "' benchmark on the class path: run the agentnest CLI jar, which"
                             + " bundles agentnest-core"));
     try {
-      b.run(iterations).forEach((k, v) -> samples.put(name + " " + k, v));
+      b.run(iterations).forEach((k, v) -> samples.put(k.isEmpty() ? name : name + " " + k, v));
     } catch (IOException ex) {
       throw new AgentNestException(name + " benchmark failed: " + ex.getMessage(), ex);
     }

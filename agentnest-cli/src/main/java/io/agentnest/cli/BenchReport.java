@@ -2,8 +2,7 @@ package io.agentnest.cli;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.agentnest.internal.support.Json;
-import io.agentnest.internal.support.Percentiles;
+import io.agentnest.spi.support.Percentiles;
 import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.List;
@@ -36,7 +35,7 @@ final class BenchReport {
       int hostCores,
       boolean json) {
     if (json) {
-      ObjectNode root = Json.object();
+      ObjectNode root = CliJson.object();
       root.put("image", image).put("runtime", runtime);
       root.put("cpus_host", hostCores);
       ArrayNode arr = root.putArray("results");

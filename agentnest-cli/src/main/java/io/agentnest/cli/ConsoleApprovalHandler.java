@@ -3,7 +3,7 @@ package io.agentnest.cli;
 import io.agentnest.ApprovalDecision;
 import io.agentnest.ApprovalHandler;
 import io.agentnest.ApprovalRequest;
-import io.agentnest.internal.support.HumanText;
+import io.agentnest.text.HumanText;
 import java.io.BufferedReader;
 import java.io.Console;
 import java.io.IOException;

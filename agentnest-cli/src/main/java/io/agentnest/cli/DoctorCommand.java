@@ -9,7 +9,6 @@ import io.agentnest.SandboxConfig;
 import io.agentnest.escapes.EscapeReport;
 import io.agentnest.escapes.EscapeSuite;
 import io.agentnest.escapes.Probe;
-import io.agentnest.internal.support.Json;
 import io.agentnest.spi.Backends;
 import io.agentnest.spi.HealthCheck;
 import java.util.ArrayList;
@@ -147,7 +146,7 @@ final class DoctorCommand implements Callable<Integer> {
 
   private void printChecks(List<HealthCheck> checks, boolean failed) {
     if (json) {
-      ArrayNode arr = Json.MAPPER.createArrayNode();
+      ArrayNode arr = CliJson.MAPPER.createArrayNode();
       for (HealthCheck c : checks) {
         ObjectNode o = arr.addObject();
         o.put("check", c.name()).put("status", c.status().name()).put("detail", c.detail());

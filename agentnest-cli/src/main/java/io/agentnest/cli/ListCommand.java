@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxInfo;
-import io.agentnest.internal.support.Json;
 import io.agentnest.spi.Labels;
 import java.time.Instant;
 import java.util.List;
@@ -26,7 +25,7 @@ final class ListCommand implements Callable<Integer> {
   public Integer call() {
     List<SandboxInfo> all = Sandbox.list();
     if (json) {
-      ArrayNode arr = Json.MAPPER.createArrayNode();
+      ArrayNode arr = CliJson.MAPPER.createArrayNode();
       for (SandboxInfo s : all) {
         ObjectNode o = arr.addObject();
         o.put("id", s.id()).put("image", s.image()).put("runtime", s.runtime());

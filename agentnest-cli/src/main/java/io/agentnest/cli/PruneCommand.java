@@ -2,9 +2,9 @@ package io.agentnest.cli;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.agentnest.internal.lifecycle.Pruner;
-import io.agentnest.internal.support.Json;
-import io.agentnest.spi.Backends;
+import io.agentnest.PruneOptions;
+import io.agentnest.PruneReport;
+import io.agentnest.Sandbox;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import org.jspecify.annotations.Nullable;
@@ -39,16 +39,15 @@ final class PruneCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     Duration older = olderThan == null ? null : Durations.parse("--older-than", olderThan);
-    Pruner.Report report =
-        Pruner.prune(Backends.get("docker"), new Pruner.Options(all, older, dryRun));
+    PruneReport report = Sandbox.prune("docker", new PruneOptions(all, older, dryRun));
     boolean failed = report.items().stream().anyMatch(i -> i.error() != null);
     if (json) {
-      ObjectNode root = Json.object();
+      ObjectNode root = CliJson.object();
       root.put("dry_run", report.dryRun());
       root.put("freed_bytes", report.freedBytes());
       root.put("state_files_removed", report.stateFilesRemoved());
       ArrayNode arr = root.putArray("items");
-      for (Pruner.Item i : report.items()) {
+      for (PruneReport.Item i : report.items()) {
         ObjectNode o = arr.addObject();
         o.put("kind", i.kind()).put("id", i.id()).put("reason", i.reason());
         o.put("size_bytes", i.sizeBytes()).put("removed", i.removed());
@@ -62,7 +61,7 @@ final class PruneCommand implements Callable<Integer> {
     if (report.items().isEmpty()) {
       System.out.println("nothing to prune");
     }
-    for (Pruner.Item i : report.items()) {
+    for (PruneReport.Item i : report.items()) {
       String verb = report.dryRun() ? "would remove" : i.removed() ? "removed" : "FAILED";
       System.out.printf(
           "%-12s %-9s %-12s %s%s%n",

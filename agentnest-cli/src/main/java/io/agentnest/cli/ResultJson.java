@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.ExecResult;
 import io.agentnest.RichOutput;
-import io.agentnest.internal.support.Json;
 import java.util.Base64;
 
 /** The documented JSON form of an {@link ExecResult}. */
@@ -12,7 +11,7 @@ final class ResultJson {
   private ResultJson() {}
 
   static ObjectNode of(ExecResult r) {
-    ObjectNode o = Json.object();
+    ObjectNode o = CliJson.object();
     o.put("exit_code", r.exitCode());
     o.put("stdout", r.stdout());
     o.put("stderr", r.stderr());

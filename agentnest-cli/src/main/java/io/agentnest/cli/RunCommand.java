@@ -6,7 +6,6 @@ import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
 import io.agentnest.OutputChunk;
 import io.agentnest.Sandbox;
-import io.agentnest.internal.support.Json;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -106,7 +105,7 @@ final class RunCommand implements Callable<Integer> {
       // On a terminal, JSON with every non-ASCII character escaped cannot carry a C1 control.
       out.println(
           outIsTerminal
-              ? Json.MAPPER
+              ? CliJson.MAPPER
                   .writer()
                   .with(JsonWriteFeature.ESCAPE_NON_ASCII)
                   .writeValueAsString(ResultJson.of(r))

@@ -6,9 +6,9 @@ import io.agentnest.ApprovalPolicy;
 import io.agentnest.ConfigException;
 import io.agentnest.NetworkPolicy;
 import io.agentnest.SandboxConfig;
+import io.agentnest.audit.AuditLog;
 import io.agentnest.config.AgentNestConfig;
 import io.agentnest.config.Sizes;
-import io.agentnest.internal.audit.Audit;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -103,7 +103,7 @@ final class SandboxOptions {
   SandboxConfig toConfig(OpenQuestions questions) {
     AgentNestConfig file = config != null ? AgentNestConfig.load(config) : AgentNestConfig.load();
     if (file.source().isPresent()) {
-      Audit.shared()
+      AuditLog.shared()
           .record(
               "config.loaded",
               null,

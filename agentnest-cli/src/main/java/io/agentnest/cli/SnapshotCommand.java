@@ -8,7 +8,6 @@ import io.agentnest.SandboxConfig;
 import io.agentnest.Secret;
 import io.agentnest.SnapshotException;
 import io.agentnest.SnapshotInfo;
-import io.agentnest.internal.support.Json;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -40,7 +39,7 @@ final class SnapshotCommand implements Runnable {
   }
 
   static ObjectNode json(SnapshotInfo s) {
-    ObjectNode o = Json.object().put("name", s.name()).put("created", s.created().toString());
+    ObjectNode o = CliJson.object().put("name", s.name()).put("created", s.created().toString());
     o.put("image", s.image()).put("image_id", s.imageId()).put("bytes", s.bytes());
     o.put("runtime", s.runtime()).put("memory", s.memory()).put("memory_note", s.memoryNote());
     s.sessions().forEach(o.putArray("sessions")::add);
@@ -56,7 +55,7 @@ final class SnapshotCommand implements Runnable {
     public Integer call() {
       List<SnapshotInfo> all = Sandbox.snapshots();
       if (json) {
-        ArrayNode arr = Json.MAPPER.createArrayNode();
+        ArrayNode arr = CliJson.MAPPER.createArrayNode();
         all.forEach(s -> arr.add(json(s)));
         System.out.println(arr);
       } else {
@@ -128,7 +127,7 @@ final class SnapshotCommand implements Runnable {
     @Override
     public Integer call() {
       Sandbox sb = secretEnv.isEmpty() ? Sandbox.restore(name) : restoreWithSecrets();
-      System.out.println(json ? Json.object().put("id", sb.id()).toString() : sb.id());
+      System.out.println(json ? CliJson.object().put("id", sb.id()).toString() : sb.id());
       sb.detach();
       return ExitCodes.OK;
     }

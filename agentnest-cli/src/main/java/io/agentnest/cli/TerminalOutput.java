@@ -1,6 +1,6 @@
 package io.agentnest.cli;
 
-import io.agentnest.internal.support.TerminalFilter;
+import io.agentnest.text.TerminalFilter;
 import java.io.PrintStream;
 import java.util.ArrayDeque;
 import java.util.Deque;

@@ -3,9 +3,9 @@ package io.agentnest.audit;
 import io.agentnest.ConfigException;
 import io.agentnest.audit.AuditSegments.Segment;
 import io.agentnest.config.Sizes;
-import io.agentnest.internal.audit.DiskGuard;
-import io.agentnest.internal.lifecycle.SecurityPolicy;
-import io.agentnest.internal.support.AgentNestHome;
+import io.agentnest.spi.support.AgentNestHome;
+import io.agentnest.spi.support.DiskGuard;
+import io.agentnest.spi.support.HostProcess;
 import java.io.FileOutputStream;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -266,6 +266,18 @@ public final class AuditLog implements AutoCloseable {
    */
   public static AuditLog openDefault() {
     return open(defaultDir(), Options.fromEnvironment(System.getenv()));
+  }
+
+  /**
+   * The process-wide default audit log ({@link #openDefault()}), opened on first use and closed at
+   * JVM exit; every sandbox of this process records there. A front-end records its own events (e.g.
+   * a configuration file it loaded) in it with {@link #record}.
+   *
+   * @throws io.agentnest.AgentNestException when it cannot be opened, naming the directory and the
+   *     fix
+   */
+  public static AuditLog shared() {
+    return SharedAuditLog.get();
   }
 
   /** {@code AGENTNEST_HOME/audit}. */
@@ -621,6 +633,6 @@ public final class AuditLog implements AutoCloseable {
 
   /** The actor id, computed once (host name lookup). */
   private static final class Actor {
-    static final String ID = SecurityPolicy.ownerId();
+    static final String ID = HostProcess.ownerId();
   }
 }

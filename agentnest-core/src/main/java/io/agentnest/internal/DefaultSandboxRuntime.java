@@ -1,9 +1,12 @@
 package io.agentnest.internal;
 
+import io.agentnest.PruneOptions;
+import io.agentnest.PruneReport;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
 import io.agentnest.SnapshotInfo;
+import io.agentnest.internal.lifecycle.Pruner;
 import io.agentnest.spi.Backends;
 import io.agentnest.spi.SandboxRuntime;
 import java.util.List;
@@ -44,5 +47,10 @@ public final class DefaultSandboxRuntime implements SandboxRuntime {
   @Override
   public boolean removeSnapshot(String name) {
     return DefaultSandbox.removeSnapshot(name);
+  }
+
+  @Override
+  public PruneReport prune(String backend, PruneOptions options) {
+    return Pruner.prune(Backends.get(backend), options);
   }
 }

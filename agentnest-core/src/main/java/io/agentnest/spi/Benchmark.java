@@ -16,7 +16,8 @@ public interface Benchmark {
   /**
    * Runs the benchmark scaled by {@code iterations} (each implementation bounds its own work) and
    * returns its samples by operation: latencies in milliseconds, or one figure (a rate, a size) as
-   * a single-element array.
+   * a single-element array. An operation is reported as "name operation"; the empty operation as
+   * the benchmark's name alone.
    */
   Map<String, double[]> run(int iterations) throws IOException;
 }

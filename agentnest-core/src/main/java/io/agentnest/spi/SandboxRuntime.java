@@ -1,5 +1,7 @@
 package io.agentnest.spi;
 
+import io.agentnest.PruneOptions;
+import io.agentnest.PruneReport;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
@@ -31,4 +33,7 @@ public interface SandboxRuntime {
 
   /** Removes a snapshot (also a tampered one); false when there is none by that name. */
   boolean removeSnapshot(String name);
+
+  /** Removes what AgentNest left behind on the named backend ({@link Sandbox#prune}). */
+  PruneReport prune(String backend, PruneOptions options);
 }

@@ -3,11 +3,11 @@ package io.agentnest.docker;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agentnest.ExecResult;
+import io.agentnest.PruneOptions;
+import io.agentnest.PruneReport;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.docker.internal.DockerEngine;
-import io.agentnest.internal.lifecycle.Pruner;
-import io.agentnest.spi.Backends;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -50,11 +50,9 @@ class DetachedSandboxIT {
     String before = System.getProperty("agentnest.home");
     System.setProperty("agentnest.home", home.toString());
     try {
-      return Pruner.prune(Backends.get("docker"), new Pruner.Options(false, null, true))
-          .items()
-          .stream()
+      return Sandbox.prune("docker", new PruneOptions(false, null, true)).items().stream()
           .filter(i -> i.id().equals(id))
-          .map(Pruner.Item::reason)
+          .map(PruneReport.Item::reason)
           .toList();
     } finally {
       System.setProperty("agentnest.home", before);

@@ -4,14 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import io.agentnest.PruneOptions;
+import io.agentnest.PruneReport;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxClosedException;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
 import io.agentnest.docker.internal.DockerEngine;
 import io.agentnest.internal.lifecycle.HostState;
-import io.agentnest.internal.lifecycle.Pruner;
-import io.agentnest.spi.Backends;
 import io.agentnest.spi.Labels;
 import io.agentnest.spi.ManagedResource;
 import java.nio.file.Files;
@@ -95,12 +95,11 @@ class LifecycleIT {
       owner.destroyForcibly(); // SIGKILL: no shutdown hooks, no cleanup
       assertThat(owner.waitFor(30, TimeUnit.SECONDS)).isTrue();
     }
-    Pruner.Report dry = Pruner.prune(Backends.get("docker"), new Pruner.Options(false, null, true));
-    assertThat(dry.items()).extracting(Pruner.Item::id).containsAll(ids);
+    PruneReport dry = Sandbox.prune("docker", new PruneOptions(false, null, true));
+    assertThat(dry.items()).extracting(PruneReport.Item::id).containsAll(ids);
     ids.forEach(id -> assertThat(listed(id)).as("dry run removes nothing").isTrue());
 
-    Pruner.Report report =
-        Pruner.prune(Backends.get("docker"), new Pruner.Options(false, null, false));
+    PruneReport report = Sandbox.prune("docker", new PruneOptions(false, null, false));
     assertThat(report.items())
         .filteredOn(i -> ids.contains(i.id()))
         .hasSize(2)
@@ -134,22 +133,20 @@ class LifecycleIT {
             () ->
                 !Boolean.TRUE.equals(
                     engine.client().inspectContainerCmd(id).exec().getState().getRunning()));
-    Pruner.Report report =
-        Pruner.prune(Backends.get("docker"), new Pruner.Options(false, null, false));
-    assertThat(report.items()).extracting(Pruner.Item::id).contains(id);
+    PruneReport report = Sandbox.prune("docker", new PruneOptions(false, null, false));
+    assertThat(report.items()).extracting(PruneReport.Item::id).contains(id);
     assertThat(listed(id)).isFalse();
   }
 
   @Test
   void pruneLeavesLiveSandboxesOfLiveOwnersAlone() {
     try (Sandbox sb = Sandbox.create()) {
-      Pruner.Report report =
-          Pruner.prune(Backends.get("docker"), new Pruner.Options(false, null, false));
-      assertThat(report.items()).extracting(Pruner.Item::id).doesNotContain(sb.id());
+      PruneReport report = Sandbox.prune("docker", new PruneOptions(false, null, false));
+      assertThat(report.items()).extracting(PruneReport.Item::id).doesNotContain(sb.id());
       assertThat(sb.runCode("1").result()).isEqualTo("1");
-      Pruner.Report older =
-          Pruner.prune(Backends.get("docker"), new Pruner.Options(true, Duration.ofHours(1), true));
-      assertThat(older.items()).extracting(Pruner.Item::id).doesNotContain(sb.id());
+      PruneReport older =
+          Sandbox.prune("docker", new PruneOptions(true, Duration.ofHours(1), true));
+      assertThat(older.items()).extracting(PruneReport.Item::id).doesNotContain(sb.id());
     }
   }
 
@@ -171,11 +168,10 @@ class LifecycleIT {
               .getConfig()
               .getLabels()
               .get(Labels.BULK_DIR);
-      Pruner.Report report =
-          Pruner.prune(Backends.get("docker"), new Pruner.Options(false, null, false));
+      PruneReport report = Sandbox.prune("docker", new PruneOptions(false, null, false));
       assertThat(report.items())
           .filteredOn(i -> i.kind().equals("bulk-dir"))
-          .extracting(Pruner.Item::id)
+          .extracting(PruneReport.Item::id)
           .contains(orphan.toString())
           .doesNotContain(fresh.toString(), live);
       assertThat(orphan).doesNotExist();

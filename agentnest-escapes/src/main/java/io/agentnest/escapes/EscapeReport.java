@@ -2,7 +2,7 @@ package io.agentnest.escapes;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.agentnest.internal.support.Json;
+import io.agentnest.escapes.internal.ProbeJson;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -68,7 +68,7 @@ public record EscapeReport(List<ProbeResult> results) {
 
   /** The results as a JSON array of objects. */
   public String toJson() {
-    ArrayNode arr = Json.MAPPER.createArrayNode();
+    ArrayNode arr = ProbeJson.MAPPER.createArrayNode();
     for (ProbeResult r : results) {
       ObjectNode o = arr.addObject();
       o.put("probe", r.probe());

@@ -3,7 +3,7 @@ package io.agentnest.mcp;
 import io.agentnest.ApprovalDecision;
 import io.agentnest.ApprovalHandler;
 import io.agentnest.ApprovalRequest;
-import io.agentnest.internal.support.HumanText;
+import io.agentnest.text.HumanText;
 import io.agentnest.tools.SandboxTools;
 import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpSchema;

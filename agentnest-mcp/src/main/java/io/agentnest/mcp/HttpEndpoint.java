@@ -1,7 +1,7 @@
 package io.agentnest.mcp;
 
 import io.agentnest.AgentNestException;
-import io.agentnest.internal.support.HumanText;
+import io.agentnest.text.HumanText;
 import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;

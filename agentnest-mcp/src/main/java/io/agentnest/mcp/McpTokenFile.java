@@ -2,7 +2,7 @@ package io.agentnest.mcp;
 
 import com.sun.security.auth.module.UnixSystem;
 import io.agentnest.ConfigException;
-import io.agentnest.internal.support.AgentNestHome;
+import io.agentnest.spi.support.AgentNestHome;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;

@@ -1,7 +1,7 @@
 package io.agentnest.tools;
 
 import io.agentnest.SandboxConfig;
-import io.agentnest.internal.files.PathRules;
+import io.agentnest.WorkspacePaths;
 
 /**
  * The working directory a model may give a shell tool: inside the workspace only. The Java API lets
@@ -40,6 +40,6 @@ final class WorkspaceDir {
               + " (e.g. 'project'), or leave workdir out to run in "
               + ROOT);
     }
-    return PathRules.check(w);
+    return WorkspacePaths.check(w);
   }
 }

@@ -1,6 +1,5 @@
 package io.agentnest.internal.audit;
 
-import io.agentnest.AgentNestException;
 import io.agentnest.audit.AuditLog;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
@@ -9,39 +8,18 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The process-wide default audit log under {@code AGENTNEST_HOME/audit}, opened on first use. A
- * sandbox that cannot be audited is not created (fail closed).
+ * How sandboxes record: in the process-wide default audit log ({@link AuditLog#shared()}); a
+ * sandbox that cannot be audited is not created (fail closed), and a record after the fact never
+ * fails the operation it describes.
  */
 public final class Audit {
   private static final Logger LOG = LoggerFactory.getLogger(Audit.class);
-  private static volatile @Nullable AuditLog shared;
 
   private Audit() {}
 
+  /** {@link AuditLog#shared()}. */
   public static AuditLog shared() {
-    AuditLog a = shared;
-    if (a == null) {
-      synchronized (Audit.class) {
-        a = shared;
-        if (a == null) {
-          try {
-            a = AuditLog.openDefault();
-          } catch (RuntimeException e) {
-            throw new AgentNestException(
-                "cannot open the audit log under "
-                    + AuditLog.defaultDir()
-                    + " ("
-                    + e.getMessage()
-                    + "): make it writable, or point AGENTNEST_HOME elsewhere",
-                e);
-          }
-          AuditLog opened = a;
-          Runtime.getRuntime().addShutdownHook(new Thread(opened::close, "agentnest-audit-close"));
-          shared = a;
-        }
-      }
-    }
-    return a;
+    return AuditLog.shared();
   }
 
   /** Records without ever failing the operation being audited after it happened. */

@@ -1,20 +1,15 @@
 package io.agentnest.internal.egress;
 
-import java.net.Inet4Address;
-import java.net.Inet6Address;
+import io.agentnest.IpAddresses;
+import io.agentnest.IpAddresses.Range;
 import java.net.InetAddress;
-import java.net.UnknownHostException;
-import java.util.Arrays;
 import java.util.List;
-import java.util.Locale;
 import java.util.Optional;
-import java.util.regex.Pattern;
-import org.jspecify.annotations.Nullable;
 
 /**
  * Classifies IP addresses for the egress proxy: only {@link Category#PUBLIC} addresses may be
- * reached unless the policy's {@code allowAddress} covers them. Also parses strict IP literals
- * (never a DNS lookup) and CIDR ranges.
+ * reached unless the policy's {@code allowAddress} covers them. The address syntax (literals,
+ * ranges) is the policy's own, {@link IpAddresses}.
  *
  * <p>IPv6 forms that embed an IPv4 address (IPv4-mapped {@code ::ffff:a.b.c.d}, IPv4-compatible
  * {@code ::a.b.c.d}, IPv4-translated {@code ::ffff:0:a.b.c.d}, NAT64 {@code 64:ff9b::/96}, 6to4
@@ -49,158 +44,49 @@ public final class AddressRules {
     }
   }
 
-  /** An address range in CIDR notation; a single address is a range of its full length. */
-  public static final class Cidr {
-    private final byte[] network;
-    private final int prefix;
-    private final String text;
-
-    private Cidr(byte[] network, int prefix) {
-      this.network = network;
-      this.prefix = prefix;
-      this.text = toText(network, prefix);
-    }
-
-    /**
-     * Parses {@code 10.0.0.0/8}, {@code fc00::/7}, {@code 127.0.0.1} or {@code ::1}.
-     *
-     * @throws IllegalArgumentException with the reason, when the text is not a valid range
-     */
-    public static Cidr parse(String text) {
-      String s = text;
-      int slash = s.indexOf('/');
-      String addressPart = slash < 0 ? s : s.substring(0, slash);
-      InetAddress address =
-          parseLiteral(addressPart)
-              .orElseThrow(
-                  () ->
-                      new IllegalArgumentException(
-                          "'"
-                              + addressPart
-                              + "' is not an IP address (use dotted-quad IPv4 such as"
-                              + " 127.0.0.1 or IPv6 such as fd00::1)"));
-      byte[] bytes = address.getAddress();
-      int bits = bytes.length * 8;
-      int prefix = bits;
-      if (slash >= 0) {
-        String p = s.substring(slash + 1);
-        if (!p.matches("[0-9]{1,3}") || Integer.parseInt(p) > bits) {
-          throw new IllegalArgumentException(
-              "prefix length '/" + p + "' is invalid: use a number from 0 to " + bits);
-        }
-        prefix = Integer.parseInt(p);
-      }
-      byte[] masked = mask(bytes, prefix);
-      if (!Arrays.equals(masked, bytes)) {
-        throw new IllegalArgumentException(
-            "'"
-                + text
-                + "' has host bits set beyond the prefix: did you mean "
-                + toText(masked, prefix)
-                + "?");
-      }
-      return new Cidr(masked, prefix);
-    }
-
-    /**
-     * Whether the address is in this range. An IPv6 address that embeds an IPv4 address (mapped,
-     * compatible, translated, NAT64, 6to4) is also in an IPv4 range when the embedded address is.
-     */
-    public boolean contains(InetAddress address) {
-      if (containsExactly(address.getAddress())) {
-        return true;
-      }
-      byte[] embedded = embeddedIpv4(address.getAddress());
-      return embedded != null && containsExactly(embedded);
-    }
-
-    private boolean containsExactly(byte[] bytes) {
-      return bytes.length == network.length && Arrays.equals(mask(bytes, prefix), network);
-    }
-
-    public int prefixLength() {
-      return prefix;
-    }
-
-    /** Canonical text, e.g. {@code 10.0.0.0/8}, or {@code 127.0.0.1} for a single address. */
-    @Override
-    public String toString() {
-      return text;
-    }
-
-    @Override
-    public boolean equals(@Nullable Object o) {
-      return o instanceof Cidr c && c.text.equals(text);
-    }
-
-    @Override
-    public int hashCode() {
-      return text.hashCode();
-    }
-
-    private static String toText(byte[] network, int prefix) {
-      String address = format(bytesToAddress(network));
-      return prefix == network.length * 8 ? address : address + "/" + prefix;
-    }
-  }
-
-  private static final Pattern IPV4 =
-      Pattern.compile(
-          "(0|[1-9][0-9]{0,2})\\.(0|[1-9][0-9]{0,2})\\.(0|[1-9][0-9]{0,2})\\.(0|[1-9][0-9]{0,2})");
-  private static final Pattern IPV6_CHARS = Pattern.compile("[0-9A-Fa-f:.]{2,45}");
-  private static final Pattern NUMERIC_LOOKING =
-      Pattern.compile("(?i)(0x[0-9a-f]*|[0-9]+)(\\.(0x[0-9a-f]*|[0-9]*))*");
-
-  private static final List<Range> V4 =
+  private static final List<Block> V4 =
       List.of(
-          new Range("255.255.255.255/32", Category.BROADCAST),
-          new Range("0.0.0.0/32", Category.UNSPECIFIED),
-          new Range("0.0.0.0/8", Category.THIS_NETWORK),
-          new Range("10.0.0.0/8", Category.PRIVATE),
-          new Range("100.64.0.0/10", Category.PRIVATE),
-          new Range("127.0.0.0/8", Category.LOOPBACK),
-          new Range("169.254.0.0/16", Category.LINK_LOCAL),
-          new Range("172.16.0.0/12", Category.PRIVATE),
-          new Range("192.0.0.0/24", Category.PROTOCOL_ASSIGNMENT),
-          new Range("192.0.2.0/24", Category.DOCUMENTATION),
-          new Range("192.88.99.0/24", Category.RESERVED),
-          new Range("192.168.0.0/16", Category.PRIVATE),
-          new Range("198.18.0.0/15", Category.BENCHMARKING),
-          new Range("198.51.100.0/24", Category.DOCUMENTATION),
-          new Range("203.0.113.0/24", Category.DOCUMENTATION),
-          new Range("224.0.0.0/4", Category.MULTICAST),
-          new Range("240.0.0.0/4", Category.RESERVED));
+          new Block("255.255.255.255/32", Category.BROADCAST),
+          new Block("0.0.0.0/32", Category.UNSPECIFIED),
+          new Block("0.0.0.0/8", Category.THIS_NETWORK),
+          new Block("10.0.0.0/8", Category.PRIVATE),
+          new Block("100.64.0.0/10", Category.PRIVATE),
+          new Block("127.0.0.0/8", Category.LOOPBACK),
+          new Block("169.254.0.0/16", Category.LINK_LOCAL),
+          new Block("172.16.0.0/12", Category.PRIVATE),
+          new Block("192.0.0.0/24", Category.PROTOCOL_ASSIGNMENT),
+          new Block("192.0.2.0/24", Category.DOCUMENTATION),
+          new Block("192.88.99.0/24", Category.RESERVED),
+          new Block("192.168.0.0/16", Category.PRIVATE),
+          new Block("198.18.0.0/15", Category.BENCHMARKING),
+          new Block("198.51.100.0/24", Category.DOCUMENTATION),
+          new Block("203.0.113.0/24", Category.DOCUMENTATION),
+          new Block("224.0.0.0/4", Category.MULTICAST),
+          new Block("240.0.0.0/4", Category.RESERVED));
 
-  private static final List<Range> V6 =
+  private static final List<Block> V6 =
       List.of(
-          new Range("::/128", Category.UNSPECIFIED),
-          new Range("::1/128", Category.LOOPBACK),
-          new Range("64:ff9b:1::/48", Category.PRIVATE),
-          new Range("100::/64", Category.RESERVED),
-          new Range("2001:2::/48", Category.BENCHMARKING),
-          new Range("2001::/23", Category.PROTOCOL_ASSIGNMENT),
-          new Range("2001:db8::/32", Category.DOCUMENTATION),
-          new Range("3fff::/20", Category.DOCUMENTATION),
-          new Range("fc00::/7", Category.PRIVATE),
-          new Range("fe80::/10", Category.LINK_LOCAL),
-          new Range("fec0::/10", Category.PRIVATE),
-          new Range("ff00::/8", Category.MULTICAST));
+          new Block("::/128", Category.UNSPECIFIED),
+          new Block("::1/128", Category.LOOPBACK),
+          new Block("64:ff9b:1::/48", Category.PRIVATE),
+          new Block("100::/64", Category.RESERVED),
+          new Block("2001:2::/48", Category.BENCHMARKING),
+          new Block("2001::/23", Category.PROTOCOL_ASSIGNMENT),
+          new Block("2001:db8::/32", Category.DOCUMENTATION),
+          new Block("3fff::/20", Category.DOCUMENTATION),
+          new Block("fc00::/7", Category.PRIVATE),
+          new Block("fe80::/10", Category.LINK_LOCAL),
+          new Block("fec0::/10", Category.PRIVATE),
+          new Block("ff00::/8", Category.MULTICAST));
 
-  private static final Cidr V4_MAPPED = Cidr.parse("::ffff:0:0/96");
-  private static final Cidr V4_TRANSLATED = Cidr.parse("::ffff:0:0:0/96");
-  private static final Cidr V4_COMPATIBLE = Cidr.parse("::/96");
-  private static final Cidr NAT64 = Cidr.parse("64:ff9b::/96");
-  private static final Cidr SIX_TO_FOUR = Cidr.parse("2002::/16");
+  private static final Range V4_COMPATIBLE = Range.parse("::/96");
 
   private AddressRules() {}
 
-  private static final class Range {
-    final Cidr cidr;
-    final Category category;
-
-    Range(String cidr, Category category) {
-      this.cidr = Cidr.parse(cidr);
-      this.category = category;
+  /** A range and what its addresses are. */
+  private record Block(Range range, Category category) {
+    Block(String range, Category category) {
+      this(Range.parse(range), category);
     }
   }
 
@@ -208,17 +94,17 @@ public final class AddressRules {
   public static Category classify(InetAddress address) {
     byte[] bytes = address.getAddress();
     if (bytes.length == 4) {
-      return classifyV4(bytes);
+      return classifyV4(address);
     }
-    for (Range r : V6) {
-      if (r.cidr.containsExactly(bytes)) {
-        return r.category;
+    for (Block b : V6) {
+      if (b.range().containsExactly(address)) {
+        return b.category();
       }
     }
-    byte[] embedded = embeddedIpv4(bytes);
-    if (embedded != null) {
-      Category inner = classifyV4(embedded);
-      if (inner == Category.PUBLIC && V4_COMPATIBLE.containsExactly(bytes)) {
+    Optional<InetAddress> embedded = IpAddresses.embeddedIpv4(address);
+    if (embedded.isPresent()) {
+      Category inner = classifyV4(embedded.get());
+      if (inner == Category.PUBLIC && V4_COMPATIBLE.containsExactly(address)) {
         return Category.RESERVED; // deprecated form (RFC 4291): never routed publicly
       }
       return inner;
@@ -234,165 +120,12 @@ public final class AddressRules {
     return classify(address) == Category.PUBLIC;
   }
 
-  private static Category classifyV4(byte[] bytes) {
-    for (Range r : V4) {
-      if (r.cidr.containsExactly(bytes)) {
-        return r.category;
+  private static Category classifyV4(InetAddress address) {
+    for (Block b : V4) {
+      if (b.range().containsExactly(address)) {
+        return b.category();
       }
     }
     return Category.PUBLIC;
-  }
-
-  /** The IPv4 address embedded in an IPv6 address (mapped, compatible, NAT64, 6to4), or null. */
-  static byte @Nullable [] embeddedIpv4(byte[] bytes) {
-    if (bytes.length != 16) {
-      return null;
-    }
-    if (V4_MAPPED.containsExactly(bytes)
-        || V4_TRANSLATED.containsExactly(bytes)
-        || NAT64.containsExactly(bytes)
-        || (V4_COMPATIBLE.containsExactly(bytes) && !isZeroOrOne(bytes))) {
-      return Arrays.copyOfRange(bytes, 12, 16);
-    }
-    if (SIX_TO_FOUR.containsExactly(bytes)) {
-      return Arrays.copyOfRange(bytes, 2, 6);
-    }
-    return null;
-  }
-
-  private static boolean isZeroOrOne(byte[] bytes) {
-    for (int i = 0; i < 15; i++) {
-      if (bytes[i] != 0) {
-        return false;
-      }
-    }
-    return bytes[15] == 0 || bytes[15] == 1;
-  }
-
-  /**
-   * Parses a strict IP literal without any DNS lookup: dotted-quad IPv4 (no leading zeros, no
-   * shortened or hexadecimal forms) or IPv6 (optionally in brackets, no zone id). Anything else,
-   * including names, yields empty.
-   */
-  public static Optional<InetAddress> parseLiteral(String text) {
-    String s = text;
-    if (s.startsWith("[") && s.endsWith("]")) {
-      s = s.substring(1, s.length() - 1);
-      if (s.indexOf(':') < 0) {
-        return Optional.empty();
-      }
-    }
-    if (IPV4.matcher(s).matches()) {
-      byte[] b = new byte[4];
-      String[] parts = s.split("\\.");
-      for (int i = 0; i < 4; i++) {
-        int v = Integer.parseInt(parts[i]);
-        if (v > 255) {
-          return Optional.empty();
-        }
-        b[i] = (byte) v;
-      }
-      return Optional.of(bytesToAddress(b));
-    }
-    if (s.indexOf(':') >= 0 && IPV6_CHARS.matcher(s).matches()) {
-      try {
-        // Only hex digits, ':' and '.': InetAddress parses this as a literal, never via DNS.
-        InetAddress a = InetAddress.getByName("[" + s + "]");
-        byte[] raw = a.getAddress();
-        // Keep IPv4-mapped forms as IPv6 so that callers see what was written.
-        return Optional.of(raw.length == 4 ? v4MappedAsV6(raw) : a);
-      } catch (UnknownHostException | IllegalArgumentException e) {
-        return Optional.empty();
-      }
-    }
-    return Optional.empty();
-  }
-
-  /**
-   * Whether a host name looks like an IP address in some form ({@code 127.1}, {@code 0x7f.1},
-   * {@code 2130706433}, {@code 017.0.0.1}, or an unbracketed IPv6 literal). Such names are never
-   * resolved: system resolvers turn many of them into addresses.
-   */
-  public static boolean looksLikeIpLiteral(String host) {
-    String s = host.endsWith(".") ? host.substring(0, host.length() - 1) : host;
-    if (s.indexOf(':') >= 0 || s.startsWith("[")) {
-      return true;
-    }
-    if (NUMERIC_LOOKING.matcher(s).matches()) {
-      return true;
-    }
-    int dot = s.lastIndexOf('.');
-    String last = dot < 0 ? s : s.substring(dot + 1);
-    return !last.isEmpty() && last.chars().allMatch(c -> c >= '0' && c <= '9');
-  }
-
-  /** Canonical text of an address: dotted quad, or compressed lowercase IPv6 without zone. */
-  public static String format(InetAddress address) {
-    byte[] b = address.getAddress();
-    if (b.length == 4) {
-      return (b[0] & 0xff) + "." + (b[1] & 0xff) + "." + (b[2] & 0xff) + "." + (b[3] & 0xff);
-    }
-    int[] groups = new int[8];
-    for (int i = 0; i < 8; i++) {
-      groups[i] = ((b[2 * i] & 0xff) << 8) | (b[2 * i + 1] & 0xff);
-    }
-    int bestStart = -1;
-    int bestLen = 0;
-    for (int i = 0; i < 8; ) {
-      if (groups[i] != 0) {
-        i++;
-        continue;
-      }
-      int j = i;
-      while (j < 8 && groups[j] == 0) {
-        j++;
-      }
-      if (j - i > bestLen && j - i >= 2) {
-        bestStart = i;
-        bestLen = j - i;
-      }
-      i = j;
-    }
-    StringBuilder sb = new StringBuilder();
-    for (int i = 0; i < 8; i++) {
-      if (i == bestStart) {
-        sb.append("::");
-        i += bestLen - 1;
-        continue;
-      }
-      if (sb.length() > 0 && sb.charAt(sb.length() - 1) != ':') {
-        sb.append(':');
-      }
-      sb.append(Integer.toHexString(groups[i]));
-    }
-    return sb.toString().toLowerCase(Locale.ROOT);
-  }
-
-  private static InetAddress v4MappedAsV6(byte[] v4) {
-    byte[] b = new byte[16];
-    b[10] = (byte) 0xff;
-    b[11] = (byte) 0xff;
-    System.arraycopy(v4, 0, b, 12, 4);
-    return bytesToAddress(b);
-  }
-
-  private static InetAddress bytesToAddress(byte[] bytes) {
-    try {
-      if (bytes.length == 16) {
-        return Inet6Address.getByAddress(null, bytes, -1);
-      }
-      return Inet4Address.getByAddress(bytes);
-    } catch (UnknownHostException e) {
-      throw new IllegalArgumentException("bad address length " + bytes.length, e);
-    }
-  }
-
-  private static byte[] mask(byte[] bytes, int prefix) {
-    byte[] out = bytes.clone();
-    for (int i = 0; i < out.length; i++) {
-      int bitsHere = Math.max(0, Math.min(8, prefix - 8 * i));
-      out[i] = (byte) (out[i] & (0xff << (8 - bitsHere)));
-    }
-    return out;
   }
 }

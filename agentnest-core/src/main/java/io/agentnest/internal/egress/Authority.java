@@ -1,5 +1,6 @@
 package io.agentnest.internal.egress;
 
+import io.agentnest.IpAddresses;
 import java.net.InetAddress;
 import java.util.Locale;
 import java.util.Optional;
@@ -67,8 +68,8 @@ final class Authority {
 
   /** For events: a literal's canonical form without brackets, or the name as written. */
   String displayHost() {
-    Optional<InetAddress> literal = AddressRules.parseLiteral(host);
-    return literal.map(AddressRules::format).orElse(host.toLowerCase(Locale.ROOT));
+    Optional<InetAddress> literal = IpAddresses.parseLiteral(host);
+    return literal.map(IpAddresses::format).orElse(host.toLowerCase(Locale.ROOT));
   }
 
   String displayTarget() {

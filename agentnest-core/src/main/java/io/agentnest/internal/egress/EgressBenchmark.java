@@ -1,7 +1,7 @@
 package io.agentnest.internal.egress;
 
 import io.agentnest.NetworkPolicy;
-import io.agentnest.internal.support.Percentiles;
+import io.agentnest.spi.support.Percentiles;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;

@@ -3,6 +3,7 @@ package io.agentnest.internal.egress;
 import io.agentnest.ApprovalDecision;
 import io.agentnest.ApprovalHandler;
 import io.agentnest.ApprovalRequest;
+import io.agentnest.IpAddresses;
 import io.agentnest.NetworkEvent;
 import io.agentnest.NetworkEvent.Decision;
 import io.agentnest.NetworkPolicy;
@@ -202,7 +203,7 @@ public final class EgressProxy {
     }
     // A name's tunnel must speak TLS to that same name (SNI); an address allowed by a range has
     // no name that could be fronted, so its tunnel stays opaque.
-    String sniName = AddressRules.parseLiteral(authority.host).isPresent() ? null : a.host;
+    String sniName = IpAddresses.parseLiteral(authority.host).isPresent() ? null : a.host;
     try (upstream) {
       out.write(
           "HTTP/1.1 200 Connection established\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
@@ -314,10 +315,10 @@ public final class EgressProxy {
   private @Nullable List<InetAddress> authorize(
       Attempt a, Authority authority, String detail, OutputStream out) throws IOException {
     String target = authority.displayTarget();
-    Optional<InetAddress> literal = AddressRules.parseLiteral(authority.host);
+    Optional<InetAddress> literal = IpAddresses.parseLiteral(authority.host);
     if (literal.isPresent()) {
       InetAddress address = literal.get();
-      a.resolved = AddressRules.format(address);
+      a.resolved = IpAddresses.format(address);
       Optional<NetworkPolicy.Match> m = policy.matchAddress(address);
       if (m.isEmpty()) {
         deny(
@@ -332,7 +333,7 @@ public final class EgressProxy {
       a.allow(m.get().rule(), "allowed by address range " + m.get().rule());
       return List.of(address);
     }
-    if (AddressRules.looksLikeIpLiteral(authority.host)) {
+    if (IpAddresses.looksLikeIpLiteral(authority.host)) {
       deny(
           a,
           out,
@@ -372,7 +373,7 @@ public final class EgressProxy {
     }
     for (InetAddress address : resolved) {
       if (!AddressRules.isPublic(address) && policy.matchAddress(address).isEmpty()) {
-        String text = AddressRules.format(address);
+        String text = IpAddresses.format(address);
         a.resolved = text;
         deny(
             a,
@@ -497,7 +498,7 @@ public final class EgressProxy {
         s.setTcpNoDelay(true);
         // An InetSocketAddress from an InetAddress: connects to exactly the validated address.
         s.connect(new InetSocketAddress(address, authority.port), CONNECT_TIMEOUT_MS);
-        a.resolved = AddressRules.format(address);
+        a.resolved = IpAddresses.format(address);
         return s;
       } catch (IOException e) {
         closeQuietly(s);
@@ -505,7 +506,7 @@ public final class EgressProxy {
         lastAddress = address;
       }
     }
-    a.resolved = AddressRules.format(lastAddress);
+    a.resolved = IpAddresses.format(lastAddress);
     fail(
         a,
         out,
@@ -514,7 +515,7 @@ public final class EgressProxy {
             + ":"
             + a.port
             + " ("
-            + AddressRules.format(lastAddress)
+            + IpAddresses.format(lastAddress)
             + "): "
             + (last == null ? "no address" : HttpSyntax.describe(last)));
     return null;
@@ -783,8 +784,8 @@ public final class EgressProxy {
     if (h.port != target.port) {
       return false;
     }
-    Optional<InetAddress> a = AddressRules.parseLiteral(h.host);
-    Optional<InetAddress> b = AddressRules.parseLiteral(target.host);
+    Optional<InetAddress> a = IpAddresses.parseLiteral(h.host);
+    Optional<InetAddress> b = IpAddresses.parseLiteral(target.host);
     if (a.isPresent() || b.isPresent()) {
       return a.isPresent() && b.isPresent() && a.get().equals(b.get());
     }

@@ -1,5 +1,6 @@
 package io.agentnest.internal.egress;
 
+import io.agentnest.IpAddresses;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.ArrayList;
@@ -34,7 +35,7 @@ public final class StaticResolver implements Resolver {
     List<InetAddress> addresses = new ArrayList<>();
     for (String literal : literals) {
       addresses.add(
-          AddressRules.parseLiteral(literal)
+          IpAddresses.parseLiteral(literal)
               .orElseThrow(() -> new IllegalArgumentException("not an IP literal: " + literal)));
     }
     Map<String, List<InetAddress>> next = new LinkedHashMap<>(names);

@@ -4,9 +4,10 @@ import io.agentnest.Artifact;
 import io.agentnest.FileInfo;
 import io.agentnest.FileOperationException;
 import io.agentnest.SandboxFiles;
+import io.agentnest.WorkspacePaths;
 import io.agentnest.internal.state.SandboxArchives;
 import io.agentnest.internal.support.Bounded;
-import io.agentnest.internal.support.HostFiles;
+import io.agentnest.spi.support.HostFiles;
 import java.io.BufferedInputStream;
 import java.io.FilterOutputStream;
 import java.io.IOException;
@@ -278,7 +279,7 @@ public final class ArtifactTransfer {
 
   /** Copies a host file or directory to {@code sandboxPath}. */
   public List<Artifact> upload(Path hostPath, String sandboxPath) {
-    String dest = PathRules.checkEntry(sandboxPath);
+    String dest = WorkspacePaths.checkEntry(sandboxPath);
     if (!Files.exists(hostPath, LinkOption.NOFOLLOW_LINKS)) {
       throw new FileOperationException(
           FileOperationException.Reason.NOT_FOUND, "no such host file or directory: " + hostPath);
@@ -411,7 +412,7 @@ public final class ArtifactTransfer {
 
   /** Checks a host tar on the host before sending it into the sandbox. */
   public List<Artifact> uploadArchive(Path tarFile, String sandboxPath) {
-    String sub = PathRules.check(sandboxPath);
+    String sub = WorkspacePaths.check(sandboxPath);
     List<Artifact> out = new ArrayList<>();
     EntryRules rules = new EntryRules(maxBytes, maxEntries, true);
     try {
@@ -468,7 +469,7 @@ public final class ArtifactTransfer {
       }
       String name;
       try {
-        name = PathRules.checkEntry(raw);
+        name = WorkspacePaths.checkEntry(raw);
       } catch (FileOperationException ex) {
         throw refused(raw, "is not a safe relative name: " + ex.getMessage());
       }

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.FileInfo;
 import io.agentnest.FileOperationException;
 import io.agentnest.SandboxFiles;
+import io.agentnest.WorkspacePaths;
 import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.Frame;
 import io.agentnest.internal.channel.Ops;
@@ -52,7 +53,7 @@ public final class DefaultSandboxFiles implements SandboxFiles {
 
   @Override
   public FileInfo write(String path, byte[] data) {
-    String p = PathRules.checkEntry(path);
+    String p = WorkspacePaths.checkEntry(path);
     long id = channel.newId();
     CompletableFuture<Frame> done = channel.register(id, f -> {});
     // The agent may refuse early (bad path, no space): sending stops then.
@@ -71,7 +72,7 @@ public final class DefaultSandboxFiles implements SandboxFiles {
 
   @Override
   public byte[] read(String path) {
-    String p = PathRules.checkEntry(path);
+    String p = WorkspacePaths.checkEntry(path);
     ByteArrayOutputStream buf = new ByteArrayOutputStream();
     long[] got = {0};
     boolean[] over = {false};
@@ -119,7 +120,7 @@ public final class DefaultSandboxFiles implements SandboxFiles {
   }
 
   private List<FileInfo> list(String path, boolean recursive) {
-    String p = PathRules.check(path);
+    String p = WorkspacePaths.check(path);
     ObjectNode h =
         Json.object().put(Ops.OP, Ops.OP_FS_LIST).put("path", p).put("recursive", recursive);
     JsonNode res = check(channel.request(h, new byte[0], TIMEOUT), p);
@@ -135,7 +136,7 @@ public final class DefaultSandboxFiles implements SandboxFiles {
 
   @Override
   public FileInfo stat(String path) {
-    String p = PathRules.check(path);
+    String p = WorkspacePaths.check(path);
     JsonNode res =
         check(
             channel.request(
@@ -168,7 +169,7 @@ public final class DefaultSandboxFiles implements SandboxFiles {
   }
 
   private void delete(String path, boolean recursive) {
-    String p = PathRules.checkEntry(path);
+    String p = WorkspacePaths.checkEntry(path);
     deleteCheck.check(p, recursive);
     ObjectNode h =
         Json.object().put(Ops.OP, Ops.OP_FS_DELETE).put("path", p).put("recursive", recursive);
@@ -179,7 +180,7 @@ public final class DefaultSandboxFiles implements SandboxFiles {
 
   @Override
   public FileInfo mkdir(String path) {
-    String p = PathRules.checkEntry(path);
+    String p = WorkspacePaths.checkEntry(path);
     check(
         channel.request(
             Json.object().put(Ops.OP, Ops.OP_FS_MKDIR).put("path", p), new byte[0], TIMEOUT),
@@ -204,7 +205,7 @@ public final class DefaultSandboxFiles implements SandboxFiles {
    * (a file named after it) into a listing, a log or an export directory: masked like output.
    */
   private String name(String reported) {
-    return redactor.redact(Bounded.text(reported, PathRules.MAX_PATH_BYTES), (r, n) -> {});
+    return redactor.redact(Bounded.text(reported, WorkspacePaths.MAX_PATH_BYTES), (r, n) -> {});
   }
 
   private FileInfo entry(JsonNode e) {

@@ -2,8 +2,8 @@ package io.agentnest.internal.lifecycle;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.agentnest.internal.support.AgentNestHome;
 import io.agentnest.internal.support.Json;
+import io.agentnest.spi.support.AgentNestHome;
 import java.io.IOException;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;

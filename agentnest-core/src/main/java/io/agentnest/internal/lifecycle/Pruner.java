@@ -1,10 +1,13 @@
 package io.agentnest.internal.lifecycle;
 
 import io.agentnest.AgentNestException;
+import io.agentnest.PruneOptions;
+import io.agentnest.PruneReport;
 import io.agentnest.internal.snapshot.SnapshotStore;
 import io.agentnest.spi.Labels;
 import io.agentnest.spi.ManagedResource;
 import io.agentnest.spi.RuntimeBackend;
+import io.agentnest.spi.support.HostProcess;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -17,39 +20,19 @@ import org.jspecify.annotations.Nullable;
 /**
  * Finds and removes what AgentNest left behind: expired sandboxes, sandboxes whose owner process is
  * gone (a crashed or killed host), stopped ones, and host-side state of sandboxes that no longer
- * exist. Backend-agnostic: it decides from labels what a backend lists.
+ * exist. Backend-agnostic: it decides from labels what a backend lists. Behind {@link
+ * io.agentnest.Sandbox#prune}.
  */
 public final class Pruner {
   /** Grace for a container between create and start, which another process may be doing now. */
   private static final Duration STARTING_GRACE = Duration.ofSeconds(60);
 
-  /**
-   * What to prune.
-   *
-   * @param all remove every managed resource, whatever its state
-   * @param olderThan only resources created longer ago than this
-   * @param dryRun report, remove nothing
-   */
-  public record Options(boolean all, @Nullable Duration olderThan, boolean dryRun) {}
-
-  /** One resource prune looked at and removed (or would remove). */
-  public record Item(
-      String kind,
-      String id,
-      String reason,
-      long sizeBytes,
-      boolean removed,
-      @Nullable String error) {}
-
-  /** What a prune did. */
-  public record Report(List<Item> items, long freedBytes, int stateFilesRemoved, boolean dryRun) {}
-
   private Pruner() {}
 
-  public static Report prune(RuntimeBackend backend, Options options) {
+  public static PruneReport prune(RuntimeBackend backend, PruneOptions options) {
     Instant now = Instant.now();
     List<ManagedResource> resources = backend.resources();
-    List<Item> items = new ArrayList<>();
+    List<PruneReport.Item> items = new ArrayList<>();
     Set<String> remaining = new HashSet<>();
     long freed = 0;
     for (ManagedResource r : resources) {
@@ -59,18 +42,19 @@ public final class Pruner {
         continue;
       }
       if (options.dryRun()) {
-        items.add(new Item(r.kind(), r.id(), reason, r.sizeBytes(), false, null));
+        items.add(new PruneReport.Item(r.kind(), r.id(), reason, r.sizeBytes(), false, null));
         remaining.add(r.id());
         continue;
       }
       try {
         backend.remove(r);
-        items.add(new Item(r.kind(), r.id(), reason, r.sizeBytes(), true, null));
+        items.add(new PruneReport.Item(r.kind(), r.id(), reason, r.sizeBytes(), true, null));
         freed += Math.max(0, r.sizeBytes());
         HostState.delete(r.id());
       } catch (AgentNestException e) {
         remaining.add(r.id());
-        items.add(new Item(r.kind(), r.id(), reason, r.sizeBytes(), false, e.getMessage()));
+        items.add(
+            new PruneReport.Item(r.kind(), r.id(), reason, r.sizeBytes(), false, e.getMessage()));
       }
     }
     int stateRemoved = 0;
@@ -91,23 +75,26 @@ public final class Pruner {
     for (SnapshotStore.Leftover l : store.leftovers(SnapshotStore.LEFTOVER_AGE, now)) {
       if (options.dryRun()) {
         items.add(
-            new Item("snapshot-staging", l.name(), "unfinished save", l.bytes(), false, null));
+            new PruneReport.Item(
+                "snapshot-staging", l.name(), "unfinished save", l.bytes(), false, null));
         continue;
       }
       try {
         store.removeLeftover(l);
-        items.add(new Item("snapshot-staging", l.name(), "unfinished save", l.bytes(), true, null));
+        items.add(
+            new PruneReport.Item(
+                "snapshot-staging", l.name(), "unfinished save", l.bytes(), true, null));
         freed += l.bytes();
       } catch (AgentNestException e) {
         items.add(
-            new Item(
+            new PruneReport.Item(
                 "snapshot-staging", l.name(), "unfinished save", l.bytes(), false, e.getMessage()));
       }
     }
-    return new Report(List.copyOf(items), freed, stateRemoved, options.dryRun());
+    return new PruneReport(List.copyOf(items), freed, stateRemoved, options.dryRun());
   }
 
-  static @Nullable String reason(ManagedResource r, Options o, Instant now) {
+  static @Nullable String reason(ManagedResource r, PruneOptions o, Instant now) {
     if (o.olderThan() != null && r.created().isAfter(now.minus(o.olderThan()))) {
       return null;
     }
@@ -163,7 +150,7 @@ public final class Pruner {
       return null;
     }
     String[] parts = owner.split(":");
-    if (parts.length != 3 || !parts[0].equals(SecurityPolicy.hostName())) {
+    if (parts.length != 3 || !parts[0].equals(HostProcess.hostName())) {
       return null; // another host's sandbox: only its expiry can tell
     }
     long pid;

@@ -4,11 +4,10 @@ import io.agentnest.SandboxConfig;
 import io.agentnest.agent.AgentSources;
 import io.agentnest.spi.Labels;
 import io.agentnest.spi.SandboxSpec;
+import io.agentnest.spi.support.HostProcess;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.lang.management.ManagementFactory;
-import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -102,23 +101,17 @@ public final class SecurityPolicy {
         OPEN_FILES_LIMIT);
   }
 
-  /** Identifies this host process: host name, pid and process start time (pids are reused). */
+  /**
+   * Identifies this host process ({@link HostProcess#ownerId}); kept here for the sandbox code that
+   * records owners through the policy layer.
+   */
   public static String ownerId() {
-    ProcessHandle self = ProcessHandle.current();
-    long start =
-        self.info()
-            .startInstant()
-            .map(Instant::toEpochMilli)
-            .orElse(ManagementFactory.getRuntimeMXBean().getStartTime());
-    return hostName() + ":" + self.pid() + ":" + start;
+    return HostProcess.ownerId();
   }
 
+  /** {@link HostProcess#hostName}. */
   public static String hostName() {
-    try {
-      return InetAddress.getLocalHost().getHostName();
-    } catch (IOException e) {
-      return "unknown";
-    }
+    return HostProcess.hostName();
   }
 
   private static String loadSeccomp() {

@@ -2,10 +2,10 @@ package io.agentnest.internal.snapshot;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.agentnest.internal.audit.DiskGuard;
 import io.agentnest.internal.secrets.SecretScan;
 import io.agentnest.internal.state.SandboxState;
-import io.agentnest.internal.support.HostFiles;
+import io.agentnest.spi.support.DiskGuard;
+import io.agentnest.spi.support.HostFiles;
 import java.io.BufferedInputStream;
 import java.io.BufferedOutputStream;
 import java.io.IOException;

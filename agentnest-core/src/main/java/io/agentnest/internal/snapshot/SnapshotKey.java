@@ -1,7 +1,7 @@
 package io.agentnest.internal.snapshot;
 
 import io.agentnest.SnapshotException;
-import io.agentnest.internal.support.HostFiles;
+import io.agentnest.spi.support.HostFiles;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.FileAlreadyExistsException;

@@ -1,6 +1,6 @@
 package io.agentnest.internal.state;
 
-import io.agentnest.internal.audit.DiskGuard;
+import io.agentnest.spi.support.DiskGuard;
 import java.io.BufferedOutputStream;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;

@@ -1,7 +1,7 @@
 package io.agentnest.internal.state;
 
 import io.agentnest.config.Sizes;
-import io.agentnest.internal.audit.DiskGuard;
+import io.agentnest.spi.support.DiskGuard;
 import java.nio.file.Path;
 
 /**

@@ -8,8 +8,8 @@ import org.junit.jupiter.api.Test;
 
 class ShippedBenchmarksTest {
   @Test
-  void theCliFindsTheAuditAndEgressBenchmarksThroughTheSpi() {
+  void theCliFindsEveryInternalBenchmarkThroughTheSpi() {
     assertThat(ServiceLoader.load(Benchmark.class).stream().map(p -> p.get().name()))
-        .containsExactlyInAnyOrder("audit", "egress");
+        .containsExactlyInAnyOrder("audit", "egress", "redaction");
   }
 }

@@ -3,8 +3,9 @@ package io.agentnest.internal.egress;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.agentnest.IpAddresses;
+import io.agentnest.IpAddresses.Range;
 import io.agentnest.internal.egress.AddressRules.Category;
-import io.agentnest.internal.egress.AddressRules.Cidr;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import org.junit.jupiter.api.Test;
@@ -15,7 +16,7 @@ import org.junit.jupiter.params.provider.ValueSource;
 class AddressRulesTest {
 
   private static InetAddress ip(String literal) {
-    return AddressRules.parseLiteral(literal)
+    return IpAddresses.parseLiteral(literal)
         .orElseThrow(() -> new AssertionError("not a literal: " + literal));
   }
 
@@ -151,18 +152,18 @@ class AddressRulesTest {
         "localhost"
       })
   void parseLiteralIsStrict(String text) {
-    assertThat(AddressRules.parseLiteral(text)).isEmpty();
+    assertThat(IpAddresses.parseLiteral(text)).isEmpty();
   }
 
   @Test
   void parseLiteralAcceptsCanonicalForms() {
-    assertThat(AddressRules.format(ip("127.0.0.1"))).isEqualTo("127.0.0.1");
-    assertThat(AddressRules.format(ip("[::1]"))).isEqualTo("::1");
-    assertThat(AddressRules.format(ip("0:0:0:0:0:0:0:1"))).isEqualTo("::1");
-    assertThat(AddressRules.format(ip("2001:DB8:0:0:1:0:0:1"))).isEqualTo("2001:db8::1:0:0:1");
-    assertThat(AddressRules.format(ip("::ffff:127.0.0.1"))).isEqualTo("::ffff:7f00:1");
-    assertThat(AddressRules.format(ip("fe80::"))).isEqualTo("fe80::");
-    assertThat(AddressRules.format(ip("1:0:2:0:3:0:4:5"))).isEqualTo("1:0:2:0:3:0:4:5");
+    assertThat(IpAddresses.format(ip("127.0.0.1"))).isEqualTo("127.0.0.1");
+    assertThat(IpAddresses.format(ip("[::1]"))).isEqualTo("::1");
+    assertThat(IpAddresses.format(ip("0:0:0:0:0:0:0:1"))).isEqualTo("::1");
+    assertThat(IpAddresses.format(ip("2001:DB8:0:0:1:0:0:1"))).isEqualTo("2001:db8::1:0:0:1");
+    assertThat(IpAddresses.format(ip("::ffff:127.0.0.1"))).isEqualTo("::ffff:7f00:1");
+    assertThat(IpAddresses.format(ip("fe80::"))).isEqualTo("fe80::");
+    assertThat(IpAddresses.format(ip("1:0:2:0:3:0:4:5"))).isEqualTo("1:0:2:0:3:0:4:5");
     assertThat(ip("::ffff:127.0.0.1")).isInstanceOf(Inet6Address.class);
   }
 
@@ -170,19 +171,19 @@ class AddressRulesTest {
   @ValueSource(
       strings = {"127.1", "0x7f.0.0.1", "2130706433", "017.0.0.1", "1.2.3.4", "foo.123", "::1"})
   void looksLikeIpLiteralCatchesNumericSpellings(String host) {
-    assertThat(AddressRules.looksLikeIpLiteral(host)).isTrue();
+    assertThat(IpAddresses.looksLikeIpLiteral(host)).isTrue();
   }
 
   @ParameterizedTest
   @ValueSource(
       strings = {"pypi.org", "1password.com", "123.example.com", "a1.b2", "xn--80ak6aa92e.com"})
   void looksLikeIpLiteralLeavesNamesAlone(String host) {
-    assertThat(AddressRules.looksLikeIpLiteral(host)).isFalse();
+    assertThat(IpAddresses.looksLikeIpLiteral(host)).isFalse();
   }
 
   @Test
   void cidrMatching() {
-    Cidr loop = Cidr.parse("127.0.0.0/8");
+    Range loop = Range.parse("127.0.0.0/8");
     assertThat(loop.contains(ip("127.0.0.1"))).isTrue();
     assertThat(loop.contains(ip("127.255.255.255"))).isTrue();
     assertThat(loop.contains(ip("128.0.0.0"))).isFalse();
@@ -191,27 +192,27 @@ class AddressRulesTest {
     assertThat(loop.contains(ip("::ffff:127.0.0.1"))).isTrue();
     assertThat(loop.contains(ip("64:ff9b::127.0.0.1"))).isTrue();
     assertThat(loop.prefixLength()).isEqualTo(8);
-    assertThat(loop).hasToString("127.0.0.0/8").isEqualTo(Cidr.parse("127.0.0.0/8"));
+    assertThat(loop).hasToString("127.0.0.0/8").isEqualTo(Range.parse("127.0.0.0/8"));
 
-    Cidr one = Cidr.parse("10.1.2.3");
+    Range one = Range.parse("10.1.2.3");
     assertThat(one).hasToString("10.1.2.3");
     assertThat(one.contains(ip("10.1.2.3"))).isTrue();
     assertThat(one.contains(ip("10.1.2.4"))).isFalse();
-    assertThat(Cidr.parse("10.1.2.3/32")).isEqualTo(one);
+    assertThat(Range.parse("10.1.2.3/32")).isEqualTo(one);
 
-    Cidr ula = Cidr.parse("fc00::/7");
+    Range ula = Range.parse("fc00::/7");
     assertThat(ula.contains(ip("fd00::1"))).isTrue();
     assertThat(ula.contains(ip("fe00::1"))).isFalse();
-    assertThat(Cidr.parse("0.0.0.0/0").contains(ip("8.8.8.8"))).isTrue();
-    assertThat(Cidr.parse("172.16.0.0/12").contains(ip("172.31.0.1"))).isTrue();
-    assertThat(Cidr.parse("172.16.0.0/12").contains(ip("172.32.0.1"))).isFalse();
-    assertThat(Cidr.parse("2001:DB8::/32")).hasToString("2001:db8::/32");
+    assertThat(Range.parse("0.0.0.0/0").contains(ip("8.8.8.8"))).isTrue();
+    assertThat(Range.parse("172.16.0.0/12").contains(ip("172.31.0.1"))).isTrue();
+    assertThat(Range.parse("172.16.0.0/12").contains(ip("172.32.0.1"))).isFalse();
+    assertThat(Range.parse("2001:DB8::/32")).hasToString("2001:db8::/32");
   }
 
   @ParameterizedTest
   @ValueSource(
       strings = {"10.0.0.1/8", "10.0.0.0/33", "::/129", "10.0.0.0/", "10.0.0.0/x", "host/8", "/8"})
   void invalidCidrsAreRefused(String text) {
-    assertThatThrownBy(() -> Cidr.parse(text)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> Range.parse(text)).isInstanceOf(IllegalArgumentException.class);
   }
 }

@@ -5,10 +5,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.agentnest.ApprovalDecision;
 import io.agentnest.ApprovalHandler;
 import io.agentnest.ApprovalRequest;
+import io.agentnest.IpAddresses;
 import io.agentnest.NetworkEvent;
 import io.agentnest.NetworkEvent.Decision;
 import io.agentnest.NetworkPolicy;
-import io.agentnest.internal.support.Percentiles;
+import io.agentnest.spi.support.Percentiles;
 import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -240,7 +241,7 @@ class EgressProxyTest {
           // First answer loopback (allowed explicitly), then a private address a rebinding DNS
           // server would hand out: the proxy must never ask again.
           return List.of(
-              AddressRules.parseLiteral(calls.incrementAndGet() == 1 ? "127.0.0.1" : "10.9.9.9")
+              IpAddresses.parseLiteral(calls.incrementAndGet() == 1 ? "127.0.0.1" : "10.9.9.9")
                   .orElseThrow());
         };
     EgressProxy proxy =

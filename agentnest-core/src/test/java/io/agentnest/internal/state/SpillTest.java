@@ -3,7 +3,7 @@ package io.agentnest.internal.state;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.agentnest.internal.audit.DiskGuard;
+import io.agentnest.spi.support.DiskGuard;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,9 +1,9 @@
 package io.agentnest.docker.internal;
 
 import com.github.dockerjava.api.command.InspectContainerResponse;
-import io.agentnest.internal.support.HostFiles;
 import io.agentnest.spi.Labels;
 import io.agentnest.spi.ManagedResource;
+import io.agentnest.spi.support.HostFiles;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.file.Files;

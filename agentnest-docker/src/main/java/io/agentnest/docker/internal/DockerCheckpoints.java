@@ -3,10 +3,9 @@ package io.agentnest.docker.internal;
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.command.InspectContainerResponse;
 import io.agentnest.AgentNestException;
-import io.agentnest.internal.support.DaemonThreads;
-import io.agentnest.internal.support.HostFiles;
 import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.SandboxSpec;
+import io.agentnest.spi.support.HostFiles;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -15,7 +14,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
@@ -29,7 +30,14 @@ import org.jspecify.annotations.Nullable;
  * (a local daemon run as root); otherwise each entry point declines with nothing done.
  */
 final class DockerCheckpoints {
-  private static final ExecutorService RESTORES = DaemonThreads.pool("agentnest-restore");
+  // Daemon threads: an application that never closes a sandbox still exits.
+  private static final ExecutorService RESTORES =
+      Executors.newCachedThreadPool(
+          r -> {
+            Thread t = new Thread(r, "agentnest-restore");
+            t.setDaemon(true);
+            return t;
+          });
 
   private final DockerClient client;
   private final DockerRuntimes runtimes;
@@ -94,14 +102,14 @@ final class DockerCheckpoints {
       }
       RuntimeException failed = null;
       try {
-        parentRestored.accept(DaemonThreads.join(back));
+        parentRestored.accept(joined(back));
         parentStopped = false;
       } catch (RuntimeException e) {
         failed = e;
       }
       for (CompletableFuture<BackendSandbox> c : copies) {
         try {
-          attached.add(DaemonThreads.join(c));
+          attached.add(joined(c));
         } catch (RuntimeException e) {
           failed = failed == null ? e : failed;
         }
@@ -249,6 +257,18 @@ final class DockerCheckpoints {
             + " (check 'agentnest doctor': gVisor checkpoints need an experimental local"
             + " dockerd)",
         e);
+  }
+
+  /** The future's value; a restore's runtime exception is rethrown as itself, not wrapped. */
+  private static <T> T joined(CompletableFuture<T> f) {
+    try {
+      return f.join();
+    } catch (CompletionException e) {
+      if (e.getCause() instanceof RuntimeException re) {
+        throw re;
+      }
+      throw e;
+    }
   }
 
   private static void deleteQuietly(@Nullable Path dir) {

@@ -1,9 +1,9 @@
 package io.agentnest.docker.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.agentnest.internal.support.Json;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,6 +30,8 @@ final class GvisorSeccomp {
   private static final String CLONE3 = "clone3";
   // Linux name -> gVisor's name for the same x86_64/arm64 system call.
   private static final Map<String, String> GVISOR_NAMES = Map.of("pselect6", "pselect");
+  // The profile is the host's own (core's or the user's), not sandbox output: default limits do.
+  private static final ObjectMapper JSON = new ObjectMapper();
 
   private GvisorSeccomp() {}
 
@@ -40,7 +42,7 @@ final class GvisorSeccomp {
     }
     JsonNode root;
     try {
-      root = Json.MAPPER.readTree(profileJson);
+      root = JSON.readTree(profileJson);
     } catch (IOException e) {
       return profileJson; // the engine names what is wrong with it
     }

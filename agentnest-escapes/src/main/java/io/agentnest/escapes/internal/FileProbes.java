@@ -5,7 +5,7 @@ import static io.agentnest.escapes.internal.Judges.timeout;
 
 import io.agentnest.AgentNestException;
 import io.agentnest.ExecResult;
-import io.agentnest.internal.DefaultSandbox;
+import io.agentnest.spi.AgentProbes;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -220,7 +220,9 @@ final class FileProbes {
   }
 
   private static Judgement tarSlip(ProbeContext ctx) {
-    if (!(ctx.target instanceof DefaultSandbox ds)) {
+    // The agent's own checks, alone: the API would refuse these archives on the host first.
+    AgentProbes agent = AgentProbes.load();
+    if (!agent.supports(ctx.target)) {
       return Judgement.of(false, "not an AgentNest sandbox");
     }
     ctx.target.exec("rm -rf /tmp/slip && mkdir -p /tmp/slip /workspace/slip");
@@ -242,8 +244,7 @@ final class FileProbes {
     Map<String, String> out = new LinkedHashMap<>();
     for (Map.Entry<String, byte[]> a : archives.entrySet()) {
       try {
-        ds.archives()
-            .tarIn("/workspace", "slip", new ByteArrayInputStream(a.getValue()), true, 1 << 20);
+        agent.unpackUnchecked(ctx.target, "slip", new ByteArrayInputStream(a.getValue()), 1 << 20);
         out.put(a.getKey(), "unpacked");
       } catch (AgentNestException | IOException e) {
         out.put(a.getKey(), "refused");

@@ -7,7 +7,6 @@ import io.agentnest.NetworkPolicy;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.Secret;
-import io.agentnest.internal.support.Json;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -115,7 +114,7 @@ public final class ProbeContext implements AutoCloseable {
   Judgement script(String id, Map<String, ?> args) {
     String json;
     try {
-      json = Json.MAPPER.writeValueAsString(args);
+      json = ProbeJson.MAPPER.writeValueAsString(args);
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }

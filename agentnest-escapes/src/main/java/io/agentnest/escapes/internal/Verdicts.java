@@ -2,7 +2,6 @@ package io.agentnest.escapes.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.agentnest.ExecResult;
-import io.agentnest.internal.support.Json;
 import java.io.IOException;
 import java.util.Optional;
 
@@ -27,7 +26,7 @@ public final class Verdicts {
       return Optional.empty();
     }
     try {
-      JsonNode n = Json.MAPPER.readTree(line);
+      JsonNode n = ProbeJson.MAPPER.readTree(line);
       if (n == null || !n.isObject() || !n.path("through").isBoolean()) {
         return Optional.empty();
       }

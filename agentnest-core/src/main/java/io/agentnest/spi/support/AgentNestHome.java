@@ -1,4 +1,4 @@
-package io.agentnest.internal.support;
+package io.agentnest.spi.support;
 
 import java.nio.file.Path;
 

@@ -1,10 +1,9 @@
-package io.agentnest.internal.files;
+package io.agentnest;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
-import io.agentnest.FileOperationException;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
 import net.jqwik.api.ForAll;
@@ -15,7 +14,19 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
-class PathRulesTest {
+class WorkspacePathsTest {
+
+  @Test
+  void refusalMessageShowsBidiOverridesAndControlsEscaped() {
+    FileOperationException e =
+        catchThrowableOfType(
+            FileOperationException.class, () -> WorkspacePaths.check("\u202egnp.exe/../\u001b[2J"));
+    assertThat(e.reason()).isEqualTo(FileOperationException.Reason.BAD_PATH);
+    assertThat(e.getMessage())
+        .contains("\\u202egnp.exe/../\\x1b[2J")
+        .doesNotContain("\u202e")
+        .doesNotContain("\u001b");
+  }
 
   @ParameterizedTest
   @CsvSource(
@@ -33,98 +44,99 @@ class PathRulesTest {
         "sp ace/ü.txt | sp ace/ü.txt"
       })
   void acceptedPathsAreNormalised(String in, String expected) {
-    assertThat(PathRules.check(in)).isEqualTo(expected);
+    assertThat(WorkspacePaths.check(in)).isEqualTo(expected);
   }
 
   @ParameterizedTest
   @ValueSource(strings = {"", ".", "./", ".//.//", "././."})
   void emptyAndDotPathsNameTheRoot(String in) {
-    assertThat(PathRules.check(in)).isEmpty();
+    assertThat(WorkspacePaths.check(in)).isEmpty();
   }
 
   @Test
   void checkEntryRefusesRoot() {
-    assertBadPath(() -> PathRules.checkEntry(""), "workspace root");
-    assertBadPath(() -> PathRules.checkEntry("./"), "workspace root");
+    assertBadPath(() -> WorkspacePaths.checkEntry(""), "workspace root");
+    assertBadPath(() -> WorkspacePaths.checkEntry("./"), "workspace root");
   }
 
   @Test
   void checkEntryAcceptsEntries() {
-    assertThat(PathRules.checkEntry("a//b")).isEqualTo("a/b");
+    assertThat(WorkspacePaths.checkEntry("a//b")).isEqualTo("a/b");
   }
 
   @ParameterizedTest
   @ValueSource(strings = {"/etc/passwd", "/", "//a"})
   void absolutePathsAreRefused(String in) {
-    assertBadPath(() -> PathRules.check(in), "is absolute");
+    assertBadPath(() -> WorkspacePaths.check(in), "is absolute");
   }
 
   @ParameterizedTest
   @ValueSource(strings = {"..", "../x", "a/..", "a/../b", "a/b/../../..", "./..", "a//..//b"})
   void dotDotIsRefusedAnywhere(String in) {
-    assertBadPath(() -> PathRules.check(in), "contains '..'");
+    assertBadPath(() -> WorkspacePaths.check(in), "contains '..'");
   }
 
   @Test
   void nulIsRefusedAndShownEscaped() {
     FileOperationException e =
-        catchThrowableOfType(FileOperationException.class, () -> PathRules.check("a\0b"));
+        catchThrowableOfType(FileOperationException.class, () -> WorkspacePaths.check("a\0b"));
     assertThat(e.reason()).isEqualTo(FileOperationException.Reason.BAD_PATH);
-    assertThat(e.getMessage()).contains("NUL").contains("a\\0b").doesNotContain("\0");
+    assertThat(e.getMessage()).contains("NUL").contains("a\\x00b").doesNotContain("\0");
   }
 
   @ParameterizedTest
   @ValueSource(strings = {"a\nb", "a/\tb", "\u001f", "x/\r", "\u0001name"})
   void controlCharactersAreRefused(String in) {
-    assertBadPath(() -> PathRules.check(in), "control character");
+    assertBadPath(() -> WorkspacePaths.check(in), "control character");
   }
 
   @Test
   void tooLongPathIsRefused() {
     String longPath = "abcdefghi/".repeat(410) + "x"; // 4101 bytes, names are short
-    assertBadPath(() -> PathRules.check(longPath), "longer than " + PathRules.MAX_PATH_BYTES);
+    assertBadPath(
+        () -> WorkspacePaths.check(longPath), "longer than " + WorkspacePaths.MAX_PATH_BYTES);
   }
 
   @Test
   void pathAtTheByteLimitIsAccepted() {
     String name = "n".repeat(200);
     StringBuilder sb = new StringBuilder();
-    while (sb.length() + name.length() + 1 <= PathRules.MAX_PATH_BYTES) {
+    while (sb.length() + name.length() + 1 <= WorkspacePaths.MAX_PATH_BYTES) {
       sb.append(name).append('/');
     }
-    sb.append("x".repeat(PathRules.MAX_PATH_BYTES - sb.length()));
-    assertThat(sb.length()).isEqualTo(PathRules.MAX_PATH_BYTES);
-    assertThat(PathRules.check(sb.toString())).isEqualTo(sb.toString());
+    sb.append("x".repeat(WorkspacePaths.MAX_PATH_BYTES - sb.length()));
+    assertThat(sb.length()).isEqualTo(WorkspacePaths.MAX_PATH_BYTES);
+    assertThat(WorkspacePaths.check(sb.toString())).isEqualTo(sb.toString());
   }
 
   @Test
   void pathLengthIsCountedInUtf8Bytes() {
     // 2527 chars but 5029 bytes: refused although it is shorter than 4096 chars.
     String p = ("é".repeat(100) + "/").repeat(25) + "éé";
-    assertThat(p.length()).isLessThan(PathRules.MAX_PATH_BYTES);
-    assertBadPath(() -> PathRules.check(p), "longer than");
+    assertThat(p.length()).isLessThan(WorkspacePaths.MAX_PATH_BYTES);
+    assertBadPath(() -> WorkspacePaths.check(p), "longer than");
   }
 
   @Test
   void nameLongerThan255BytesIsRefused() {
     assertBadPath(
-        () -> PathRules.check("dir/" + "a".repeat(256)),
-        "name longer than " + PathRules.MAX_NAME_BYTES);
+        () -> WorkspacePaths.check("dir/" + "a".repeat(256)),
+        "name longer than " + WorkspacePaths.MAX_NAME_BYTES);
     // 128 two-byte characters = 256 bytes.
-    assertBadPath(() -> PathRules.check("é".repeat(128)), "name longer than");
+    assertBadPath(() -> WorkspacePaths.check("é".repeat(128)), "name longer than");
   }
 
   @Test
   void nameOf255BytesIsAccepted() {
-    String name = "a".repeat(PathRules.MAX_NAME_BYTES);
-    assertThat(PathRules.check(name + "/b")).isEqualTo(name + "/b");
+    String name = "a".repeat(WorkspacePaths.MAX_NAME_BYTES);
+    assertThat(WorkspacePaths.check(name + "/b")).isEqualTo(name + "/b");
   }
 
   @Test
   void longPathsAreShortenedInTheMessage() {
     String p = "/" + "x".repeat(1000);
     FileOperationException e =
-        catchThrowableOfType(FileOperationException.class, () -> PathRules.check(p));
+        catchThrowableOfType(FileOperationException.class, () -> WorkspacePaths.check(p));
     assertThat(e.getMessage()).contains("...").hasSizeLessThan(400);
   }
 
@@ -132,7 +144,7 @@ class PathRulesTest {
   void checkNeverEscapesTheWorkspace(@ForAll("paths") String path) {
     String result;
     try {
-      result = PathRules.check(path);
+      result = WorkspacePaths.check(path);
     } catch (FileOperationException e) {
       assertThat(e.reason()).isEqualTo(FileOperationException.Reason.BAD_PATH);
       assertThat(e.getMessage()).startsWith("refused path '");
@@ -145,13 +157,13 @@ class PathRulesTest {
       }
     }
     // Normalisation is idempotent.
-    assertThat(PathRules.check(result)).isEqualTo(result);
+    assertThat(WorkspacePaths.check(result)).isEqualTo(result);
   }
 
   @Property(tries = 300)
   void checkOnFullyArbitraryStringsOnlyThrowsBadPath(@ForAll String path) {
     try {
-      String result = PathRules.check(path);
+      String result = WorkspacePaths.check(path);
       assertThat(result).doesNotStartWith("/");
       assertThat(result.split("/", -1)).doesNotContain("..");
     } catch (FileOperationException e) {
@@ -182,7 +194,7 @@ class PathRulesTest {
   @ParameterizedTest
   @ValueSource(strings = {"a\u007fb", "a\u0085b", "x/\u009b"})
   void deleteAndC1ControlCharactersAreRefused(String path) {
-    assertThatThrownBy(() -> PathRules.check(path))
+    assertThatThrownBy(() -> WorkspacePaths.check(path))
         .isInstanceOf(FileOperationException.class)
         .hasMessageContaining("control character");
   }

@@ -1,18 +1,20 @@
-package io.agentnest.internal.files;
+package io.agentnest;
 
-import io.agentnest.FileOperationException;
-import io.agentnest.internal.support.Bounded;
+import io.agentnest.text.HumanText;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Host-side checks of workspace paths, before anything is sent to the sandbox. The agent checks
- * again against the real filesystem (symlinks), so both sides must agree to touch a file.
+ * The paths {@link SandboxFiles} takes: relative to the workspace, no {@code ..}, no NUL or control
+ * characters, at most {@value #MAX_PATH_BYTES} bytes and {@value #MAX_NAME_BYTES} per name. Checked
+ * on the host before anything is sent to the sandbox; the agent checks again against the real
+ * filesystem (symlinks), so both sides must agree to touch a file. A tool that takes a path from a
+ * model checks it here to refuse it with the same message as the sandbox would.
  */
-public final class PathRules {
+public final class WorkspacePaths {
   public static final int MAX_PATH_BYTES = 4096;
   public static final int MAX_NAME_BYTES = 255;
 
-  private PathRules() {}
+  private WorkspacePaths() {}
 
   /**
    * Returns the normalised relative path ({@code ""} for the workspace root) or throws {@code
@@ -65,6 +67,6 @@ public final class PathRules {
   private static FileOperationException bad(String path, String why) {
     return new FileOperationException(
         FileOperationException.Reason.BAD_PATH,
-        "refused path '" + Bounded.escaped(path) + "': it " + why);
+        "refused path '" + HumanText.line(path, 200) + "': it " + why);
   }
 }

@@ -1,4 +1,4 @@
-package io.agentnest.internal.support;
+package io.agentnest.text;
 
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;

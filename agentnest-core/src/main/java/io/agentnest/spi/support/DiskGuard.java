@@ -1,4 +1,4 @@
-package io.agentnest.internal.audit;
+package io.agentnest.spi.support;
 
 import java.io.IOException;
 import java.nio.file.Files;

@@ -1,4 +1,4 @@
-package io.agentnest.internal.support;
+package io.agentnest.text;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,0 +1,14 @@
+/**
+ * Small helpers without policy that agentnest-core supports for module authors (backends,
+ * front-ends, tools, benchmarks): where host-side state lives ({@link
+ * io.agentnest.spi.support.AgentNestHome}), who this host process is ({@link
+ * io.agentnest.spi.support.HostProcess}), a free-space reserve for what is written on a sandbox's
+ * behalf ({@link io.agentnest.spi.support.DiskGuard}), host file helpers and the one percentile
+ * every benchmark reports.
+ *
+ * <p>Other modules may use these, like the rest of {@code io.agentnest.spi}; they must not use
+ * {@code io.agentnest.internal..} (each module's {@code CoreBoundaryTest} enforces it). This
+ * package depends on nothing in agentnest-core but the public API, and on no JSON or backend
+ * library ({@code ArchitectureTest}).
+ */
+package io.agentnest.spi.support;
