@@ -4,11 +4,11 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.internal.lifecycle.Pruner;
 import io.agentnest.internal.support.Json;
-import io.agentnest.spi.Backends;
 import java.time.Duration;
 import java.util.concurrent.Callable;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** Removes leftovers: expired, orphaned and stopped sandboxes, and stale host-side state. */
@@ -18,8 +18,10 @@ import picocli.CommandLine.Option;
     description = {
       "Removes what AgentNest manages and nobody needs any more: sandboxes past their TTL,"
           + " sandboxes whose owner process is gone (crashed or killed host), stopped ones, their"
-          + " networks and volumes, and host-side state of sandboxes that no longer exist.",
+          + " networks and volumes, and host-side state of sandboxes that no longer exist. With"
+          + " --backend kubernetes, the same for sandbox pods in the tenant namespaces.",
       "  agentnest prune --dry-run",
+      "  agentnest prune --backend kubernetes",
       "  agentnest prune --older-than 2h",
       "  agentnest prune --all"
     })
@@ -36,11 +38,12 @@ final class PruneCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print the report as JSON.")
   boolean json;
 
+  @Mixin BackendOptions target = new BackendOptions();
+
   @Override
   public Integer call() {
     Duration older = olderThan == null ? null : Durations.parse("--older-than", olderThan);
-    Pruner.Report report =
-        Pruner.prune(Backends.get("docker"), new Pruner.Options(all, older, dryRun));
+    Pruner.Report report = Pruner.prune(target.open(), new Pruner.Options(all, older, dryRun));
     boolean failed = report.items().stream().anyMatch(i -> i.error() != null);
     if (json) {
       ObjectNode root = Json.object();
