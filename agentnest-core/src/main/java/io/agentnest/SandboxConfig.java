@@ -39,6 +39,9 @@ public final class SandboxConfig {
       Pattern.compile("[a-z0-9]([a-z0-9._/-]{0,126}[a-z0-9])?");
   private static final Pattern USER = Pattern.compile("[0-9]{1,10}(:[0-9]{1,10})?");
 
+  /** A DNS-1123 label: a tenant names a Kubernetes namespace. */
+  private static final Pattern TENANT = Pattern.compile("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");
+
   private final String backend;
   private final String image;
   private final @Nullable String runtime;
@@ -66,6 +69,7 @@ public final class SandboxConfig {
   private final boolean readOnlyRootFilesystem;
   private final boolean readOnlyWorkspace;
   private final @Nullable String seccompProfile;
+  private final @Nullable String tenant;
 
   private SandboxConfig(Builder b) {
     this.backend = b.backend;
@@ -95,6 +99,7 @@ public final class SandboxConfig {
     this.readOnlyRootFilesystem = b.readOnlyRootFilesystem;
     this.readOnlyWorkspace = b.readOnlyWorkspace;
     this.seccompProfile = b.seccompProfile;
+    this.tenant = b.tenant;
   }
 
   /** The defaults: Docker, {@value #DEFAULT_IMAGE}, hardened, no network. */
@@ -136,6 +141,7 @@ public final class SandboxConfig {
     b.readOnlyRootFilesystem = readOnlyRootFilesystem;
     b.readOnlyWorkspace = readOnlyWorkspace;
     b.seccompProfile = seccompProfile;
+    b.tenant = tenant;
     return b;
   }
 
@@ -224,6 +230,14 @@ public final class SandboxConfig {
     return labels;
   }
 
+  /**
+   * The tenant the sandbox belongs to on a multi-tenant backend (Kubernetes: its namespace); null:
+   * the backend's default tenant. Docker ignores it (the sandbox carries it as a label).
+   */
+  public @Nullable String tenant() {
+    return tenant;
+  }
+
   public Duration execTimeout() {
     return execTimeout;
   }
@@ -300,6 +314,7 @@ public final class SandboxConfig {
     private boolean readOnlyRootFilesystem = true;
     private boolean readOnlyWorkspace;
     private @Nullable String seccompProfile;
+    private @Nullable String tenant;
 
     private Builder() {}
 
@@ -450,6 +465,16 @@ public final class SandboxConfig {
       return this;
     }
 
+    /**
+     * The tenant on a multi-tenant backend: on Kubernetes, the sandbox runs in the tenant's
+     * namespace ({@code agentnest-<tenant>}) under its quota. Lower-case letters, digits and '-';
+     * null: the backend's default tenant.
+     */
+    public Builder tenant(@Nullable String tenant) {
+      this.tenant = tenant;
+      return this;
+    }
+
     /** Default wall-time limit of each execution. */
     public Builder execTimeout(Duration timeout) {
       this.execTimeout = Objects.requireNonNull(timeout, "timeout");
@@ -546,6 +571,14 @@ public final class SandboxConfig {
           throw new ConfigException(
               "label key '" + key + "' is reserved: keys under 'agentnest.' are set by AgentNest");
         }
+      }
+      if (tenant != null && !TENANT.matcher(tenant).matches()) {
+        throw new ConfigException(
+            "tenant '"
+                + tenant
+                + "' is invalid: it names a Kubernetes namespace, so use lower-case letters,"
+                + " digits and '-', starting and ending with a letter or digit (at most 63), e.g."
+                + " search");
       }
       if (workdir.isBlank() || workdir.contains("\0")) {
         throw new ConfigException("workdir is empty or contains NUL: use e.g. /workspace");

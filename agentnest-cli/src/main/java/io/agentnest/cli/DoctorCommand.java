@@ -9,8 +9,8 @@ import io.agentnest.SandboxConfig;
 import io.agentnest.escapes.EscapeReport;
 import io.agentnest.escapes.EscapeSuite;
 import io.agentnest.escapes.Probe;
-import io.agentnest.spi.Backends;
 import io.agentnest.spi.HealthCheck;
+import io.agentnest.spi.RuntimeBackend;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -19,18 +19,26 @@ import me.tongfei.progressbar.ProgressBar;
 import me.tongfei.progressbar.ProgressBarBuilder;
 import me.tongfei.progressbar.ProgressBarStyle;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** Checks the host and prints a fix for everything that is wrong. */
 @Command(
     name = "doctor",
     mixinStandardHelpOptions = true,
-    description =
-        "Checks that this host can run sandboxes: Docker engine and version, runtimes (runc,"
-            + " runsc), base image, cgroups, seccomp, disk space, and a real sandbox start."
-            + " Exits 1 when a check fails. With --escapes, also runs the escape-attack suite"
-            + " (about 60 probes) on runc and, when registered, gVisor, and prints what each"
-            + " attack achieved; exits 1 when any got through.")
+    description = {
+      "Checks that this host can run sandboxes: Docker engine and version, runtimes (runc,"
+          + " runsc), base image, cgroups, seccomp, disk space, and a real sandbox start."
+          + " Exits 1 when a check fails. With --escapes, also runs the escape-attack suite"
+          + " (about 60 probes) on runc and, when registered, gVisor, and prints what each"
+          + " attack achieved; exits 1 when any got through.",
+      "With --backend kubernetes it checks the cluster instead: API access, RBAC in the tenant's"
+          + " namespace, RuntimeClasses, the seccomp profile, the tenant's quota, and whether the"
+          + " cluster enforces network isolation (a canary pod tries to reach another), then"
+          + " starts a sandbox pod.",
+      "  agentnest doctor",
+      "  agentnest doctor --backend kubernetes --json"
+    })
 final class DoctorCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print the checks as a JSON array.")
   boolean json;
@@ -65,6 +73,8 @@ final class DoctorCommand implements Callable<Integer> {
   @Option(names = "--list", description = "With --escapes: list the probes and exit.")
   boolean list;
 
+  @Mixin BackendOptions target = new BackendOptions();
+
   @Override
   public Integer call() {
     if (escapes && list) {
@@ -73,16 +83,24 @@ final class DoctorCommand implements Callable<Integer> {
       }
       return ExitCodes.OK;
     }
+    String name = target.name();
+    if (escapes && !name.equals("docker")) {
+      System.err.println(
+          "error: --escapes attacks sandboxes on Docker only; drop --escapes or use --backend"
+              + " docker");
+      return ExitCodes.USAGE;
+    }
+    RuntimeBackend backend = target.open(name);
     List<HealthCheck> checks = new ArrayList<>();
     int feature = Runtime.version().feature();
     checks.add(
         feature >= 17
             ? HealthCheck.ok("java", "Java " + Runtime.version())
             : HealthCheck.fail("java", "Java " + Runtime.version(), "install Java 17 or newer"));
-    checks.addAll(Backends.get("docker").diagnose());
+    checks.addAll(backend.diagnose());
     boolean failed = checks.stream().anyMatch(c -> c.status() == HealthCheck.Status.FAIL);
     if (!failed && !noSandbox) {
-      checks.add(smokeTest());
+      checks.add(smokeTest(name));
     }
     failed = checks.stream().anyMatch(c -> c.status() == HealthCheck.Status.FAIL);
     if (escapes) {
@@ -170,9 +188,9 @@ final class DoctorCommand implements Callable<Integer> {
     }
   }
 
-  private static HealthCheck smokeTest() {
+  private static HealthCheck smokeTest(String backend) {
     long t0 = System.nanoTime();
-    try (Sandbox sb = Sandbox.create(SandboxConfig.defaults())) {
+    try (Sandbox sb = Sandbox.create(SandboxConfig.builder().backend(backend).build())) {
       ExecResult py = sb.runCode("1 + 1");
       ExecResult id = sb.exec("id -u");
       long ms = (System.nanoTime() - t0) / 1_000_000;

@@ -2,13 +2,13 @@ package io.agentnest.cli;
 
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.agentnest.Sandbox;
 import io.agentnest.SandboxInfo;
 import io.agentnest.spi.Labels;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** Lists managed sandboxes. */
@@ -16,19 +16,27 @@ import picocli.CommandLine.Option;
     name = "ls",
     aliases = "list",
     mixinStandardHelpOptions = true,
-    description = "Lists the sandboxes AgentNest manages on this Docker engine.")
+    description = {
+      "Lists the sandboxes AgentNest manages on the backend: the Docker engine, or with --backend"
+          + " kubernetes the sandbox pods of every tenant namespace the account may list.",
+      "  agentnest ls",
+      "  agentnest ls --backend kubernetes --json"
+    })
 final class ListCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print a JSON array.")
   boolean json;
 
+  @Mixin BackendOptions target = new BackendOptions();
+
   @Override
   public Integer call() {
-    List<SandboxInfo> all = Sandbox.list();
+    List<SandboxInfo> all = target.open().list();
     if (json) {
       ArrayNode arr = CliJson.MAPPER.createArrayNode();
       for (SandboxInfo s : all) {
         ObjectNode o = arr.addObject();
-        o.put("id", s.id()).put("image", s.image()).put("runtime", s.runtime());
+        o.put("id", s.id()).put("backend", s.backend()).put("image", s.image());
+        o.put("runtime", s.runtime()).put("tenant", s.labels().getOrDefault(Labels.TENANT, ""));
         o.put("state", s.state()).put("created", s.created().toString());
         o.put("owner", s.labels().getOrDefault(Labels.OWNER, ""));
         o.put("expires", expires(s));

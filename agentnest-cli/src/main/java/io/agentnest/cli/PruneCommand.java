@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.concurrent.Callable;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** Removes leftovers: expired, orphaned and stopped sandboxes, and stale host-side state. */
@@ -18,8 +19,10 @@ import picocli.CommandLine.Option;
     description = {
       "Removes what AgentNest manages and nobody needs any more: sandboxes past their TTL,"
           + " sandboxes whose owner process is gone (crashed or killed host), stopped ones, their"
-          + " networks and volumes, and host-side state of sandboxes that no longer exist.",
+          + " networks and volumes, and host-side state of sandboxes that no longer exist. With"
+          + " --backend kubernetes, the same for sandbox pods in the tenant namespaces.",
       "  agentnest prune --dry-run",
+      "  agentnest prune --backend kubernetes",
       "  agentnest prune --older-than 2h",
       "  agentnest prune --all"
     })
@@ -36,10 +39,14 @@ final class PruneCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print the report as JSON.")
   boolean json;
 
+  @Mixin BackendOptions target = new BackendOptions();
+
   @Override
   public Integer call() {
     Duration older = olderThan == null ? null : Durations.parse("--older-than", olderThan);
-    PruneReport report = Sandbox.prune("docker", new PruneOptions(all, older, dryRun));
+    // open() configures the shared backend instance that Sandbox.prune then uses by name.
+    String backend = target.open().name();
+    PruneReport report = Sandbox.prune(backend, new PruneOptions(all, older, dryRun));
     boolean failed = report.items().stream().anyMatch(i -> i.error() != null);
     if (json) {
       ObjectNode root = CliJson.object();

@@ -1,14 +1,13 @@
 package io.agentnest.cli;
 
-import io.agentnest.Sandbox;
 import io.agentnest.SandboxInfo;
-import io.agentnest.spi.Backends;
 import io.agentnest.spi.RuntimeBackend;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -17,7 +16,12 @@ import picocli.CommandLine.Parameters;
     name = "rm",
     aliases = "remove",
     mixinStandardHelpOptions = true,
-    description = "Destroys sandboxes by id (or unique id prefix).")
+    description = {
+      "Destroys sandboxes by id (or unique id prefix) on the backend (--backend kubernetes: sandbox"
+          + " pods, with everything they own).",
+      "  agentnest rm 3f2a9c",
+      "  agentnest rm --backend kubernetes --all"
+    })
 final class RemoveCommand implements Callable<Integer> {
   @Parameters(arity = "0..*", description = "Sandbox ids or prefixes.")
   List<String> ids = new ArrayList<>();
@@ -25,27 +29,30 @@ final class RemoveCommand implements Callable<Integer> {
   @Option(names = "--all", description = "Destroy every managed sandbox.")
   boolean all;
 
+  @Mixin BackendOptions target = new BackendOptions();
+
   @Override
   public Integer call() {
-    RuntimeBackend docker = Backends.get("docker");
-    List<String> targets = new ArrayList<>(ids);
-    if (all) {
-      Sandbox.list().forEach(s -> targets.add(s.id()));
-    }
-    if (targets.isEmpty()) {
+    if (ids.isEmpty() && !all) {
       System.err.println("error: give sandbox ids or --all; see 'agentnest ls'");
       return ExitCodes.USAGE;
     }
+    RuntimeBackend backend = target.open();
+    List<String> targets = new ArrayList<>(ids);
+    if (all) {
+      backend.list().forEach(s -> targets.add(s.id()));
+    }
     int rc = ExitCodes.OK;
     for (String id : targets) {
-      Optional<SandboxInfo> info = docker.inspect(id);
+      Optional<SandboxInfo> info = backend.inspect(id);
       if (info.isEmpty()) {
         System.err.println("error: no sandbox " + id + " (see 'agentnest ls')");
         rc = ExitCodes.NOT_FOUND;
         continue;
       }
-      docker.destroy(info.get().id());
-      System.out.println("removed " + info.get().id().substring(0, 12));
+      String found = info.get().id();
+      backend.destroy(found);
+      System.out.println("removed " + found.substring(0, Math.min(12, found.length())));
     }
     return rc;
   }

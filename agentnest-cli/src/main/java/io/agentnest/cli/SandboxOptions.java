@@ -9,33 +9,31 @@ import io.agentnest.SandboxConfig;
 import io.agentnest.audit.AuditLog;
 import io.agentnest.config.AgentNestConfig;
 import io.agentnest.config.Sizes;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
  * Sandbox options shared by commands that create one: the configuration file's settings ({@code
- * --config}, {@code --profile}, see {@link AgentNestConfig}), then the flags given explicitly.
+ * --config}, {@code --profile}, see {@link AgentNestConfig}), then the flags given explicitly
+ * ({@code --backend}, {@code --tenant}, limits, ...).
  */
 final class SandboxOptions {
-  @Option(
-      names = "--config",
-      paramLabel = "FILE",
-      description =
-          "Configuration file (default: $AGENTNEST_CONFIG, ./agentnest.yaml, then"
-              + " ~/.config/agentnest/agentnest.yaml; none: built-in defaults).")
-  @Nullable Path config;
+  @Mixin BackendOptions target = new BackendOptions();
 
   @Option(
-      names = "--profile",
+      names = "--tenant",
       paramLabel = "NAME",
-      description = "Profile of the configuration file (default: $AGENTNEST_PROFILE, else none).")
-  @Nullable String profile;
+      description =
+          "Tenant on Kubernetes: the sandbox runs in its namespace (agentnest-NAME) under its"
+              + " quota (default: the configuration's kubernetes.tenant, else"
+              + " $AGENTNEST_KUBERNETES_TENANT, else default).")
+  @Nullable String tenant;
 
   @Option(
       names = "--image",
@@ -101,7 +99,8 @@ final class SandboxOptions {
 
   /** As {@link #toConfig()}; a terminal prompt tells {@code questions} while it asks. */
   SandboxConfig toConfig(OpenQuestions questions) {
-    AgentNestConfig file = config != null ? AgentNestConfig.load(config) : AgentNestConfig.load();
+    AgentNestConfig file = target.file();
+    String profile = target.profile;
     if (file.source().isPresent()) {
       AuditLog.shared()
           .record(
@@ -114,6 +113,13 @@ final class SandboxOptions {
                   profile == null ? "" : profile));
     }
     SandboxConfig.Builder b = file.sandboxConfig(profile).toBuilder();
+    String backend = target.name();
+    b.backend(backend);
+    // The backend reads its own settings (kubernetes:) from the same file and profile.
+    target.open(backend);
+    if (tenant != null) {
+      b.tenant(tenant);
+    }
     if (image != null) {
       b.image(image);
     }

@@ -225,6 +225,35 @@ public final class AgentNestConfig {
   }
 
   /**
+   * The {@code kubernetes:} block of the defaults overlaid with {@code profile} (null: as {@link
+   * #sandboxConfig()}), then with the {@code AGENTNEST_KUBERNETES_*} environment variables: what
+   * the Kubernetes backend reads for its cluster-wide settings (context, namespace prefix, quota).
+   * Every value was validated when the file was loaded.
+   *
+   * @throws ConfigException for an unknown profile
+   */
+  public KubernetesOptions kubernetes(@Nullable String profile) {
+    Layer layer = resolved(profile).layer();
+    Map<String, Object> v = new LinkedHashMap<>();
+    for (Field f : Schema.kubernetesFields()) {
+      Value set = layer.values.get(f);
+      if (set != null) {
+        v.put(f.path.substring("kubernetes.".length()), set.value());
+      }
+    }
+    Object pods = v.get("quota.pods");
+    return new KubernetesOptions(
+        (String) v.get("context"),
+        (String) v.get("namespace_prefix"),
+        (String) v.get("runtime_class"),
+        (String) v.get("tenant"),
+        new KubernetesOptions.Quota(
+            pods == null ? null : Math.toIntExact((Long) pods),
+            (String) v.get("quota.cpu"),
+            (String) v.get("quota.memory")));
+  }
+
+  /**
    * The file this configuration was loaded from; empty for the built-in defaults or parsed text.
    */
   public Optional<Path> source() {
@@ -656,24 +685,28 @@ public final class AgentNestConfig {
   private static List<Item> items(Resolved r) {
     List<Item> section = new ArrayList<>();
     Map<String, List<Item>> groups = new LinkedHashMap<>();
+    groups.put("", section);
     for (Field f : Schema.FIELDS) {
-      List<Item> target;
-      if (f.group.isEmpty()) {
-        target = section;
-      } else {
-        target = groups.get(f.group);
-        if (target == null) {
-          target = new ArrayList<>();
-          groups.put(f.group, target);
-          section.add(new Item(f.group, target, null));
-        }
-      }
-      target.add(item(f, r));
+      groupItems(f.group, groups).add(item(f, r));
     }
     List<Item> top = new ArrayList<>();
     top.add(new Item("version", (long) Schema.VERSIONS.get(Schema.VERSIONS.size() - 1), null));
     top.add(new Item("defaults", section, null));
     return top;
+  }
+
+  /** The items of {@code group} ("kubernetes.quota" nests under "kubernetes"), made on demand. */
+  private static List<Item> groupItems(String group, Map<String, List<Item>> groups) {
+    List<Item> found = groups.get(group);
+    if (found != null) {
+      return found;
+    }
+    int dot = group.lastIndexOf('.');
+    List<Item> parent = groupItems(dot < 0 ? "" : group.substring(0, dot), groups);
+    List<Item> items = new ArrayList<>();
+    groups.put(group, items);
+    parent.add(new Item(Schema.keyOf(group), items, null));
+    return items;
   }
 
   private static Item item(Field f, Resolved r) {
@@ -705,7 +738,11 @@ public final class AgentNestConfig {
     if (f.kind == Kind.CHOICE) {
       return new Item(f.key, set == null ? f.choices.get(0) : set.value(), comment);
     }
-    Object value = f.read == null ? null : Schema.output(f, f.read.apply(r.config()));
+    // Keys only a backend reads (kubernetes.*) are not in the SandboxConfig: as they were set.
+    Object value =
+        f.read == null
+            ? (set == null ? null : set.value())
+            : Schema.output(f, f.read.apply(r.config()));
     if (value == null) {
       return new Item(f.key, null, "not set (the engine's default)");
     }

@@ -362,7 +362,98 @@ final class Schema {
               Kind.DURATION,
               "60s",
               (b, v) -> b.approvals(b.currentApprovals().toBuilder().timeout((Duration) v).build()),
-              c -> c.approvals().timeout()));
+              c -> c.approvals().timeout()),
+          // The Kubernetes backend's block: read by it through AgentNestConfig.kubernetes();
+          // tenant and runtime_class also set the sandbox's own fields.
+          kube("kubernetes.context", Kind.STRING, "prod", (b, v) -> nonBlank("context", v)),
+          kube(
+              "kubernetes.namespace_prefix",
+              Kind.STRING,
+              "agentnest-",
+              (b, v) -> namespacePrefix((String) v)),
+          kube("kubernetes.runtime_class", Kind.STRING, "gvisor", Schema::runtimeClass),
+          scalar(
+              "kubernetes.tenant",
+              Kind.STRING,
+              "search",
+              (b, v) -> b.tenant((String) v),
+              c -> c.tenant()),
+          kube("kubernetes.quota.pods", Kind.INTEGER, "50", (b, v) -> podQuota((Long) v)),
+          kube("kubernetes.quota.cpu", Kind.STRING, "\"16\"", (b, v) -> quantity("cpu", v, "16")),
+          kube(
+              "kubernetes.quota.memory",
+              Kind.STRING,
+              "64Gi",
+              (b, v) -> quantity("memory", v, "64Gi")),
+          kube("kubernetes.pool.template", Kind.STRING, "default", (b, v) -> noPools()),
+          kube("kubernetes.pool.min_idle", Kind.INTEGER, "4", (b, v) -> noPools()));
+
+  /** A Kubernetes resource quantity as a quota takes it: 16, 500m, 1.5, 64Gi, 512Mi, 1G. */
+  private static final Pattern QUANTITY =
+      Pattern.compile("[0-9]+(\\.[0-9]+)?(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?");
+
+  /** A namespace prefix plus a tenant must stay a DNS-1123 label. */
+  private static final Pattern NAMESPACE_PREFIX = Pattern.compile("[a-z0-9][-a-z0-9]{0,39}");
+
+  /** The Kubernetes fields, in schema order. */
+  static List<Field> kubernetesFields() {
+    return FIELDS.stream().filter(f -> f.path.startsWith("kubernetes.")).toList();
+  }
+
+  private static String nonBlank(String key, Object v) {
+    String s = ((String) v).strip();
+    if (s.isEmpty()) {
+      throw new ConfigException(key + " is empty: leave the key out for the default");
+    }
+    return s;
+  }
+
+  /**
+   * On Kubernetes the RuntimeClass is the sandbox's runtime and wins over {@code runtime:} (which a
+   * Docker section may set); on another backend only the Kubernetes backend would read it.
+   */
+  private static void runtimeClass(SandboxConfig.Builder b, Object v) {
+    String name = nonBlank("runtime_class", v);
+    if (b.build().backend().equals("kubernetes")) {
+      b.runtime(name);
+    }
+  }
+
+  private static void namespacePrefix(String v) {
+    if (!NAMESPACE_PREFIX.matcher(v).matches()) {
+      throw new ConfigException(
+          "'"
+              + v
+              + "' cannot start a namespace name: use lower-case letters, digits and '-',"
+              + " starting with a letter or digit, at most 40, e.g. agentnest-");
+    }
+  }
+
+  private static void podQuota(long pods) {
+    if (pods < 1 || pods > 100_000) {
+      throw new ConfigException(
+          "a quota of " + pods + " pods is out of range: give 1 to 100000, e.g. 50");
+    }
+  }
+
+  private static void quantity(String key, Object v, String example) {
+    String s = ((String) v).strip();
+    if (!QUANTITY.matcher(s).matches()) {
+      throw new ConfigException(
+          "'"
+              + s
+              + "' is not a Kubernetes quantity for the "
+              + key
+              + " quota: give a number with an optional suffix (m, Ki, Mi, Gi, ...), e.g. "
+              + example);
+    }
+  }
+
+  private static void noPools() {
+    throw new ConfigException(
+        "warm pools are not supported yet: remove the 'pool:' block (sandboxes start as cold"
+            + " pods)");
+  }
 
   /** A YAML integer as an int; beyond int the budget's own range check could not name it. */
   private static int toInt(String key, Object v) {
@@ -411,6 +502,15 @@ final class Schema {
       BiConsumer<SandboxConfig.Builder, Object> apply,
       Function<SandboxConfig, @Nullable Object> read) {
     return new Field(path, kind, example, List.of(), "", apply, null, read);
+  }
+
+  /**
+   * A Kubernetes key that the backend reads (AgentNestConfig.kubernetes): {@code apply} validates
+   * it, and sets what the sandbox's own configuration also holds.
+   */
+  private static Field kube(
+      String path, Kind kind, String example, BiConsumer<SandboxConfig.Builder, Object> check) {
+    return new Field(path, kind, example, List.of(), "", check, null, null);
   }
 
   private static Field map(

@@ -9,6 +9,9 @@ public final class Labels {
   public static final String CREATED = "agentnest.created";
   public static final String EXPIRES = "agentnest.expires";
 
+  /** The sandbox's tenant ({@code SandboxConfig.tenant}), where one was given. */
+  public static final String TENANT = "agentnest.tenant";
+
   /** Host directory mounted read-only at /run/agentnest: the bulk link for fork state. */
   public static final String BULK_DIR = "agentnest.bulk-dir";
 

@@ -48,9 +48,21 @@ class SuggestionsTest {
             "budgets",
             "security",
             "network",
-            "approvals");
+            "approvals",
+            "kubernetes");
     assertThat(Schema.groups())
-        .containsExactly("limits", "budgets", "security", "network", "approvals");
+        .containsExactly(
+            "limits",
+            "budgets",
+            "security",
+            "network",
+            "approvals",
+            "kubernetes",
+            "kubernetes.quota",
+            "kubernetes.pool");
+    assertThat(Schema.keysUnder("kubernetes"))
+        .containsExactly("context", "namespace_prefix", "runtime_class", "tenant", "quota", "pool");
+    assertThat(Schema.keysUnder("kubernetes.quota")).containsExactly("pods", "cpu", "memory");
     assertThat(Schema.keysUnder("budgets"))
         .containsExactly(
             "tunnels_per_second",

@@ -1,7 +1,10 @@
 package io.agentnest.kubernetes;
 
+import io.agentnest.ConfigException;
 import io.agentnest.SandboxClosedException;
 import io.agentnest.SandboxInfo;
+import io.agentnest.config.AgentNestConfig;
+import io.agentnest.config.KubernetesOptions;
 import io.agentnest.kubernetes.internal.KubeCluster;
 import io.agentnest.kubernetes.internal.KubeDoctor;
 import io.agentnest.kubernetes.internal.KubeSettings;
@@ -18,12 +21,14 @@ import org.jspecify.annotations.Nullable;
 /**
  * Sandboxes as hardened pods on a Kubernetes cluster, one namespace per tenant. The cluster is the
  * one the kubeconfig names (as kubectl finds it, or the in-cluster service account); the rest of
- * the settings come from {@code AGENTNEST_KUBERNETES_*} (see docs/kubernetes.md). The agent, its
- * channel, the egress proxy, the policy and the audit are the same as on Docker.
+ * the settings come from {@code AGENTNEST_KUBERNETES_*} over the configuration file's {@code
+ * kubernetes:} block (see docs/kubernetes.md). The agent, its channel, the egress proxy, the policy
+ * and the audit are the same as on Docker.
  */
 public final class KubernetesBackend implements RuntimeBackend {
   private final @Nullable KubeSettings given;
   private volatile @Nullable KubeCluster cluster;
+  private volatile @Nullable KubernetesOptions fromFile;
 
   /** ServiceLoader constructor; reads its settings and connects on first use. */
   public KubernetesBackend() {
@@ -41,7 +46,7 @@ public final class KubernetesBackend implements RuntimeBackend {
       synchronized (this) {
         c = cluster;
         if (c == null) {
-          c = KubeCluster.connect(given != null ? given : KubeSettings.fromEnvironment());
+          c = KubeCluster.connect(settings());
           cluster = c;
         }
       }
@@ -49,9 +54,39 @@ public final class KubernetesBackend implements RuntimeBackend {
     return c;
   }
 
+  private KubeSettings settings() {
+    if (given != null) {
+      return given;
+    }
+    KubernetesOptions file = fromFile;
+    return file != null ? KubeSettings.fromEnvironment(file) : KubeSettings.fromEnvironment();
+  }
+
   @Override
   public String name() {
     return "kubernetes";
+  }
+
+  /**
+   * Takes the {@code kubernetes:} block of {@code config} (with {@code profile}) instead of the
+   * discovered file's. Settings given to the constructor win; once connected, other settings are an
+   * error (one backend instance talks to one cluster with one set of settings).
+   */
+  @Override
+  public void configure(AgentNestConfig config, @Nullable String profile) {
+    if (given != null) {
+      return;
+    }
+    KubernetesOptions file = config.kubernetes(profile);
+    synchronized (this) {
+      KubeCluster c = cluster;
+      if (c != null && !c.settings().equals(KubeSettings.fromEnvironment(file))) {
+        throw new ConfigException(
+            "the kubernetes backend is already connected with other settings: configure it"
+                + " before its first use");
+      }
+      fromFile = file;
+    }
   }
 
   @Override

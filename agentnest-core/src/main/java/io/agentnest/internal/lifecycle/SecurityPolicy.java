@@ -49,6 +49,9 @@ public final class SecurityPolicy {
     labels.put(Labels.EXEC_TIMEOUT_MS, Long.toString(config.execTimeout().toMillis()));
     labels.put(Labels.MAX_OUTPUT, Long.toString(config.maxOutputBytes()));
     labels.put(Labels.MEMORY, Long.toString(config.memoryBytes()));
+    if (config.tenant() != null) {
+      labels.put(Labels.TENANT, config.tenant());
+    }
 
     Map<String, String> env = new LinkedHashMap<>();
     // A read-only workspace cannot be HOME: programs write caches and history there.

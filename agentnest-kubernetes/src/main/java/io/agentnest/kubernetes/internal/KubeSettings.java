@@ -1,6 +1,8 @@
 package io.agentnest.kubernetes.internal;
 
 import io.agentnest.ConfigException;
+import io.agentnest.config.AgentNestConfig;
+import io.agentnest.config.KubernetesOptions;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
@@ -100,9 +102,39 @@ public record KubeSettings(
     return ns;
   }
 
-  /** From the environment and system properties. */
+  /**
+   * From the system properties, the environment, then the {@code kubernetes:} block of the
+   * configuration file discovery finds (profile {@code $AGENTNEST_PROFILE}): a key set in a more
+   * specific place wins.
+   */
   public static KubeSettings fromEnvironment() {
-    return from(KubeSettings::lookup);
+    return fromEnvironment(AgentNestConfig.load().kubernetes(null));
+  }
+
+  /** From the system properties, the environment, then {@code file} (a config file's block). */
+  public static KubeSettings fromEnvironment(KubernetesOptions file) {
+    return layered(KubeSettings::lookup, file);
+  }
+
+  static KubeSettings layered(Function<String, @Nullable String> over, KubernetesOptions file) {
+    return from(
+        key -> {
+          String v = over.apply(key);
+          return v != null ? v : fileValue(file, key);
+        });
+  }
+
+  /** The file's value for an {@code AGENTNEST_KUBERNETES_} key, as text; null: not set there. */
+  private static @Nullable String fileValue(KubernetesOptions file, String key) {
+    return switch (key) {
+      case "CONTEXT" -> file.context();
+      case "NAMESPACE_PREFIX" -> file.namespacePrefix();
+      case "TENANT" -> file.tenant();
+      case "QUOTA_PODS" -> file.quota().pods() == null ? null : file.quota().pods().toString();
+      case "QUOTA_CPU" -> file.quota().cpu();
+      case "QUOTA_MEMORY" -> file.quota().memory();
+      default -> null;
+    };
   }
 
   static KubeSettings from(Function<String, @Nullable String> get) {

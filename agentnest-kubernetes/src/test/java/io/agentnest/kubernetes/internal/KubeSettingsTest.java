@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.agentnest.ConfigException;
+import io.agentnest.config.AgentNestConfig;
+import io.agentnest.config.KubernetesOptions;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -50,5 +52,38 @@ class KubeSettingsTest {
         .isTrue();
     assertThat(KubeSettings.of(Map.of("ALLOW_UNENFORCED_PIDS", "yes")).allowUnenforcedPids())
         .isFalse();
+  }
+
+  @Test
+  void theConfigFilesBlockIsUsedWhereTheEnvironmentSetsNothing() {
+    KubernetesOptions file =
+        AgentNestConfig.parse(
+                """
+                defaults:
+                  kubernetes:
+                    context: prod
+                    namespace_prefix: team-
+                    tenant: search
+                    quota: { pods: 50, cpu: "16", memory: 64Gi }
+                """,
+                "agentnest.yaml")
+            .kubernetes(null);
+
+    KubeSettings fromFile = KubeSettings.layered(k -> null, file);
+    assertThat(fromFile.context()).isEqualTo("prod");
+    assertThat(fromFile.namespaceOf(null)).isEqualTo("team-search");
+    assertThat(fromFile.quota()).isEqualTo(new KubeSettings.Quota(50, "16", "64Gi"));
+
+    KubeSettings overridden =
+        KubeSettings.layered(Map.of("TENANT", "ops", "QUOTA_PODS", "5")::get, file);
+    assertThat(overridden.namespaceOf(null)).isEqualTo("team-ops");
+    assertThat(overridden.quota()).isEqualTo(new KubeSettings.Quota(5, "16", "64Gi"));
+    assertThat(overridden.context()).isEqualTo("prod");
+  }
+
+  @Test
+  void noBlockGivesTheBuiltInDefaults() {
+    assertThat(KubeSettings.layered(k -> null, KubernetesOptions.NONE))
+        .isEqualTo(KubeSettings.of(Map.of()));
   }
 }
