@@ -137,6 +137,7 @@ final class BenchCommand implements Callable<Integer> {
     BenchReport.print(
         System.out,
         stats,
+        config.backend(),
         config.image(),
         config.runtime() == null ? "runc" : config.runtime(),
         Runtime.getRuntime().availableProcessors(),

@@ -30,13 +30,14 @@ final class BenchReport {
   static void print(
       PrintStream out,
       List<Stat> stats,
+      String backend,
       String image,
       String runtime,
       int hostCores,
       boolean json) {
     if (json) {
       ObjectNode root = CliJson.object();
-      root.put("image", image).put("runtime", runtime);
+      root.put("backend", backend).put("image", image).put("runtime", runtime);
       root.put("cpus_host", hostCores);
       ArrayNode arr = root.putArray("results");
       for (Stat s : stats) {
@@ -52,7 +53,9 @@ final class BenchReport {
       out.println(root);
       return;
     }
-    out.printf("agentnest bench: image %s, runtime %s, %d host cores%n", image, runtime, hostCores);
+    out.printf(
+        "agentnest bench: backend %s, image %s, runtime %s, %d host cores%n",
+        backend, image, runtime, hostCores);
     out.printf(
         "%-34s %6s %10s %10s %10s %10s  %s%n",
         "operation", "n", "p50", "p95", "min", "max", "unit");

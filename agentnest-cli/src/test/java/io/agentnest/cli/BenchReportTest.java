@@ -30,12 +30,14 @@ class BenchReportTest {
         List.of(
             BenchReport.stat("exec", new double[] {1.234}),
             BenchReport.stat("audit append_per_s", new double[] {1000})),
+        "kubernetes",
         "img",
         "runsc",
         2,
         true);
     JsonNode root = Json.MAPPER.readTree(b.toString(StandardCharsets.UTF_8));
     assertThat(root.path("runtime").asText()).isEqualTo("runsc");
+    assertThat(root.path("backend").asText()).isEqualTo("kubernetes");
     assertThat(root.path("results").get(0).path("p50_ms").asDouble()).isEqualTo(1.23);
     assertThat(root.path("results").get(0).path("unit").asText()).isEqualTo("ms");
     assertThat(root.path("results").get(1).path("unit").asText()).isEqualTo("events/s");
@@ -47,12 +49,14 @@ class BenchReportTest {
     BenchReport.print(
         new PrintStream(b, true, StandardCharsets.UTF_8),
         List.of(BenchReport.stat("exec", new double[] {1, 2})),
+        "docker",
         "img",
         "runc",
         2,
         false);
     List<String> lines = b.toString(StandardCharsets.UTF_8).lines().toList();
     assertThat(lines).hasSize(3);
+    assertThat(lines.get(0)).contains("backend docker");
     assertThat(lines.get(1)).startsWith("operation");
     assertThat(lines.get(2)).startsWith("exec").endsWith("ms");
   }
