@@ -12,7 +12,6 @@ import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
@@ -80,26 +79,24 @@ public final class SecurityPolicy {
     }
 
     String seccomp = config.seccompProfile() != null ? config.seccompProfile() : SECCOMP;
-    return new SandboxSpec(
-        config.image(),
-        config.runtime(),
-        List.of("python3", "-u", "-c", AgentSources.bootstrap()),
-        config.user(),
-        env,
+    return SandboxSpec.builder()
+        .image(config.image())
+        .runtime(config.runtime())
+        .command("python3", "-u", "-c", AgentSources.bootstrap())
+        .user(config.user())
+        .env(env)
         // The engine creates the working directory: a read-only workspace then exists even when
         // the image has none.
-        config.readOnlyWorkspace() ? SandboxConfig.WORKSPACE : "/",
-        labels,
-        config.cpus(),
-        config.memoryBytes(),
-        config.pidsLimit(),
-        tmpfs,
-        config.readOnlyRootFilesystem(),
-        seccomp,
-        true,
-        true,
-        true,
-        OPEN_FILES_LIMIT);
+        .workdir(config.readOnlyWorkspace() ? SandboxConfig.WORKSPACE : "/")
+        .labels(labels)
+        .cpus(config.cpus())
+        .memoryBytes(config.memoryBytes())
+        .pidsLimit(config.pidsLimit())
+        .tmpfs(tmpfs)
+        .readOnlyRootFilesystem(config.readOnlyRootFilesystem())
+        .seccompProfileJson(seccomp)
+        .openFilesLimit(OPEN_FILES_LIMIT)
+        .build();
   }
 
   /** Identifies this host process: host name, pid and process start time (pids are reused). */
