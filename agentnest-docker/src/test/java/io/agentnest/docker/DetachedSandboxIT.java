@@ -47,17 +47,13 @@ class DetachedSandboxIT {
   }
 
   static List<String> prunable(Path home, String id) {
-    String before = System.getProperty("agentnest.home");
-    System.setProperty("agentnest.home", home.toString());
-    try {
+    try (TestHome isolated = TestHome.use(home)) {
       return Pruner.prune(Backends.get("docker"), new Pruner.Options(false, null, true))
           .items()
           .stream()
           .filter(i -> i.id().equals(id))
           .map(Pruner.Item::reason)
           .toList();
-    } finally {
-      System.setProperty("agentnest.home", before);
     }
   }
 
