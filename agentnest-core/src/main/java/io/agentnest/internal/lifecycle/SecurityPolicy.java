@@ -2,6 +2,7 @@ package io.agentnest.internal.lifecycle;
 
 import io.agentnest.SandboxConfig;
 import io.agentnest.agent.AgentSources;
+import io.agentnest.internal.snapshot.ConfigCodec;
 import io.agentnest.spi.Labels;
 import io.agentnest.spi.SandboxSpec;
 import java.io.IOException;
@@ -46,9 +47,7 @@ public final class SecurityPolicy {
     labels.put(Labels.CREATED, Long.toString(now.getEpochSecond()));
     labels.put(Labels.EXPIRES, Long.toString(now.plus(config.ttl()).getEpochSecond()));
     labels.put(Labels.VERSION, VERSION);
-    labels.put(Labels.EXEC_TIMEOUT_MS, Long.toString(config.execTimeout().toMillis()));
-    labels.put(Labels.MAX_OUTPUT, Long.toString(config.maxOutputBytes()));
-    labels.put(Labels.MEMORY, Long.toString(config.memoryBytes()));
+    labels.putAll(ConfigCodec.toLabels(config));
 
     Map<String, String> env = new LinkedHashMap<>();
     // A read-only workspace cannot be HOME: programs write caches and history there.
