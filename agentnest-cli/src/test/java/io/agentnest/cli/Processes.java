@@ -3,6 +3,7 @@ package io.agentnest.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -16,7 +17,15 @@ import java.util.concurrent.TimeUnit;
 final class Processes {
   private Processes() {}
 
-  record Run(int exit, String out, String err) {}
+  /**
+   * How a command ended.
+   *
+   * @param exit its exit status (127: it could not start; -1: it could not be stopped)
+   * @param out its stdout, up to 8 MiB
+   * @param err its stderr, up to 8 MiB
+   * @param finished whether it exited before its deadline (otherwise it was killed)
+   */
+  record Run(int exit, String out, String err, boolean finished) {}
 
   /** Runs a command with a deadline, collecting up to 8 MiB of each stream. */
   static Run run(List<String> cmd, Path cwd, long timeoutSeconds)
@@ -32,31 +41,14 @@ final class Processes {
     try {
       p = pb.start();
     } catch (IOException e) {
-      return new Run(127, "", e.getMessage());
+      return new Run(127, "", String.valueOf(e.getMessage()), true);
     }
     p.getOutputStream().close();
     byte[][] streams = new byte[2][];
-    Thread errReader =
-        new Thread(
-            () -> {
-              try {
-                streams[1] = p.getErrorStream().readNBytes(8 << 20);
-              } catch (IOException e) {
-                streams[1] = new byte[0];
-              }
-            });
-    errReader.start();
-    Thread outReader =
-        new Thread(
-            () -> {
-              try {
-                streams[0] = p.getInputStream().readNBytes(8 << 20);
-              } catch (IOException e) {
-                streams[0] = new byte[0];
-              }
-            });
-    outReader.start();
-    if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+    Thread outReader = reader(p.getInputStream(), streams, 0);
+    Thread errReader = reader(p.getErrorStream(), streams, 1);
+    boolean finished = p.waitFor(timeoutSeconds, TimeUnit.SECONDS);
+    if (!finished) {
       p.descendants().forEach(ProcessHandle::destroyForcibly);
       p.destroyForcibly();
       p.waitFor(10, TimeUnit.SECONDS);
@@ -67,7 +59,23 @@ final class Processes {
     return new Run(
         exit,
         new String(streams[0] == null ? new byte[0] : streams[0], StandardCharsets.UTF_8),
-        new String(streams[1] == null ? new byte[0] : streams[1], StandardCharsets.UTF_8));
+        new String(streams[1] == null ? new byte[0] : streams[1], StandardCharsets.UTF_8),
+        finished);
+  }
+
+  /** Reads up to 8 MiB of {@code in} into {@code into[slot]} on a thread of its own. */
+  private static Thread reader(InputStream in, byte[][] into, int slot) {
+    Thread t =
+        new Thread(
+            () -> {
+              try {
+                into[slot] = in.readNBytes(8 << 20);
+              } catch (IOException e) {
+                into[slot] = new byte[0];
+              }
+            });
+    t.start();
+    return t;
   }
 
   static String java() {

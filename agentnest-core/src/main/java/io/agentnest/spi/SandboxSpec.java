@@ -5,7 +5,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
@@ -77,25 +76,24 @@ public record SandboxSpec(
 
   /** A builder holding every field of this spec, to derive a changed copy. */
   public Builder toBuilder() {
-    Builder b = new Builder();
-    b.image = image;
-    b.runtime = runtime;
-    b.command = command;
-    b.user = user;
-    b.env.putAll(env);
-    b.workdir = workdir;
-    b.labels.putAll(labels);
-    b.cpus = cpus;
-    b.memoryBytes = memoryBytes;
-    b.pidsLimit = pidsLimit;
-    b.tmpfs.putAll(tmpfs);
-    b.readOnlyRootFilesystem = readOnlyRootFilesystem;
-    b.seccompProfileJson = seccompProfileJson;
-    b.noNewPrivileges = noNewPrivileges;
-    b.dropAllCapabilities = dropAllCapabilities;
-    b.networkDisabled = networkDisabled;
-    b.openFilesLimit = openFilesLimit;
-    return b;
+    return builder()
+        .image(image)
+        .runtime(runtime)
+        .command(command)
+        .user(user)
+        .env(env)
+        .workdir(workdir)
+        .labels(labels)
+        .cpus(cpus)
+        .memoryBytes(memoryBytes)
+        .pidsLimit(pidsLimit)
+        .tmpfs(tmpfs)
+        .readOnlyRootFilesystem(readOnlyRootFilesystem)
+        .seccompProfileJson(seccompProfileJson)
+        .noNewPrivileges(noNewPrivileges)
+        .dropAllCapabilities(dropAllCapabilities)
+        .networkDisabled(networkDisabled)
+        .openFilesLimit(openFilesLimit);
   }
 
   /**
@@ -150,14 +148,10 @@ public record SandboxSpec(
 
     private Builder() {}
 
-    public Builder image(String image) {
-      this.image = Objects.requireNonNull(image, "image");
-      return this;
-    }
+    // Setters only store: build() validates every field (a null from unchecked code included).
 
-    /** The OCI runtime name, or null for the backend's default. */
-    public Builder runtime(@Nullable String runtime) {
-      this.runtime = runtime;
+    public Builder image(String image) {
+      this.image = image;
       return this;
     }
 
@@ -170,81 +164,96 @@ public record SandboxSpec(
       return command(List.of(command));
     }
 
-    /** A numeric uid[:gid], never root. */
+    /** A numeric uid[:gid], never root; default {@value #NOBODY}. */
     public Builder user(String user) {
-      this.user = Objects.requireNonNull(user, "user");
+      this.user = user;
+      return this;
+    }
+
+    /** An absolute path; default {@code /}. */
+    public Builder workdir(String workdir) {
+      this.workdir = workdir;
       return this;
     }
 
     /** Replaces the environment of the main process. */
     public Builder env(Map<String, String> env) {
-      this.env.clear();
-      this.env.putAll(env);
-      return this;
+      return replace(this.env, env);
     }
 
-    public Builder workdir(String workdir) {
-      this.workdir = Objects.requireNonNull(workdir, "workdir");
+    /** The OCI runtime name, or null for the backend's default. */
+    public Builder runtime(@Nullable String runtime) {
+      this.runtime = runtime;
       return this;
     }
 
     /** Replaces the labels. */
     public Builder labels(Map<String, String> labels) {
-      this.labels.clear();
-      this.labels.putAll(labels);
-      return this;
-    }
-
-    public Builder cpus(double cpus) {
-      this.cpus = cpus;
-      return this;
-    }
-
-    public Builder memoryBytes(long memoryBytes) {
-      this.memoryBytes = memoryBytes;
-      return this;
-    }
-
-    public Builder pidsLimit(long pidsLimit) {
-      this.pidsLimit = pidsLimit;
-      return this;
+      return replace(this.labels, labels);
     }
 
     /** Replaces the tmpfs mounts: absolute path to size in bytes. */
     public Builder tmpfs(Map<String, Long> tmpfs) {
-      this.tmpfs.clear();
-      this.tmpfs.putAll(tmpfs);
+      return replace(this.tmpfs, tmpfs);
+    }
+
+    /** CPU limit in cores, in (0, 1024]. */
+    public Builder cpus(double cores) {
+      this.cpus = cores;
       return this;
     }
 
-    public Builder readOnlyRootFilesystem(boolean readOnly) {
-      this.readOnlyRootFilesystem = readOnly;
+    /** Memory limit in bytes, swap included. */
+    public Builder memoryBytes(long limit) {
+      this.memoryBytes = limit;
+      return this;
+    }
+
+    /** Maximum number of processes. */
+    public Builder pidsLimit(long limit) {
+      this.pidsLimit = limit;
+      return this;
+    }
+
+    /** Per-process limit of open files. */
+    public Builder openFilesLimit(long limit) {
+      this.openFilesLimit = limit;
       return this;
     }
 
     /** The seccomp profile, a JSON object. */
     public Builder seccompProfileJson(String json) {
-      this.seccompProfileJson = Objects.requireNonNull(json, "json");
+      this.seccompProfileJson = json;
       return this;
     }
 
+    /** Default true. */
+    public Builder readOnlyRootFilesystem(boolean on) {
+      this.readOnlyRootFilesystem = on;
+      return this;
+    }
+
+    /** Default true; false weakens a control every backend refuses ({@link #requireHardened}). */
     public Builder noNewPrivileges(boolean on) {
       this.noNewPrivileges = on;
       return this;
     }
 
+    /** Default true; false weakens a control every backend refuses. */
     public Builder dropAllCapabilities(boolean on) {
       this.dropAllCapabilities = on;
       return this;
     }
 
+    /** Default true; false weakens a control every backend refuses. */
     public Builder networkDisabled(boolean on) {
       this.networkDisabled = on;
       return this;
     }
 
-    public Builder openFilesLimit(long limit) {
-      this.openFilesLimit = limit;
+    private <V> Builder replace(Map<String, V> field, Map<String, V> values) {
+      field.clear();
+      field.putAll(values);
       return this;
     }
 
@@ -262,10 +271,12 @@ public record SandboxSpec(
       if (command.isEmpty() || command.stream().anyMatch(a -> a.indexOf('\0') >= 0)) {
         throw invalid("command", command, "set the main process, e.g. command(\"python3\", ...)");
       }
-      if (!USER.matcher(user).matches() || Long.parseLong(user.split(":")[0]) == 0) {
+      if (user == null
+          || !USER.matcher(user).matches()
+          || Long.parseLong(user.split(":")[0]) == 0) {
         throw invalid("user", user, "use a numeric non-root uid[:gid] such as " + NOBODY);
       }
-      if (!workdir.startsWith("/") || workdir.indexOf('\0') >= 0) {
+      if (workdir == null || !workdir.startsWith("/") || workdir.indexOf('\0') >= 0) {
         throw invalid("workdir", workdir, "use an absolute path such as /workspace");
       }
       if (!(cpus > 0 && cpus <= 1024)) {

@@ -66,14 +66,10 @@ final class McpTools {
                 timeoutProp(),
                 sandboxIdProp()),
             annotations(false, false, false),
-            (ex, req) ->
-                streaming(
-                    ex,
-                    req,
-                    (a, events) ->
-                        tools(ex, a)
-                            .runPython(
-                                string(a, "code"), optString(a, "session"), timeout(a), events))));
+            streaming(
+                (sandbox, a, events) ->
+                    sandbox.runPython(
+                        string(a, "code"), optString(a, "session"), timeout(a), events))));
     tools.add(
         tool(
             "run_shell",
@@ -91,17 +87,10 @@ final class McpTools {
                 timeoutProp(),
                 sandboxIdProp()),
             annotations(false, false, false),
-            (ex, req) ->
-                streaming(
-                    ex,
-                    req,
-                    (a, events) ->
-                        tools(ex, a)
-                            .runShell(
-                                string(a, "command"),
-                                optString(a, "workdir"),
-                                timeout(a),
-                                events))));
+            streaming(
+                (sandbox, a, events) ->
+                    sandbox.runShell(
+                        string(a, "command"), optString(a, "workdir"), timeout(a), events))));
     Map<String, Object> encoding = prop("encoding", "string", "How 'content' is encoded.");
     encoding.put("enum", List.of("utf-8", "base64"));
     encoding.put("default", "utf-8");
@@ -315,11 +304,21 @@ final class McpTools {
     return session(exchange).tools(optString(args, "sandbox_id"));
   }
 
+  /** Work that streams: it gets the call's sandbox tools, arguments, and a progress sink. */
+  @FunctionalInterface
+  private interface StreamingWork {
+    ToolOutput run(
+        SandboxTools tools, Map<String, Object> args, @Nullable Consumer<ExecEvent> events);
+  }
+
   /** A tool whose work streams: progress notifications while it runs, then the result. */
+  private BiFunction<McpSyncServerExchange, CallToolRequest, CallToolResult> streaming(
+      StreamingWork work) {
+    return (exchange, request) -> streaming(exchange, request, work);
+  }
+
   private CallToolResult streaming(
-      McpSyncServerExchange exchange,
-      CallToolRequest request,
-      BiFunction<Map<String, Object>, @Nullable Consumer<ExecEvent>, ToolOutput> work) {
+      McpSyncServerExchange exchange, CallToolRequest request, StreamingWork work) {
     Object token = request.progressToken();
     Progress progress = token == null ? null : new Progress(exchange, token);
     return inSession(
@@ -331,7 +330,9 @@ final class McpTools {
                   : timer.scheduleAtFixedRate(
                       progress::heartbeat, HEARTBEAT_SECONDS, HEARTBEAT_SECONDS, TimeUnit.SECONDS);
           try {
-            ToolOutput out = work.apply(args(request), progress == null ? null : progress::event);
+            Map<String, Object> a = args(request);
+            ToolOutput out =
+                work.run(tools(exchange, a), a, progress == null ? null : progress::event);
             return ToolOutputs.toResult(withNotice(session, out), null);
           } finally {
             if (heartbeat != null) {

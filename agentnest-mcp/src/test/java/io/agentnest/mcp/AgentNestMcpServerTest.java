@@ -62,14 +62,7 @@ class AgentNestMcpServerTest {
 
   @Test
   void stdioSpeaksOnlyProtocolAndAnswersWithoutASandbox() throws Exception {
-    try (PipedStdio stdio =
-        PipedStdio.serve(
-            AgentNestMcpServer.builder()
-                .sandboxFactory(
-                    c -> {
-                      throw new AssertionError("no sandbox needed");
-                    })
-                .build())) {
+    try (PipedStdio stdio = PipedStdio.serveWithoutSandboxes("no sandbox needed")) {
       stdio.send(PipedStdio.INIT);
       JsonNode init = stdio.receive();
       assertThat(init.at("/result/serverInfo/name").asText()).isEqualTo("agentnest");

@@ -12,28 +12,35 @@ import java.nio.charset.StandardCharsets;
 /**
  * An {@link AgentNestMcpServer} serving stdio over in-memory pipes, and the raw JSON-RPC client at
  * the other end: one line sent, one line read, as an MCP client over stdio does.
+ *
+ * @param server the server, closed with this
+ * @param toServer the server's stdin
+ * @param fromServer the server's stdout
+ * @param serving the thread serving stdio
  */
-final class PipedStdio implements AutoCloseable {
+record PipedStdio(
+    AgentNestMcpServer server,
+    PipedOutputStream toServer,
+    BufferedReader fromServer,
+    Thread serving)
+    implements AutoCloseable {
   static final String INIT =
       "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
           + "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  private final AgentNestMcpServer server;
-  private final PipedOutputStream toServer;
-  private final BufferedReader fromServer;
-  private final Thread serving;
-
-  private PipedStdio(
-      AgentNestMcpServer server,
-      PipedOutputStream toServer,
-      BufferedReader fromServer,
-      Thread serving) {
-    this.server = server;
-    this.toServer = toServer;
-    this.fromServer = fromServer;
-    this.serving = serving;
+  /**
+   * A server whose calls must never need a sandbox: creating one fails the test with {@code why}.
+   */
+  static PipedStdio serveWithoutSandboxes(String why) throws IOException {
+    return serve(
+        AgentNestMcpServer.builder()
+            .sandboxFactory(
+                c -> {
+                  throw new AssertionError(why);
+                })
+            .build());
   }
 
   /** Starts {@code server} on a thread of its own, reading and writing the pipes. */

@@ -23,13 +23,7 @@ class StdioLimitsTest {
   @Test
   void anOversizedRunPythonIsAnsweredWithTheLimitAndTheServerKeepsServing() throws Exception {
     try (PipedStdio stdio =
-        PipedStdio.serve(
-            AgentNestMcpServer.builder()
-                .sandboxFactory(
-                    c -> {
-                      throw new AssertionError("an oversized call must not reach a sandbox");
-                    })
-                .build())) {
+        PipedStdio.serveWithoutSandboxes("an oversized call must not reach a sandbox")) {
       stdio.send(PipedStdio.INIT);
       assertThat(stdio.receive().at("/result/serverInfo/name").asText()).isEqualTo("agentnest");
       stdio.send("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");

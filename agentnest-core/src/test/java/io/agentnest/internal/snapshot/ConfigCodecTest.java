@@ -169,7 +169,8 @@ class ConfigCodecTest {
     ObjectNode again = ConfigCodec.toJson(c);
     again.remove("secret_env_names");
     ((ObjectNode) json).remove("secret_env_names");
-    assertThat((JsonNode) again).isEqualTo(json);
+    // Text, not nodes: the parser reads small numbers as ints, the encoder writes longs.
+    assertThat(again.toString()).isEqualTo(json.toString());
   }
 
   @Provide
