@@ -7,6 +7,7 @@ import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.Secret;
 import io.agentnest.audit.AuditLog;
+import io.agentnest.cli.Processes.Run;
 import io.agentnest.docker.DockerEngineRequired;
 import io.agentnest.docker.internal.DockerEngine;
 import io.agentnest.docker.internal.RunscRegistration;
@@ -21,7 +22,6 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -29,43 +29,15 @@ import org.junit.jupiter.api.io.TempDir;
 /** The packaged CLI ({@code target/agentnest.jar}) run as a user would, against the real engine. */
 @ExtendWith(DockerEngineRequired.class)
 class CliIT {
-  record Run(int exit, String out, String err) {}
-
   static Run cli(String... args) throws IOException, InterruptedException {
     return cliWithEnv(Map.of(), args);
   }
 
   static Run cliWithEnv(Map<String, String> env, String... args)
       throws IOException, InterruptedException {
-    Path jar = Path.of("target", "agentnest.jar");
-    assertThat(jar).as("package phase builds the CLI jar").exists();
-    List<String> cmd = new ArrayList<>();
-    cmd.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    cmd.add("-jar");
-    cmd.add(jar.toString());
-    cmd.addAll(List.of(args));
-    ProcessBuilder pb = new ProcessBuilder(cmd);
-    pb.environment().putAll(env);
-    Process p = pb.start();
-    p.getOutputStream().close();
-    byte[][] streams = new byte[2][];
-    Thread errReader =
-        new Thread(
-            () -> {
-              try {
-                streams[1] = p.getErrorStream().readNBytes(1 << 20);
-              } catch (IOException e) {
-                streams[1] = new byte[0];
-              }
-            });
-    errReader.start();
-    streams[0] = p.getInputStream().readNBytes(1 << 20);
-    assertThat(p.waitFor(120, TimeUnit.SECONDS)).as("CLI finished").isTrue();
-    errReader.join(5000);
-    return new Run(
-        p.exitValue(),
-        new String(streams[0], StandardCharsets.UTF_8),
-        new String(streams[1] == null ? new byte[0] : streams[1], StandardCharsets.UTF_8));
+    Run r = Processes.run(Processes.cli(args), Path.of("."), 120, env);
+    assertThat(r.finished()).as("CLI finished: %s", r.err()).isTrue();
+    return r;
   }
 
   @Test

@@ -6,6 +6,7 @@ import io.agentnest.ApprovalDecision;
 import io.agentnest.ApprovalRequest;
 import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
 import java.io.PipedReader;
 import java.io.PipedWriter;
 import java.io.PrintStream;
@@ -25,15 +26,26 @@ class ConsoleApprovalHandlerTest {
         "0123456789abcdef", "file.delete", target, "Python os.remove", Instant.now());
   }
 
+  /** A handler that reads its keys from {@code keys} and prints its questions to {@code screen}. */
+  private static ConsoleApprovalHandler onScreen(PipedWriter keys, StringWriter screen)
+      throws IOException {
+    return new ConsoleApprovalHandler(
+        new BufferedReader(new PipedReader(keys)),
+        new PrintWriter(screen, true),
+        OpenQuestions.NONE);
+  }
+
+  /** The person types one answer and presses Enter. */
+  private static void type(PipedWriter keys, String answer) throws IOException {
+    keys.write(answer + "\n");
+    keys.flush();
+  }
+
   @Test
   void answersGoToTheOldestOpenQuestionAndAlwaysIsRemembered() throws Exception {
     PipedWriter keys = new PipedWriter();
     StringWriter screen = new StringWriter();
-    ConsoleApprovalHandler h =
-        new ConsoleApprovalHandler(
-            new BufferedReader(new PipedReader(keys)),
-            new PrintWriter(screen, true),
-            OpenQuestions.NONE);
+    ConsoleApprovalHandler h = onScreen(keys, screen);
 
     CompletableFuture<ApprovalDecision> a = h.decide(req("/workspace/a")).toCompletableFuture();
     CompletableFuture<ApprovalDecision> b = h.decide(req("/workspace/b")).toCompletableFuture();
@@ -41,17 +53,14 @@ class ConsoleApprovalHandlerTest {
     CompletableFuture<ApprovalDecision> d = h.decide(req("/workspace/d")).toCompletableFuture();
     assertThat(screen.toString()).contains("asks to file.delete /workspace/a").doesNotContain("/b");
 
-    keys.write("y\n");
-    keys.flush();
+    type(keys, "y");
     assertThat(a.get(5, TimeUnit.SECONDS).allowed()).isTrue();
     assertThat(a.get().decidedBy()).startsWith("console:");
-    keys.write("n\n");
-    keys.flush();
+    type(keys, "n");
     assertThat(b.get(5, TimeUnit.SECONDS).allowed()).isFalse();
     // The sandbox stopped waiting for c (timeout): the next answer is d's, not c's.
     gone.cancel(false);
-    keys.write("a\n");
-    keys.flush();
+    type(keys, "a");
     assertThat(d.get(5, TimeUnit.SECONDS).allowed()).isTrue();
     assertThat(screen.toString()).contains("/workspace/d").contains("no answer in time");
 
@@ -72,11 +81,7 @@ class ConsoleApprovalHandlerTest {
   void hostileTargetsAreShownEscapedNeverActedOn() throws Exception {
     PipedWriter keys = new PipedWriter();
     StringWriter screen = new StringWriter();
-    ConsoleApprovalHandler h =
-        new ConsoleApprovalHandler(
-            new BufferedReader(new PipedReader(keys)),
-            new PrintWriter(screen, true),
-            OpenQuestions.NONE);
+    ConsoleApprovalHandler h = onScreen(keys, screen);
     CompletableFuture<ApprovalDecision> a =
         h.decide(
                 new ApprovalRequest(
@@ -93,8 +98,7 @@ class ConsoleApprovalHandlerTest {
         .contains("\\x1b[8m", "\\x1b]52;c;", "\\x9b2J", "\\u202eexe.");
     // The prompt is three lines of our own, whatever the sandbox put into the target.
     assertThat(shown.split("\n", -1)).hasSize(4);
-    keys.write("n\n");
-    keys.flush();
+    type(keys, "n");
     assertThat(a.get(5, TimeUnit.SECONDS).allowed()).isFalse();
 
     CompletableFuture<ApprovalDecision> late = h.decide(req("slow\u001b[2J")).toCompletableFuture();
@@ -127,16 +131,14 @@ class ConsoleApprovalHandlerTest {
     assertThat(whileAsking).startsWith("before\n").doesNotContain("owned");
     assertThat(whileAsking).doesNotContain("harmless");
 
-    keys.write("y\n");
-    keys.flush();
+    type(keys, "y");
     assertThat(a.get(5, TimeUnit.SECONDS).allowed()).isTrue();
     // b is still open: the output keeps waiting.
     Awaitility.await()
         .atMost(Duration.ofSeconds(10))
         .until(() -> terminal.toString(StandardCharsets.UTF_8).contains("/workspace/b"));
     assertThat(terminal.toString(StandardCharsets.UTF_8)).doesNotContain("harmless");
-    keys.write("n\n");
-    keys.flush();
+    type(keys, "n");
     assertThat(b.get(5, TimeUnit.SECONDS).allowed()).isFalse();
     Awaitility.await()
         .atMost(Duration.ofSeconds(10))

@@ -23,6 +23,7 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -75,10 +76,7 @@ class McpHttpIT {
   }
 
   static Server start(Map<String, String> env, String... args) throws Exception {
-    List<String> cmd =
-        new ArrayList<>(
-            List.of(
-                NodeTooling.java(), "-jar", NodeTooling.jar().toString(), "mcp", "--http", "0"));
+    List<String> cmd = Processes.cli("mcp", "--http", "0");
     cmd.addAll(List.of(args));
     ProcessBuilder pb = new ProcessBuilder(cmd);
     pb.environment().put("AGENTNEST_HOME", home.toString());
@@ -118,6 +116,15 @@ class McpHttpIT {
     }
     p.destroyForcibly();
     throw new AssertionError("agentnest mcp --http did not start:\n" + String.join("\n", seen));
+  }
+
+  /** Runs {@code agentnest mcp --http 0 ARGS} to its exit: for a configuration refused at start. */
+  static Processes.Run runToExit(Map<String, String> env, String... args) throws Exception {
+    Map<String, String> all = new HashMap<>(env);
+    all.put("AGENTNEST_HOME", home.toString());
+    List<String> cmd = Processes.cli("mcp", "--http", "0");
+    cmd.addAll(List.of(args));
+    return Processes.run(cmd, Path.of("."), 60, all);
   }
 
   static HttpResponse<String> post(URI uri, String body, String... headers) throws Exception {
@@ -196,13 +203,13 @@ class McpHttpIT {
                   s.uri(), "Host: 127.0.0.1.attacker.example", "Authorization: Bearer " + token))
           .isEqualTo(403);
 
-      NodeTooling.Run client =
-          NodeTooling.run(List.of("node", "http-client.mjs", s.uri().toString(), token), node, 180);
+      Processes.Run client =
+          Processes.run(List.of("node", "http-client.mjs", s.uri().toString(), token), node, 180);
       assertThat(client.exit()).as(client.err()).isZero();
       JsonNode out = JSON.readTree(client.out().strip());
       assertThat(McpStdioIT.text(out.path("py2"))).contains("[result]\n21");
-      NodeTooling.Run stranger =
-          NodeTooling.run(
+      Processes.Run stranger =
+          Processes.run(
               List.of("node", "http-client.mjs", s.uri().toString(), "not-the-token"), node, 120);
       assertThat(stranger.exit()).as("a client without the token is refused").isNotZero();
     }
@@ -229,39 +236,14 @@ class McpHttpIT {
       assertThat(rawStatus(s.uri(), "Host: 127.0.0.1.attacker.example")).isEqualTo(403);
       assertThat(rawStatus(s.uri(), "Host: localhost:" + s.uri().getPort())).isEqualTo(200);
     }
-    NodeTooling.Run both =
-        NodeTooling.run(
-            List.of(
-                NodeTooling.java(),
-                "-jar",
-                NodeTooling.jar().toString(),
-                "mcp",
-                "--http",
-                "0",
-                "--no-token"),
-            Path.of("."),
-            60,
-            Map.of("AGENTNEST_HOME", home.toString(), "AGENTNEST_MCP_TOKEN", TOKEN));
+    Processes.Run both = runToExit(Map.of("AGENTNEST_MCP_TOKEN", TOKEN), "--no-token");
     assertThat(both.exit()).isEqualTo(ExitCodes.CONFIG);
     assertThat(both.err()).contains("--no-token contradicts AGENTNEST_MCP_TOKEN");
   }
 
   @Test
   void nonLoopbackWithoutTokenIsRefused() throws Exception {
-    NodeTooling.Run r =
-        NodeTooling.run(
-            List.of(
-                NodeTooling.java(),
-                "-jar",
-                NodeTooling.jar().toString(),
-                "mcp",
-                "--http",
-                "0",
-                "--host",
-                "0.0.0.0"),
-            Path.of("."),
-            60,
-            Map.of("AGENTNEST_HOME", home.toString()));
+    Processes.Run r = runToExit(Map.of(), "--host", "0.0.0.0");
     assertThat(r.exit()).isEqualTo(ExitCodes.CONFIG);
     assertThat(r.err()).contains("needs a bearer token", "AGENTNEST_MCP_TOKEN");
   }
@@ -280,8 +262,8 @@ class McpHttpIT {
       HttpResponse<String> right = post(local, INIT, "Authorization", "Bearer " + TOKEN);
       assertThat(right.statusCode()).isEqualTo(200);
 
-      NodeTooling.Run client =
-          NodeTooling.run(List.of("node", "http-client.mjs", local.toString(), TOKEN), node, 180);
+      Processes.Run client =
+          Processes.run(List.of("node", "http-client.mjs", local.toString(), TOKEN), node, 180);
       assertThat(client.exit()).as(client.err()).isZero();
       JsonNode out = JSON.readTree(client.out().strip());
       assertThat(out.path("tools").toString()).contains("run_python");

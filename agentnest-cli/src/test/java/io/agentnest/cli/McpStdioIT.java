@@ -60,8 +60,8 @@ class McpStdioIT {
             List.of(
                 "node",
                 "stdio-client.mjs",
-                NodeTooling.java(),
-                NodeTooling.jar().toString(),
+                Processes.java(),
+                Processes.jar().toString(),
                 "--config",
                 config.toString(),
                 "--timeout",
@@ -69,7 +69,7 @@ class McpStdioIT {
                 "--secret-file",
                 "IT_SECRET=" + secretFile));
     long t0 = System.nanoTime();
-    NodeTooling.Run run = NodeTooling.run(cmd, node, 400);
+    Processes.Run run = Processes.run(cmd, node, 400);
     System.err.printf("stdio client run: %.1f s%n", (System.nanoTime() - t0) / 1e9);
     assertThat(run.exit()).as("client exit; stderr:\n" + run.err()).isZero();
     JsonNode out = JSON.readTree(run.out().strip());
@@ -195,18 +195,11 @@ class McpStdioIT {
   @Test
   void inspectorCliListsAndCallsTools() throws Exception {
     Path node = NodeTooling.dir();
-    List<String> base =
-        List.of(
-            "npx",
-            "@modelcontextprotocol/inspector",
-            "--cli",
-            NodeTooling.java(),
-            "-jar",
-            NodeTooling.jar().toString(),
-            "mcp");
+    List<String> base = new ArrayList<>(List.of("npx", "@modelcontextprotocol/inspector", "--cli"));
+    base.addAll(Processes.cli("mcp"));
     List<String> list = new ArrayList<>(base);
     list.addAll(List.of("--method", "tools/list"));
-    NodeTooling.Run tools = NodeTooling.run(list, node, 180);
+    Processes.Run tools = Processes.run(list, node, 180);
     assertThat(tools.exit()).as(tools.err()).isZero();
     JsonNode listed = JSON.readTree(tools.out());
     List<String> names = new ArrayList<>();
@@ -222,7 +215,7 @@ class McpStdioIT {
             "run_python",
             "--tool-arg",
             "code=import sys; print(6 * 7); sys.version_info[0]"));
-    NodeTooling.Run called = NodeTooling.run(call, node, 180);
+    Processes.Run called = Processes.run(call, node, 180);
     assertThat(called.exit()).as(called.err()).isZero();
     JsonNode result = JSON.readTree(called.out());
     assertThat(isError(result)).isFalse();
@@ -237,7 +230,7 @@ class McpStdioIT {
             "read_file",
             "--tool-arg",
             "path=does/not/exist.txt"));
-    NodeTooling.Run failed = NodeTooling.run(fail, node, 180);
+    Processes.Run failed = Processes.run(fail, node, 180);
     JsonNode error = JSON.readTree(failed.out());
     assertThat(isError(error)).as(failed.out() + failed.err()).isTrue();
     assertThat(text(error)).contains("NOT_FOUND");

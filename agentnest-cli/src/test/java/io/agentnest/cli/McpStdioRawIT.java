@@ -10,7 +10,6 @@ import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -53,9 +52,7 @@ class McpStdioRawIT {
   }
 
   static Server start(Path home) throws Exception {
-    ProcessBuilder pb =
-        new ProcessBuilder(
-            List.of(NodeTooling.java(), "-jar", NodeTooling.jar().toString(), "mcp"));
+    ProcessBuilder pb = new ProcessBuilder(Processes.cli("mcp"));
     pb.environment().put("AGENTNEST_HOME", home.toString());
     pb.redirectError(home.resolve("stderr.log").toFile());
     Process p = pb.start();

@@ -5,13 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.agentnest.docker.DockerEngineRequired;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 /**
  * Node.js and the real MCP clients from npm ({@code @modelcontextprotocol/sdk}, {@code
@@ -34,9 +30,9 @@ final class NodeTooling {
       return dir;
     }
     String problem = null;
-    if (run(List.of("node", "--version"), Path.of("."), 30).exit() != 0) {
+    if (Processes.run(List.of("node", "--version"), Path.of("."), 30).exit() != 0) {
       problem = "node is not on PATH (install Node.js 20+: apt-get install nodejs npm)";
-    } else if (run(List.of("npm", "--version"), Path.of("."), 30).exit() != 0) {
+    } else if (Processes.run(List.of("npm", "--version"), Path.of("."), 30).exit() != 0) {
       problem = "npm is not on PATH (apt-get install npm)";
     }
     if (problem != null) {
@@ -56,8 +52,8 @@ final class NodeTooling {
           d.resolve("package.json"),
           "{\"name\":\"agentnest-it-mcp\",\"private\":true,\"type\":\"module\"}\n");
       System.err.println("installing " + SDK + " and " + INSPECTOR + " into " + d + " ...");
-      Run r =
-          run(
+      Processes.Run r =
+          Processes.run(
               List.of(
                   "npm",
                   "install",
@@ -94,69 +90,5 @@ final class NodeTooling {
 
   static void missing(String problem) {
     DockerEngineRequired.missing("the Node.js MCP test clients", problem);
-  }
-
-  record Run(int exit, String out, String err) {}
-
-  /** Runs a command with a deadline, collecting up to 8 MiB of each stream. */
-  static Run run(List<String> cmd, Path cwd, long timeoutSeconds)
-      throws IOException, InterruptedException {
-    return run(cmd, cwd, timeoutSeconds, Map.of());
-  }
-
-  static Run run(List<String> cmd, Path cwd, long timeoutSeconds, Map<String, String> env)
-      throws IOException, InterruptedException {
-    ProcessBuilder pb = new ProcessBuilder(new ArrayList<>(cmd)).directory(cwd.toFile());
-    pb.environment().putAll(env);
-    Process p;
-    try {
-      p = pb.start();
-    } catch (IOException e) {
-      return new Run(127, "", e.getMessage());
-    }
-    p.getOutputStream().close();
-    byte[][] streams = new byte[2][];
-    Thread errReader =
-        new Thread(
-            () -> {
-              try {
-                streams[1] = p.getErrorStream().readNBytes(8 << 20);
-              } catch (IOException e) {
-                streams[1] = new byte[0];
-              }
-            });
-    errReader.start();
-    Thread outReader =
-        new Thread(
-            () -> {
-              try {
-                streams[0] = p.getInputStream().readNBytes(8 << 20);
-              } catch (IOException e) {
-                streams[0] = new byte[0];
-              }
-            });
-    outReader.start();
-    if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
-      p.descendants().forEach(ProcessHandle::destroyForcibly);
-      p.destroyForcibly();
-      p.waitFor(10, TimeUnit.SECONDS);
-    }
-    outReader.join(10_000);
-    errReader.join(10_000);
-    int exit = p.isAlive() ? -1 : p.exitValue();
-    return new Run(
-        exit,
-        new String(streams[0] == null ? new byte[0] : streams[0], StandardCharsets.UTF_8),
-        new String(streams[1] == null ? new byte[0] : streams[1], StandardCharsets.UTF_8));
-  }
-
-  static String java() {
-    return Path.of(System.getProperty("java.home"), "bin", "java").toString();
-  }
-
-  static Path jar() {
-    Path jar = Path.of("target", "agentnest.jar").toAbsolutePath();
-    assertThat(jar).as("package phase builds the CLI jar").exists();
-    return jar;
   }
 }

@@ -11,7 +11,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -83,15 +82,11 @@ class RunTerminalIT {
   }
 
   static Pty onPty(Path home, String... cliArgs) throws IOException, InterruptedException {
-    if (NodeTooling.run(List.of("script", "--version"), Path.of("."), 30).exit() != 0) {
+    if (Processes.run(List.of("script", "--version"), Path.of("."), 30).exit() != 0) {
       DockerEngineRequired.missing(
           "util-linux 'script'", "it gives the CLI a real terminal (apt-get install bsdutils)");
     }
-    List<String> cli = new ArrayList<>();
-    cli.add(NodeTooling.java());
-    cli.add("-jar");
-    cli.add(NodeTooling.jar().toString());
-    cli.addAll(List.of(cliArgs));
+    List<String> cli = Processes.cli(cliArgs);
     StringBuilder line = new StringBuilder();
     for (String a : cli) {
       line.append('\'').append(a.replace("'", "'\\''")).append("' ");
@@ -173,9 +168,9 @@ class RunTerminalIT {
       assertThat(raw.process().waitFor(2, TimeUnit.MINUTES)).isTrue();
       assertThat(raw.text()).contains("\u001b[31mred\u001b[0m");
     }
-    NodeTooling.Run piped =
-        NodeTooling.run(
-            List.of(NodeTooling.java(), "-jar", NodeTooling.jar().toString(), "run", "-c", code),
+    Processes.Run piped =
+        Processes.run(
+            Processes.cli("run", "-c", code),
             dir,
             120,
             Map.of("AGENTNEST_HOME", dir.resolve("home").toString()));

@@ -23,6 +23,7 @@ import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
+import org.apache.commons.io.IOUtils;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -501,8 +502,8 @@ public final class AuditLog implements AutoCloseable {
       LOG.warn("closing the audit index: {}", e.getMessage());
     }
     writer.closeSinks();
-    closeQuietly(out);
-    closeQuietly(sizer);
+    IOUtils.closeQuietly(out, AuditLog::closeFailed);
+    IOUtils.closeQuietly(sizer, AuditLog::closeFailed);
     appendLock.releaseRef(this);
     if (interrupted) {
       Thread.currentThread().interrupt();
@@ -586,8 +587,8 @@ public final class AuditLog implements AutoCloseable {
 
   /** Opens (creating it when missing) {@code events.jsonl} afresh. Caller holds both locks. */
   private void reopenActive() throws IOException {
-    closeQuietly(out);
-    closeQuietly(sizer);
+    IOUtils.closeQuietly(out, AuditLog::closeFailed);
+    IOUtils.closeQuietly(sizer, AuditLog::closeFailed);
     out = new FileOutputStream(events.toFile(), true);
     sizer = new RandomAccessFile(events.toFile(), "r");
     activeKey = AuditSegments.fileKey(events);
@@ -623,12 +624,8 @@ public final class AuditLog implements AutoCloseable {
     }
   }
 
-  private static void closeQuietly(AutoCloseable c) {
-    try {
-      c.close();
-    } catch (Exception e) {
-      LOG.debug("close: {}", e.toString());
-    }
+  private static void closeFailed(Exception e) {
+    LOG.debug("close: {}", e.toString());
   }
 
   /** The actor id, computed once (host name lookup). */

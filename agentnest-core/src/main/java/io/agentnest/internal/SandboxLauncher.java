@@ -13,13 +13,13 @@ import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.lifecycle.HostState;
 import io.agentnest.internal.lifecycle.SecurityPolicy;
 import io.agentnest.internal.secrets.SecretDelivery;
+import io.agentnest.internal.snapshot.ConfigCodec;
 import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.Backends;
 import io.agentnest.spi.Labels;
 import io.agentnest.spi.RuntimeBackend;
 import io.agentnest.spi.SandboxSpec;
 import java.io.UncheckedIOException;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -132,13 +132,11 @@ final class SandboxLauncher {
             .orElseThrow(
                 () ->
                     new AgentNestException("sandbox " + idOrPrefix + " vanished while attaching"));
-    SandboxConfig.Builder b = SandboxConfig.builder().backend(backend.name()).image(info.image());
     Map<String, String> labels = info.labels();
-    parseLong(labels.get(Labels.EXEC_TIMEOUT_MS))
-        .ifPresent(ms -> b.execTimeout(Duration.ofMillis(Math.max(1, ms))));
-    parseLong(labels.get(Labels.MAX_OUTPUT)).ifPresent(n -> b.maxOutputBytes(Math.max(0, n)));
-    // The real limit, so that fork and snapshot bound the state by it (not by the default).
-    parseLong(labels.get(Labels.MEMORY)).ifPresent(m -> b.memoryBytes(Math.max(16L << 20, m)));
+    // The real limits, so that calls, fork and snapshot are bounded by them (not by the defaults).
+    SandboxConfig.Builder b =
+        ConfigCodec.fromLabels(
+            labels, SandboxConfig.builder().backend(backend.name()).image(info.image()));
     AgentChannel channel = new AgentChannel(bs);
     try {
       DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), b.build(), channel);

@@ -47,15 +47,11 @@ class DetachedSandboxIT {
   }
 
   static List<String> prunable(Path home, String id) {
-    String before = System.getProperty("agentnest.home");
-    System.setProperty("agentnest.home", home.toString());
-    try {
+    try (TestHome isolated = TestHome.use(home)) {
       return Sandbox.prune("docker", new PruneOptions(false, null, true)).items().stream()
           .filter(i -> i.id().equals(id))
           .map(PruneReport.Item::reason)
           .toList();
-    } finally {
-      System.setProperty("agentnest.home", before);
     }
   }
 

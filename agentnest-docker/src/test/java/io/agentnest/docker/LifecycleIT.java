@@ -32,21 +32,16 @@ import org.junit.jupiter.api.io.TempDir;
 @ExtendWith(DockerEngineRequired.class)
 class LifecycleIT {
   @TempDir static Path home;
-  static String previousHome;
+  static TestHome isolated;
 
   @BeforeAll
-  static void isolateHostState() throws Exception {
-    previousHome = System.getProperty("agentnest.home");
-    System.setProperty("agentnest.home", home.toString());
+  static void isolateHostState() {
+    isolated = TestHome.use(home);
   }
 
   @AfterAll
   static void restore() {
-    if (previousHome == null) {
-      System.clearProperty("agentnest.home");
-    } else {
-      System.setProperty("agentnest.home", previousHome);
-    }
+    isolated.close();
   }
 
   static boolean listed(String id) {

@@ -155,9 +155,7 @@ class ReadOnlyWorkspaceIT {
           .contains(CONTENT)
           .doesNotContain("rc=0");
     }
-    String before = System.getProperty("agentnest.home");
-    System.setProperty("agentnest.home", home.toString());
-    try {
+    try (TestHome isolated = TestHome.use(home)) {
       sb.exec("echo kept > /tmp/kept");
       sb.snapshot("ro");
       try (Sandbox restored = Sandbox.restore("ro")) {
@@ -170,12 +168,6 @@ class ReadOnlyWorkspaceIT {
                     .output())
             .contains("kept\n" + CONTENT)
             .doesNotContain("rc=0");
-      }
-    } finally {
-      if (before == null) {
-        System.clearProperty("agentnest.home");
-      } else {
-        System.setProperty("agentnest.home", before);
       }
     }
   }

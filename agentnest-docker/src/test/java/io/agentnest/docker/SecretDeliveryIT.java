@@ -37,21 +37,16 @@ class SecretDeliveryIT {
   static final String HASH = sha256(VALUE);
 
   @TempDir static Path home;
-  static String before;
+  static TestHome isolated;
 
   @BeforeAll
-  static void isolatedHome() throws Exception {
-    before = System.getProperty("agentnest.home");
-    System.setProperty("agentnest.home", home.toString());
+  static void isolatedHome() {
+    isolated = TestHome.use(home);
   }
 
   @AfterAll
   static void back() {
-    if (before == null) {
-      System.clearProperty("agentnest.home");
-    } else {
-      System.setProperty("agentnest.home", before);
-    }
+    isolated.close();
   }
 
   static String sha256(String s) {

@@ -47,7 +47,7 @@ class SecretLeaksIT {
   static final String MASK = "[REDACTED:" + NAME + "]";
 
   @TempDir static Path home;
-  static String before;
+  static TestHome isolated;
   static AuditLog audit;
   static Sandbox sandbox;
   static final List<ApprovalRequest> asked = new CopyOnWriteArrayList<>();
@@ -55,8 +55,7 @@ class SecretLeaksIT {
 
   @BeforeAll
   static void start() throws Exception {
-    before = System.getProperty("agentnest.home");
-    System.setProperty("agentnest.home", home.toString());
+    isolated = TestHome.use(home);
     audit = AuditLog.open(home.resolve("audit"));
     sandbox =
         Sandbox.create(
@@ -86,10 +85,8 @@ class SecretLeaksIT {
     if (audit != null) {
       audit.close();
     }
-    if (before == null) {
-      System.clearProperty("agentnest.home");
-    } else {
-      System.setProperty("agentnest.home", before);
+    if (isolated != null) {
+      isolated.close();
     }
   }
 

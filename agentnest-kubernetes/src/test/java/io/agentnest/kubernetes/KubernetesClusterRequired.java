@@ -1,8 +1,7 @@
 package io.agentnest.kubernetes;
 
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
-
 import io.agentnest.SandboxConfig;
+import io.agentnest.tck.Prerequisites;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -95,10 +94,6 @@ public final class KubernetesClusterRequired implements BeforeAllCallback {
   }
 
   static void missing(String problem) {
-    if ("true".equalsIgnoreCase(System.getenv("CI"))) {
-      throw new IllegalStateException(
-          "CI=true and the Kubernetes cluster is not usable: " + problem);
-    }
-    assumeTrue(false, "SKIPPED (no Kubernetes cluster): " + problem);
+    Prerequisites.missing("the Kubernetes cluster", problem);
   }
 }

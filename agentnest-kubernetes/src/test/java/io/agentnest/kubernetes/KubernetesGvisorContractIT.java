@@ -13,7 +13,6 @@ import io.agentnest.spi.RuntimeBackend;
 import io.agentnest.spi.SandboxSpec;
 import io.agentnest.tck.BackendContract;
 import io.agentnest.tck.BackendUnderTest;
-import java.util.List;
 import java.util.Map;
 import java.util.ServiceLoader;
 import org.junit.jupiter.api.Test;
@@ -58,24 +57,17 @@ class KubernetesGvisorContractIT implements BackendContract {
     KubernetesBackend strict =
         new KubernetesBackend(KubeSettingsAccess.of(Map.of("NODE_PIDS_LIMIT", "256")));
     SandboxSpec spec =
-        new SandboxSpec(
-            SandboxConfig.DEFAULT_IMAGE,
-            "gvisor",
-            List.of("python3", "-c", "pass"),
-            "65534:65534",
-            Map.of(),
-            "/",
-            Map.of(Labels.MANAGED, "true", "agentnest-tck", "pids-refusal"),
-            0.2,
-            64L << 20,
-            64,
-            Map.of("/tmp", 8L << 20),
-            true,
-            "{}",
-            true,
-            true,
-            true,
-            1024);
+        SandboxSpec.builder()
+            .image(SandboxConfig.DEFAULT_IMAGE)
+            .runtime("gvisor")
+            .command("python3", "-c", "pass")
+            .labels(Map.of(Labels.MANAGED, "true", "agentnest-tck", "pids-refusal"))
+            .cpus(0.2)
+            .memoryBytes(64L << 20)
+            .pidsLimit(64)
+            .tmpfs(Map.of("/tmp", 8L << 20))
+            .seccompProfileJson("{}")
+            .build();
     assertThatThrownBy(() -> strict.create(spec))
         .isInstanceOf(UnsupportedControlException.class)
         .hasMessageContaining("pids")

@@ -64,24 +64,19 @@ class TenancyIT {
   }
 
   static SandboxSpec spec(String tenant) {
-    return new SandboxSpec(
-        SandboxConfig.DEFAULT_IMAGE,
-        null,
-        List.of("python3", "-u", "-c", "import time; time.sleep(600)"),
-        "65534:65534",
-        Map.of(),
-        "/",
-        Map.of(Labels.MANAGED, "true", PodSpecs.TENANT_LABEL, tenant, "agentnest-tck", "tenancy"),
-        0.2,
-        64L << 20,
-        64,
-        Map.of("/tmp", 8L << 20),
-        true,
-        "{}",
-        true,
-        true,
-        true,
-        1024);
+    return SandboxSpec.builder()
+        .image(SandboxConfig.DEFAULT_IMAGE)
+        .command("python3", "-u", "-c", "import time; time.sleep(600)")
+        .labels(
+            Map.of(
+                Labels.MANAGED, "true", PodSpecs.TENANT_LABEL, tenant, "agentnest-tck", "tenancy"))
+        .cpus(0.2)
+        .memoryBytes(64L << 20)
+        .pidsLimit(64)
+        .tmpfs(Map.of("/tmp", 8L << 20))
+        .seccompProfileJson("{}")
+        .openFilesLimit(1024)
+        .build();
   }
 
   static String start(KubernetesBackend b, String tenant) {

@@ -172,7 +172,7 @@ public final class HttpEndpoint implements AutoCloseable {
       }
       if (!LoopbackNames.isLoopbackHost(hosts.get(0))) {
         return "Host '"
-            + clip(hosts.get(0))
+            + HumanText.line(hosts.get(0), 100)
             + "' is not a loopback name: use http://127.0.0.1:<port>/mcp, http://localhost:<port>/mcp"
             + " or http://[::1]:<port>/mcp";
       }
@@ -181,7 +181,7 @@ public final class HttpEndpoint implements AutoCloseable {
         return "request with " + origins.size() + " Origin headers refused";
       }
       if (origins.size() == 1 && !LoopbackNames.isLoopbackOrigin(origins.get(0))) {
-        return "cross-origin request from '" + clip(origins.get(0)) + "' refused";
+        return "cross-origin request from '" + HumanText.line(origins.get(0), 100) + "' refused";
       }
       return null;
     }
@@ -190,10 +190,6 @@ public final class HttpEndpoint implements AutoCloseable {
       out.setStatus(status);
       out.setContentType("text/plain;charset=utf-8");
       out.getWriter().write(why + "\n");
-    }
-
-    private static String clip(String s) {
-      return HumanText.line(s, 100);
     }
   }
 }

@@ -64,20 +64,12 @@ final class McpTools {
                     "Name of an independent interpreter; leave it out for the default session."
                         + " Variables are kept per session."),
                 timeoutProp(),
-                prop("sandbox_id", "string", SANDBOX_ID_DESCRIPTION)),
+                sandboxIdProp()),
             annotations(false, false, false),
-            (ex, req) -> {
-              Map<String, Object> a = args(req);
-              return run(
-                  ex,
-                  req,
-                  a,
-                  events ->
-                      session(ex)
-                          .tools(optString(a, "sandbox_id"))
-                          .runPython(
-                              string(a, "code"), optString(a, "session"), timeout(a), events));
-            }));
+            streaming(
+                (sandbox, a, events) ->
+                    sandbox.runPython(
+                        string(a, "code"), optString(a, "session"), timeout(a), events))));
     tools.add(
         tool(
             "run_shell",
@@ -93,20 +85,12 @@ final class McpTools {
                     "Directory relative to /workspace to run in (e.g. \"project\"); leave it out for"
                         + " /workspace. Paths outside /workspace are refused."),
                 timeoutProp(),
-                prop("sandbox_id", "string", SANDBOX_ID_DESCRIPTION)),
+                sandboxIdProp()),
             annotations(false, false, false),
-            (ex, req) -> {
-              Map<String, Object> a = args(req);
-              return run(
-                  ex,
-                  req,
-                  a,
-                  events ->
-                      session(ex)
-                          .tools(optString(a, "sandbox_id"))
-                          .runShell(
-                              string(a, "command"), optString(a, "workdir"), timeout(a), events));
-            }));
+            streaming(
+                (sandbox, a, events) ->
+                    sandbox.runShell(
+                        string(a, "command"), optString(a, "workdir"), timeout(a), events))));
     Map<String, Object> encoding = prop("encoding", "string", "How 'content' is encoded.");
     encoding.put("enum", List.of("utf-8", "base64"));
     encoding.put("default", "utf-8");
@@ -123,7 +107,7 @@ final class McpTools {
                     "string",
                     "The file's content: text, or base64 when encoding is \"base64\"."),
                 encoding,
-                prop("sandbox_id", "string", SANDBOX_ID_DESCRIPTION)),
+                sandboxIdProp()),
             annotations(false, true, true),
             (ex, req) ->
                 simple(
@@ -137,8 +121,7 @@ final class McpTools {
                                 + SandboxTools.bound(enc, 40)
                                 + "\"");
                       }
-                      return session(ex)
-                          .tools(optString(a, "sandbox_id"))
+                      return tools(ex, a)
                           .writeFile(string(a, "path"), string(a, "content"), base64);
                     },
                     req)));
@@ -151,13 +134,9 @@ final class McpTools {
                 List.of("path"),
                 prop(
                     "path", "string", "Path relative to /workspace, e.g. \"results/summary.txt\"."),
-                prop("sandbox_id", "string", SANDBOX_ID_DESCRIPTION)),
+                sandboxIdProp()),
             annotations(true, false, true),
-            (ex, req) ->
-                simple(
-                    ex,
-                    a -> session(ex).tools(optString(a, "sandbox_id")).readFile(string(a, "path")),
-                    req)));
+            (ex, req) -> simple(ex, a -> tools(ex, a).readFile(string(a, "path")), req)));
     Map<String, Object> listPath =
         prop("path", "string", "Directory relative to /workspace; \"\" (default) is the root.");
     listPath.put("default", "");
@@ -169,19 +148,12 @@ final class McpTools {
             "list_files",
             "List files",
             SandboxTools.LIST_FILES_DESCRIPTION,
-            schema(
-                List.of(),
-                listPath,
-                recursive,
-                prop("sandbox_id", "string", SANDBOX_ID_DESCRIPTION)),
+            schema(List.of(), listPath, recursive, sandboxIdProp()),
             annotations(true, false, true),
             (ex, req) ->
                 simple(
                     ex,
-                    a ->
-                        session(ex)
-                            .tools(optString(a, "sandbox_id"))
-                            .listFiles(optString(a, "path"), bool(a, "recursive")),
+                    a -> tools(ex, a).listFiles(optString(a, "path"), bool(a, "recursive")),
                     req)));
     tools.add(
         tool(
@@ -191,7 +163,7 @@ final class McpTools {
             schema(
                 List.of("path"),
                 prop("path", "string", "File relative to /workspace, e.g. \"plots/fig1.png\"."),
-                prop("sandbox_id", "string", SANDBOX_ID_DESCRIPTION)),
+                sandboxIdProp()),
             annotations(true, false, true),
             (ex, req) ->
                 simple(
@@ -289,7 +261,7 @@ final class McpTools {
                 + " seen in the other. Returns the copy's sandbox_id and what could not be copied"
                 + " (e.g. open files or generators, on runc). Counts toward the session's sandbox"
                 + " limit.",
-            schema(List.of(), prop("sandbox_id", "string", SANDBOX_ID_DESCRIPTION)),
+            schema(List.of(), sandboxIdProp()),
             annotations(false, false, false),
             (ex, req) ->
                 simple(
@@ -327,52 +299,75 @@ final class McpTools {
     return sessions.forExchange(exchange);
   }
 
-  /** A tool whose work streams: progress notifications while it runs, then the result. */
-  private CallToolResult run(
-      McpSyncServerExchange exchange,
-      CallToolRequest request,
-      Map<String, Object> args,
-      Function<@Nullable Consumer<ExecEvent>, ToolOutput> work) {
-    McpSandboxSession session = session(exchange);
-    session.enter(exchange);
-    Object token = request.progressToken();
-    Progress progress = token == null ? null : new Progress(exchange, token);
-    ScheduledFuture<?> heartbeat = null;
-    try {
-      if (progress != null) {
-        Progress p = progress;
-        heartbeat =
-            timer.scheduleAtFixedRate(
-                p::heartbeat, HEARTBEAT_SECONDS, HEARTBEAT_SECONDS, TimeUnit.SECONDS);
-      }
-      Progress p = progress;
-      ToolOutput out = work.apply(p == null ? null : p::event);
-      return ToolOutputs.toResult(withNotice(session, out), null);
-    } catch (ArgumentException e) {
-      return ToolOutputs.toResult(ToolOutputs.error("error: " + e.getMessage()), null);
-    } catch (AgentNestException e) {
-      return ToolOutputs.toResult(
-          ToolOutputs.error("error: " + SandboxTools.bound(e.getMessage(), 2000)), null);
-    } finally {
-      if (heartbeat != null) {
-        heartbeat.cancel(false);
-      }
-      session.leave(exchange);
-    }
+  /** The tools of the sandbox a call's {@code sandbox_id} names (the default one without it). */
+  private SandboxTools tools(McpSyncServerExchange exchange, Map<String, Object> args) {
+    return session(exchange).tools(optString(args, "sandbox_id"));
   }
 
+  /** Work that streams: it gets the call's sandbox tools, arguments, and a progress sink. */
+  @FunctionalInterface
+  private interface StreamingWork {
+    ToolOutput run(
+        SandboxTools tools, Map<String, Object> args, @Nullable Consumer<ExecEvent> events);
+  }
+
+  /** A tool whose work streams: progress notifications while it runs, then the result. */
+  private BiFunction<McpSyncServerExchange, CallToolRequest, CallToolResult> streaming(
+      StreamingWork work) {
+    return (exchange, request) -> streaming(exchange, request, work);
+  }
+
+  private CallToolResult streaming(
+      McpSyncServerExchange exchange, CallToolRequest request, StreamingWork work) {
+    Object token = request.progressToken();
+    Progress progress = token == null ? null : new Progress(exchange, token);
+    return inSession(
+        exchange,
+        session -> {
+          ScheduledFuture<?> heartbeat =
+              progress == null
+                  ? null
+                  : timer.scheduleAtFixedRate(
+                      progress::heartbeat, HEARTBEAT_SECONDS, HEARTBEAT_SECONDS, TimeUnit.SECONDS);
+          try {
+            Map<String, Object> a = args(request);
+            ToolOutput out =
+                work.run(tools(exchange, a), a, progress == null ? null : progress::event);
+            return ToolOutputs.toResult(withNotice(session, out), null);
+          } finally {
+            if (heartbeat != null) {
+              heartbeat.cancel(false);
+            }
+          }
+        });
+  }
+
+  /** A tool that answers at once: a {@link ToolOutput}, or one located in a sandbox. */
   private CallToolResult simple(
       McpSyncServerExchange exchange,
       Function<Map<String, Object>, Object> work,
       CallToolRequest request) {
+    return inSession(
+        exchange,
+        session -> {
+          Object out = work.apply(args(request));
+          if (out instanceof ToolOutputs.Located l) {
+            return ToolOutputs.toResult(withNotice(session, l.output()), l.sandboxId());
+          }
+          return ToolOutputs.toResult(withNotice(session, (ToolOutput) out), null);
+        });
+  }
+
+  /**
+   * Runs a call inside its session (which counts it as active), answering bad arguments and
+   * AgentNest failures as tool errors.
+   */
+  private CallToolResult inSession(
+      McpSyncServerExchange exchange, Function<McpSandboxSession, CallToolResult> call) {
     McpSandboxSession session = session(exchange);
     session.enter(exchange);
     try {
-      Object out = work.apply(args(request));
-      if (out instanceof ToolOutputs.Located l) {
-        return ToolOutputs.toResult(withNotice(session, l.output()), l.sandboxId());
-      }
-      return ToolOutputs.toResult(withNotice(session, (ToolOutput) out), null);
+      return call.apply(session);
     } catch (ArgumentException e) {
       return ToolOutputs.toResult(ToolOutputs.error("error: " + e.getMessage()), null);
     } catch (AgentNestException e) {
@@ -512,6 +507,10 @@ final class McpTools {
     p.put("type", type);
     p.put("description", description);
     return p;
+  }
+
+  private static Map<String, Object> sandboxIdProp() {
+    return prop("sandbox_id", "string", SANDBOX_ID_DESCRIPTION);
   }
 
   private static Map<String, Object> timeoutProp() {

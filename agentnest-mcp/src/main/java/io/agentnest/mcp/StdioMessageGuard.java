@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.NullNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentnest.tools.SandboxTools;
 import java.io.BufferedInputStream;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -129,7 +130,7 @@ final class StdioMessageGuard extends InputStream {
       refuse(
           new Head(),
           PARSE_ERROR,
-          "Parse error: the line is not one JSON object (" + bound(why) + ")",
+          "Parse error: the line is not one JSON object (" + SandboxTools.bound(why, 200) + ")",
           false);
       return;
     }
@@ -218,10 +219,6 @@ final class StdioMessageGuard extends InputStream {
       }
     }
     return true;
-  }
-
-  private static String bound(String s) {
-    return s.length() > 200 ? s.substring(0, 200) + "..." : s;
   }
 
   /** The top-level fields that matter for an answer; filled as far as the scan got. */

@@ -8,12 +8,6 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.agentnest.ConfigException;
 import io.agentnest.SandboxConfig;
 import io.modelcontextprotocol.spec.McpSchema;
-import java.io.BufferedReader;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
-import java.io.PipedInputStream;
-import java.io.PipedOutputStream;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -68,63 +62,29 @@ class AgentNestMcpServerTest {
 
   @Test
   void stdioSpeaksOnlyProtocolAndAnswersWithoutASandbox() throws Exception {
-    PipedOutputStream toServer = new PipedOutputStream();
-    PipedInputStream serverIn = new PipedInputStream(toServer, 1 << 16);
-    PipedInputStream fromServer = new PipedInputStream(1 << 20);
-    OutputStream serverOut = new PipedOutputStream(fromServer);
-    AgentNestMcpServer server =
-        AgentNestMcpServer.builder()
-            .sandboxFactory(
-                c -> {
-                  throw new AssertionError("no sandbox needed");
-                })
-            .build();
-    Thread serving =
-        new Thread(
-            () -> {
-              try {
-                server.serveStdio(serverIn, serverOut);
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              }
-            });
-    serving.start();
-    BufferedReader in =
-        new BufferedReader(new InputStreamReader(fromServer, StandardCharsets.UTF_8));
-    send(
-        toServer,
-        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
-            + "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
-    JsonNode init = JSON.readTree(in.readLine());
-    assertThat(init.at("/result/serverInfo/name").asText()).isEqualTo("agentnest");
-    assertThat(init.at("/result/instructions").asText()).contains("run_python");
-    send(toServer, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
-    send(toServer, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
-    JsonNode list = JSON.readTree(in.readLine());
-    assertThat(list.at("/result/tools").size()).isEqualTo(10);
-    send(
-        toServer,
-        "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
-            + "\"list_sandboxes\",\"arguments\":{}}}");
-    JsonNode empty = JSON.readTree(in.readLine());
-    assertThat(empty.at("/result/content/0/text").asText()).contains("no sandboxes yet");
-    send(
-        toServer,
-        "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":"
-            + "\"destroy_sandbox\",\"arguments\":{\"sandbox_id\":\"nope\"}}}");
-    JsonNode missing = JSON.readTree(in.readLine());
-    assertThat(missing.at("/result/isError").asBoolean()).isTrue();
-    assertThat(missing.at("/result/content/0/text").asText())
-        .contains("no sandbox 'nope'", "list_sandboxes");
-    toServer.close();
-    serving.join(10_000);
-    assertThat(serving.isAlive()).as("server ends when stdin closes").isFalse();
-    server.close();
-  }
-
-  private static void send(OutputStream out, String line) throws Exception {
-    out.write((line + "\n").getBytes(StandardCharsets.UTF_8));
-    out.flush();
+    try (PipedStdio stdio = PipedStdio.serveWithoutSandboxes("no sandbox needed")) {
+      stdio.send(PipedStdio.INIT);
+      JsonNode init = stdio.receive();
+      assertThat(init.at("/result/serverInfo/name").asText()).isEqualTo("agentnest");
+      assertThat(init.at("/result/instructions").asText()).contains("run_python");
+      stdio.send("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+      stdio.send("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+      JsonNode list = stdio.receive();
+      assertThat(list.at("/result/tools").size()).isEqualTo(10);
+      stdio.send(
+          "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
+              + "\"list_sandboxes\",\"arguments\":{}}}");
+      JsonNode empty = stdio.receive();
+      assertThat(empty.at("/result/content/0/text").asText()).contains("no sandboxes yet");
+      stdio.send(
+          "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":"
+              + "\"destroy_sandbox\",\"arguments\":{\"sandbox_id\":\"nope\"}}}");
+      JsonNode missing = stdio.receive();
+      assertThat(missing.at("/result/isError").asBoolean()).isTrue();
+      assertThat(missing.at("/result/content/0/text").asText())
+          .contains("no sandbox 'nope'", "list_sandboxes");
+      assertThat(stdio.endsWhenStdinCloses()).as("server ends when stdin closes").isTrue();
+    }
   }
 
   @Test

@@ -8,9 +8,6 @@ import java.io.BufferedReader;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStreamReader;
-import java.io.OutputStream;
-import java.io.PipedInputStream;
-import java.io.PipedOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,80 +19,53 @@ import org.junit.jupiter.api.Test;
  */
 class StdioLimitsTest {
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final String INIT =
-      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
-          + "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
 
   @Test
   void anOversizedRunPythonIsAnsweredWithTheLimitAndTheServerKeepsServing() throws Exception {
-    PipedOutputStream toServer = new PipedOutputStream();
-    PipedInputStream serverIn = new PipedInputStream(toServer, 1 << 16);
-    PipedInputStream fromServer = new PipedInputStream(1 << 20);
-    OutputStream serverOut = new PipedOutputStream(fromServer);
-    AgentNestMcpServer server =
-        AgentNestMcpServer.builder()
-            .sandboxFactory(
-                c -> {
-                  throw new AssertionError("an oversized call must not reach a sandbox");
-                })
-            .build();
-    Thread serving =
-        new Thread(
-            () -> {
-              try {
-                server.serveStdio(serverIn, serverOut);
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              }
-            });
-    serving.start();
-    BufferedReader in =
-        new BufferedReader(new InputStreamReader(fromServer, StandardCharsets.UTF_8));
-    send(toServer, INIT);
-    assertThat(JSON.readTree(in.readLine()).at("/result/serverInfo/name").asText())
-        .isEqualTo("agentnest");
-    send(toServer, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+    try (PipedStdio stdio =
+        PipedStdio.serveWithoutSandboxes("an oversized call must not reach a sandbox")) {
+      stdio.send(PipedStdio.INIT);
+      assertThat(stdio.receive().at("/result/serverInfo/name").asText()).isEqualTo("agentnest");
+      stdio.send("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
 
-    // 17 MiB of code, the id after it: found by streaming through the line.
-    String big =
-        "{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{\"name\":\"run_python\","
-            + "\"arguments\":{\"code\":\"x = '"
-            + "a".repeat(17 << 20)
-            + "'\"}},\"id\":\"big-1\"}";
-    send(toServer, big);
-    JsonNode tooLarge = JSON.readTree(in.readLine());
-    assertThat(tooLarge.path("id").asText()).isEqualTo("big-1");
-    assertThat(tooLarge.at("/error/code").asInt()).isEqualTo(StdioMessageGuard.INVALID_REQUEST);
-    assertThat(tooLarge.at("/error/message").asText())
-        .contains("too large", "16 MiB", "16777216 bytes");
-    assertThat(tooLarge.at("/error/data/limit_bytes").asInt()).isEqualTo(16 << 20);
+      // 17 MiB of code, the id after it: found by streaming through the line.
+      String big =
+          "{\"jsonrpc\":\"2.0\",\"method\":\"tools/call\",\"params\":{\"name\":\"run_python\","
+              + "\"arguments\":{\"code\":\"x = '"
+              + "a".repeat(17 << 20)
+              + "'\"}},\"id\":\"big-1\"}";
+      stdio.send(big);
+      JsonNode tooLarge = stdio.receive();
+      assertThat(tooLarge.path("id").asText()).isEqualTo("big-1");
+      assertThat(tooLarge.at("/error/code").asInt()).isEqualTo(StdioMessageGuard.INVALID_REQUEST);
+      assertThat(tooLarge.at("/error/message").asText())
+          .contains("too large", "16 MiB", "16777216 bytes");
+      assertThat(tooLarge.at("/error/data/limit_bytes").asInt()).isEqualTo(16 << 20);
 
-    send(toServer, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
-    JsonNode list = JSON.readTree(in.readLine());
-    assertThat(list.path("id").asInt()).isEqualTo(2);
-    assertThat(list.at("/result/tools").size()).isEqualTo(10);
+      stdio.send("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+      JsonNode list = stdio.receive();
+      assertThat(list.path("id").asInt()).isEqualTo(2);
+      assertThat(list.at("/result/tools").size()).isEqualTo(10);
 
-    send(toServer, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"");
-    JsonNode broken = JSON.readTree(in.readLine());
-    assertThat(broken.path("id").isNull()).isTrue();
-    assertThat(broken.at("/error/code").asInt()).isEqualTo(StdioMessageGuard.PARSE_ERROR);
-    send(toServer, "[1,2]");
-    assertThat(JSON.readTree(in.readLine()).at("/error/code").asInt())
-        .isEqualTo(StdioMessageGuard.PARSE_ERROR);
-    send(toServer, "{\"jsonrpc\":\"2.0\",\"id\":4}");
-    JsonNode noMethod = JSON.readTree(in.readLine());
-    assertThat(noMethod.path("id").asInt()).isEqualTo(4);
-    assertThat(noMethod.at("/error/code").asInt()).isEqualTo(StdioMessageGuard.INVALID_REQUEST);
-    send(toServer, "");
-    send(toServer, "{\"jsonrpc\":\"2.0\",\r\"id\":5,\"method\":\"tools/list\"}");
-    JsonNode afterAll = JSON.readTree(in.readLine());
-    assertThat(afterAll.path("id").asInt()).isEqualTo(5);
-    assertThat(afterAll.at("/result/tools").size()).isEqualTo(10);
+      stdio.send("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"");
+      JsonNode broken = stdio.receive();
+      assertThat(broken.path("id").isNull()).isTrue();
+      assertThat(broken.at("/error/code").asInt()).isEqualTo(StdioMessageGuard.PARSE_ERROR);
+      stdio.send("[1,2]");
+      assertThat(stdio.receive().at("/error/code").asInt())
+          .isEqualTo(StdioMessageGuard.PARSE_ERROR);
+      stdio.send("{\"jsonrpc\":\"2.0\",\"id\":4}");
+      JsonNode noMethod = stdio.receive();
+      assertThat(noMethod.path("id").asInt()).isEqualTo(4);
+      assertThat(noMethod.at("/error/code").asInt()).isEqualTo(StdioMessageGuard.INVALID_REQUEST);
+      stdio.send("");
+      stdio.send("{\"jsonrpc\":\"2.0\",\r\"id\":5,\"method\":\"tools/list\"}");
+      JsonNode afterAll = stdio.receive();
+      assertThat(afterAll.path("id").asInt()).isEqualTo(5);
+      assertThat(afterAll.at("/result/tools").size()).isEqualTo(10);
 
-    toServer.close();
-    serving.join(10_000);
-    assertThat(serving.isAlive()).as("server ends when stdin closes").isFalse();
-    server.close();
+      assertThat(stdio.endsWhenStdinCloses()).as("server ends when stdin closes").isTrue();
+    }
   }
 
   @Test
@@ -142,10 +112,5 @@ class StdioLimitsTest {
     assertThat(errors.get(1).path("id").isNull()).isTrue();
     assertThat(errors.get(1).at("/error/message").asText()).contains("too large");
     assertThat(errors.get(2).at("/error/code").asInt()).isEqualTo(StdioMessageGuard.PARSE_ERROR);
-  }
-
-  private static void send(OutputStream out, String line) throws Exception {
-    out.write((line + "\n").getBytes(StandardCharsets.UTF_8));
-    out.flush();
   }
 }

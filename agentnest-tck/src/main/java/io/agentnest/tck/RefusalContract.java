@@ -8,7 +8,6 @@ import io.agentnest.SandboxInfo;
 import io.agentnest.UnsupportedControlException;
 import io.agentnest.spi.Labels;
 import io.agentnest.spi.SandboxSpec;
-import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -19,24 +18,18 @@ import org.junit.jupiter.api.Test;
 public interface RefusalContract extends BackendTarget {
 
   private SandboxSpec hardened() {
-    return new SandboxSpec(
-        target().config().image(),
-        target().config().runtime(),
-        List.of("python3", "-c", "pass"),
-        "65534:65534",
-        Map.of(),
-        "/workspace",
-        Map.of(Labels.MANAGED, "true", "agentnest-tck", "refusal"),
-        1.0,
-        256L << 20,
-        64,
-        Map.of(),
-        true,
-        "{\"defaultAction\":\"SCMP_ACT_ALLOW\"}",
-        true,
-        true,
-        true,
-        1024);
+    return SandboxSpec.builder()
+        .image(target().config().image())
+        .runtime(target().config().runtime())
+        .command("python3", "-c", "pass")
+        .workdir("/workspace")
+        .labels(Map.of(Labels.MANAGED, "true", "agentnest-tck", "refusal"))
+        .cpus(1.0)
+        .memoryBytes(256L << 20)
+        .pidsLimit(64)
+        .seccompProfileJson("{\"defaultAction\":\"SCMP_ACT_ALLOW\"}")
+        .openFilesLimit(1024)
+        .build();
   }
 
   @Test
@@ -45,11 +38,11 @@ public interface RefusalContract extends BackendTarget {
     Map<String, SandboxSpec> weakened =
         Map.of(
             "network",
-            copy(base, false, true, true),
+            base.toBuilder().networkDisabled(false).build(),
             "capabilities",
-            copy(base, true, false, true),
+            base.toBuilder().dropAllCapabilities(false).build(),
             "no-new-privileges",
-            copy(base, true, true, false));
+            base.toBuilder().noNewPrivileges(false).build());
     for (Map.Entry<String, SandboxSpec> w : weakened.entrySet()) {
       assertThatThrownBy(() -> target().backend().create(w.getValue()))
           .as("a spec without %s", w.getKey())
@@ -67,27 +60,5 @@ public interface RefusalContract extends BackendTarget {
             () -> Sandbox.create(target().configure().runtime("no-such-runtime-tck").build()))
         .isInstanceOf(UnsupportedControlException.class)
         .hasMessageContaining("no-such-runtime-tck");
-  }
-
-  private static SandboxSpec copy(
-      SandboxSpec s, boolean networkDisabled, boolean dropAllCapabilities, boolean noNewPrivs) {
-    return new SandboxSpec(
-        s.image(),
-        s.runtime(),
-        s.command(),
-        s.user(),
-        s.env(),
-        s.workdir(),
-        s.labels(),
-        s.cpus(),
-        s.memoryBytes(),
-        s.pidsLimit(),
-        s.tmpfs(),
-        s.readOnlyRootFilesystem(),
-        s.seccompProfileJson(),
-        noNewPrivs,
-        dropAllCapabilities,
-        networkDisabled,
-        s.openFilesLimit());
   }
 }

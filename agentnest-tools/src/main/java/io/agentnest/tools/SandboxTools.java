@@ -507,7 +507,11 @@ public final class SandboxTools {
     }
   }
 
-  /** Cuts text to {@code max} characters, saying how much was left out. */
+  /**
+   * Cuts text to {@code max} characters, saying how much was left out. The one truncation helper of
+   * the integration modules (MCP, Spring AI, LangChain4j), which may not use core's internal {@code
+   * Bounded}.
+   */
   public static String bound(@Nullable String s, int max) {
     if (s == null) {
       return "";

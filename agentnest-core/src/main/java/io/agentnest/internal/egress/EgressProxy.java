@@ -32,6 +32,7 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
+import org.apache.commons.io.IOUtils;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -131,9 +132,9 @@ public final class EgressProxy {
       LOG.warn("egress proxy failure for sandbox {}", sandboxId, e);
       a.note("internal error: " + HttpSyntax.describe(e));
     } finally {
-      closeQuietly(toClient);
+      IOUtils.closeQuietly(toClient);
       drainAvailable(in);
-      closeQuietly(in);
+      IOUtils.closeQuietly(in);
       emit(a);
     }
   }
@@ -501,7 +502,7 @@ public final class EgressProxy {
         a.resolved = IpAddresses.format(address);
         return s;
       } catch (IOException e) {
-        closeQuietly(s);
+        IOUtils.closeQuietly(s);
         last = e;
         lastAddress = address;
       }
@@ -541,7 +542,7 @@ public final class EgressProxy {
                   if (!v.passed()) {
                     // Set before the close: the downstream loop ends on it and answers.
                     refused.set(v);
-                    closeQuietly(upstream);
+                    IOUtils.closeQuietly(upstream);
                     return;
                   }
                   upOut.write(v.consumed());
@@ -580,7 +581,7 @@ public final class EgressProxy {
     if (refusal != null) {
       answerRefusal(out, refusal);
     }
-    closeQuietly(out); // half-close toward the client: the destination is done
+    IOUtils.closeQuietly(out); // half-close toward the client: the destination is done
     if (failed) {
       abort(upstream, in);
     }
@@ -616,8 +617,8 @@ public final class EgressProxy {
   }
 
   private static void abort(Socket upstream, InputStream in) {
-    closeQuietly(upstream);
-    closeQuietly(in);
+    IOUtils.closeQuietly(upstream);
+    IOUtils.closeQuietly(in);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -663,11 +664,11 @@ public final class EgressProxy {
                   upOut.flush();
                 } catch (ClientBodyException e) {
                   // The client broke off its body: the server would wait forever.
-                  closeQuietly(upstream);
+                  IOUtils.closeQuietly(upstream);
                 } catch (IOException | BadMessage e) {
                   // The server stopped reading (e.g. answered early): the response tells why.
                   if (e instanceof BadMessage) {
-                    closeQuietly(upstream);
+                    IOUtils.closeQuietly(upstream);
                   }
                 }
               },
@@ -918,17 +919,6 @@ public final class EgressProxy {
       }
     } catch (IOException e) {
       // closing anyway
-    }
-  }
-
-  private static void closeQuietly(@Nullable AutoCloseable c) {
-    if (c == null) {
-      return;
-    }
-    try {
-      c.close();
-    } catch (Exception e) {
-      // nothing more to do
     }
   }
 }

@@ -17,6 +17,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.commons.io.IOUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -88,7 +89,7 @@ public final class LoopbackProxyServer implements AutoCloseable {
         pool.execute(() -> serve(s));
       } catch (RejectedExecutionException e) {
         open.remove(s);
-        closeQuietly(s);
+        IOUtils.closeQuietly(s);
       }
     }
   }
@@ -127,7 +128,7 @@ public final class LoopbackProxyServer implements AutoCloseable {
       LOG.warn("egress loopback proxy connection failed", e);
     } finally {
       open.remove(s);
-      closeQuietly(s);
+      IOUtils.closeQuietly(s);
     }
   }
 
@@ -135,9 +136,9 @@ public final class LoopbackProxyServer implements AutoCloseable {
   @Override
   public void close() {
     closed = true;
-    closeQuietly(server);
+    IOUtils.closeQuietly(server);
     for (Socket s : open) {
-      closeQuietly(s);
+      IOUtils.closeQuietly(s);
     }
     pool.shutdownNow();
     try {
@@ -147,14 +148,6 @@ public final class LoopbackProxyServer implements AutoCloseable {
       acceptor.join(5_000);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-    }
-  }
-
-  private static void closeQuietly(AutoCloseable c) {
-    try {
-      c.close();
-    } catch (Exception e) {
-      // nothing more to do
     }
   }
 }

@@ -92,9 +92,9 @@ public final class ArtifactTransfer {
         throw new FileOperationException(
             FileOperationException.Reason.SECRET_IN_NAME,
             "'"
-                + bound(f.path())
+                + Bounded.escaped(f.path())
                 + "' matches '"
-                + bound(glob)
+                + Bounded.escaped(glob)
                 + "' but its name holds the value of a secret (masked here), and names that"
                 + " carry secrets never leave the sandbox: rename the file in the sandbox and"
                 + " export it again");
@@ -108,7 +108,7 @@ public final class ArtifactTransfer {
                 "'"
                     + Bounded.escaped(f.path())
                     + "' matches '"
-                    + bound(glob)
+                    + Bounded.escaped(glob)
                     + "' but is a symlink: artifacts are regular files only; copy the target into"
                     + " the workspace or narrow the pattern");
         case OTHER ->
@@ -122,7 +122,7 @@ public final class ArtifactTransfer {
       if (out.size() > maxEntries) {
         throw new FileOperationException(
             FileOperationException.Reason.TOO_MANY,
-            "'" + bound(glob) + "' matches more than " + maxEntries + " files");
+            "'" + Bounded.escaped(glob) + "' matches more than " + maxEntries + " files");
       }
     }
     return out;
@@ -132,13 +132,17 @@ public final class ArtifactTransfer {
     if (glob.isBlank() || glob.startsWith("/") || glob.indexOf('\0') >= 0) {
       throw new FileOperationException(
           FileOperationException.Reason.BAD_GLOB,
-          "pattern '" + bound(glob) + "' must be relative to the workspace, e.g. 'output/**.png'");
+          "pattern '"
+              + Bounded.escaped(glob)
+              + "' must be relative to the workspace, e.g. 'output/**.png'");
     }
     for (String part : glob.split("/")) {
       if (part.equals("..")) {
         throw new FileOperationException(
             FileOperationException.Reason.BAD_GLOB,
-            "pattern '" + bound(glob) + "' contains '..': artifacts are in the workspace");
+            "pattern '"
+                + Bounded.escaped(glob)
+                + "' contains '..': artifacts are in the workspace");
       }
     }
     try {
@@ -146,7 +150,7 @@ public final class ArtifactTransfer {
     } catch (IllegalArgumentException e) {
       throw new FileOperationException(
           FileOperationException.Reason.BAD_GLOB,
-          "pattern '" + bound(glob) + "' is not a valid glob: " + e.getMessage());
+          "pattern '" + Bounded.escaped(glob) + "' is not a valid glob: " + e.getMessage());
     }
   }
 
@@ -489,7 +493,8 @@ public final class ArtifactTransfer {
         }
       }
       if (e.isLink()) {
-        throw refused(raw, "is a hard link to '" + bound(e.getLinkName()) + "': not accepted");
+        throw refused(
+            raw, "is a hard link to '" + Bounded.escaped(e.getLinkName()) + "': not accepted");
       }
       if (e.isSymbolicLink()) {
         String target = e.getLinkName();
@@ -497,7 +502,7 @@ public final class ArtifactTransfer {
           throw refused(raw, "is a symlink: only regular files and directories are accepted");
         }
         if (target.startsWith("/") || escapes(name, target)) {
-          throw refused(raw, "is a symlink pointing outside ('" + bound(target) + "')");
+          throw refused(raw, "is a symlink pointing outside ('" + Bounded.escaped(target) + "')");
         }
         symlinks.add(name);
         return name;
@@ -604,7 +609,7 @@ public final class ArtifactTransfer {
   private static FileOperationException refused(String name, String why) {
     return new FileOperationException(
         FileOperationException.Reason.ARCHIVE_REFUSED,
-        "refused archive entry '" + bound(name) + "': it " + why);
+        "refused archive entry '" + Bounded.escaped(name) + "': it " + why);
   }
 
   private static String rel(Path base, Path p) {
@@ -619,10 +624,5 @@ public final class ArtifactTransfer {
     StringBuilder b = new StringBuilder(s.length());
     s.chars().forEach(c -> b.append(hasControl(String.valueOf((char) c)) ? '_' : (char) c));
     return b.toString();
-  }
-
-  private static String bound(String s) {
-    String c = s.replace("\0", "\\0");
-    return c.length() > 200 ? c.substring(0, 200) + "..." : c;
   }
 }

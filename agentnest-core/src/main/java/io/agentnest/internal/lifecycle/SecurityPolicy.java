@@ -2,6 +2,7 @@ package io.agentnest.internal.lifecycle;
 
 import io.agentnest.SandboxConfig;
 import io.agentnest.agent.AgentSources;
+import io.agentnest.internal.snapshot.ConfigCodec;
 import io.agentnest.spi.Labels;
 import io.agentnest.spi.SandboxSpec;
 import io.agentnest.spi.support.HostProcess;
@@ -11,7 +12,6 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
@@ -46,9 +46,7 @@ public final class SecurityPolicy {
     labels.put(Labels.CREATED, Long.toString(now.getEpochSecond()));
     labels.put(Labels.EXPIRES, Long.toString(now.plus(config.ttl()).getEpochSecond()));
     labels.put(Labels.VERSION, VERSION);
-    labels.put(Labels.EXEC_TIMEOUT_MS, Long.toString(config.execTimeout().toMillis()));
-    labels.put(Labels.MAX_OUTPUT, Long.toString(config.maxOutputBytes()));
-    labels.put(Labels.MEMORY, Long.toString(config.memoryBytes()));
+    labels.putAll(ConfigCodec.toLabels(config));
     if (config.tenant() != null) {
       labels.put(Labels.TENANT, config.tenant());
     }
@@ -82,26 +80,24 @@ public final class SecurityPolicy {
     }
 
     String seccomp = config.seccompProfile() != null ? config.seccompProfile() : SECCOMP;
-    return new SandboxSpec(
-        config.image(),
-        config.runtime(),
-        List.of("python3", "-u", "-c", AgentSources.bootstrap()),
-        config.user(),
-        env,
+    return SandboxSpec.builder()
+        .image(config.image())
+        .runtime(config.runtime())
+        .command("python3", "-u", "-c", AgentSources.bootstrap())
+        .user(config.user())
+        .env(env)
         // The engine creates the working directory: a read-only workspace then exists even when
         // the image has none.
-        config.readOnlyWorkspace() ? SandboxConfig.WORKSPACE : "/",
-        labels,
-        config.cpus(),
-        config.memoryBytes(),
-        config.pidsLimit(),
-        tmpfs,
-        config.readOnlyRootFilesystem(),
-        seccomp,
-        true,
-        true,
-        true,
-        OPEN_FILES_LIMIT);
+        .workdir(config.readOnlyWorkspace() ? SandboxConfig.WORKSPACE : "/")
+        .labels(labels)
+        .cpus(config.cpus())
+        .memoryBytes(config.memoryBytes())
+        .pidsLimit(config.pidsLimit())
+        .tmpfs(tmpfs)
+        .readOnlyRootFilesystem(config.readOnlyRootFilesystem())
+        .seccompProfileJson(seccomp)
+        .openFilesLimit(OPEN_FILES_LIMIT)
+        .build();
   }
 
   /**

@@ -8,18 +8,93 @@ import io.agentnest.ConfigException;
 import io.agentnest.NetworkPolicy;
 import io.agentnest.SandboxConfig;
 import io.agentnest.internal.support.Json;
+import io.agentnest.spi.Labels;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiConsumer;
+import java.util.function.ToLongFunction;
 
 /**
- * The one JSON encoding of a {@link SandboxConfig} kept beside a sandbox's saved state: never
- * secret values (only their names), and no live objects (listeners, handlers, audit log).
+ * The encodings of a {@link SandboxConfig}, in one place: the JSON kept beside a sandbox's saved
+ * state (never secret values, only their names; no live objects such as listeners, handlers or the
+ * audit log), and the few fields a sandbox's labels carry for a process that attaches to it later.
  */
 public final class ConfigCodec {
+  /**
+   * A field carried both in the JSON and in the labels: its JSON name, its label key, the least
+   * value a config accepts (a label below it is raised to it), and how to read and set it.
+   */
+  private record Carried(
+      String json,
+      String label,
+      long least,
+      ToLongFunction<SandboxConfig> get,
+      BiConsumer<SandboxConfig.Builder, Long> set) {}
+
+  private static final Carried EXEC_TIMEOUT =
+      new Carried(
+          "exec_timeout_ms",
+          Labels.EXEC_TIMEOUT_MS,
+          1,
+          c -> c.execTimeout().toMillis(),
+          (b, ms) -> b.execTimeout(Duration.ofMillis(ms)));
+  private static final Carried MAX_OUTPUT =
+      new Carried(
+          "max_output_bytes",
+          Labels.MAX_OUTPUT,
+          0,
+          SandboxConfig::maxOutputBytes,
+          SandboxConfig.Builder::maxOutputBytes);
+  private static final Carried MEMORY =
+      new Carried(
+          "memory_bytes",
+          Labels.MEMORY,
+          16L << 20,
+          SandboxConfig::memoryBytes,
+          SandboxConfig.Builder::memoryBytes);
+
+  /**
+   * What a handle from {@code connect} needs to bound its calls like the creator's: the exec
+   * timeout, the output cap, and the memory limit (fork and snapshot bound the state by it).
+   */
+  private static final List<Carried> LABELLED = List.of(EXEC_TIMEOUT, MAX_OUTPUT, MEMORY);
+
   private ConfigCodec() {}
+
+  /**
+   * The labels a sandbox carries for {@code c}: decimal values of the {@link #LABELLED} fields, the
+   * same numbers as in the JSON.
+   */
+  public static Map<String, String> toLabels(SandboxConfig c) {
+    Map<String, String> labels = new LinkedHashMap<>();
+    LABELLED.forEach(f -> labels.put(f.label(), Long.toString(f.get().applyAsLong(c))));
+    return labels;
+  }
+
+  /**
+   * Sets on {@code b} what {@code labels} (from {@link #toLabels}, of this or an earlier version)
+   * carry. A missing or unreadable label keeps the default; a value below what a config accepts is
+   * raised to the least it accepts, so a hand-edited label cannot make the sandbox unattachable.
+   */
+  public static SandboxConfig.Builder fromLabels(
+      Map<String, String> labels, SandboxConfig.Builder b) {
+    for (Carried f : LABELLED) {
+      String v = labels.get(f.label());
+      if (v == null) {
+        continue;
+      }
+      try {
+        f.set().accept(b, Math.max(f.least(), Long.parseLong(v)));
+      } catch (NumberFormatException e) {
+        // Unreadable: the default stands.
+      }
+    }
+    return b;
+  }
 
   /** The parts of the config a restore needs; never secret values (only their names). */
   public static ObjectNode toJson(SandboxConfig c) {
@@ -28,9 +103,9 @@ public final class ConfigCodec {
     if (c.runtime() != null) {
       o.put("runtime", c.runtime());
     }
-    o.put("cpus", c.cpus()).put("memory_bytes", c.memoryBytes()).put("pids_limit", c.pidsLimit());
+    o.put("cpus", c.cpus()).put(MEMORY.json(), c.memoryBytes()).put("pids_limit", c.pidsLimit());
     o.put("tmp_bytes", c.tmpSizeBytes()).put("workspace_bytes", c.workspaceSizeBytes());
-    o.put("max_output_bytes", c.maxOutputBytes()).put("user", c.user());
+    o.put(MAX_OUTPUT.json(), c.maxOutputBytes()).put("user", c.user());
     ObjectNode env = o.putObject("env");
     c.env().forEach(env::put);
     c.secretEnv().keySet().forEach(o.putArray("secret_env_names")::add);
@@ -44,7 +119,7 @@ public final class ConfigCodec {
     o.put("redact_credentials", c.redactCredentials()).put("workdir", c.workdir());
     ObjectNode labels = o.putObject("labels");
     c.labels().forEach(labels::put);
-    o.put("exec_timeout_ms", c.execTimeout().toMillis())
+    o.put(EXEC_TIMEOUT.json(), c.execTimeout().toMillis())
         .put("start_timeout_ms", c.startTimeout().toMillis())
         .put("ttl_ms", c.ttl().toMillis())
         .put("read_only_root", c.readOnlyRootFilesystem())
@@ -84,11 +159,11 @@ public final class ConfigCodec {
             .backend(c.path("backend").asText("docker"))
             .image(c.path("image").asText())
             .cpus(c.path("cpus").asDouble())
-            .memoryBytes(c.path("memory_bytes").asLong())
+            .memoryBytes(c.path(MEMORY.json()).asLong())
             .pidsLimit(c.path("pids_limit").asInt())
             .tmpSizeBytes(c.path("tmp_bytes").asLong())
             .workspaceSizeBytes(c.path("workspace_bytes").asLong())
-            .maxOutputBytes(c.path("max_output_bytes").asLong())
+            .maxOutputBytes(c.path(MAX_OUTPUT.json()).asLong())
             .user(c.path("user").asText());
     if (c.hasNonNull("runtime")) {
       b.runtime(c.path("runtime").asText());
@@ -107,7 +182,7 @@ public final class ConfigCodec {
     if (c.has("workdir")) {
       b.redactCredentials(c.path("redact_credentials").asBoolean(true))
           .workdir(c.path("workdir").asText())
-          .execTimeout(Duration.ofMillis(c.path("exec_timeout_ms").asLong()))
+          .execTimeout(Duration.ofMillis(c.path(EXEC_TIMEOUT.json()).asLong()))
           .startTimeout(Duration.ofMillis(c.path("start_timeout_ms").asLong()))
           .ttl(Duration.ofMillis(c.path("ttl_ms").asLong()))
           .readOnlyRootFilesystem(c.path("read_only_root").asBoolean(true))

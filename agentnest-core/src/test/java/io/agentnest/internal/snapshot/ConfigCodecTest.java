@@ -3,11 +3,13 @@ package io.agentnest.internal.snapshot;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.ApprovalPolicy;
 import io.agentnest.NetworkPolicy;
 import io.agentnest.SandboxConfig;
 import io.agentnest.Secret;
 import io.agentnest.internal.support.Json;
+import io.agentnest.spi.Labels;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
@@ -79,6 +81,96 @@ class ConfigCodecTest {
     assertThat(c.ttl()).isEqualTo(d.ttl());
     assertThat(c.readOnlyRootFilesystem()).isEqualTo(d.readOnlyRootFilesystem());
     assertThat(c.network().isNone()).isTrue();
+  }
+
+  @Property(tries = 200)
+  void theLabelledLimitsSurviveTheTripThroughTheLabels(@ForAll("configs") SandboxConfig c) {
+    SandboxConfig back =
+        ConfigCodec.fromLabels(ConfigCodec.toLabels(c), SandboxConfig.builder()).build();
+
+    assertThat(back.execTimeout()).isEqualTo(c.execTimeout());
+    assertThat(back.maxOutputBytes()).isEqualTo(c.maxOutputBytes());
+    assertThat(back.memoryBytes()).isEqualTo(c.memoryBytes());
+    assertThat(ConfigCodec.toLabels(back)).isEqualTo(ConfigCodec.toLabels(c));
+  }
+
+  @Property(tries = 100)
+  void theLabelsCarryTheSameNumbersAsTheJson(@ForAll("configs") SandboxConfig c) {
+    JsonNode json = ConfigCodec.toJson(c);
+    Map<String, String> labels = ConfigCodec.toLabels(c);
+
+    assertThat(labels)
+        .containsExactly(
+            Map.entry(Labels.EXEC_TIMEOUT_MS, json.path("exec_timeout_ms").asText()),
+            Map.entry(Labels.MAX_OUTPUT, json.path("max_output_bytes").asText()),
+            Map.entry(Labels.MEMORY, json.path("memory_bytes").asText()));
+  }
+
+  @Test
+  void labelsWrittenByTheEarlierEncodingAreStillRead() {
+    // As SecurityPolicy wrote them before the codec owned them: decimal strings under these keys.
+    Map<String, String> earlier =
+        Map.of(
+            "agentnest.exec-timeout-ms", "90000",
+            "agentnest.max-output", "1048576",
+            "agentnest.memory-bytes", "536870912",
+            "agentnest.managed", "true");
+
+    SandboxConfig c = ConfigCodec.fromLabels(earlier, SandboxConfig.builder()).build();
+
+    assertThat(c.execTimeout()).isEqualTo(Duration.ofSeconds(90));
+    assertThat(c.maxOutputBytes()).isEqualTo(1L << 20);
+    assertThat(c.memoryBytes()).isEqualTo(512L << 20);
+  }
+
+  @Test
+  void missingOrUnreadableLabelsKeepTheDefaultsAndTooSmallOnesAreRaised() {
+    SandboxConfig d = SandboxConfig.defaults();
+    Map<String, String> odd =
+        Map.of(
+            Labels.EXEC_TIMEOUT_MS, "soon",
+            Labels.MAX_OUTPUT, "-5",
+            Labels.MEMORY, "1");
+
+    SandboxConfig c = ConfigCodec.fromLabels(odd, SandboxConfig.builder()).build();
+    SandboxConfig none = ConfigCodec.fromLabels(Map.of(), SandboxConfig.builder()).build();
+
+    assertThat(c.execTimeout()).isEqualTo(d.execTimeout());
+    assertThat(c.maxOutputBytes()).isZero();
+    assertThat(c.memoryBytes()).isEqualTo(16L << 20);
+    assertThat(ConfigCodec.toLabels(none)).isEqualTo(ConfigCodec.toLabels(d));
+  }
+
+  @Test
+  void aConfigSavedByTheEarlierEncodingDecodesAndEncodesToTheSameJson() throws Exception {
+    // Every field, as the codec wrote it before the labels joined it: existing snapshots restore.
+    String saved =
+        "{\"backend\":\"docker\",\"image\":\"agentnest/python:latest\",\"runtime\":\"runsc\","
+            + "\"cpus\":1.5,\"memory_bytes\":536870912,\"pids_limit\":256,"
+            + "\"tmp_bytes\":67108864,\"workspace_bytes\":268435456,"
+            + "\"max_output_bytes\":1048576,\"user\":\"1000:1000\",\"env\":{\"A\":\"1\"},"
+            + "\"secret_env_names\":[\"TOKEN\"],"
+            + "\"network\":{\"allow\":[\"example.org\"],\"allow_addresses\":[\"10.0.0.0/8\"]},"
+            + "\"redact_credentials\":true,\"workdir\":\"/workspace\",\"labels\":{\"team\":\"a\"},"
+            + "\"exec_timeout_ms\":90000,\"start_timeout_ms\":30000,\"ttl_ms\":3600000,"
+            + "\"read_only_root\":true,\"read_only_workspace\":false,"
+            + "\"approvals\":{\"file_deletion\":\"ASK\",\"system_modification\":\"DENY\","
+            + "\"timeout_ms\":60000,\"shell\":[{\"regex\":\"rm\\\\s+-rf\",\"action\":\"ASK\"}],"
+            + "\"python\":{\"os.system\":\"DENY\"},\"writable_paths\":[\"/workspace/out\"]}}";
+    JsonNode json = Json.MAPPER.readTree(saved);
+
+    SandboxConfig c = ConfigCodec.fromJson(json);
+
+    assertThat(c.memoryBytes()).isEqualTo(512L << 20);
+    assertThat(c.maxOutputBytes()).isEqualTo(1L << 20);
+    assertThat(c.execTimeout()).isEqualTo(Duration.ofSeconds(90));
+    assertThat(c.runtime()).isEqualTo("runsc");
+    assertThat(c.approvals().fileDeletion()).isEqualTo(ApprovalPolicy.Action.ASK);
+    ObjectNode again = ConfigCodec.toJson(c);
+    again.remove("secret_env_names");
+    ((ObjectNode) json).remove("secret_env_names");
+    // Text, not nodes: the parser reads small numbers as ints, the encoder writes longs.
+    assertThat(again.toString()).isEqualTo(json.toString());
   }
 
   @Provide

@@ -11,7 +11,6 @@ import com.github.dockerjava.api.model.LogConfig;
 import io.agentnest.UnsupportedControlException;
 import io.agentnest.spi.SandboxSpec;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -19,24 +18,22 @@ class ContainerSpecsTest {
   private static final String PROFILE = "{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[]}";
 
   private static SandboxSpec spec(boolean network, boolean caps, boolean nnp) {
-    return new SandboxSpec(
-        "agentnest/python:latest",
-        null,
-        List.of("python3", "-c", "pass"),
-        "65534:65534",
-        Map.of("A", "1"),
-        "/workspace",
-        Map.of("io.agentnest.managed", "true"),
-        1.5,
-        256L << 20,
-        128,
-        Map.of("/tmp", 1024L, "/workspace", 2048L),
-        true,
-        PROFILE,
-        nnp,
-        caps,
-        network,
-        4096);
+    return SandboxSpec.builder()
+        .image("agentnest/python:latest")
+        .command("python3", "-c", "pass")
+        .env(Map.of("A", "1"))
+        .workdir("/workspace")
+        .labels(Map.of("io.agentnest.managed", "true"))
+        .cpus(1.5)
+        .memoryBytes(256L << 20)
+        .pidsLimit(128)
+        .tmpfs(Map.of("/tmp", 1024L, "/workspace", 2048L))
+        .seccompProfileJson(PROFILE)
+        .noNewPrivileges(nnp)
+        .dropAllCapabilities(caps)
+        .networkDisabled(network)
+        .openFilesLimit(4096)
+        .build();
   }
 
   @Test

@@ -224,24 +224,17 @@ public final class IsolationCanary {
       String script,
       @Nullable String targets) {
     SandboxSpec small =
-        new SandboxSpec(
-            spec.image(),
-            spec.runtime(),
-            spec.command(),
-            spec.user(),
-            Map.of(),
-            "/",
-            Map.of(),
-            0.1,
-            64L << 20,
-            spec.pidsLimit(),
-            Map.of(),
-            true,
-            spec.seccompProfileJson(),
-            true,
-            true,
-            true,
-            spec.openFilesLimit());
+        SandboxSpec.builder()
+            .image(spec.image())
+            .runtime(spec.runtime())
+            .command(spec.command())
+            .user(spec.user())
+            .cpus(0.1)
+            .memoryBytes(64L << 20)
+            .pidsLimit(spec.pidsLimit())
+            .seccompProfileJson(spec.seccompProfileJson())
+            .openFilesLimit(spec.openFilesLimit())
+            .build();
     Pod base = PodSpecs.build(name, namespace, tenant, small, null, null, "IfNotPresent");
     base.getMetadata().getLabels().put(PodSpecs.ROLE_LABEL, ROLE);
     base.getSpec().getContainers().get(0).setCommand(List.of("python3", "-c", script));

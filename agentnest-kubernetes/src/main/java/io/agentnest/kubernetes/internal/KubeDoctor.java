@@ -11,7 +11,6 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 /** {@code agentnest doctor --backend kubernetes}: what the backend needs from the cluster. */
 public final class KubeDoctor {
@@ -118,24 +117,15 @@ public final class KubeDoctor {
   }
 
   private static SandboxSpec canarySpec() {
-    return new SandboxSpec(
-        SandboxConfig.DEFAULT_IMAGE,
-        null,
-        List.of("python3"),
-        "65534:65534",
-        Map.of(),
-        "/",
-        Map.of(),
-        0.1,
-        64L << 20,
-        64,
-        Map.of(),
-        true,
-        "{}",
-        true,
-        true,
-        true,
-        1024);
+    return SandboxSpec.builder()
+        .image(SandboxConfig.DEFAULT_IMAGE)
+        .command("python3")
+        .cpus(0.1)
+        .memoryBytes(64L << 20)
+        .pidsLimit(64)
+        .seccompProfileJson("{}")
+        .openFilesLimit(1024)
+        .build();
   }
 
   static boolean allowed(KubernetesClient c, String ns, String verb, String resource, String sub) {

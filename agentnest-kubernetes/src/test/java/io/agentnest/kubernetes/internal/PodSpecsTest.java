@@ -8,30 +8,23 @@ import io.agentnest.spi.SandboxSpec;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.api.model.PodBuilder;
-import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class PodSpecsTest {
   static SandboxSpec spec(Map<String, String> labels) {
-    return new SandboxSpec(
-        "agentnest/python:latest",
-        null,
-        List.of("python3", "-u", "-c", "pass"),
-        "65534:65534",
-        Map.of("A", "1"),
-        "/",
-        labels,
-        1.5,
-        256L << 20,
-        128,
-        Map.of("/tmp", 64L << 20, "/workspace", 128L << 20),
-        true,
-        "{}",
-        true,
-        true,
-        true,
-        1024);
+    return SandboxSpec.builder()
+        .image("agentnest/python:latest")
+        .command("python3", "-u", "-c", "pass")
+        .env(Map.of("A", "1"))
+        .labels(labels)
+        .cpus(1.5)
+        .memoryBytes(256L << 20)
+        .pidsLimit(128)
+        .tmpfs(Map.of("/tmp", 64L << 20, "/workspace", 128L << 20))
+        .seccompProfileJson("{}")
+        .openFilesLimit(1024)
+        .build();
   }
 
   private static Pod pod() {
@@ -150,26 +143,7 @@ class PodSpecsTest {
 
   @Test
   void weakenedSpecsAreRefusedNamingTheControl() {
-    SandboxSpec s = spec(Map.of());
-    SandboxSpec open =
-        new SandboxSpec(
-            s.image(),
-            s.runtime(),
-            s.command(),
-            s.user(),
-            s.env(),
-            s.workdir(),
-            s.labels(),
-            s.cpus(),
-            s.memoryBytes(),
-            s.pidsLimit(),
-            s.tmpfs(),
-            true,
-            "{}",
-            true,
-            true,
-            false,
-            1024);
+    SandboxSpec open = spec(Map.of()).toBuilder().networkDisabled(false).build();
     assertThatThrownBy(() -> KubeCluster.refuseWeakened(open))
         .isInstanceOf(UnsupportedControlException.class)
         .hasMessageContaining("network");
