@@ -25,6 +25,9 @@ import org.jspecify.annotations.Nullable;
  *     .execTimeout(Duration.ofSeconds(30))
  *     .build();
  * }</pre>
+ *
+ * <p>Why it is over 600 lines: it is the public surface of every setting, one documented setter per
+ * field with its validation; the encodings live in {@code ConfigCodec} and the YAML schema.
  */
 public final class SandboxConfig {
   /** The image {@code agentnest image build} produces. */

@@ -46,6 +46,10 @@ import org.jspecify.annotations.Nullable;
  * #environmentVariables()}); an empty value counts as unset. {@code AGENTNEST_CONFIG} names the
  * file to load instead of discovering one, {@code AGENTNEST_PROFILE} the profile {@link
  * #sandboxConfig()} uses.
+ *
+ * <p>Why it is over 600 lines: loading with positions for errors, the profile overlay, environment
+ * overrides and the effective configuration printed back share one parsed tree; the per-key table
+ * is {@code Schema}. The next split is the printing back (issue 18).
  */
 public final class AgentNestConfig {
   /** The file name looked for in the working directory and the user config directory. */

@@ -28,6 +28,8 @@ import org.jspecify.annotations.Nullable;
  * example, how it maps onto {@link SandboxConfig.Builder} and back, and its environment variable.
  * Groups ({@code limits}, {@code budgets}, {@code security}, {@code network}) are the dotted
  * prefixes.
+ *
+ * <p>Why it is over 600 lines: it is a table, one entry per key, and reads as data.
  */
 final class Schema {
   /** The config file versions this code reads. */

@@ -44,6 +44,9 @@ import org.jspecify.annotations.Nullable;
  *   tools.runPython("x * 2", null, null).text();   // "[result]\n42"
  * }
  * }</pre>
+ *
+ * <p>Why it is over 600 lines: one method per tool, each with the description a model reads;
+ * keeping them together keeps the three integrations identical.
  */
 public final class SandboxTools {
   /** Description of the Python tool, for a model. */

@@ -49,6 +49,10 @@ import org.slf4j.LoggerFactory;
  * names every part with its size and sha256 and is signed with HMAC-SHA256 under a key only this
  * installation has ({@code snapshot.key}, mode 0600). Nothing is trusted before the signature and
  * every part's hash check out.
+ *
+ * <p>Why it is just over 600 lines: it holds the save and the restore sequences, each a series of
+ * steps that must be read in order (verify before trust); the manifest and its signing, the parts
+ * and the checkpoint memory are classes of their own.
  */
 public final class SnapshotStore {
   private static final Logger LOG = LoggerFactory.getLogger(SnapshotStore.class);

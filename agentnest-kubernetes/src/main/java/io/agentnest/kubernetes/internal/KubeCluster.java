@@ -49,6 +49,11 @@ import org.slf4j.LoggerFactory;
  * The cluster as the backend sees it: sandbox pods in tenant namespaces, created hardened, started,
  * connected to with an exec, listed and removed. Everything that can only be refused is refused
  * before a pod exists; everything that fails after is cleaned up.
+ *
+ * <p>Why it is over 600 lines: it is the order of a pod's life (refusals, tenant, canary, create,
+ * wait, pids, connect, list, delete) in one place, so that what is refused before a pod exists and
+ * what is cleaned up after can be checked by reading; pod specs, tenants, the canary and doctor are
+ * their own classes.
  */
 public final class KubeCluster {
   private static final Logger LOG = LoggerFactory.getLogger(KubeCluster.class);
