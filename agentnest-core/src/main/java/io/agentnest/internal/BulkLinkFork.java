@@ -7,7 +7,7 @@ import io.agentnest.internal.channel.BulkLink;
 import io.agentnest.internal.state.SandboxArchives;
 import io.agentnest.internal.state.SandboxState;
 import io.agentnest.internal.state.StateBudget;
-import io.agentnest.internal.support.DaemonThreads;
+import io.agentnest.spi.support.DaemonThreads;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;

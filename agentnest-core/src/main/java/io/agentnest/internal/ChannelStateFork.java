@@ -3,7 +3,7 @@ package io.agentnest.internal;
 import io.agentnest.Sandbox;
 import io.agentnest.internal.state.SandboxState;
 import io.agentnest.internal.state.StateBudget;
-import io.agentnest.internal.support.DaemonThreads;
+import io.agentnest.spi.support.DaemonThreads;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

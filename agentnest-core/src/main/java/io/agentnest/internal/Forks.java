@@ -3,7 +3,7 @@ package io.agentnest.internal;
 import io.agentnest.ConfigException;
 import io.agentnest.Sandbox;
 import io.agentnest.internal.state.StateBudget;
-import io.agentnest.internal.support.DaemonThreads;
+import io.agentnest.spi.support.DaemonThreads;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;

@@ -8,13 +8,13 @@ import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
 import io.agentnest.UnsupportedControlException;
+import io.agentnest.spi.Backends;
 import io.agentnest.spi.Labels;
 import io.agentnest.spi.RuntimeBackend;
 import io.agentnest.spi.SandboxSpec;
 import io.agentnest.tck.BackendContract;
 import io.agentnest.tck.BackendUnderTest;
 import java.util.Map;
-import java.util.ServiceLoader;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
@@ -26,12 +26,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
  */
 @ExtendWith({KubernetesClusterRequired.class, GvisorRuntimeClassRequired.class})
 class KubernetesGvisorContractIT implements BackendContract {
-  private static final RuntimeBackend BACKEND =
-      ServiceLoader.load(RuntimeBackend.class).stream()
-          .map(ServiceLoader.Provider::get)
-          .filter(b -> b.name().equals("kubernetes"))
-          .findFirst()
-          .orElseThrow();
+  private static final RuntimeBackend BACKEND = Backends.get("kubernetes");
 
   @Override
   public BackendUnderTest target() {

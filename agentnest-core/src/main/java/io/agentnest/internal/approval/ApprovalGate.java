@@ -6,7 +6,7 @@ import io.agentnest.ApprovalHandler;
 import io.agentnest.ApprovalPolicy.Action;
 import io.agentnest.ApprovalRequest;
 import io.agentnest.internal.support.Bounded;
-import io.agentnest.internal.support.DaemonThreads;
+import io.agentnest.spi.support.DaemonThreads;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;

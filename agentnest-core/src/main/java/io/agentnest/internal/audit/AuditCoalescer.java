@@ -1,6 +1,6 @@
 package io.agentnest.internal.audit;
 
-import io.agentnest.internal.support.DaemonThreads;
+import io.agentnest.spi.support.DaemonThreads;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;

@@ -5,7 +5,7 @@ import io.agentnest.internal.DefaultSandbox;
 import io.agentnest.internal.channel.Frame;
 import io.agentnest.internal.channel.FramedStream;
 import io.agentnest.internal.channel.Ops;
-import io.agentnest.internal.support.DaemonThreads;
+import io.agentnest.spi.support.DaemonThreads;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;

@@ -3,8 +3,8 @@
  * front-ends, tools, benchmarks): where host-side state lives ({@link
  * io.agentnest.spi.support.AgentNestHome}), who this host process is ({@link
  * io.agentnest.spi.support.HostProcess}), a free-space reserve for what is written on a sandbox's
- * behalf ({@link io.agentnest.spi.support.DiskGuard}), host file helpers and the one percentile
- * every benchmark reports.
+ * behalf ({@link io.agentnest.spi.support.DiskGuard}), host file helpers, the one percentile every
+ * benchmark reports, and daemon thread pools ({@link io.agentnest.spi.support.DaemonThreads}).
  *
  * <p>Other modules may use these, like the rest of {@code io.agentnest.spi}; they must not use
  * {@code io.agentnest.internal..} (each module's {@code CoreBoundaryTest} enforces it). This

@@ -5,6 +5,7 @@ import com.github.dockerjava.api.command.InspectContainerResponse;
 import io.agentnest.AgentNestException;
 import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.SandboxSpec;
+import io.agentnest.spi.support.DaemonThreads;
 import io.agentnest.spi.support.HostFiles;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -14,9 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
@@ -30,14 +29,7 @@ import org.jspecify.annotations.Nullable;
  * (a local daemon run as root); otherwise each entry point declines with nothing done.
  */
 final class DockerCheckpoints {
-  // Daemon threads: an application that never closes a sandbox still exits.
-  private static final ExecutorService RESTORES =
-      Executors.newCachedThreadPool(
-          r -> {
-            Thread t = new Thread(r, "agentnest-restore");
-            t.setDaemon(true);
-            return t;
-          });
+  private static final ExecutorService RESTORES = DaemonThreads.pool("agentnest-restore");
 
   private final DockerClient client;
   private final DockerRuntimes runtimes;
@@ -102,14 +94,14 @@ final class DockerCheckpoints {
       }
       RuntimeException failed = null;
       try {
-        parentRestored.accept(joined(back));
+        parentRestored.accept(DaemonThreads.join(back));
         parentStopped = false;
       } catch (RuntimeException e) {
         failed = e;
       }
       for (CompletableFuture<BackendSandbox> c : copies) {
         try {
-          attached.add(joined(c));
+          attached.add(DaemonThreads.join(c));
         } catch (RuntimeException e) {
           failed = failed == null ? e : failed;
         }
@@ -257,18 +249,6 @@ final class DockerCheckpoints {
             + " (check 'agentnest doctor': gVisor checkpoints need an experimental local"
             + " dockerd)",
         e);
-  }
-
-  /** The future's value; a restore's runtime exception is rethrown as itself, not wrapped. */
-  private static <T> T joined(CompletableFuture<T> f) {
-    try {
-      return f.join();
-    } catch (CompletionException e) {
-      if (e.getCause() instanceof RuntimeException re) {
-        throw re;
-      }
-      throw e;
-    }
   }
 
   private static void deleteQuietly(@Nullable Path dir) {

@@ -1,4 +1,4 @@
-package io.agentnest.internal.support;
+package io.agentnest.spi.support;
 
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
