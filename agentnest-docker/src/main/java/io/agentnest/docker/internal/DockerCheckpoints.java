@@ -278,6 +278,9 @@ final class DockerCheckpoints {
               null);
           break;
         } catch (AgentNestException e) {
+          if (startedAfterAll(id, String.valueOf(e.getMessage()))) {
+            break;
+          }
           if (attempt >= 20 || !isTransientStartRefusal(String.valueOf(e.getMessage()))) {
             throw e;
           }
@@ -295,6 +298,19 @@ final class DockerCheckpoints {
       att.close();
       throw e;
     }
+  }
+
+  /**
+   * Under load an earlier attempt can be answered with a refusal although the engine went on to
+   * start the container from the checkpoint; the next attempt then gets "304 Not Modified" (already
+   * started). Only this code starts a container it has just created, so a running one is ours.
+   */
+  private boolean startedAfterAll(String id, String message) {
+    if (!message.contains("(HTTP 304)")) {
+      return false;
+    }
+    Boolean running = containers.inspect(id).getState().getRunning();
+    return Boolean.TRUE.equals(running);
   }
 
   /** The two refusals a start from a fresh checkpoint gets while the engine catches up. */
