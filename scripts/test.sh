@@ -15,5 +15,6 @@ state="$(mktemp -d /tmp/suite-state.XXXXXX)"
 trap 'rm -rf "$state"' EXIT
 touch "$state/start"
 docker ps -aq --no-trunc --filter label=agentnest.managed >"$state/containers-before" 2>/dev/null || true
-./mvnw -B -ntp verify "$@"
+# --fail-at-end: one module's failing tests do not hide whether the later modules pass.
+./mvnw -B -ntp --fail-at-end verify "$@"
 scripts/check-leftovers.sh "$state/start" "$state/containers-before"
