@@ -60,6 +60,7 @@ class KubernetesGvisorContractIT implements BackendContract {
             .cpus(0.2)
             .memoryBytes(64L << 20)
             .pidsLimit(64)
+            .openFilesLimit(1024)
             .tmpfs(Map.of("/tmp", 8L << 20))
             .seccompProfileJson("{}")
             .build();
