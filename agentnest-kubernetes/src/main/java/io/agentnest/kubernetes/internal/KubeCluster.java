@@ -124,8 +124,9 @@ public final class KubeCluster {
     refuseWeakened(spec);
     String tenant = spec.labels().getOrDefault(PodSpecs.TENANT_LABEL, settings.tenant());
     String ns = settings.namespaceOf(tenant);
-    String runtimeClass = runtimeClass(spec.runtime());
-    boolean pidsReachTheSandbox = refusePidsOutsideTheNodesKernel(runtimeClass, spec.pidsLimit());
+    RuntimeClass rc = runtimeClass(spec.runtime());
+    String runtimeClass = rc == null ? null : rc.getMetadata().getName();
+    boolean pidsReachTheSandbox = refusePidsOutsideTheNodesKernel(rc, spec.pidsLimit());
     tenants.ensure(tenant, ns);
     IsolationCanary.Result iso = canary.check(ns, tenant, spec, settings.startTimeout());
     if (!iso.isolated() && !settings.allowUnisolatedNetwork()) {
@@ -196,7 +197,7 @@ public final class KubeCluster {
   }
 
   /** The RuntimeClass for {@code runtime}: none for the default (runc), else one that exists. */
-  @Nullable String runtimeClass(@Nullable String runtime) {
+  @Nullable RuntimeClass runtimeClass(@Nullable String runtime) {
     if (runtime == null || runtime.isBlank() || runtime.equals("runc")) {
       return null;
     }
@@ -206,20 +207,20 @@ public final class KubeCluster {
           case "kata", "kata-runtime" -> List.of("kata", "kata-runtime", "kata-qemu");
           default -> List.of(runtime);
         };
-    List<String> known;
+    List<RuntimeClass> all;
     try {
-      known =
-          client.resources(RuntimeClass.class).list().getItems().stream()
-              .map(rc -> rc.getMetadata().getName())
-              .toList();
+      all = client.resources(RuntimeClass.class).list().getItems();
     } catch (KubernetesClientException e) {
       throw KubeErrors.of(e, "listing RuntimeClasses");
     }
     for (String c : candidates) {
-      if (known.contains(c)) {
-        return c;
+      for (RuntimeClass rc : all) {
+        if (c.equals(rc.getMetadata().getName())) {
+          return rc;
+        }
       }
     }
+    List<String> known = all.stream().map(rc -> rc.getMetadata().getName()).toList();
     throw new UnsupportedControlException(
         "runtime '"
             + runtime
@@ -245,17 +246,12 @@ public final class KubeCluster {
    *
    * @return whether the node's pids limit reaches the sandbox's processes
    */
-  private boolean refusePidsOutsideTheNodesKernel(@Nullable String runtimeClass, long pidsLimit) {
-    if (runtimeClass == null || pidsLimit <= 0) {
+  private boolean refusePidsOutsideTheNodesKernel(@Nullable RuntimeClass rc, long pidsLimit) {
+    if (rc == null || pidsLimit <= 0) {
       return true;
     }
-    RuntimeClass rc;
-    try {
-      rc = client.resources(RuntimeClass.class).withName(runtimeClass).get();
-    } catch (KubernetesClientException e) {
-      throw KubeErrors.of(e, "reading RuntimeClass " + runtimeClass);
-    }
-    String handler = rc == null ? null : rc.getHandler();
+    String runtimeClass = rc.getMetadata().getName();
+    String handler = rc.getHandler();
     if (handler != null && NODE_KERNEL_HANDLERS.contains(handler)) {
       return true;
     }
