@@ -87,8 +87,10 @@ class KubernetesCliIT {
     cmd.add(config.toString());
     ProcessBuilder pb = new ProcessBuilder(cmd);
     pb.environment().put("KUBECONFIG", kubeconfig);
-    // Only the file chooses: no tenant or backend from the test's environment.
+    // Only the file chooses: no tenant or backend from the test's environment. The home stays a
+    // temporary one: the real ~/.agentnest is never touched by a test.
     pb.environment().keySet().removeIf(k -> k.startsWith("AGENTNEST_"));
+    pb.environment().put("AGENTNEST_HOME", dir.resolve("home").toString());
     return pb;
   }
 
