@@ -314,10 +314,12 @@ control_plane() {
 kubelet_up() {
   local bin="$1"
   mkdir -p "$S/kubelet/seccomp"
-  # AgentNest's seccomp profile as the Localhost profile "agentnest.json" (an administrator copies
-  # it to every node's <kubelet root>/seccomp and sets AGENTNEST_KUBERNETES_SECCOMP_PROFILE).
-  install -m 0644 "$HERE/../../agentnest-core/src/main/resources/io/agentnest/internal/lifecycle/seccomp.json" \
-    "$S/kubelet/seccomp/agentnest.json"
+  # AgentNest's seccomp profiles as the Localhost profiles "agentnest.json" and, for gVisor pods,
+  # "agentnest-gvisor.json" (an administrator copies them to every node's <kubelet root>/seccomp
+  # and sets AGENTNEST_KUBERNETES_SECCOMP_PROFILE and AGENTNEST_KUBERNETES_SECCOMP_PROFILE_GVISOR).
+  local profiles="$HERE/../../agentnest-core/src/main/resources/io/agentnest/internal/lifecycle"
+  install -m 0644 "$profiles/seccomp.json" "$S/kubelet/seccomp/agentnest.json"
+  install -m 0644 "$profiles/seccomp-gvisor.json" "$S/kubelet/seccomp/agentnest-gvisor.json"
   cat >"$S/kubelet.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration

@@ -22,6 +22,7 @@ public final class KubernetesClusterRequired implements BeforeAllCallback {
   static final Path TEST_CLUSTER_SECCOMP = Path.of("/var/lib/agentnest-k8s/kubelet/seccomp");
 
   static final String SECCOMP_PROPERTY = "agentnest.kubernetes.seccomp.profile";
+  static final String SECCOMP_GVISOR_PROPERTY = "agentnest.kubernetes.seccomp.profile.gvisor";
 
   static final String UNENFORCED_PIDS_PROPERTY = "agentnest.kubernetes.allow.unenforced.pids";
   private static volatile boolean imported;
@@ -61,6 +62,15 @@ public final class KubernetesClusterRequired implements BeforeAllCallback {
           return;
         }
         System.setProperty(SECCOMP_PROPERTY, "agentnest.json");
+      }
+      if (System.getProperty(SECCOMP_GVISOR_PROPERTY) == null
+          && System.getenv("AGENTNEST_KUBERNETES_SECCOMP_PROFILE_GVISOR") == null) {
+        if (!Files.exists(TEST_CLUSTER_SECCOMP.resolve("agentnest-gvisor.json"))) {
+          missing(
+              "the test cluster's node has no agentnest-gvisor.json profile: run cluster.sh up");
+          return;
+        }
+        System.setProperty(SECCOMP_GVISOR_PROPERTY, "agentnest-gvisor.json");
       }
       // The test cluster's administrator accepts gVisor pods without a pids limit of their own
       // (KubernetesGvisorContractIT checks the refusal without this).

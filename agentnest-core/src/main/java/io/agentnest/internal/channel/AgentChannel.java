@@ -294,15 +294,13 @@ public final class AgentChannel implements AutoCloseable {
           return;
         }
         if (f == null) {
-          String diag = connection.diagnostics();
           die(
               expired
                   ? "the sandbox expired (its TTL ran out): create a new one, or extend() it"
                       + " before expiry"
                   : closing
                       ? "the sandbox channel was closed"
-                      : "the sandbox agent exited (channel closed)"
-                          + (diag.isBlank() ? "" : "; its last words: " + diag.strip()),
+                      : "the sandbox agent exited (channel closed)" + lastWords(),
               null);
           return;
         }
@@ -317,7 +315,11 @@ public final class AgentChannel implements AutoCloseable {
       if (gen != generation || suspended) {
         return;
       }
-      die(closing ? "the sandbox channel was closed" : "lost the sandbox channel: " + e, e);
+      die(
+          closing
+              ? "the sandbox channel was closed"
+              : "lost the sandbox channel: " + e + lastWords(),
+          e);
     } catch (RuntimeException e) {
       die("channel reader failed: " + e, e);
     } catch (Throwable e) {
@@ -363,6 +365,17 @@ public final class AgentChannel implements AutoCloseable {
     } catch (RuntimeException e) {
       LOG.warn("output listener of call {} failed", id, e);
     }
+  }
+
+  /** What the backend saw of the agent's end (its stderr, the container's state), if anything. */
+  private String lastWords() {
+    String diag;
+    try {
+      diag = connection.diagnostics();
+    } catch (RuntimeException e) {
+      return "";
+    }
+    return diag.isBlank() ? "" : "; its last words: " + diag.strip();
   }
 
   private SandboxClosedException die(String reason, @Nullable Throwable cause) {

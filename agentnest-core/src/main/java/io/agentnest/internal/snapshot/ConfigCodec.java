@@ -103,6 +103,9 @@ public final class ConfigCodec {
     if (c.runtime() != null) {
       o.put("runtime", c.runtime());
     }
+    if (c.tenant() != null) {
+      o.put("tenant", c.tenant());
+    }
     o.put("cpus", c.cpus()).put(MEMORY.json(), c.memoryBytes()).put("pids_limit", c.pidsLimit());
     o.put("tmp_bytes", c.tmpSizeBytes()).put("workspace_bytes", c.workspaceSizeBytes());
     o.put(MAX_OUTPUT.json(), c.maxOutputBytes()).put("user", c.user());
@@ -167,6 +170,9 @@ public final class ConfigCodec {
             .user(c.path("user").asText());
     if (c.hasNonNull("runtime")) {
       b.runtime(c.path("runtime").asText());
+    }
+    if (c.hasNonNull("tenant")) {
+      b.tenant(c.path("tenant").asText());
     }
     for (Iterator<Map.Entry<String, JsonNode>> it = c.path("env").fields(); it.hasNext(); ) {
       Map.Entry<String, JsonNode> e = it.next();

@@ -46,6 +46,7 @@ class ConfigCodecTest {
     assertThat(back.ttl()).isEqualTo(c.ttl());
     assertThat(back.readOnlyWorkspace()).isEqualTo(c.readOnlyWorkspace());
     assertThat(back.seccompProfile()).isEqualTo(c.seccompProfile());
+    assertThat(back.tenant()).as("a restored sandbox stays in its tenant").isEqualTo(c.tenant());
   }
 
   @Property(tries = 100)
@@ -263,9 +264,10 @@ class ConfigCodecTest {
                     List.of(exec, start, ttl, user, roRoot, roWs, redact, workdir));
     Arbitrary<String> seccomp =
         Arbitraries.of("{\"defaultAction\":\"SCMP_ACT_ERRNO\"}").injectNull(0.7);
-    return Combinators.combine(base, env, labels, network, approvals, rest, seccomp)
+    Arbitrary<String> tenant = Arbitraries.of("search", "team-a").injectNull(0.5);
+    return Combinators.combine(base, env, labels, network, approvals, rest, seccomp, tenant)
         .as(
-            (b, e, l, n, a, r, sc) -> {
+            (b, e, l, n, a, r, sc, t) -> {
               e.forEach(b::env);
               l.forEach(b::label);
               return b.network(n)
@@ -279,6 +281,7 @@ class ConfigCodecTest {
                   .redactCredentials((Boolean) r.get(6))
                   .workdir((String) r.get(7))
                   .seccompProfile(sc)
+                  .tenant(t)
                   .build();
             });
   }

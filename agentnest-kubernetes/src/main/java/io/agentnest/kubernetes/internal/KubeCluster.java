@@ -127,6 +127,7 @@ public final class KubeCluster {
     RuntimeClass rc = runtimeClass(spec.runtime());
     String runtimeClass = rc == null ? null : rc.getMetadata().getName();
     boolean pidsReachTheSandbox = refusePidsOutsideTheNodesKernel(rc, spec.pidsLimit());
+    String seccomp = seccompProfileFor(rc);
     tenants.ensure(tenant, ns);
     IsolationCanary.Result iso = canary.check(ns, tenant, spec, settings.startTimeout());
     if (!iso.isolated() && !settings.allowUnisolatedNetwork()) {
@@ -140,14 +141,7 @@ public final class KubeCluster {
     }
     String id = "sb-" + HexFormat.of().formatHex(randomBytes(10));
     Pod pod =
-        PodSpecs.build(
-            id,
-            ns,
-            tenant,
-            spec,
-            runtimeClass,
-            settings.seccompLocalhostProfile(),
-            settings.imagePullPolicy());
+        PodSpecs.build(id, ns, tenant, spec, runtimeClass, seccomp, settings.imagePullPolicy());
     if (!iso.isolated()) {
       pod.getMetadata().getAnnotations().put(ISOLATION_ANNOTATION, "not enforced: " + iso.detail());
     }
@@ -230,6 +224,36 @@ public final class KubeCluster {
             + " named "
             + candidates.get(0)
             + "; 'agentnest doctor --backend kubernetes' lists them");
+  }
+
+  /**
+   * The node's {@code Localhost} profile for pods of {@code rc}. runsc reads a profile its own way
+   * (every refusal is EPERM, so glibc cannot fall back from clone3 and no thread starts; it does
+   * not know the name pselect6): gVisor pods get the adapted profile, and are refused rather than
+   * broken when the administrator installed only the runc one.
+   */
+  private @Nullable String seccompProfileFor(@Nullable RuntimeClass rc) {
+    String base = settings.seccompLocalhostProfile();
+    if (rc == null) {
+      return base;
+    }
+    String handler = rc.getHandler();
+    if (handler == null || !(handler.contains("runsc") || handler.contains("gvisor"))) {
+      return base;
+    }
+    if (settings.seccompLocalhostProfileGvisor() != null || base == null) {
+      return settings.seccompLocalhostProfileGvisor();
+    }
+    throw new UnsupportedControlException(
+        "seccomp: RuntimeClass "
+            + rc.getMetadata().getName()
+            + " runs gVisor (handler "
+            + handler
+            + "), which would break sandboxes under the runc profile Localhost/"
+            + base
+            + " (every refusal becomes EPERM, so no thread can start): install AgentNest's gVisor"
+            + " profile (seccomp-gvisor.json, docs/kubernetes.md) on the nodes too and name it with"
+            + " AGENTNEST_KUBERNETES_SECCOMP_PROFILE_GVISOR");
   }
 
   /** RuntimeClass handlers whose containers are processes of the node's own kernel. */
@@ -443,7 +467,7 @@ public final class KubeCluster {
               .redirectingInput()
               .redirectingOutput()
               .writingError(err)
-              .exec(command.toArray(String[]::new));
+              .exec(PodSpecs.agentExec(command).toArray(String[]::new));
     } catch (KubernetesClientException e) {
       throw KubeErrors.of(e, "starting the agent in sandbox pod " + ns + "/" + id);
     }

@@ -79,7 +79,12 @@ public final class KubeDoctor {
         s.seccompLocalhostProfile() != null
             ? HealthCheck.ok(
                 "kubernetes seccomp",
-                "Localhost/" + s.seccompLocalhostProfile() + " (AgentNest's profile on the nodes)")
+                "Localhost/"
+                    + s.seccompLocalhostProfile()
+                    + " (AgentNest's profile on the nodes)"
+                    + (s.seccompLocalhostProfileGvisor() != null
+                        ? "; gVisor pods: Localhost/" + s.seccompLocalhostProfileGvisor()
+                        : "; gVisor pods refused: no AGENTNEST_KUBERNETES_SECCOMP_PROFILE_GVISOR"))
             : HealthCheck.warn(
                 "kubernetes seccomp",
                 "RuntimeDefault: the container runtime's default profile, not AgentNest's",

@@ -23,6 +23,10 @@ import org.jspecify.annotations.Nullable;
  * @param tenant the tenant of a sandbox whose configuration names none
  * @param seccompLocalhostProfile the profile's path under the kubelet's seccomp directory on every
  *     node ({@code Localhost}); null: {@code RuntimeDefault}, and the sandbox's labels say so
+ * @param seccompLocalhostProfileGvisor the same for pods of a gVisor (runsc) RuntimeClass:
+ *     AgentNest's profile as runsc reads it ({@code seccomp-gvisor.json}, see GvisorSeccomp); null:
+ *     such pods are refused when {@code seccompLocalhostProfile} is set (runsc would break the
+ *     agent's threads with the runc profile), and run with {@code RuntimeDefault} otherwise
  * @param allowUnisolatedNetwork the administrator's explicit opt-out: run sandboxes even where the
  *     isolation canary finds that pods can reach each other
  * @param allowUnenforcedPids the administrator's explicit opt-out: run sandboxes on a RuntimeClass
@@ -40,6 +44,7 @@ public record KubeSettings(
     String namespacePrefix,
     String tenant,
     @Nullable String seccompLocalhostProfile,
+    @Nullable String seccompLocalhostProfileGvisor,
     boolean allowUnisolatedNetwork,
     boolean allowUnenforcedPids,
     long nodePidsLimit,
@@ -172,6 +177,7 @@ public record KubeSettings(
         orDefault(get.apply("NAMESPACE_PREFIX"), "agentnest-"),
         orDefault(get.apply("TENANT"), "default"),
         get.apply("SECCOMP_PROFILE"),
+        get.apply("SECCOMP_PROFILE_GVISOR"),
         Boolean.parseBoolean(orDefault(get.apply("ALLOW_UNISOLATED_NETWORK"), "false")),
         Boolean.parseBoolean(orDefault(get.apply("ALLOW_UNENFORCED_PIDS"), "false")),
         nodePids,

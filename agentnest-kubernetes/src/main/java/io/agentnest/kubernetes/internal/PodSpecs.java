@@ -16,7 +16,10 @@ import io.fabric8.kubernetes.api.model.Volume;
 import io.fabric8.kubernetes.api.model.VolumeBuilder;
 import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.api.model.VolumeMountBuilder;
+import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -27,9 +30,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A sandbox as a pod: the restricted Pod Security profile, its limits as requests and limits, its
- * scratch space as memory-backed emptyDirs, and its labels. The pod's own process only holds the
- * pod open and reaps orphans; the agent is started with an exec, whose streams (unlike the main
- * process's stdout) the node does not write to its container log files.
+ * scratch space as memory-backed emptyDirs, and its labels. The pod's own process holds the pod
+ * open, reaps orphans and starts agents as its children; the agent's channel is an exec's streams,
+ * which (unlike the main process's stdout) the node does not write to its container log files.
  */
 public final class PodSpecs {
   /** The one container of a sandbox pod. */
@@ -41,8 +44,8 @@ public final class PodSpecs {
   /** Which seccomp profile the pod runs with ({@code Localhost/...} or {@code RuntimeDefault}). */
   public static final String SECCOMP_ANNOTATION = "agentnest.io/seccomp";
 
-  /** The label that names a sandbox's tenant. */
-  public static final String TENANT_LABEL = "agentnest.tenant";
+  /** The label that names a sandbox's tenant (the same key as the Docker backend's labels). */
+  public static final String TENANT_LABEL = Labels.TENANT;
 
   /** What every managed object carries (the same key as the Docker backend's labels). */
   public static final String MANAGED_LABEL = Labels.MANAGED;
@@ -51,30 +54,17 @@ public final class PodSpecs {
   public static final String ROLE_LABEL = "agentnest.role";
 
   /**
-   * pid 1: reaps orphans, ends on SIGTERM/SIGINT, holds no channel. Sandbox code runs as the same
-   * uid, so pid 1 makes itself non-dumpable (else /proc/1/mem is writable to it and the pod's first
-   * process becomes its puppet; the escape suite's privilege.agent-memory probe found this) and
-   * points its stdio at /dev/null (else /proc/1/fd/1 writes into the node's container log). If the
-   * kernel refuses either, the pod fails instead of running weakened.
+   * pid 1 ({@code holder.py}): holds the pod open, reaps orphans, and starts every agent as its own
+   * child so that the pod's seccomp filter applies to it on every runtime; non-dumpable, stdio on
+   * /dev/null (the source says why).
    */
-  static final String HOLDER =
-      "import os,signal,ctypes\n"
-          + "if ctypes.CDLL(None).prctl(4,0,0,0,0)!=0:\n"
-          + " os._exit(70)\n"
-          + "n=os.open('/dev/null',os.O_RDWR)\n"
-          + "for f in (0,1,2):\n"
-          + " os.dup2(n,f)\n"
-          + "os.close(n)\n"
-          + "S={signal.SIGCHLD,signal.SIGTERM,signal.SIGINT}\n"
-          + "signal.pthread_sigmask(signal.SIG_BLOCK,S)\n"
-          + "while 1:\n"
-          + " if signal.sigwait(S)!=signal.SIGCHLD:\n"
-          + "  os._exit(0)\n"
-          + " try:\n"
-          + "  while os.waitpid(-1,os.WNOHANG)[0]>0:\n"
-          + "   pass\n"
-          + " except ChildProcessError:\n"
-          + "  pass\n";
+  static final String HOLDER = source("holder.py");
+
+  /**
+   * What an exec runs to start an agent ({@code connector.py}, the agent's command as its
+   * arguments): it passes the exec's stdio to pid 1 and ends with the agent.
+   */
+  static final String CONNECTOR = source("connector.py");
 
   private static final Pattern LABEL_KEY =
       Pattern.compile(
@@ -85,6 +75,27 @@ public final class PodSpecs {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   private PodSpecs() {}
+
+  /** The exec command that starts {@code agent} as a child of the pod's pid 1. */
+  static List<String> agentExec(List<String> agent) {
+    List<String> cmd = new ArrayList<>(agent.size() + 3);
+    cmd.add("python3");
+    cmd.add("-c");
+    cmd.add(CONNECTOR);
+    cmd.addAll(agent);
+    return cmd;
+  }
+
+  private static String source(String name) {
+    try (InputStream in = PodSpecs.class.getResourceAsStream(name)) {
+      if (in == null) {
+        throw new IllegalStateException(name + " is missing from the agentnest-kubernetes jar");
+      }
+      return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
 
   /**
    * The pod for {@code spec}.

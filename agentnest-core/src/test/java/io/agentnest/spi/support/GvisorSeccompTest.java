@@ -1,4 +1,4 @@
-package io.agentnest.docker.internal;
+package io.agentnest.spi.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -6,6 +6,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.agentnest.internal.lifecycle.SecurityPolicy;
 import io.agentnest.internal.support.Json;
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -56,5 +58,21 @@ class GvisorSeccompTest {
     String allowAll = "{\"defaultAction\":\"SCMP_ACT_ALLOW\",\"syscalls\":[]}";
     assertThat(GvisorSeccomp.adapt(allowAll, "runsc")).isSameAs(allowAll);
     assertThat(GvisorSeccomp.adapt("not json", "runsc")).isEqualTo("not json");
+  }
+
+  @Test
+  void theGvisorProfileShippedForKubernetesNodesIsTheAdaptedProfile() throws IOException {
+    // Node profiles are files an administrator installs (docs/kubernetes.md): the one for gVisor
+    // RuntimeClasses must be exactly what adapt() makes of the profile, or pods on gVisor lose
+    // threads (clone3) and select().
+    String shipped;
+    try (InputStream in =
+        SecurityPolicy.class.getResourceAsStream(GvisorSeccomp.GVISOR_PROFILE_RESOURCE)) {
+      assertThat(in).as("seccomp-gvisor.json next to seccomp.json").isNotNull();
+      shipped = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+    assertThat(Json.MAPPER.readTree(shipped))
+        .isEqualTo(
+            Json.MAPPER.readTree(GvisorSeccomp.adapt(SecurityPolicy.seccompProfile(), "runsc")));
   }
 }

@@ -1,4 +1,4 @@
-package io.agentnest.docker.internal;
+package io.agentnest.spi.support;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -26,7 +26,13 @@ import org.jspecify.annotations.Nullable;
  *       pselect6 (what glibc's select() uses) is "pselect" there.
  * </ul>
  */
-final class GvisorSeccomp {
+public final class GvisorSeccomp {
+  /**
+   * The adapted default profile as a file, next to {@code seccomp.json} (resource of {@code
+   * io.agentnest.internal.lifecycle}): what Kubernetes nodes install for gVisor RuntimeClasses.
+   */
+  public static final String GVISOR_PROFILE_RESOURCE = "seccomp-gvisor.json";
+
   private static final String CLONE3 = "clone3";
   // Linux name -> gVisor's name for the same x86_64/arm64 system call.
   private static final Map<String, String> GVISOR_NAMES = Map.of("pselect6", "pselect");
@@ -36,7 +42,7 @@ final class GvisorSeccomp {
   private GvisorSeccomp() {}
 
   /** {@code profileJson} for {@code runtime} (the daemon's name); unchanged except for runsc. */
-  static String adapt(String profileJson, @Nullable String runtime) {
+  public static String adapt(String profileJson, @Nullable String runtime) {
     if (runtime == null || !runtime.contains("runsc")) {
       return profileJson;
     }
