@@ -58,7 +58,10 @@ import picocli.CommandLine.Option;
       "  snapshot     only with --only snapshot: save and restore of a sandbox with a 10 MB",
       "               workspace and a session holding 10 MB, in a temporary AGENTNEST_HOME",
       "  audit        only with --only audit: write 1,000,000 audit events (events/s), then query",
-      "               latency (ms) over them, in a temporary directory"
+      "               latency (ms) over them, in a temporary directory",
+      "  tenant-fill  only with --only tenant-fill --backend kubernetes: start --tenant-sandboxes",
+      "               sandboxes (4 at a time) in one tenant, each to a first Python result, keep",
+      "               them all, then one more, which the tenant's pod quota must refuse"
     })
 final class BenchCommand implements Callable<Integer> {
   @Option(
@@ -79,6 +82,12 @@ final class BenchCommand implements Callable<Integer> {
       defaultValue = "20")
   int coldIterations = 20;
 
+  @Option(
+      names = "--tenant-sandboxes",
+      description = "Sandboxes of --only tenant-fill (default: ${DEFAULT-VALUE}).",
+      defaultValue = "50")
+  int tenantSandboxes = 50;
+
   @Option(names = "--only", split = ",", description = "Run only these operations.")
   List<String> only = new ArrayList<>();
 
@@ -89,8 +98,9 @@ final class BenchCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    if (iterations < 1 || coldIterations < 1 || warmup < 0) {
-      throw new ConfigException("iterations must be >= 1 and warmup >= 0");
+    if (iterations < 1 || coldIterations < 1 || warmup < 0 || tenantSandboxes < 1) {
+      throw new ConfigException(
+          "iterations, --cold-iterations and --tenant-sandboxes must be >= 1, and --warmup >= 0");
     }
     SandboxConfig config = sandbox.toConfig();
     Map<String, double[]> samples = new LinkedHashMap<>();
@@ -128,6 +138,9 @@ final class BenchCommand implements Callable<Integer> {
     }
     if (only.contains("audit")) {
       runShipped("audit", iterations, samples);
+    }
+    if (only.contains("tenant-fill")) {
+      TenantFillBench.run(config, tenantSandboxes, samples);
     }
     if (want("redaction")) {
       runShipped("redaction", iterations, samples);

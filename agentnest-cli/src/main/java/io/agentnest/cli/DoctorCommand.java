@@ -13,6 +13,7 @@ import io.agentnest.spi.HealthCheck;
 import io.agentnest.spi.RuntimeBackend;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import me.tongfei.progressbar.ConsoleProgressBarConsumer;
 import me.tongfei.progressbar.ProgressBar;
@@ -58,8 +59,9 @@ final class DoctorCommand implements Callable<Integer> {
       split = ",",
       paramLabel = "NAME",
       description =
-          "With --escapes: runtimes to attack (runc, gvisor, or any registered in Docker, e.g."
-              + " kata-runtime). Default: runc, and gvisor when runsc is registered.")
+          "With --escapes: runtimes to attack (runc, gvisor, or any registered in Docker or as"
+              + " a RuntimeClass, e.g. kata-runtime). Default: runc, and gvisor when runsc is"
+              + " registered (a gvisor RuntimeClass on kubernetes).")
   List<String> runtimes = new ArrayList<>();
 
   @Option(
@@ -69,6 +71,25 @@ final class DoctorCommand implements Callable<Integer> {
       description =
           "With --escapes: only these categories or probe ids (e.g. kernel,files.tar-slip).")
   List<String> only = new ArrayList<>();
+
+  @Option(
+      names = "--engine-root",
+      split = ",",
+      paramLabel = "DIR",
+      description =
+          "With --escapes: host directories of the engine itself (its images and per-container"
+              + " files), which a sandbox's mount table may name without leaking user data."
+              + " Default: /var/lib/docker for docker; /var/lib/kubelet and /var/lib/containerd"
+              + " for kubernetes.")
+  List<String> engineRoots = new ArrayList<>();
+
+  /** Backends the escape suite can attack, and their engines' usual roots on the host. */
+  private static final Map<String, List<String>> ESCAPE_ROOTS =
+      Map.of(
+          "docker",
+          List.of("/var/lib/docker"),
+          "kubernetes",
+          List.of("/var/lib/kubelet", "/var/lib/containerd"));
 
   @Option(names = "--list", description = "With --escapes: list the probes and exit.")
   boolean list;
@@ -84,10 +105,13 @@ final class DoctorCommand implements Callable<Integer> {
       return ExitCodes.OK;
     }
     String name = target.name();
-    if (escapes && !name.equals("docker")) {
+    if (escapes && !ESCAPE_ROOTS.containsKey(name)) {
       System.err.println(
-          "error: --escapes attacks sandboxes on Docker only; drop --escapes or use --backend"
-              + " docker");
+          "error: --escapes attacks sandboxes on "
+              + String.join(" or ", ESCAPE_ROOTS.keySet())
+              + " only, not '"
+              + name
+              + "'; drop --escapes or use --backend docker");
       return ExitCodes.USAGE;
     }
     RuntimeBackend backend = target.open(name);
@@ -109,28 +133,29 @@ final class DoctorCommand implements Callable<Integer> {
         printChecks(checks, failed);
         return ExitCodes.FAILED;
       }
-      return runEscapes(checks);
+      return runEscapes(name, checks);
     }
     printChecks(checks, failed);
     return failed ? ExitCodes.FAILED : ExitCodes.OK;
   }
 
-  private int runEscapes(List<HealthCheck> checks) {
+  private int runEscapes(String backend, List<HealthCheck> checks) {
     List<String> targets = new ArrayList<>(runtimes);
     if (targets.isEmpty()) {
       targets.add("runc");
-      boolean gvisor =
-          checks.stream()
-              .anyMatch(
-                  c -> c.name().startsWith("runtime runsc") && c.status() == HealthCheck.Status.OK);
-      if (gvisor) {
+      if (hasGvisor(backend, checks)) {
         targets.add("gvisor");
       } else {
         System.err.println(
-            "agentnest: gVisor (runsc) is not registered in Docker: attacking runc only;"
-                + " 'agentnest doctor' prints the daemon.json snippet to add it");
+            backend.equals("kubernetes")
+                ? "agentnest: the cluster has no gvisor RuntimeClass: attacking runc pods only;"
+                    + " docs/kubernetes.md says how to add one"
+                : "agentnest: gVisor (runsc) is not registered in Docker: attacking runc only;"
+                    + " 'agentnest doctor' prints the daemon.json snippet to add it");
       }
     }
+    List<String> roots =
+        engineRoots.isEmpty() ? ESCAPE_ROOTS.getOrDefault(backend, List.of()) : engineRoots;
     EscapeReport report = new EscapeReport(List.of());
     int total = EscapeSuite.builder().only(only).build().selected().size() * targets.size();
     try (ProgressBar pb =
@@ -143,7 +168,9 @@ final class DoctorCommand implements Callable<Integer> {
       for (String rt : targets) {
         EscapeSuite suite =
             EscapeSuite.builder()
+                .base(SandboxConfig.builder().backend(backend).build())
                 .runtime(rt)
+                .engineRoots(roots)
                 .only(only)
                 .onResult(
                     r -> {
@@ -160,6 +187,17 @@ final class DoctorCommand implements Callable<Integer> {
       System.out.print(report.table(100));
     }
     return report.passed() ? ExitCodes.OK : ExitCodes.FAILED;
+  }
+
+  private static boolean hasGvisor(String backend, List<HealthCheck> checks) {
+    return checks.stream()
+        .filter(c -> c.status() == HealthCheck.Status.OK)
+        .anyMatch(
+            c ->
+                backend.equals("kubernetes")
+                    ? c.name().equals("kubernetes runtime classes")
+                        && List.of(c.detail().split(",\\s*")).contains("gvisor")
+                    : c.name().startsWith("runtime runsc"));
   }
 
   private void printChecks(List<HealthCheck> checks, boolean failed) {

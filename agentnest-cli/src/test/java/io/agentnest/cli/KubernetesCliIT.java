@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -96,11 +97,17 @@ class KubernetesCliIT {
 
   /** Runs the CLI to its end (at most 5 minutes), its output bounded by the files' readers. */
   static Run cli(String... args) throws IOException, InterruptedException {
+    return cli(Map.of(), args);
+  }
+
+  /** {@link #cli(String...)} with {@code env} added to the CLI's environment. */
+  static Run cli(Map<String, String> env, String... args) throws IOException, InterruptedException {
     Path out = Files.createTempFile(dir, "out", ".txt");
     Path err = Files.createTempFile(dir, "err", ".txt");
+    ProcessBuilder pb = command(args);
+    pb.environment().putAll(env);
     Process p =
-        command(args)
-            .redirectOutput(out.toFile())
+        pb.redirectOutput(out.toFile())
             .redirectError(err.toFile())
             .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
             .start();
@@ -201,6 +208,37 @@ class KubernetesCliIT {
       }
     }
     return "missing";
+  }
+
+  @Test
+  void doctorEscapesAttacksSandboxPodsAndReportsEachProbe() throws Exception {
+    // As the test cluster's administrator runs it: AgentNest's profile on the node, the test
+    // cluster's engine roots (its containerd and kubelet live under /var/lib/agentnest-k8s).
+    Run r =
+        cli(
+            Map.of("AGENTNEST_KUBERNETES_SECCOMP_PROFILE", "agentnest.json"),
+            "doctor",
+            "--escapes",
+            "--backend",
+            "kubernetes",
+            "--runtime",
+            "runc",
+            "--only",
+            "privilege.agent-memory,kernel.io-uring,host-info.mountinfo",
+            "--engine-root",
+            "/var/lib/agentnest-k8s/containerd/root,/var/lib/agentnest-k8s/kubelet",
+            "--json");
+    assertThat(r.exit()).as(r.out() + r.err()).isZero();
+    JsonNode results = JSON.readTree(r.out());
+    List<String> seen = new ArrayList<>();
+    for (JsonNode res : results) {
+      seen.add(res.path("probe").asText() + " " + res.path("outcome").asText());
+    }
+    assertThat(seen)
+        .containsExactlyInAnyOrder(
+            "privilege.agent-memory BLOCKED",
+            "kernel.io-uring BLOCKED",
+            "host-info.mountinfo BLOCKED");
   }
 
   @Test
