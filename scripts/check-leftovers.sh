@@ -30,6 +30,23 @@ if [ -f "$kc" ] && command -v kubectl >/dev/null 2>&1; then
     -o custom-columns=NS:.metadata.namespace,NAME:.metadata.name 2>/dev/null | awk '{print $1"/"$2}')
 fi
 
+# Containers of deleted sandbox pods still running on the test cluster's node: a pod that is gone
+# from the API but not from the node (its gVisor sandbox keeps memory and the kubelet retries its
+# teardown). The kubelet needs some seconds to finish a teardown: wait up to a minute.
+script="$(dirname "$0")/k8s/cluster.sh"
+if [ -f "$kc" ] && command -v ctr >/dev/null 2>&1 && "$script" status >/dev/null 2>&1; then
+  left=""
+  for _ in $(seq 1 12); do
+    left="$("$script" orphans 2>/dev/null || true)"
+    [ -z "$left" ] && break
+    sleep 5
+  done
+  while IFS= read -r c; do
+    [ -z "$c" ] && continue
+    problems+=("container of a deleted pod still on the test cluster's node: $c")
+  done <<<"$left"
+fi
+
 if [ -d /run/agentnest/bulk ]; then
   while IFS= read -r path; do
     problems+=("bulk-link directory left behind: $path")

@@ -13,6 +13,8 @@
 #   cluster.sh down      stop everything this script started and remove its pods
 #   cluster.sh status    exit 0 when the API answers and the node is Ready
 #   cluster.sh import IMAGE...   copy images from the Docker engine into the cluster's containerd
+#   cluster.sh orphans   list running containers whose pod no longer exists (a leak)
+#   cluster.sh reap      kill and remove those (also done by `up`)
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
@@ -192,7 +194,21 @@ if "create" in args and "--bundle" in args:
     with open(path + ".tmp", "w") as f:
         json.dump(spec, f)
     os.replace(path + ".tmp", path)
-os.execv("$(command -v runsc)", ["runsc", "--network=none", "--oci-seccomp"] + args)
+cmd = ["runsc", "--network=none", "--oci-seccomp"] + args
+if "kill" in args:
+    # A container whose sandbox already ended answers "sandbox is not running"; the runc shim
+    # knows runc's words for that ("container not running") and treats it as already stopped,
+    # but takes runsc's as a failure: the kubelet then retries for ever, the pod never goes and
+    # its other sandbox stays running (86 of them piled up on this node before this was found).
+    import subprocess
+    p = subprocess.run(cmd, executable="$(command -v runsc)", capture_output=True)
+    if p.returncode != 0 and b"sandbox is not running" in p.stdout + p.stderr:
+        sys.stderr.write("container not running\n")
+        sys.exit(1)
+    sys.stdout.buffer.write(p.stdout)
+    sys.stderr.buffer.write(p.stderr)
+    sys.exit(p.returncode)
+os.execv("$(command -v runsc)", cmd)
 EOF
   chmod 0755 "$RUNSC_SHIM_BIN.tmp"
   mv "$RUNSC_SHIM_BIN.tmp" "$RUNSC_SHIM_BIN"
@@ -386,8 +402,62 @@ up() {
   control_plane "$bin"
   kubelet_up "$bin"
   runtime_class
+  local reaped
+  reaped="$(reap)"
+  [ "$reaped" = 0 ] || log "removed $reaped container(s) of pods that no longer exist"
   log "cluster ready: KUBECONFIG=$KUBECONFIG_ADMIN"
   echo "$KUBECONFIG_ADMIN"
+}
+
+# Containers whose pod no longer exists (lost by an older runsc wrapper that could not stop
+# them, or by a kubelet killed mid-teardown): killed and removed, with their gVisor sandboxes.
+# Prints how many. Pods that exist are never touched.
+reap() {
+  python3 - "$SOCK" "$KUBECONFIG_ADMIN" <<'PY'
+import json, subprocess, sys
+sock, kc = sys.argv[1], sys.argv[2]
+def ctr(*a):
+    return subprocess.run(["ctr", "-a", sock, "-n", "k8s.io", *a], capture_output=True, text=True, timeout=60)
+pods = subprocess.run(["kubectl", "--kubeconfig", kc, "get", "pods", "-A", "-o", "json"],
+                      capture_output=True, text=True, check=True, timeout=60).stdout
+live = {p["metadata"]["uid"] for p in json.loads(pods)["items"]}
+n = 0
+for cid in ctr("containers", "ls", "-q").stdout.split():
+    info = ctr("containers", "info", cid)
+    if info.returncode:
+        continue
+    uid = json.loads(info.stdout).get("Labels", {}).get("io.kubernetes.pod.uid")
+    if not uid or uid in live:
+        continue
+    ctr("tasks", "kill", "-a", "-s", "SIGKILL", cid)
+    for a in (["kill", "--all", cid, "9"], ["delete", "-force", cid]):
+        subprocess.run(["runsc", "--root", "/run/containerd/runc/k8s.io", *a], capture_output=True, timeout=30)
+    ctr("tasks", "rm", "-f", cid)
+    ctr("containers", "rm", cid)
+    n += 1
+print(n)
+PY
+}
+
+# Containers of deleted pods, as "ID pod-namespace/pod-name": what a test run must not leave.
+orphans() {
+  python3 - "$SOCK" "$KUBECONFIG_ADMIN" <<'PY'
+import json, subprocess, sys
+sock, kc = sys.argv[1], sys.argv[2]
+def ctr(*a):
+    return subprocess.run(["ctr", "-a", sock, "-n", "k8s.io", *a], capture_output=True, text=True, timeout=60)
+pods = subprocess.run(["kubectl", "--kubeconfig", kc, "get", "pods", "-A", "-o", "json"],
+                      capture_output=True, text=True, check=True, timeout=60).stdout
+live = {p["metadata"]["uid"] for p in json.loads(pods)["items"]}
+for cid in ctr("tasks", "ls", "-q").stdout.split():
+    info = ctr("containers", "info", cid)
+    if info.returncode:
+        continue
+    labels = json.loads(info.stdout).get("Labels", {})
+    uid = labels.get("io.kubernetes.pod.uid")
+    if uid and uid not in live:
+        print(cid[:12], labels.get("io.kubernetes.pod.namespace", "?") + "/" + labels.get("io.kubernetes.pod.name", "?"))
+PY
 }
 
 down() {
@@ -419,5 +489,7 @@ case "${1:-}" in
   down) down ;;
   status) api_up >/dev/null 2>&1 && node_ready ;;
   import) shift; import "$@" ;;
-  *) echo "usage: $0 up|down|status|import IMAGE..." >&2; exit 2 ;;
+  reap) reap ;;
+  orphans) orphans ;;
+  *) echo "usage: $0 up|down|status|reap|orphans|import IMAGE..." >&2; exit 2 ;;
 esac
