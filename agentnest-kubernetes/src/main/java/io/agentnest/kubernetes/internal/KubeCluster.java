@@ -17,6 +17,7 @@ import io.fabric8.kubernetes.api.model.ContainerStateWaiting;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodCondition;
 import io.fabric8.kubernetes.api.model.node.v1.RuntimeClass;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -33,6 +34,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -313,7 +315,7 @@ public final class KubeCluster {
                   TimeUnit.SECONDS);
     } catch (KubernetesClientException e) {
       if (e.getCause() instanceof TimeoutException
-          || String.valueOf(e.getMessage()).contains("timed out")) {
+          || String.valueOf(e.getMessage()).toLowerCase(Locale.ROOT).contains("timed out")) {
         throw new AgentNestException(
             "sandbox pod "
                 + ns
@@ -399,6 +401,15 @@ public final class KubeCluster {
       }
       if (st.getMessage() != null) {
         b.append(", ").append(st.getMessage());
+      }
+      for (PodCondition c : st.getConditions()) {
+        // "0/1 nodes are available: 1 Insufficient cpu." is what a user needs to act on.
+        if ("PodScheduled".equals(c.getType()) && "False".equals(c.getStatus())) {
+          b.append(", not scheduled: ").append(c.getReason());
+          if (c.getMessage() != null) {
+            b.append(" (").append(c.getMessage()).append(')');
+          }
+        }
       }
     }
     return Text.bounded(b.toString(), 800);

@@ -50,6 +50,16 @@ public final class Tenants {
     if (ready.contains(namespace)) {
       return;
     }
+    // Sandboxes created at once for a new tenant would otherwise all write its quota together,
+    // and all but one fail on the conflict (bench --only tenant-fill found it).
+    synchronized (this) {
+      if (!ready.contains(namespace)) {
+        prepare(tenant, namespace);
+      }
+    }
+  }
+
+  private void prepare(String tenant, String namespace) {
     String doing = "preparing the namespace '" + namespace + "' of tenant '" + tenant + "'";
     try {
       if (mayWrite(namespace)) {
@@ -119,8 +129,19 @@ public final class Tenants {
   }
 
   private void apply(HasMetadata r) {
-    // Server-side apply needs 1.22 for some kinds; create-or-replace works on 1.20 and later.
-    client.resource(r).createOr(existing -> existing.update());
+    // Server-side apply needs 1.22 for some kinds; create-or-replace works on 1.20 and later. The
+    // quota controller writes a quota's status all the time, and another host may prepare the same
+    // tenant: a conflict is retried a few times on the latest version.
+    for (int attempt = 1; ; attempt++) {
+      try {
+        client.resource(r).createOr(existing -> existing.update());
+        return;
+      } catch (KubernetesClientException e) {
+        if (e.getCode() != 409 || attempt == 5) {
+          throw e;
+        }
+      }
+    }
   }
 
   ResourceQuota quota(String namespace) {
