@@ -37,9 +37,15 @@ import org.jspecify.annotations.Nullable;
  *
  * <ul>
  *   <li>A name ({@code pypi.org}) matches exactly that host; a wildcard ({@code *.pypi.org})
- *       matches every name below it at any depth, but neither the bare domain nor names that merely
- *       end with the same text ({@code evil-pypi.org}). A wildcard must name at least a
- *       second-level domain ({@code *.com} is refused).
+ *       matches names up to {@value #WILDCARD_DEPTH} labels below it ({@code a.b.c.pypi.org}, not
+ *       {@code a.b.c.d.pypi.org}: every extra label is room for data sent out through name
+ *       lookups), but neither the bare domain nor names that merely end with the same text ({@code
+ *       evil-pypi.org}). A wildcard must name at least a second-level domain ({@code *.com} is
+ *       refused).
+ *   <li>Public DNS resolvers' DNS-over-HTTPS names ({@code dns.google}, {@code cloudflare-dns.com},
+ *       ...) are reached only through a rule that names them exactly, never through a wildcard
+ *       (they would give sandbox code a resolver of its own); a wildcard never allows port 853 (DNS
+ *       over TLS).
  *   <li>Without a port a rule allows ports 80 and 443; {@code host:8443} allows only that port.
  *   <li>Names are compared case-insensitively, without a trailing dot, and internationalised names
  *       in their ASCII (punycode) form as {@link IDN#toASCII(String)} produces it: {@code
@@ -58,6 +64,36 @@ public final class NetworkPolicy {
   public static final Duration DEFAULT_APPROVAL_TIMEOUT = Duration.ofSeconds(60);
 
   private static final Pattern LABEL = Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?");
+
+  /** How many labels a wildcard's match may add to its domain ({@code *.x.org}: a.b.c.x.org). */
+  public static final int WILDCARD_DEPTH = 3;
+
+  /** DNS over TLS: never through a wildcard. */
+  private static final int DOT_PORT = 853;
+
+  /**
+   * DNS-over-HTTPS names of public resolvers (and the domains below which each serves it): a
+   * wildcard covering one of them would hand sandbox code a resolver that answers any name, outside
+   * the proxy's view.
+   */
+  private static final Set<String> DOH_DOMAINS =
+      Set.of(
+          "dns.google",
+          "dns.google.com",
+          "cloudflare-dns.com",
+          "one.one.one.one",
+          "dns.quad9.net",
+          "doh.opendns.com",
+          "dns.adguard.com",
+          "dns.adguard-dns.com",
+          "dns.nextdns.io",
+          "doh.cleanbrowsing.org",
+          "doh.mullvad.net",
+          "dns.controld.com",
+          "doh.dns.sb",
+          "dns.alidns.com",
+          "doh.pub");
+
   private static final NetworkPolicy NONE = builder().build();
 
   /** What happens to a destination that no rule allows. */
@@ -100,11 +136,56 @@ public final class NetworkPolicy {
         return false;
       }
       if (wildcard) {
-        return host.length() > name.length() + 1
+        return p != DOT_PORT
+            && host.length() > name.length() + 1
             && host.endsWith(name)
-            && host.charAt(host.length() - name.length() - 1) == '.';
+            && host.charAt(host.length() - name.length() - 1) == '.'
+            && extraLabels(host, name) <= WILDCARD_DEPTH
+            && !isResolverName(host);
       }
       return host.equals(name);
+    }
+
+    /** Why this wildcard, which covers {@code host}'s domain, still does not allow it; or null. */
+    @Nullable String wildcardRefusal(String host, int p) {
+      if (!wildcard
+          || !(host.length() > name.length() + 1
+              && host.endsWith(name)
+              && host.charAt(host.length() - name.length() - 1) == '.')) {
+        return null;
+      }
+      if (p == DOT_PORT) {
+        return "a wildcard never allows port 853 (DNS over TLS): name the host exactly";
+      }
+      if (isResolverName(host)) {
+        return host
+            + " serves DNS over HTTPS: a wildcard never allows it (the sandbox would get a resolver"
+            + " of its own); name it exactly to allow it";
+      }
+      if (extraLabels(host, name) > WILDCARD_DEPTH) {
+        return host
+            + " is more than "
+            + WILDCARD_DEPTH
+            + " labels below "
+            + text
+            + " (deep names can carry data out through lookups): name it, or add a wildcard"
+            + " closer to it";
+      }
+      return null;
+    }
+
+    private static int extraLabels(String host, String domain) {
+      String prefix = host.substring(0, host.length() - domain.length() - 1);
+      return (int) prefix.chars().filter(c -> c == '.').count() + 1;
+    }
+
+    private static boolean isResolverName(String host) {
+      for (String d : DOH_DOMAINS) {
+        if (host.equals(d) || host.endsWith("." + d)) {
+          return true;
+        }
+      }
+      return false;
     }
   }
 
@@ -158,6 +239,26 @@ public final class NetworkPolicy {
    * brackets), which only {@code allowAddress} ranges match. A name that is invalid or looks like a
    * non-canonical IP address ({@code 127.1}, {@code 0x7f000001}) matches nothing.
    */
+  /**
+   * Why no rule allows {@code host:port} although a wildcard covers its domain (too deep, a DNS
+   * resolver, DNS over TLS), for a refusal that says what to change; empty when no wildcard covers
+   * it or a rule matches.
+   */
+  public Optional<String> wildcardRefusal(String host, int port) {
+    Optional<String> name = normalizeHost(host);
+    if (name.isEmpty() || match(host, port).isPresent()) {
+      return Optional.empty();
+    }
+    for (Rule r : rules) {
+      boolean portOk = r.port == 0 ? DEFAULT_PORTS.contains(port) : r.port == port;
+      String why = portOk || port == DOT_PORT ? r.wildcardRefusal(name.get(), port) : null;
+      if (why != null) {
+        return Optional.of(why);
+      }
+    }
+    return Optional.empty();
+  }
+
   public Optional<Match> match(String host, int port) {
     if (port < 1 || port > 65535) {
       return Optional.empty();

@@ -44,17 +44,42 @@ class NetworkPolicyTest {
   }
 
   @Test
-  void wildcardMatchesSubdomainsAtAnyDepthButNotTheBareDomainOrLookalikes() {
+  void wildcardMatchesSubdomainsUpToThreeLabelsDeepButNotTheBareDomainOrLookalikes() {
     NetworkPolicy p = NetworkPolicy.allowlist("*.pythonhosted.org");
     assertThat(p.match("files.pythonhosted.org", 443))
         .contains(new NetworkPolicy.Match("*.pythonhosted.org", false));
     assertThat(p.match("a.b.pythonhosted.org", 443)).isPresent();
+    assertThat(p.match("a.b.c.pythonhosted.org", 443)).isPresent();
+    assertThat(p.match("a.b.c.d.pythonhosted.org", 443)).isEmpty();
+    assertThat(p.wildcardRefusal("a.b.c.d.pythonhosted.org", 443))
+        .hasValueSatisfying(
+            why -> assertThat(why).contains("more than 3 labels below *.pythonhosted.org"));
     assertThat(p.match("pythonhosted.org", 443)).isEmpty();
     assertThat(p.match("evil-pythonhosted.org", 443)).isEmpty();
     assertThat(p.match("evilpythonhosted.org", 443)).isEmpty();
     assertThat(p.match(".pythonhosted.org", 443)).isEmpty();
     assertThat(p.match("files.pythonhosted.org.evil.com", 443)).isEmpty();
     assertThat(p.match("files.pythonhosted.org", 8443)).isEmpty();
+  }
+
+  @Test
+  void aWildcardNeverReachesAPublicResolversDnsOverHttpsOrDnsOverTls() {
+    NetworkPolicy p =
+        NetworkPolicy.allowlist("*.dns.google", "*.cloudflare-dns.com", "*.example.org");
+    // A resolver of its own would let sandbox code look up (and send data through) any name.
+    assertThat(p.match("eu.dns.google", 443)).isEmpty();
+    assertThat(p.match("mozilla.cloudflare-dns.com", 443)).isEmpty();
+    assertThat(p.wildcardRefusal("mozilla.cloudflare-dns.com", 443))
+        .hasValueSatisfying(why -> assertThat(why).contains("serves DNS over HTTPS"));
+    assertThat(p.match("www.example.org", 853)).isEmpty();
+    assertThat(p.wildcardRefusal("www.example.org", 853))
+        .hasValueSatisfying(why -> assertThat(why).contains("port 853"));
+    assertThat(p.match("www.example.org", 443)).isPresent();
+    assertThat(p.wildcardRefusal("www.example.org", 443)).isEmpty();
+    assertThat(p.wildcardRefusal("unrelated.test", 443)).isEmpty();
+    // Named exactly, a resolver is the user's explicit choice.
+    assertThat(NetworkPolicy.allowlist("dns.google").match("dns.google", 443)).isPresent();
+    assertThat(NetworkPolicy.allowlist("dns.google:853").match("dns.google", 853)).isPresent();
   }
 
   @Test
@@ -251,6 +276,7 @@ class NetworkPolicyTest {
     NetworkPolicy p = NetworkPolicy.allowlist("*." + domain);
     assertThat(p.match(sub + "." + domain, 443)).isPresent();
     assertThat(p.match(sub + "." + sub + "." + domain.toUpperCase(Locale.ROOT), 80)).isPresent();
+    assertThat(p.match(String.join(".", sub, sub, sub, sub, domain), 443)).isEmpty();
     assertThat(p.match(domain, 443)).isEmpty();
     assertThat(p.match(sub + "-" + domain, 443)).isEmpty();
     assertThat(p.match(sub + domain, 443)).isEmpty();

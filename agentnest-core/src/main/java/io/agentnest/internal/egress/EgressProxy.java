@@ -358,7 +358,13 @@ public final class EgressProxy {
         return null;
       }
     } else {
-      deny(a, out, "not-allowlisted", target + " is not on the allowlist");
+      Optional<String> why = policy.wildcardRefusal(name, authority.port);
+      deny(
+          a,
+          out,
+          "not-allowlisted",
+          target
+              + (why.isPresent() ? " is not allowed: " + why.get() : " is not on the allowlist"));
       return null;
     }
     List<InetAddress> resolved;

@@ -9,7 +9,6 @@ import com.github.dockerjava.api.model.LogConfig;
 import com.github.dockerjava.api.model.Ulimit;
 import com.github.dockerjava.api.model.Volume;
 import io.agentnest.spi.SandboxSpec;
-import io.agentnest.spi.support.GvisorSeccomp;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

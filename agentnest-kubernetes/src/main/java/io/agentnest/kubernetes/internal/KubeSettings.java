@@ -24,9 +24,9 @@ import org.jspecify.annotations.Nullable;
  * @param seccompLocalhostProfile the profile's path under the kubelet's seccomp directory on every
  *     node ({@code Localhost}); null: {@code RuntimeDefault}, and the sandbox's labels say so
  * @param seccompLocalhostProfileGvisor the same for pods of a gVisor (runsc) RuntimeClass:
- *     AgentNest's profile as runsc reads it ({@code seccomp-gvisor.json}, see GvisorSeccomp); null:
- *     such pods are refused when {@code seccompLocalhostProfile} is set (runsc would break the
- *     agent's threads with the runc profile), and run with {@code RuntimeDefault} otherwise
+ *     AgentNest's profile as runsc reads it ({@code seccomp-gvisor.json}, docs/kubernetes.md);
+ *     null: such pods are refused when {@code seccompLocalhostProfile} is set (runsc would break
+ *     the agent's threads with the runc profile), and run with {@code RuntimeDefault} otherwise
  * @param allowUnisolatedNetwork the administrator's explicit opt-out: run sandboxes even where the
  *     isolation canary finds that pods can reach each other
  * @param allowUnenforcedPids the administrator's explicit opt-out: run sandboxes on a RuntimeClass

@@ -1,4 +1,4 @@
-package io.agentnest.spi.support;
+package io.agentnest.docker.internal;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -26,12 +26,13 @@ import org.jspecify.annotations.Nullable;
  *       pselect6 (what glibc's select() uses) is "pselect" there.
  * </ul>
  */
-public final class GvisorSeccomp {
+final class GvisorSeccomp {
   /**
-   * The adapted default profile as a file, next to {@code seccomp.json} (resource of {@code
-   * io.agentnest.internal.lifecycle}): what Kubernetes nodes install for gVisor RuntimeClasses.
+   * The adapted default profile as a file, next to core's {@code seccomp.json}: what Kubernetes
+   * nodes install for gVisor RuntimeClasses (GvisorSeccompTest keeps it equal to {@link #adapt}).
    */
-  public static final String GVISOR_PROFILE_RESOURCE = "seccomp-gvisor.json";
+  static final String GVISOR_PROFILE_RESOURCE =
+      "/io/agentnest/internal/lifecycle/seccomp-gvisor.json";
 
   private static final String CLONE3 = "clone3";
   // Linux name -> gVisor's name for the same x86_64/arm64 system call.
@@ -42,7 +43,7 @@ public final class GvisorSeccomp {
   private GvisorSeccomp() {}
 
   /** {@code profileJson} for {@code runtime} (the daemon's name); unchanged except for runsc. */
-  public static String adapt(String profileJson, @Nullable String runtime) {
+  static String adapt(String profileJson, @Nullable String runtime) {
     if (runtime == null || !runtime.contains("runsc")) {
       return profileJson;
     }

@@ -1,4 +1,4 @@
-package io.agentnest.spi.support;
+package io.agentnest.docker.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
