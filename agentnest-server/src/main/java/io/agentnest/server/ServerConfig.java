@@ -145,7 +145,7 @@ public record ServerConfig(
       f = yaml.isBlank() ? null : mapper.readValue(yaml, FileShape.class);
     } catch (UnrecognizedPropertyException e) {
       throw new IllegalArgumentException(
-          where(source, e.getLocation())
+          keyWhere(source, yaml, String.valueOf(e.getPropertyName()))
               + ": unknown key '"
               + e.getPropertyName()
               + "': known keys here are "
@@ -238,6 +238,20 @@ public record ServerConfig(
       case "h" -> Duration.ofHours(n);
       default -> Duration.ofDays(n);
     };
+  }
+
+  // Records are read through a buffer, so Jackson's location is past the whole mapping; the key's
+  // own line is found in the text instead.
+  private static String keyWhere(String source, String yaml, String key) {
+    Pattern p = Pattern.compile("^(\\s*)(- )?" + Pattern.quote(key) + "\\s*:");
+    String[] lines = yaml.split("\n", -1);
+    for (int i = 0; i < lines.length; i++) {
+      Matcher m = p.matcher(lines[i]);
+      if (m.find()) {
+        return source + ":" + (i + 1) + ":" + (m.end(1) + 1);
+      }
+    }
+    return source;
   }
 
   private static String where(String source, @Nullable JsonLocation loc) {
