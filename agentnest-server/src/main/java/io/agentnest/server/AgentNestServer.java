@@ -46,18 +46,21 @@ public final class AgentNestServer implements AutoCloseable {
   private final Registry registry;
   private final RateLimiter limiter = new RateLimiter(System::nanoTime);
   private final SandboxApi api;
+  private final Map<String, String> env;
   private @Nullable Javalin app;
   private @Nullable ServerConnector connector;
 
   public AgentNestServer(ServerConfig config, TenantStore tenants) {
-    this(config, tenants, Sandbox::create, Clock.systemUTC());
+    this(config, tenants, Sandbox::create, Clock.systemUTC(), System.getenv());
   }
 
   AgentNestServer(
       ServerConfig config,
       TenantStore tenants,
       Function<SandboxConfig, Sandbox> creator,
-      Clock clock) {
+      Clock clock,
+      Map<String, String> env) {
+    this.env = Map.copyOf(env);
     this.config = Objects.requireNonNull(config);
     this.tenants = Objects.requireNonNull(tenants);
     this.registry = new Registry(clock);
@@ -165,7 +168,7 @@ public final class AgentNestServer implements AutoCloseable {
         throw new IllegalArgumentException(
             "tls.keystore " + tls.keystore() + " is not a readable file: check the path");
       }
-      String password = System.getenv(tls.passwordEnv());
+      String password = env.get(tls.passwordEnv());
       if (password == null) {
         throw new IllegalArgumentException(
             "tls.password_env names "

@@ -64,7 +64,8 @@ class OpenApiContractTest {
                 ServerConfig.defaults().withListen("127.0.0.1", 0),
                 store,
                 never,
-                Clock.systemUTC())) {
+                Clock.systemUTC(),
+                Map.of())) {
       Http http = new Http(server.start());
       for (Route r : Route.ALL) {
         String path = r.path().replace("{id}", "sb-1");
