@@ -45,6 +45,11 @@ public final class AgentNestServer implements AutoCloseable {
   private final TenantStore tenants;
   private final Registry registry;
   private final RateLimiter limiter = new RateLimiter(System::nanoTime);
+  private final RateLimiter failedAuth = new RateLimiter(System::nanoTime);
+
+  /** Refused authentications per second one client address may make before it gets 429. */
+  static final int FAILED_AUTH_PER_SECOND = 20;
+
   private final SandboxApi api;
   private final Map<String, String> env;
   private @Nullable Javalin app;
@@ -216,7 +221,16 @@ public final class AgentNestServer implements AutoCloseable {
       return h;
     }
     return ctx -> {
-      Tenant t = authenticate(ctx);
+      Tenant t;
+      try {
+        t = authenticate(ctx);
+      } catch (ApiException refused) {
+        // Guessing keys costs a store lookup each: a client address that keeps failing is slowed
+        // down (429) before it is told 401 again.
+        failedAuth.acquire(
+            "addr:" + ctx.req().getRemoteAddr(), FAILED_AUTH_PER_SECOND, "failed_authentications");
+        throw refused;
+      }
       limiter.acquire(t);
       ctx.attribute(SandboxApi.TENANT, t);
       h.handle(ctx);

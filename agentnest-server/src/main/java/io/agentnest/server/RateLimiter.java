@@ -8,6 +8,7 @@ import java.util.function.LongSupplier;
 /** A token bucket per tenant holding one second of requests. */
 final class RateLimiter {
   private static final long SECOND = 1_000_000_000L;
+  private static final int MAX_BUCKETS = 10_000;
 
   private final LongSupplier nanos;
   private final Map<String, Bucket> buckets = new HashMap<>();
@@ -28,18 +29,27 @@ final class RateLimiter {
 
   /** Takes one token; throws a 429 naming the quota when there is none. */
   synchronized void acquire(Tenant t) {
-    int rate = Math.max(1, t.requestsPerSecond());
+    acquire(t.name(), t.requestsPerSecond(), "requests_per_second");
+  }
+
+  /** Takes one token from the bucket {@code key}; a 429 naming {@code quota} when empty. */
+  synchronized void acquire(String key, int perSecond, String quota) {
+    int rate = Math.max(1, perSecond);
     long now = nanos.getAsLong();
-    Bucket b = buckets.computeIfAbsent(t.name(), k -> new Bucket(rate, now));
+    if (buckets.size() > MAX_BUCKETS && !buckets.containsKey(key)) {
+      // Bounded memory whatever the number of callers; a cleared bucket starts full again.
+      buckets.clear();
+    }
+    Bucket b = buckets.computeIfAbsent(key, k -> new Bucket(rate, now));
     b.tokens = Math.min(rate, b.tokens + (now - b.last) * (double) rate / SECOND);
     b.last = now;
     if (b.tokens < 1) {
       throw new ApiException(
           429,
           ErrorCode.QUOTA,
-          "quota 'requests_per_second' is full: limit " + rate + ", in use " + rate,
+          "quota '" + quota + "' is full: limit " + rate + ", in use " + rate,
           "slow down: retry after the Retry-After header's seconds",
-          Map.of("quota", "requests_per_second", "limit", rate, "used", rate));
+          Map.of("quota", quota, "limit", rate, "used", rate));
     }
     b.tokens -= 1;
   }

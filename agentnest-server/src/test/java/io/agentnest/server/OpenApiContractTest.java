@@ -67,6 +67,8 @@ class OpenApiContractTest {
                 Clock.systemUTC(),
                 Map.of())) {
       Http http = new Http(server.start());
+      // Each probe is a refused authentication; they stay within one second's failed-auth bucket.
+      assertThat(Route.ALL).hasSizeLessThan(AgentNestServer.FAILED_AUTH_PER_SECOND);
       for (Route r : Route.ALL) {
         String path = r.path().replace("{id}", "sb-1");
         Http.Reply reply = http.send(r.method(), path, null, new byte[0], "");
@@ -74,6 +76,29 @@ class OpenApiContractTest {
         assertThat(reply.status()).as(r.key()).isEqualTo(r.authenticated() ? 401 : 200);
       }
       assertThat(http.get("/v1/undocumented", null).status()).isEqualTo(404);
+    }
+  }
+
+  @Test
+  void anAddressThatKeepsFailingAuthenticationIsSlowedDown(@TempDir Path dir) throws Exception {
+    try (TenantStore store = TenantStore.open(dir.resolve("t.db"), Clock.systemUTC());
+        AgentNestServer server =
+            new AgentNestServer(
+                ServerConfig.defaults().withListen("127.0.0.1", 0),
+                store,
+                c -> {
+                  throw new IllegalStateException("no sandbox is made in this test");
+                },
+                Clock.systemUTC(),
+                Map.of())) {
+      Http http = new Http(server.start());
+      Http.Reply limited = null;
+      for (int i = 0; i < 4 * AgentNestServer.FAILED_AUTH_PER_SECOND && limited == null; i++) {
+        Http.Reply r = http.get("/v1/sandboxes", "ank_0000000000000000_" + "B".repeat(43));
+        limited = r.status() == 429 ? r : null;
+      }
+      assertThat(limited).isNotNull();
+      assertThat(limited.json().at("/error/quota").asText()).isEqualTo("failed_authentications");
     }
   }
 
