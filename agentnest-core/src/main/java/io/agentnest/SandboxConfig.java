@@ -2,6 +2,7 @@ package io.agentnest;
 
 import io.agentnest.audit.AuditLog;
 import io.agentnest.config.Sizes;
+import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -73,6 +74,7 @@ public final class SandboxConfig {
   private final boolean readOnlyWorkspace;
   private final @Nullable String seccompProfile;
   private final @Nullable String tenant;
+  private final @Nullable RemoteServer remote;
 
   private SandboxConfig(Builder b) {
     this.backend = b.backend;
@@ -103,6 +105,7 @@ public final class SandboxConfig {
     this.readOnlyWorkspace = b.readOnlyWorkspace;
     this.seccompProfile = b.seccompProfile;
     this.tenant = b.tenant;
+    this.remote = b.remote;
   }
 
   /** The defaults: Docker, {@value #DEFAULT_IMAGE}, hardened, no network. */
@@ -145,6 +148,7 @@ public final class SandboxConfig {
     b.readOnlyWorkspace = readOnlyWorkspace;
     b.seccompProfile = seccompProfile;
     b.tenant = tenant;
+    b.remote = remote;
     return b;
   }
 
@@ -241,6 +245,14 @@ public final class SandboxConfig {
     return tenant;
   }
 
+  /**
+   * The {@code agentnest serve} server sandboxes are made on, or null for the local backend. See
+   * {@link Builder#remote(URI, String)}.
+   */
+  public @Nullable RemoteServer remote() {
+    return remote;
+  }
+
   public Duration execTimeout() {
     return execTimeout;
   }
@@ -318,8 +330,27 @@ public final class SandboxConfig {
     private boolean readOnlyWorkspace;
     private @Nullable String seccompProfile;
     private @Nullable String tenant;
+    private @Nullable RemoteServer remote;
 
     private Builder() {}
+
+    /**
+     * Makes sandboxes on an {@code agentnest serve} server instead of the local engine: {@code
+     * Sandbox.create} then returns a sandbox that talks to the server (runCode, exec, files,
+     * extend, destroy; operations the HTTP API does not carry yet fail with {@link
+     * UnsupportedControlException} naming them). The server's and the tenant's policy apply on the
+     * server side. {@code agentnest run} does this from AGENTNEST_URL and AGENTNEST_API_KEY.
+     */
+    public Builder remote(URI url, String apiKey) {
+      this.remote = new RemoteServer(url, Secret.of(apiKey));
+      return this;
+    }
+
+    /** Like {@link #remote(URI, String)}; null goes back to the local backend. */
+    public Builder remote(@Nullable RemoteServer server) {
+      this.remote = server;
+      return this;
+    }
 
     /**
      * Backend name as registered through the {@code RuntimeBackend} SPI; default {@code docker}.

@@ -25,6 +25,8 @@ import picocli.CommandLine.Command;
       ArtifactsCommand.class,
       UploadCommand.class,
       SnapshotCommand.class,
+      ServeCommand.class,
+      TenantCommand.class,
       CommandLine.HelpCommand.class
     })
 public final class AgentNestCli implements Runnable {

@@ -4,8 +4,11 @@ import com.fasterxml.jackson.core.json.JsonWriteFeature;
 import io.agentnest.ConfigException;
 import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
+import io.agentnest.NetworkPolicy;
 import io.agentnest.OutputChunk;
+import io.agentnest.RemoteServer;
 import io.agentnest.Sandbox;
+import io.agentnest.SandboxConfig;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -13,6 +16,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.ArgGroup;
@@ -96,8 +100,19 @@ final class RunCommand implements Callable<Integer> {
       opts.onOutput(c -> terminal.write(c.stream() == OutputChunk.Stream.STDERR, c.data()));
     }
     ExecResult r;
-    try (Sandbox sb = Sandbox.create(secrets.applyTo(sandbox.toConfig(terminal), true))) {
-      r = code != null ? sb.runCode(code, opts.build()) : sb.exec(command, opts.build());
+    Optional<RemoteServer> remote = RemoteServer.fromEnvironment(System.getenv());
+    try {
+      if (remote.isPresent()) {
+        r = runRemote(remote.get(), secrets.applyTo(sandbox.toConfig(terminal), true), code);
+        if (!json) {
+          terminal.write(false, r.stdout().getBytes(StandardCharsets.UTF_8));
+          terminal.write(true, r.stderr().getBytes(StandardCharsets.UTF_8));
+        }
+      } else {
+        try (Sandbox sb = Sandbox.create(secrets.applyTo(sandbox.toConfig(terminal), true))) {
+          r = code != null ? sb.runCode(code, opts.build()) : sb.exec(command, opts.build());
+        }
+      }
     } finally {
       terminal.finish();
     }
@@ -129,5 +144,32 @@ final class RunCommand implements Callable<Integer> {
       return r.exitCode();
     }
     return r.limit() != null ? ExitCodes.LIMIT : ExitCodes.OK;
+  }
+
+  /**
+   * AGENTNEST_URL is set: the sandbox is made on that server, which applies its own policy; only
+   * what the HTTP API carries is sent (image, memory, cpus, TTL, environment, egress hosts), and
+   * the output is printed when the call returns.
+   */
+  private ExecResult runRemote(RemoteServer server, SandboxConfig local, @Nullable String code) {
+    SandboxConfig.Builder b =
+        SandboxConfig.builder()
+            .remote(server)
+            .image(local.image())
+            .memoryBytes(local.memoryBytes())
+            .cpus(local.cpus())
+            .ttl(local.ttl())
+            .env(local.env())
+            .execTimeout(local.execTimeout());
+    if (!local.secretEnv().isEmpty()) {
+      throw new ConfigException(
+          "--secret-env cannot go to a remote server yet: unset AGENTNEST_URL to run locally");
+    }
+    if (!local.network().isNone()) {
+      b.network(NetworkPolicy.allowlist(local.network().rules().toArray(String[]::new)));
+    }
+    try (Sandbox sb = Sandbox.create(b.build())) {
+      return code != null ? sb.runCode(code) : sb.exec(command, ExecOptions.defaults());
+    }
   }
 }

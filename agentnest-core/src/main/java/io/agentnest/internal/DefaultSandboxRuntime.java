@@ -7,6 +7,7 @@ import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
 import io.agentnest.SnapshotInfo;
 import io.agentnest.internal.lifecycle.Pruner;
+import io.agentnest.internal.remote.RemoteSandbox;
 import io.agentnest.spi.Backends;
 import io.agentnest.spi.SandboxRuntime;
 import java.util.List;
@@ -21,6 +22,9 @@ public final class DefaultSandboxRuntime implements SandboxRuntime {
 
   @Override
   public Sandbox create(SandboxConfig config) {
+    if (config.remote() != null) {
+      return RemoteSandbox.create(config);
+    }
     return DefaultSandbox.create(config);
   }
 

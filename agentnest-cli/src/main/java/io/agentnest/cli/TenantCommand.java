@@ -1,0 +1,202 @@
+package io.agentnest.cli;
+
+import io.agentnest.ConfigException;
+import io.agentnest.config.Sizes;
+import io.agentnest.server.ApiKey;
+import io.agentnest.server.ServerConfig;
+import io.agentnest.server.Tenant;
+import io.agentnest.server.TenantStore;
+import io.agentnest.spi.support.AgentNestHome;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.List;
+import java.util.concurrent.Callable;
+import org.jspecify.annotations.Nullable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code agentnest tenant}: tenants and API keys of {@code agentnest serve}. */
+@Command(
+    name = "tenant",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Manages the tenants of `agentnest serve` and their API keys (stored hashed under"
+          + " AGENTNEST_HOME/server; a key is printed once, when it is made).",
+      "  agentnest tenant add search --max-sandboxes 20 --memory 16g --cpus 8",
+      "  agentnest tenant ls",
+      "  agentnest tenant revoke ank_0123456789abcdef"
+    },
+    subcommands = {
+      TenantCommand.Add.class,
+      TenantCommand.Key.class,
+      TenantCommand.Ls.class,
+      TenantCommand.Revoke.class
+    })
+final class TenantCommand {
+  private TenantCommand() {}
+
+  static TenantStore store() {
+    return TenantStore.open(AgentNestHome.dir().resolve(TenantStore.FILE), Clock.systemUTC());
+  }
+
+  static @Nullable Instant expiry(@Nullable String expires) {
+    if (expires == null) {
+      return null;
+    }
+    try {
+      return Instant.now().plus(ServerConfig.duration("--expires", expires));
+    } catch (IllegalArgumentException e) {
+      throw new ConfigException(String.valueOf(e.getMessage()));
+    }
+  }
+
+  @Command(
+      name = "add",
+      mixinStandardHelpOptions = true,
+      description = "Adds a tenant; prints its API key once.")
+  static final class Add implements Callable<Integer> {
+    @Parameters(paramLabel = "NAME", description = "lower-case letters, digits and '-'")
+    String name = "";
+
+    @Option(names = "--max-sandboxes", description = "Sandboxes at once (default 10).")
+    int maxSandboxes = 10;
+
+    @Option(names = "--memory", description = "Total memory of its sandboxes at once (default 8g).")
+    String memory = "8g";
+
+    @Option(names = "--cpus", description = "Total CPUs of its sandboxes at once (default 4).")
+    double cpus = 4;
+
+    @Option(names = "--rps", description = "Requests per second (default 50).")
+    int rps = 50;
+
+    @Option(
+        names = "--max-sandbox-memory",
+        description = "Per-sandbox memory cap, below the server's (default: the server's).")
+    @Nullable String maxSandboxMemory;
+
+    @Option(
+        names = "--allow-host",
+        description =
+            "An egress host its sandboxes may ask for (repeat); narrows the server's list.")
+    @Nullable List<String> allowHosts;
+
+    @Option(names = "--expires", description = "The key stops working after this, e.g. 30d, 12h.")
+    @Nullable String expires;
+
+    @Override
+    public Integer call() {
+      if (maxSandboxes < 1 || !(cpus > 0) || rps < 1) {
+        throw new ConfigException(
+            "--max-sandboxes, --cpus and --rps must be positive, e.g. --max-sandboxes 20 --cpus 8");
+      }
+      Tenant t =
+          new Tenant(
+              checked(name),
+              maxSandboxes,
+              Sizes.parse("--memory", memory),
+              cpus,
+              rps,
+              maxSandboxMemory == null
+                  ? null
+                  : Sizes.parse("--max-sandbox-memory", maxSandboxMemory),
+              allowHosts);
+      try (TenantStore s = store()) {
+        String key = s.add(t, expiry(expires));
+        System.out.println(key);
+        System.err.println(
+            "tenant '"
+                + name
+                + "' added. The key above is shown once: give it as AGENTNEST_API_KEY.");
+      } catch (IllegalArgumentException e) {
+        throw new ConfigException(String.valueOf(e.getMessage()));
+      }
+      return ExitCodes.OK;
+    }
+  }
+
+  @Command(
+      name = "key",
+      mixinStandardHelpOptions = true,
+      description = "Issues another API key for a tenant; prints it once.")
+  static final class Key implements Callable<Integer> {
+    @Parameters(paramLabel = "NAME")
+    String name = "";
+
+    @Option(names = "--expires", description = "The key stops working after this, e.g. 30d, 12h.")
+    @Nullable String expires;
+
+    @Override
+    public Integer call() {
+      try (TenantStore s = store()) {
+        System.out.println(s.issueKey(checked(name), expiry(expires)));
+      } catch (IllegalArgumentException e) {
+        throw new ConfigException(String.valueOf(e.getMessage()));
+      }
+      return ExitCodes.OK;
+    }
+  }
+
+  @Command(
+      name = "ls",
+      mixinStandardHelpOptions = true,
+      description = "Lists tenants, their quotas and key ids.")
+  static final class Ls implements Callable<Integer> {
+    @Override
+    public Integer call() {
+      try (TenantStore s = store()) {
+        System.out.printf(
+            "%-24s %8s %10s %6s %6s  %s%n", "TENANT", "SANDBOX", "MEMORY", "CPUS", "RPS", "KEYS");
+        for (Tenant t : s.tenants()) {
+          StringBuilder keys = new StringBuilder();
+          for (ApiKey k : s.keys(t.name())) {
+            keys.append(keys.length() == 0 ? "" : ", ")
+                .append(k.id())
+                .append(k.revoked() != null ? " (revoked)" : "")
+                .append(k.expires() != null ? " (expires " + k.expires() + ")" : "");
+          }
+          System.out.printf(
+              "%-24s %8d %10s %6s %6d  %s%n",
+              t.name(),
+              t.maxSandboxes(),
+              Sizes.format(t.memoryBytes()),
+              t.cpus(),
+              t.requestsPerSecond(),
+              keys);
+        }
+      }
+      return ExitCodes.OK;
+    }
+  }
+
+  @Command(
+      name = "revoke",
+      mixinStandardHelpOptions = true,
+      description = "Revokes an API key (by its id or the whole key); it stops working at once.")
+  static final class Revoke implements Callable<Integer> {
+    @Parameters(paramLabel = "KEY-ID")
+    String key = "";
+
+    @Override
+    public Integer call() {
+      String id = key.startsWith("ank_") && key.length() == 20 ? key.substring(4) : key;
+      try (TenantStore s = store()) {
+        if (!s.revoke(id)) {
+          System.err.println("no active key '" + id + "': `agentnest tenant ls` lists the key ids");
+          return ExitCodes.NOT_FOUND;
+        }
+      }
+      System.err.println("key " + id + " revoked");
+      return ExitCodes.OK;
+    }
+  }
+
+  private static String checked(String name) {
+    try {
+      return TenantStore.checkName(name);
+    } catch (IllegalArgumentException e) {
+      throw new ConfigException(String.valueOf(e.getMessage()));
+    }
+  }
+}

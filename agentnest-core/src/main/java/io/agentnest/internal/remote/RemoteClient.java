@@ -1,0 +1,130 @@
+package io.agentnest.internal.remote;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentnest.AgentNestException;
+import io.agentnest.BackendUnavailableException;
+import io.agentnest.ConfigException;
+import io.agentnest.FileOperationException;
+import io.agentnest.RemoteServer;
+import io.agentnest.SandboxNotFoundException;
+import io.agentnest.UnsupportedControlException;
+import io.agentnest.internal.support.Json;
+import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import org.jspecify.annotations.Nullable;
+
+/** HTTP calls to the server, and its JSON errors turned back into the API's exceptions. */
+final class RemoteClient {
+  private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
+
+  private final RemoteServer server;
+  private final HttpClient http;
+
+  RemoteClient(RemoteServer server) {
+    this.server = server;
+    this.http = HttpClient.newBuilder().connectTimeout(CONNECT_TIMEOUT).build();
+  }
+
+  String base() {
+    String u = server.url().toString();
+    return u.endsWith("/") ? u.substring(0, u.length() - 1) : u;
+  }
+
+  static String q(String value) {
+    return URLEncoder.encode(value, StandardCharsets.UTF_8);
+  }
+
+  JsonNode json(String method, String path, ObjectNode body, Duration timeout) {
+    return parse(
+        bytes(
+            method,
+            path,
+            body.toString().getBytes(StandardCharsets.UTF_8),
+            "application/json",
+            timeout));
+  }
+
+  JsonNode get(String path) {
+    return parse(bytes("GET", path, new byte[0], null, Duration.ofSeconds(60)));
+  }
+
+  JsonNode parse(byte[] body) {
+    if (body.length == 0) {
+      return Json.MAPPER.createObjectNode();
+    }
+    try {
+      return Json.MAPPER.readTree(body);
+    } catch (IOException e) {
+      throw new AgentNestException(
+          "the server at " + server.url() + " answered no JSON: " + e.getMessage(), e);
+    }
+  }
+
+  byte[] bytes(
+      String method, String path, byte[] body, @Nullable String contentType, Duration timeout) {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(URI.create(base() + path))
+            .timeout(timeout)
+            .header("Authorization", "Bearer " + server.apiKey().reveal())
+            .method(method, HttpRequest.BodyPublishers.ofByteArray(body));
+    if (contentType != null) {
+      b.header("Content-Type", contentType);
+    }
+    HttpResponse<byte[]> r;
+    try {
+      r = http.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
+    } catch (IOException e) {
+      throw new BackendUnavailableException(
+          "the AgentNest server at "
+              + server.url()
+              + " is not reachable: "
+              + e.getMessage()
+              + "; check AGENTNEST_URL and that `agentnest serve` runs",
+          e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AgentNestException("interrupted while calling " + server.url(), e);
+    }
+    if (r.statusCode() >= 400) {
+      throw error(r.statusCode(), r.body());
+    }
+    return r.body();
+  }
+
+  private RuntimeException error(int status, byte[] body) {
+    String code = "";
+    String message = "HTTP " + status;
+    String fix = "";
+    String reason = "";
+    try {
+      JsonNode e = Json.MAPPER.readTree(body).path("error");
+      code = e.path("code").asText("");
+      message = e.path("message").asText(message);
+      fix = e.path("fix").asText("");
+      reason = e.path("reason").asText("");
+    } catch (IOException | RuntimeException notJson) {
+      // a proxy's HTML page: the status says enough
+    }
+    String text = "server: " + message + (fix.isEmpty() ? "" : " (" + fix + ")");
+    if (!reason.isEmpty()) {
+      return new FileOperationException(FileOperationException.Reason.fromWire(reason), text);
+    }
+    return switch (code) {
+      case "bad_path" -> new FileOperationException(FileOperationException.Reason.BAD_PATH, text);
+      case "not_found" -> new SandboxNotFoundException(text);
+      case "policy" -> new UnsupportedControlException(text);
+      case "invalid_field", "unknown_field", "malformed_json", "body_too_large" ->
+          new ConfigException(text);
+      case "unauthenticated", "key_revoked", "key_expired" ->
+          new ConfigException(text + "; check AGENTNEST_API_KEY");
+      default -> new AgentNestException(text);
+    };
+  }
+}

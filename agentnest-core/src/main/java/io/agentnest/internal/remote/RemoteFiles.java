@@ -1,0 +1,108 @@
+package io.agentnest.internal.remote;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.agentnest.FileInfo;
+import io.agentnest.FileOperationException;
+import io.agentnest.SandboxFiles;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Locale;
+
+/** The workspace of a remote sandbox over the file routes. */
+final class RemoteFiles implements SandboxFiles {
+  private final RemoteClient client;
+  private final RemoteSandbox.Routes routes;
+
+  RemoteFiles(RemoteClient client, RemoteSandbox.Routes routes) {
+    this.client = client;
+    this.routes = routes;
+  }
+
+  private String at(String rest, String path) {
+    return routes.path(rest) + "?path=" + RemoteClient.q(path);
+  }
+
+  @Override
+  public FileInfo write(String path, byte[] data) {
+    byte[] r =
+        client.bytes(
+            "PUT",
+            at("/files/content", path),
+            data,
+            "application/octet-stream",
+            Duration.ofMinutes(5));
+    return info(client.parse(r));
+  }
+
+  @Override
+  public byte[] read(String path) {
+    return client.bytes(
+        "GET", at("/files/content", path), new byte[0], null, Duration.ofMinutes(5));
+  }
+
+  @Override
+  public List<FileInfo> list(String path) {
+    return RemoteSandbox.files(client.get(at("/files", path)));
+  }
+
+  @Override
+  public List<FileInfo> listRecursive(String path) {
+    return RemoteSandbox.files(client.get(at("/files", path) + "&recursive=true"));
+  }
+
+  @Override
+  public FileInfo stat(String path) {
+    String name = path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
+    int slash = name.lastIndexOf('/');
+    String parent = slash < 0 ? "" : name.substring(0, slash);
+    for (FileInfo f : list(parent)) {
+      if (f.path().equals(name)
+          || f.path().endsWith("/" + name)
+          || f.path().equals(name.substring(slash + 1))) {
+        return f;
+      }
+    }
+    throw new FileOperationException(
+        FileOperationException.Reason.NOT_FOUND, "no such file: " + path);
+  }
+
+  @Override
+  public boolean exists(String path) {
+    try {
+      stat(path);
+      return true;
+    } catch (FileOperationException e) {
+      if (e.reason() == FileOperationException.Reason.NOT_FOUND) {
+        return false;
+      }
+      throw e;
+    }
+  }
+
+  @Override
+  public void delete(String path) {
+    client.bytes("DELETE", at("/files", path), new byte[0], null, Duration.ofMinutes(1));
+  }
+
+  @Override
+  public void deleteRecursive(String path) {
+    client.bytes(
+        "DELETE", at("/files", path) + "&recursive=true", new byte[0], null, Duration.ofMinutes(5));
+  }
+
+  @Override
+  public FileInfo mkdir(String path) {
+    throw RemoteSandbox.unsupported(
+        "files().mkdir (write a file below it instead: parents are made)");
+  }
+
+  static FileInfo info(JsonNode f) {
+    return new FileInfo(
+        f.path("path").asText(),
+        FileInfo.Type.valueOf(f.path("type").asText("other").toUpperCase(Locale.ROOT)),
+        f.path("size").asLong(),
+        f.path("mode").asInt(),
+        Instant.parse(f.path("modified").asText()));
+  }
+}

@@ -1,0 +1,372 @@
+package io.agentnest.server;
+
+import io.agentnest.ConfigException;
+import io.agentnest.FileOperationException;
+import io.agentnest.Sandbox;
+import io.agentnest.SandboxConfig;
+import io.agentnest.SandboxNotFoundException;
+import io.agentnest.UnsupportedControlException;
+import io.javalin.Javalin;
+import io.javalin.http.Context;
+import io.javalin.http.Handler;
+import io.javalin.http.HandlerType;
+import io.javalin.http.HttpResponseException;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Files;
+import java.time.Clock;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.Function;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.SecureRequestCustomizer;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.SslConnectionFactory;
+import org.eclipse.jetty.util.ssl.SslContextFactory;
+import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * {@code agentnest serve}: the HTTP API (docs/openapi.yaml) on Javalin/Jetty. Every route but
+ * health needs a Bearer API key; the key's tenant sees only its own sandboxes. Sandboxes are made
+ * with the ordinary embedded runtime ({@link Sandbox#create}) under the server's policy narrowed by
+ * the tenant's, so there is one policy engine, not two.
+ */
+public final class AgentNestServer implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(AgentNestServer.class);
+
+  /** Request headers Jetty accepts in total; a larger header block is refused with 431. */
+  static final int MAX_HEADER_BYTES = 16 * 1024;
+
+  private final ServerConfig config;
+  private final TenantStore tenants;
+  private final Registry registry;
+  private final RateLimiter limiter = new RateLimiter(System::nanoTime);
+  private final RateLimiter failedAuth = new RateLimiter(System::nanoTime);
+
+  /** Refused authentications per second one client address may make before it gets 429. */
+  static final int FAILED_AUTH_PER_SECOND = 20;
+
+  private final SandboxApi api;
+  private final Map<String, String> env;
+  private @Nullable Javalin app;
+  private @Nullable ServerConnector connector;
+
+  public AgentNestServer(ServerConfig config, TenantStore tenants) {
+    this(config, tenants, Sandbox::create, Clock.systemUTC(), System.getenv());
+  }
+
+  AgentNestServer(
+      ServerConfig config,
+      TenantStore tenants,
+      Function<SandboxConfig, Sandbox> creator,
+      Clock clock,
+      Map<String, String> env) {
+    this.env = Map.copyOf(env);
+    this.config = Objects.requireNonNull(config);
+    this.tenants = Objects.requireNonNull(tenants);
+    this.registry = new Registry(clock);
+    this.api = new SandboxApi(config, registry, creator, clock);
+  }
+
+  /**
+   * Refuses a listen address that would put plain HTTP on a network: without TLS only loopback,
+   * unless the operator says a TLS-terminating proxy is in front.
+   */
+  public static void checkBind(ServerConfig config) {
+    if (config.tls() != null || config.insecureBehindProxy()) {
+      return;
+    }
+    boolean loopback;
+    try {
+      InetAddress[] all = InetAddress.getAllByName(config.host());
+      loopback = all.length > 0;
+      for (InetAddress a : all) {
+        loopback &= a.isLoopbackAddress();
+      }
+    } catch (UnknownHostException e) {
+      throw new IllegalArgumentException(
+          "listen host '" + config.host() + "' does not resolve: use e.g. 127.0.0.1", e);
+    }
+    if (!loopback) {
+      throw new IllegalArgumentException(
+          "refusing to listen on "
+              + config.host()
+              + " without TLS: API keys would cross the network in clear. Configure tls:"
+              + " {keystore, password_env} in server.yaml, listen on 127.0.0.1, or pass"
+              + " --insecure-behind-proxy when a TLS-terminating proxy is in front");
+    }
+  }
+
+  /** Starts listening; returns the bound port (useful with port 0). */
+  public int start() {
+    checkBind(config);
+    Javalin j =
+        Javalin.create(
+            cfg -> {
+              cfg.startup.showJavalinBanner = false;
+              cfg.http.maxRequestSize = Math.max(config.maxBodyBytes(), config.maxJsonBytes());
+              cfg.http.prefer405over404 = true;
+              cfg.jetty.modifyHttpConfiguration(h -> configure(h));
+              cfg.jetty.addConnector((server, http) -> connector(server, http));
+              for (Route r : Route.ALL) {
+                cfg.routes.addHttpHandler(
+                    HandlerType.findOrCreate(r.method()), r.path(), wrap(r, handler(r)));
+              }
+              cfg.routes.exception(ApiException.class, (e, ctx) -> send(ctx, e));
+              cfg.routes.exception(HttpResponseException.class, (e, ctx) -> send(ctx, map(e)));
+              cfg.routes.exception(
+                  Exception.class,
+                  (e, ctx) -> {
+                    LOG.warn("{} {} failed", ctx.method(), ctx.path(), e);
+                    send(
+                        ctx,
+                        new ApiException(
+                            500,
+                            ErrorCode.INTERNAL,
+                            "the server failed: " + e.getClass().getSimpleName(),
+                            "retry; if it persists, see the server log"));
+                  });
+            });
+    j.start();
+    app = j;
+    return port();
+  }
+
+  /** The bound port. */
+  public int port() {
+    ServerConnector c = connector;
+    if (c == null) {
+      throw new IllegalStateException("not started");
+    }
+    return c.getLocalPort();
+  }
+
+  /** Whether requests use TLS. */
+  public boolean tls() {
+    return config.tls() != null;
+  }
+
+  /** Sandboxes alive on this server (all tenants). */
+  public int sandboxCount() {
+    return registry.size();
+  }
+
+  private void configure(HttpConfiguration h) {
+    // Header floods: Jetty answers 431 past these sizes before any handler runs.
+    h.setRequestHeaderSize(MAX_HEADER_BYTES);
+    h.setResponseHeaderSize(MAX_HEADER_BYTES);
+    h.setSendServerVersion(false);
+    h.setSendXPoweredBy(false);
+  }
+
+  private ServerConnector connector(Server server, HttpConfiguration http) {
+    ServerConnector c;
+    ServerConfig.Tls tls = config.tls();
+    if (tls == null) {
+      c = new ServerConnector(server, new HttpConnectionFactory(http));
+    } else {
+      if (!Files.isReadable(tls.keystore())) {
+        throw new IllegalArgumentException(
+            "tls.keystore " + tls.keystore() + " is not a readable file: check the path");
+      }
+      String password = env.get(tls.passwordEnv());
+      if (password == null) {
+        throw new IllegalArgumentException(
+            "tls.password_env names "
+                + tls.passwordEnv()
+                + ", which is not set: export it with the key store's password");
+      }
+      SslContextFactory.Server ssl = new SslContextFactory.Server();
+      ssl.setKeyStorePath(tls.keystore().toString());
+      ssl.setKeyStoreType(tls.type());
+      ssl.setKeyStorePassword(password);
+      HttpConfiguration https = new HttpConfiguration(http);
+      https.addCustomizer(new SecureRequestCustomizer());
+      c =
+          new ServerConnector(
+              server, new SslConnectionFactory(ssl, "http/1.1"), new HttpConnectionFactory(https));
+    }
+    c.setHost(config.host());
+    c.setPort(config.port());
+    c.setIdleTimeout(60_000);
+    connector = c;
+    return c;
+  }
+
+  private Handler handler(Route r) {
+    return switch (r.key()) {
+      case "get /v1/health" -> ctx -> json(ctx, 200, Map.of("status", "ok"));
+      case "get /v1/tenant" -> api::whoami;
+      case "post /v1/sandboxes" -> api::create;
+      case "get /v1/sandboxes" -> api::list;
+      case "get /v1/sandboxes/{id}" -> api::get;
+      case "delete /v1/sandboxes/{id}" -> api::destroy;
+      case "post /v1/sandboxes/{id}/extend" -> api::extend;
+      case "post /v1/sandboxes/{id}/exec" -> api::exec;
+      case "post /v1/sandboxes/{id}/code" -> api::code;
+      case "get /v1/sandboxes/{id}/files" -> api::listFiles;
+      case "delete /v1/sandboxes/{id}/files" -> api::deleteFile;
+      case "get /v1/sandboxes/{id}/files/content" -> api::download;
+      case "put /v1/sandboxes/{id}/files/content" -> api::upload;
+      default -> throw new IllegalStateException("no handler for " + r.key());
+    };
+  }
+
+  private Handler wrap(Route r, Handler h) {
+    if (!r.authenticated()) {
+      return h;
+    }
+    return ctx -> {
+      Tenant t;
+      try {
+        t = authenticate(ctx);
+      } catch (ApiException refused) {
+        // Guessing keys costs a store lookup each: a client address that keeps failing is slowed
+        // down (429) before it is told 401 again.
+        failedAuth.acquire(
+            "addr:" + ctx.req().getRemoteAddr(), FAILED_AUTH_PER_SECOND, "failed_authentications");
+        throw refused;
+      }
+      limiter.acquire(t);
+      ctx.attribute(SandboxApi.TENANT, t);
+      h.handle(ctx);
+    };
+  }
+
+  private Tenant authenticate(Context ctx) {
+    String auth = ctx.header("Authorization");
+    if (auth == null || !auth.regionMatches(true, 0, "Bearer ", 0, 7)) {
+      throw new ApiException(
+          401,
+          ErrorCode.UNAUTHENTICATED,
+          "no API key: the Authorization header is missing or not 'Bearer <key>'",
+          "send 'Authorization: Bearer ank_...'; `agentnest tenant add NAME` prints a key");
+    }
+    TenantStore.Check check = tenants.authenticate(auth.substring(7).strip());
+    if (check.refusal() != null) {
+      throw switch (check.refusal()) {
+        case REVOKED ->
+            new ApiException(
+                401,
+                ErrorCode.KEY_REVOKED,
+                "API key " + check.keyId() + " was revoked",
+                "ask the operator for a new key (`agentnest tenant key NAME`)");
+        case EXPIRED ->
+            new ApiException(
+                401,
+                ErrorCode.KEY_EXPIRED,
+                "API key " + check.keyId() + " has expired",
+                "ask the operator for a new key (`agentnest tenant key NAME`)");
+        case MALFORMED, UNKNOWN ->
+            new ApiException(
+                401,
+                ErrorCode.UNAUTHENTICATED,
+                "the API key is not valid",
+                "check AGENTNEST_API_KEY: keys look like ank_<16 hex>_<43 characters>");
+      };
+    }
+    Tenant t = check.tenant();
+    if (t == null) {
+      throw new ApiException(
+          401, ErrorCode.UNAUTHENTICATED, "the key's tenant is gone", "ask the operator");
+    }
+    return t;
+  }
+
+  private static ApiException map(HttpResponseException e) {
+    return switch (e.getStatus()) {
+      case 404 ->
+          new ApiException(
+              404,
+              ErrorCode.NOT_FOUND,
+              "no such route",
+              "see docs/openapi.yaml for the routes, all under /v1/");
+      case 405 ->
+          new ApiException(
+              405,
+              ErrorCode.METHOD_NOT_ALLOWED,
+              "this route does not take that method",
+              "see docs/openapi.yaml for the methods of each route");
+      case 413 ->
+          new ApiException(
+              413,
+              ErrorCode.BODY_TOO_LARGE,
+              "the request body is too large",
+              "send a smaller body; the server's max_body bounds it");
+      default ->
+          new ApiException(
+              e.getStatus(), ErrorCode.INVALID_FIELD, String.valueOf(e.getMessage()), "fix it");
+    };
+  }
+
+  /** Maps the core's exceptions (thrown by the embedded runtime) to API errors. */
+  static ApiException map(RuntimeException e) {
+    if (e instanceof ApiException a) {
+      return a;
+    }
+    if (e instanceof SandboxNotFoundException) {
+      return ApiException.notFound("sandbox");
+    }
+    if (e instanceof FileOperationException f) {
+      int status =
+          switch (f.reason()) {
+            case NOT_FOUND -> 404;
+            case TOO_LARGE, TOO_MANY -> 413;
+            case BAD_PATH, NOT_A_FILE, NOT_A_DIRECTORY, IS_A_DIRECTORY, EXISTS, NOT_EMPTY -> 400;
+            case READ_ONLY -> 409;
+            default -> 422;
+          };
+      ErrorCode code =
+          f.reason() == FileOperationException.Reason.BAD_PATH
+              ? ErrorCode.BAD_PATH
+              : ErrorCode.FILE;
+      return new ApiException(
+          status,
+          code,
+          String.valueOf(f.getMessage()),
+          "use a path relative to /workspace without '..'",
+          Map.of("reason", f.reason().code()));
+    }
+    if (e instanceof ConfigException || e instanceof UnsupportedControlException) {
+      return new ApiException(
+          422, ErrorCode.POLICY, String.valueOf(e.getMessage()), "change the request");
+    }
+    return new ApiException(
+        502,
+        ErrorCode.SANDBOX_FAILED,
+        "the sandbox failed: " + e.getClass().getSimpleName() + ": " + e.getMessage(),
+        "retry; destroy and recreate the sandbox if it persists");
+  }
+
+  static void send(Context ctx, ApiException e) {
+    if (e.status() == 429) {
+      ctx.header("Retry-After", "1");
+    }
+    if (e.status() == 401) {
+      ctx.header("WWW-Authenticate", "Bearer");
+    }
+    json(ctx, e.status(), Wire.error(e));
+  }
+
+  static void json(Context ctx, int status, Object body) {
+    ctx.status(status);
+    ctx.contentType("application/json");
+    ctx.result(Wire.write(body));
+  }
+
+  /** Stops listening and destroys every sandbox this server made. */
+  @Override
+  public void close() {
+    Javalin j = app;
+    app = null;
+    if (j != null) {
+      j.stop();
+    }
+    api.close();
+    registry.destroyAll();
+  }
+}

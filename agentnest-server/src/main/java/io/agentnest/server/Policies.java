@@ -1,0 +1,108 @@
+package io.agentnest.server;
+
+import io.agentnest.NetworkPolicy;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The server's policy narrowed by a tenant's: a tenant value can only be tighter (a smaller cap, a
+ * sub-list of hosts); a looser one is ignored in favour of the server's.
+ */
+final class Policies {
+  private Policies() {}
+
+  record Effective(
+      List<String> images,
+      long maxMemoryBytes,
+      double maxCpus,
+      Duration maxTtl,
+      List<String> allowHosts,
+      String tenant) {
+
+    /** Refuses a request outside the policy with a 422 naming the rule and the allowed value. */
+    void check(String image, long memory, double cpus, Duration ttl, List<String> hosts) {
+      if (!images.contains(image)) {
+        throw refuse("image", image, "one of " + images);
+      }
+      if (memory <= 0 || memory > maxMemoryBytes) {
+        throw refuse("memoryBytes", memory, "at most " + maxMemoryBytes);
+      }
+      if (!(cpus > 0) || cpus > maxCpus) {
+        throw refuse("cpus", cpus, "at most " + maxCpus);
+      }
+      if (ttl.isNegative() || ttl.isZero() || ttl.compareTo(maxTtl) > 0) {
+        throw refuse("ttlSeconds", ttl.toSeconds(), "1.." + maxTtl.toSeconds());
+      }
+      for (String h : hosts) {
+        if (!allowed(h)) {
+          throw refuse(
+              "allowHosts",
+              Escape.id(h),
+              allowHosts.isEmpty()
+                  ? "none (no egress on this server)"
+                  : "a host within " + allowHosts);
+        }
+      }
+    }
+
+    private boolean allowed(String host) {
+      Optional<String> norm =
+          NetworkPolicy.normalizeHost(host.startsWith("*.") ? host.substring(2) : host);
+      if (norm.isEmpty()) {
+        return false;
+      }
+      String h = host.startsWith("*.") ? "*." + norm.get() : norm.get();
+      for (String rule : allowHosts) {
+        String r = rule.toLowerCase(Locale.ROOT);
+        if (r.equals(h)) {
+          return true;
+        }
+        // "*.example.org" allows "a.example.org" and "*.a.example.org", never "example.org".
+        if (r.startsWith("*.") && h.endsWith(r.substring(1))) {
+          return true;
+        }
+      }
+      return false;
+    }
+
+    private ApiException refuse(String field, Object asked, String allowed) {
+      return new ApiException(
+          422,
+          ErrorCode.POLICY,
+          "policy refuses " + field + " " + asked + " for tenant " + tenant,
+          "ask for " + allowed,
+          Map.of("field", field, "allowed", allowed));
+    }
+  }
+
+  static Effective effective(ServerConfig.Policy server, Tenant t) {
+    long mem = server.maxMemoryBytes();
+    Long tenantMem = t.maxSandboxMemoryBytes();
+    if (tenantMem != null) {
+      mem = Math.min(mem, tenantMem);
+    }
+    List<String> hosts = server.allowHosts();
+    List<String> tenantHosts = t.allowHosts();
+    if (tenantHosts != null) {
+      // Keep only the tenant's hosts that the server's list also allows.
+      Effective serverOnly =
+          new Effective(List.of(), 0, 0, Duration.ZERO, server.allowHosts(), t.name());
+      List<String> kept = new ArrayList<>();
+      for (String h : tenantHosts) {
+        if (serverOnly.allowed(h)) {
+          kept.add(h);
+        }
+      }
+      hosts = kept;
+    }
+    return new Effective(server.images(), mem, server.maxCpus(), server.maxTtl(), hosts, t.name());
+  }
+
+  static Duration min(Duration a, Duration b) {
+    return a.compareTo(b) <= 0 ? a : b;
+  }
+}

@@ -1,0 +1,161 @@
+package io.agentnest.server;
+
+import io.agentnest.Sandbox;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The sandboxes this server made, each owned by one tenant, and the per-tenant quota count. A
+ * create first reserves its share under the lock (so two racing creates cannot both pass a quota of
+ * one), then starts the sandbox outside it, then commits or releases the reservation.
+ */
+final class Registry {
+  private static final Logger LOG = LoggerFactory.getLogger(Registry.class);
+
+  record Entry(
+      String tenant,
+      Sandbox sandbox,
+      String image,
+      long memoryBytes,
+      double cpus,
+      Instant created,
+      Set<String> sessions) {}
+
+  record Reservation(String tenant, long memoryBytes, double cpus) {}
+
+  private final Map<String, Entry> byId = new ConcurrentHashMap<>();
+  private final Map<String, List<Reservation>> pending = new HashMap<>();
+  private final Clock clock;
+
+  Registry(Clock clock) {
+    this.clock = clock;
+  }
+
+  /** Reserves room for one sandbox, or a 429 naming the quota that is full and its use. */
+  synchronized Reservation reserve(Tenant t, long memoryBytes, double cpus) {
+    reapExpired();
+    Wire.Usage u = usage(t.name());
+    if (u.sandboxes() + 1 > t.maxSandboxes()) {
+      throw quota("sandboxes", t.maxSandboxes(), u.sandboxes(), "destroy one of your sandboxes");
+    }
+    if (u.memoryBytes() + memoryBytes > t.memoryBytes()) {
+      throw quota(
+          "memory_bytes",
+          t.memoryBytes(),
+          u.memoryBytes(),
+          "ask for less memory (memoryBytes) or destroy a sandbox");
+    }
+    if (u.cpus() + cpus > t.cpus() + 1e-9) {
+      throw quota("cpus", t.cpus(), u.cpus(), "ask for fewer cpus or destroy a sandbox");
+    }
+    Reservation r = new Reservation(t.name(), memoryBytes, cpus);
+    pending.computeIfAbsent(t.name(), k -> new ArrayList<>()).add(r);
+    return r;
+  }
+
+  synchronized void commit(Reservation r, Entry e) {
+    release(r);
+    byId.put(e.sandbox().id(), e);
+  }
+
+  synchronized void release(Reservation r) {
+    List<Reservation> list = pending.get(r.tenant());
+    if (list != null) {
+      list.remove(r);
+    }
+  }
+
+  /** Current use of a tenant: its live sandboxes and creates under way. */
+  synchronized Wire.Usage usage(String tenant) {
+    int n = 0;
+    long mem = 0;
+    double cpus = 0;
+    for (Entry e : byId.values()) {
+      if (e.tenant().equals(tenant)) {
+        n++;
+        mem += e.memoryBytes();
+        cpus += e.cpus();
+      }
+    }
+    for (Reservation r : pending.getOrDefault(tenant, List.of())) {
+      n++;
+      mem += r.memoryBytes();
+      cpus += r.cpus();
+    }
+    return new Wire.Usage(n, mem, cpus);
+  }
+
+  /** The tenant's sandbox by id; another tenant's or an unknown id is the same 404. */
+  Entry get(String tenant, String id) {
+    Entry e = byId.get(id);
+    if (e == null || !e.tenant().equals(tenant)) {
+      throw ApiException.notFound("sandbox '" + Escape.id(id) + "'");
+    }
+    if (!clock.instant().isBefore(e.sandbox().expiresAt())) {
+      remove(id);
+      throw ApiException.notFound("sandbox '" + Escape.id(id) + "' (expired)");
+    }
+    return e;
+  }
+
+  synchronized List<Entry> list(String tenant) {
+    reapExpired();
+    return byId.values().stream()
+        .filter(e -> e.tenant().equals(tenant))
+        .sorted((a, b) -> a.created().compareTo(b.created()))
+        .toList();
+  }
+
+  /** Forgets and destroys; false when it was not there. */
+  boolean remove(String id) {
+    Entry e = byId.remove(id);
+    if (e == null) {
+      return false;
+    }
+    try {
+      e.sandbox().destroy();
+    } catch (RuntimeException ex) {
+      LOG.warn("destroying sandbox {} failed: {}", id, ex.toString());
+    }
+    return true;
+  }
+
+  /** Destroys every sandbox (server shutdown). */
+  void destroyAll() {
+    for (String id : List.copyOf(byId.keySet())) {
+      remove(id);
+    }
+  }
+
+  int size() {
+    return byId.size();
+  }
+
+  // Sandboxes past their TTL have been destroyed by their own expiry timer; drop them from the
+  // count so that the quota recovers.
+  private void reapExpired() {
+    Instant now = clock.instant();
+    for (Entry e : List.copyOf(byId.values())) {
+      if (!now.isBefore(e.sandbox().expiresAt())) {
+        remove(e.sandbox().id());
+      }
+    }
+  }
+
+  private static ApiException quota(String quota, Object limit, Object used, String fix) {
+    return new ApiException(
+        429,
+        ErrorCode.QUOTA,
+        "quota '" + quota + "' is full: limit " + limit + ", in use " + used,
+        fix,
+        Map.of("quota", quota, "limit", limit, "used", used));
+  }
+}

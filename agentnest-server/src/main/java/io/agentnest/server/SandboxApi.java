@@ -1,0 +1,479 @@
+package io.agentnest.server;
+
+import io.agentnest.ExecEvent;
+import io.agentnest.ExecOptions;
+import io.agentnest.ExecResult;
+import io.agentnest.Execution;
+import io.agentnest.FileInfo;
+import io.agentnest.NetworkPolicy;
+import io.agentnest.OutputChunk;
+import io.agentnest.Sandbox;
+import io.agentnest.SandboxConfig;
+import io.javalin.http.Context;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+
+/** The sandbox routes: lifecycle, exec and code (plain or server-sent events), files. */
+final class SandboxApi implements AutoCloseable {
+  static final String TENANT = "agentnest.tenant";
+
+  private static final Pattern SESSION = Pattern.compile("[A-Za-z0-9_-]{1,32}");
+  private static final int MAX_SESSIONS = 16;
+  private static final long KEEPALIVE_SECONDS = 5;
+
+  private final ServerConfig config;
+  private final Registry registry;
+  private final Function<SandboxConfig, Sandbox> creator;
+  private final Clock clock;
+  private final ScheduledExecutorService keepalive =
+      Executors.newSingleThreadScheduledExecutor(
+          r -> {
+            Thread t = new Thread(r, "agentnest-server-keepalive");
+            t.setDaemon(true);
+            return t;
+          });
+
+  SandboxApi(
+      ServerConfig config,
+      Registry registry,
+      Function<SandboxConfig, Sandbox> creator,
+      Clock clock) {
+    this.config = config;
+    this.registry = registry;
+    this.creator = creator;
+    this.clock = clock;
+  }
+
+  private static Tenant tenant(Context ctx) {
+    Tenant t = ctx.attribute(TENANT);
+    if (t == null) {
+      throw new IllegalStateException("route reached without authentication");
+    }
+    return t;
+  }
+
+  void whoami(Context ctx) {
+    Tenant t = tenant(ctx);
+    AgentNestServer.json(
+        ctx,
+        200,
+        new Wire.TenantView(
+            t.name(),
+            t.maxSandboxes(),
+            t.memoryBytes(),
+            t.cpus(),
+            t.requestsPerSecond(),
+            registry.usage(t.name())));
+  }
+
+  void create(Context ctx) {
+    Tenant t = tenant(ctx);
+    Wire.CreateSandbox req = Wire.read(body(ctx, config.maxJsonBytes()), Wire.CreateSandbox.class);
+    Policies.Effective p = Policies.effective(config.policy(), t);
+    String image = req.image() == null ? config.policy().defaultImage() : req.image();
+    long memory =
+        req.memoryBytes() == null ? Math.min(512L << 20, p.maxMemoryBytes()) : req.memoryBytes();
+    double cpus = req.cpus() == null ? Math.min(1.0, p.maxCpus()) : req.cpus();
+    Duration ttl =
+        req.ttlSeconds() == null
+            ? Policies.min(config.policy().defaultTtl(), p.maxTtl())
+            : Duration.ofSeconds(req.ttlSeconds());
+    List<String> hosts = req.allowHosts() == null ? List.of() : req.allowHosts();
+    p.check(image, memory, cpus, ttl, hosts);
+    SandboxConfig.Builder b =
+        SandboxConfig.builder()
+            .image(image)
+            .memoryBytes(memory)
+            .cpus(cpus)
+            .ttl(ttl)
+            .tenant(t.name())
+            .label("agentnest-server/tenant", t.name());
+    if (req.env() != null) {
+      b.env(req.env());
+    }
+    if (!hosts.isEmpty()) {
+      b.network(NetworkPolicy.allowlist(hosts.toArray(String[]::new)));
+    }
+    SandboxConfig sc;
+    try {
+      sc = b.build();
+    } catch (RuntimeException e) {
+      throw AgentNestServer.map(e);
+    }
+    Registry.Reservation r = registry.reserve(t, memory, cpus);
+    Sandbox sb;
+    try {
+      sb = creator.apply(sc);
+    } catch (RuntimeException e) {
+      registry.release(r);
+      throw AgentNestServer.map(e);
+    }
+    Registry.Entry entry =
+        new Registry.Entry(
+            t.name(), sb, image, memory, cpus, clock.instant(), ConcurrentHashMap.newKeySet());
+    registry.commit(r, entry);
+    AgentNestServer.json(ctx, 201, view(entry));
+  }
+
+  void list(Context ctx) {
+    List<Wire.SandboxView> out = new ArrayList<>();
+    for (Registry.Entry e : registry.list(tenant(ctx).name())) {
+      out.add(view(e));
+    }
+    AgentNestServer.json(ctx, 200, Map.of("sandboxes", out));
+  }
+
+  void get(Context ctx) {
+    AgentNestServer.json(ctx, 200, view(entry(ctx)));
+  }
+
+  void destroy(Context ctx) {
+    Registry.Entry e = entry(ctx);
+    registry.remove(e.sandbox().id());
+    ctx.status(204);
+  }
+
+  void extend(Context ctx) {
+    Registry.Entry e = entry(ctx);
+    Wire.Extend req = Wire.read(body(ctx, config.maxJsonBytes()), Wire.Extend.class);
+    Policies.Effective p = Policies.effective(config.policy(), tenant(ctx));
+    if (req.seconds() <= 0) {
+      throw ApiException.badRequest(
+          ErrorCode.INVALID_FIELD,
+          "seconds must be positive, got " + req.seconds(),
+          "send e.g. {\"seconds\": 600}");
+    }
+    Duration total =
+        Duration.between(e.created(), e.sandbox().expiresAt()).plusSeconds(req.seconds());
+    if (total.compareTo(p.maxTtl()) > 0) {
+      throw new ApiException(
+          422,
+          ErrorCode.POLICY,
+          "extending by "
+              + req.seconds()
+              + "s makes the lifetime "
+              + total
+              + ", over max_ttl "
+              + p.maxTtl(),
+          "extend by less, or create a new sandbox");
+    }
+    try {
+      e.sandbox().extend(Duration.ofSeconds(req.seconds()));
+    } catch (RuntimeException ex) {
+      throw AgentNestServer.map(ex);
+    }
+    AgentNestServer.json(ctx, 200, view(e));
+  }
+
+  void exec(Context ctx) {
+    Registry.Entry e = entry(ctx);
+    Wire.Exec req = Wire.read(body(ctx, config.maxJsonBytes()), Wire.Exec.class);
+    if ((req.command() == null) == (req.argv() == null)) {
+      throw ApiException.badRequest(
+          ErrorCode.INVALID_FIELD,
+          "give exactly one of 'command' (a shell command) and 'argv' (a program and arguments)",
+          "send {\"command\": \"ls -la\"} or {\"argv\": [\"ls\", \"-la\"]}");
+    }
+    if (req.argv() != null && req.argv().isEmpty()) {
+      throw ApiException.badRequest(
+          ErrorCode.INVALID_FIELD, "argv is empty", "name a program, e.g. [\"ls\", \"-la\"]");
+    }
+    ExecOptions.Builder o = ExecOptions.builder();
+    timeout(o, req.timeoutSeconds());
+    if (req.workdir() != null) {
+      o.workdir(req.workdir());
+    }
+    if (req.env() != null) {
+      o.env(req.env());
+    }
+    if (req.stdin() != null) {
+      o.stdin(req.stdin().getBytes(StandardCharsets.UTF_8));
+    }
+    ExecOptions opts = options(o);
+    Sandbox sb = e.sandbox();
+    String cmd = req.command();
+    List<String> argv = req.argv();
+    if (wantsStream(ctx)) {
+      stream(ctx, cmd != null ? sb.start(cmd, opts) : sb.start(argv, opts));
+    } else {
+      ExecResult r;
+      try {
+        r = cmd != null ? sb.exec(cmd, opts) : sb.exec(argv, opts);
+      } catch (RuntimeException ex) {
+        throw AgentNestServer.map(ex);
+      }
+      AgentNestServer.json(ctx, 200, Wire.result(r));
+    }
+  }
+
+  void code(Context ctx) {
+    Registry.Entry e = entry(ctx);
+    Wire.Code req = Wire.read(body(ctx, config.maxJsonBytes()), Wire.Code.class);
+    ExecOptions.Builder o = ExecOptions.builder();
+    timeout(o, req.timeoutSeconds());
+    ExecOptions opts = options(o);
+    String session = req.session();
+    if (session != null) {
+      if (!SESSION.matcher(session).matches()) {
+        throw ApiException.badRequest(
+            ErrorCode.INVALID_FIELD,
+            "session '" + Escape.id(session) + "' is invalid",
+            "use 1-32 letters, digits, '_' or '-'");
+      }
+      if (!e.sessions().contains(session) && e.sessions().size() >= MAX_SESSIONS) {
+        throw new ApiException(
+            429,
+            ErrorCode.QUOTA,
+            "quota 'sessions' is full: limit " + MAX_SESSIONS,
+            "reuse a session name",
+            Map.of("quota", "sessions", "limit", MAX_SESSIONS, "used", e.sessions().size()));
+      }
+      e.sessions().add(session);
+    }
+    try {
+      if (wantsStream(ctx)) {
+        stream(
+            ctx,
+            session == null
+                ? e.sandbox().startCode(req.code(), opts)
+                : e.sandbox().pythonSession(session).start(req.code(), opts));
+      } else {
+        ExecResult r =
+            session == null
+                ? e.sandbox().runCode(req.code(), opts)
+                : e.sandbox().pythonSession(session).run(req.code(), opts);
+        AgentNestServer.json(ctx, 200, Wire.result(r));
+      }
+    } catch (RuntimeException ex) {
+      throw AgentNestServer.map(ex);
+    }
+  }
+
+  void listFiles(Context ctx) {
+    Registry.Entry e = entry(ctx);
+    String path = Paths.check(ctx.queryParam("path"), true);
+    boolean recursive = "true".equals(ctx.queryParam("recursive"));
+    try {
+      List<FileInfo> files =
+          recursive ? e.sandbox().files().listRecursive(path) : e.sandbox().files().list(path);
+      AgentNestServer.json(ctx, 200, Map.of("files", files.stream().map(Wire::file).toList()));
+    } catch (RuntimeException ex) {
+      throw AgentNestServer.map(ex);
+    }
+  }
+
+  void deleteFile(Context ctx) {
+    Registry.Entry e = entry(ctx);
+    String path = Paths.check(ctx.queryParam("path"), false);
+    try {
+      if ("true".equals(ctx.queryParam("recursive"))) {
+        e.sandbox().files().deleteRecursive(path);
+      } else {
+        e.sandbox().files().delete(path);
+      }
+    } catch (RuntimeException ex) {
+      throw AgentNestServer.map(ex);
+    }
+    ctx.status(204);
+  }
+
+  void download(Context ctx) {
+    Registry.Entry e = entry(ctx);
+    String path = Paths.check(ctx.queryParam("path"), false);
+    byte[] data;
+    try {
+      data = e.sandbox().files().read(path);
+    } catch (RuntimeException ex) {
+      throw AgentNestServer.map(ex);
+    }
+    ctx.status(200);
+    ctx.contentType("application/octet-stream");
+    ctx.result(data);
+  }
+
+  void upload(Context ctx) {
+    Registry.Entry e = entry(ctx);
+    String path = Paths.check(ctx.queryParam("path"), false);
+    byte[] data = body(ctx, config.maxBodyBytes());
+    try {
+      AgentNestServer.json(ctx, 201, Wire.file(e.sandbox().files().write(path, data)));
+    } catch (RuntimeException ex) {
+      throw AgentNestServer.map(ex);
+    }
+  }
+
+  private Registry.Entry entry(Context ctx) {
+    return registry.get(tenant(ctx).name(), ctx.pathParam("id"));
+  }
+
+  private static Wire.SandboxView view(Registry.Entry e) {
+    return new Wire.SandboxView(
+        e.sandbox().id(),
+        e.tenant(),
+        e.image(),
+        e.memoryBytes(),
+        e.cpus(),
+        e.created().toString(),
+        e.sandbox().expiresAt().toString());
+  }
+
+  private static void timeout(ExecOptions.Builder o, @Nullable Long seconds) {
+    if (seconds == null) {
+      return;
+    }
+    if (seconds <= 0 || seconds > 3600) {
+      throw ApiException.badRequest(
+          ErrorCode.INVALID_FIELD,
+          "timeoutSeconds must be in 1..3600, got " + seconds,
+          "send e.g. {\"timeoutSeconds\": 30}");
+    }
+    o.timeout(Duration.ofSeconds(seconds));
+  }
+
+  private static ExecOptions options(ExecOptions.Builder o) {
+    try {
+      return o.build();
+    } catch (RuntimeException e) {
+      throw ApiException.badRequest(
+          ErrorCode.INVALID_FIELD, String.valueOf(e.getMessage()), "fix the field");
+    }
+  }
+
+  private static boolean wantsStream(Context ctx) {
+    String accept = ctx.header("Accept");
+    return accept != null && accept.contains("text/event-stream");
+  }
+
+  /**
+   * Sends an execution as server-sent events: {@code stdout}/{@code stderr} chunks, {@code
+   * truncated}, then one {@code result}. A client that goes away cancels the execution: the next
+   * write (output or the keep-alive comment every few seconds) fails and the command is stopped.
+   */
+  private void stream(Context ctx, Execution execution) {
+    ctx.status(200);
+    ctx.contentType("text/event-stream");
+    ctx.header("Cache-Control", "no-store");
+    ctx.header("X-Accel-Buffering", "no");
+    Object lock = new Object();
+    OutputStream out;
+    try {
+      out = ctx.res().getOutputStream();
+    } catch (IOException e) {
+      execution.cancel();
+      return;
+    }
+    ScheduledFuture<?> ping =
+        keepalive.scheduleAtFixedRate(
+            () -> {
+              synchronized (lock) {
+                try {
+                  out.write(": keep-alive\n\n".getBytes(StandardCharsets.US_ASCII));
+                  out.flush();
+                } catch (IOException | RuntimeException e) {
+                  execution.cancel();
+                }
+              }
+            },
+            KEEPALIVE_SECONDS,
+            KEEPALIVE_SECONDS,
+            TimeUnit.SECONDS);
+    try {
+      synchronized (lock) {
+        out.write(": started\n\n".getBytes(StandardCharsets.US_ASCII));
+        out.flush();
+      }
+      for (ExecEvent ev : execution) {
+        String name;
+        Object data;
+        if (ev instanceof ExecEvent.Output o) {
+          name = o.chunk().stream() == OutputChunk.Stream.STDOUT ? "stdout" : "stderr";
+          data = Map.of("text", o.chunk().text());
+        } else if (ev instanceof ExecEvent.Truncated t) {
+          name = "truncated";
+          data = Map.of("deliveredBytes", t.deliveredBytes());
+        } else if (ev instanceof ExecEvent.Dropped d) {
+          name = "dropped";
+          data = Map.of("bytes", d.bytes());
+        } else if (ev instanceof ExecEvent.Finished f) {
+          name = "result";
+          data = Wire.result(f.result());
+        } else if (ev instanceof ExecEvent.Rich r) {
+          Map<String, Object> m = new LinkedHashMap<>();
+          m.put("mimeType", r.output().mimeType());
+          m.put("base64", Base64.getEncoder().encodeToString(r.output().data()));
+          name = "rich";
+          data = m;
+        } else {
+          continue;
+        }
+        byte[] frame =
+            ("event: "
+                    + name
+                    + "\ndata: "
+                    + new String(Wire.write(data), StandardCharsets.UTF_8)
+                    + "\n\n")
+                .getBytes(StandardCharsets.UTF_8);
+        synchronized (lock) {
+          out.write(frame);
+          out.flush();
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      execution.cancel();
+    } finally {
+      ping.cancel(false);
+    }
+  }
+
+  /**
+   * Reads the body up to {@code max} bytes; a declared or actual larger body is a 413 naming the
+   * bound, before more is read.
+   */
+  static byte[] body(Context ctx, long max) {
+    long declared = ctx.req().getContentLengthLong();
+    if (declared > max) {
+      throw tooLarge(declared, max);
+    }
+    try (InputStream in = ctx.req().getInputStream()) {
+      byte[] data = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, max + 1));
+      if (data.length > max) {
+        throw tooLarge(data.length, max);
+      }
+      return data;
+    } catch (IOException e) {
+      throw ApiException.badRequest(
+          ErrorCode.MALFORMED_JSON, "the body could not be read: " + e.getMessage(), "send again");
+    }
+  }
+
+  private static ApiException tooLarge(long size, long max) {
+    return new ApiException(
+        413,
+        ErrorCode.BODY_TOO_LARGE,
+        "the request body is " + (size > max ? "over " : "") + max + " bytes, the server's bound",
+        "send at most " + max + " bytes (files: split them; JSON: the server's max_json)",
+        Map.of("limit", max));
+  }
+
+  @Override
+  public void close() {
+    keepalive.shutdownNow();
+  }
+}

@@ -1,0 +1,260 @@
+package io.agentnest.server;
+
+import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.agentnest.config.Sizes;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * {@code server.yaml}: where the server listens, TLS, body bounds and the server's policy, which
+ * every tenant's requests are held to.
+ *
+ * <pre>{@code
+ * listen: {host: 127.0.0.1, port: 8787}
+ * tls: {keystore: /etc/agentnest/server.p12, password_env: AGENTNEST_TLS_PASSWORD}
+ * max_body: 64m
+ * policy:
+ *   images: [agentnest/python:latest]
+ *   max_memory: 2g
+ *   max_cpus: 2
+ *   max_ttl: 2h
+ *   allow_hosts: [pypi.org, "*.pythonhosted.org"]
+ * }</pre>
+ */
+public record ServerConfig(
+    String host,
+    int port,
+    @Nullable Tls tls,
+    boolean insecureBehindProxy,
+    long maxBodyBytes,
+    long maxJsonBytes,
+    Policy policy) {
+
+  /** The port {@code agentnest serve} listens on by default. */
+  public static final int DEFAULT_PORT = 8787;
+
+  /** A key store (PKCS12 or JKS) and the environment variable that holds its password. */
+  public record Tls(Path keystore, String passwordEnv, String type) {}
+
+  /**
+   * What any sandbox on this server may be: the images it may run, per-sandbox caps and the egress
+   * hosts a request may ask for (none by default). A tenant's own policy only narrows these.
+   */
+  public record Policy(
+      String defaultImage,
+      List<String> images,
+      long maxMemoryBytes,
+      double maxCpus,
+      Duration defaultTtl,
+      Duration maxTtl,
+      List<String> allowHosts) {
+    public Policy {
+      images = List.copyOf(images);
+      allowHosts = List.copyOf(allowHosts);
+    }
+
+    public static Policy defaults() {
+      return new Policy(
+          "agentnest/python:latest",
+          List.of("agentnest/python:latest"),
+          2L << 30,
+          2,
+          Duration.ofMinutes(30),
+          Duration.ofHours(4),
+          List.of());
+    }
+  }
+
+  public static ServerConfig defaults() {
+    return new ServerConfig(
+        "127.0.0.1", DEFAULT_PORT, null, false, 64L << 20, 1L << 20, Policy.defaults());
+  }
+
+  /** The same configuration on another host and port (the CLI's {@code --listen}). */
+  public ServerConfig withListen(String newHost, int newPort) {
+    return new ServerConfig(
+        newHost, newPort, tls, insecureBehindProxy, maxBodyBytes, maxJsonBytes, policy);
+  }
+
+  public ServerConfig withInsecureBehindProxy(boolean on) {
+    return new ServerConfig(host, port, tls, on, maxBodyBytes, maxJsonBytes, policy);
+  }
+
+  public ServerConfig withPolicy(Policy p) {
+    return new ServerConfig(host, port, tls, insecureBehindProxy, maxBodyBytes, maxJsonBytes, p);
+  }
+
+  // The YAML shape, kept apart from the record so that sizes and durations are written as people
+  // write them ("2g", "30m") and every unknown key is an error with its line and column.
+  private record FileShape(
+      @Nullable Listen listen,
+      @Nullable TlsShape tls,
+      @JsonProperty("insecure_behind_proxy") @Nullable Boolean insecureBehindProxy,
+      @JsonProperty("max_body") @Nullable String maxBody,
+      @JsonProperty("max_json") @Nullable String maxJson,
+      @Nullable PolicyShape policy) {}
+
+  private record Listen(@Nullable String host, @Nullable Integer port) {}
+
+  private record TlsShape(
+      @Nullable String keystore,
+      @JsonProperty("password_env") @Nullable String passwordEnv,
+      @Nullable String type) {}
+
+  private record PolicyShape(
+      @JsonProperty("default_image") @Nullable String defaultImage,
+      @Nullable List<String> images,
+      @JsonProperty("max_memory") @Nullable String maxMemory,
+      @JsonProperty("max_cpus") @Nullable Double maxCpus,
+      @JsonProperty("default_ttl") @Nullable String defaultTtl,
+      @JsonProperty("max_ttl") @Nullable String maxTtl,
+      @JsonProperty("allow_hosts") @Nullable List<String> allowHosts) {}
+
+  /** Reads {@code file}; errors name the file, line and column and the fix. */
+  public static ServerConfig load(Path file) {
+    String text;
+    try {
+      text = Files.readString(file);
+    } catch (IOException e) {
+      throw new IllegalArgumentException(
+          "cannot read server config " + file + ": " + e.getMessage(), e);
+    }
+    return parse(text, file.toString());
+  }
+
+  public static ServerConfig parse(String yaml, String source) {
+    ObjectMapper mapper =
+        new ObjectMapper(new YAMLFactory())
+            .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+            .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES);
+    FileShape f;
+    try {
+      f = yaml.isBlank() ? null : mapper.readValue(yaml, FileShape.class);
+    } catch (UnrecognizedPropertyException e) {
+      throw new IllegalArgumentException(
+          keyWhere(source, yaml, String.valueOf(e.getPropertyName()))
+              + ": unknown key '"
+              + e.getPropertyName()
+              + "': known keys here are "
+              + e.getKnownPropertyIds(),
+          e);
+    } catch (JsonProcessingException e) {
+      throw new IllegalArgumentException(
+          where(source, e.getLocation()) + ": " + e.getOriginalMessage(), e);
+    }
+    ServerConfig d = defaults();
+    if (f == null) {
+      return d;
+    }
+    String host = d.host();
+    int port = d.port();
+    if (f.listen() != null) {
+      host = f.listen().host() == null ? host : f.listen().host();
+      port = f.listen().port() == null ? port : f.listen().port();
+    }
+    if (port < 0 || port > 65535) {
+      throw new IllegalArgumentException(
+          source + ": listen.port " + port + " is out of range: use 1-65535 (0 picks a free one)");
+    }
+    Tls tls = null;
+    if (f.tls() != null) {
+      if (f.tls().keystore() == null || f.tls().passwordEnv() == null) {
+        throw new IllegalArgumentException(
+            source
+                + ": tls needs keystore and password_env, e.g. tls: {keystore: server.p12,"
+                + " password_env: AGENTNEST_TLS_PASSWORD}");
+      }
+      tls =
+          new Tls(
+              Path.of(f.tls().keystore()),
+              f.tls().passwordEnv(),
+              f.tls().type() == null ? "PKCS12" : f.tls().type());
+    }
+    Policy p = d.policy();
+    PolicyShape ps = f.policy();
+    if (ps != null) {
+      List<String> images = ps.images() == null ? p.images() : ps.images();
+      String defaultImage =
+          ps.defaultImage() != null ? ps.defaultImage() : images.isEmpty() ? "" : images.get(0);
+      if (!images.contains(defaultImage)) {
+        throw new IllegalArgumentException(
+            source
+                + ": policy.default_image '"
+                + defaultImage
+                + "' is not in policy.images "
+                + images
+                + ": add it there");
+      }
+      p =
+          new Policy(
+              defaultImage,
+              images,
+              ps.maxMemory() == null
+                  ? p.maxMemoryBytes()
+                  : Sizes.parse("policy.max_memory", ps.maxMemory()),
+              ps.maxCpus() == null ? p.maxCpus() : ps.maxCpus(),
+              ps.defaultTtl() == null
+                  ? p.defaultTtl()
+                  : duration("policy.default_ttl", ps.defaultTtl()),
+              ps.maxTtl() == null ? p.maxTtl() : duration("policy.max_ttl", ps.maxTtl()),
+              ps.allowHosts() == null ? p.allowHosts() : ps.allowHosts());
+    }
+    return new ServerConfig(
+        host,
+        port,
+        tls,
+        Boolean.TRUE.equals(f.insecureBehindProxy()),
+        f.maxBody() == null ? d.maxBodyBytes() : Sizes.parse("max_body", f.maxBody()),
+        f.maxJson() == null ? d.maxJsonBytes() : Sizes.parse("max_json", f.maxJson()),
+        p);
+  }
+
+  private static final Pattern DURATION = Pattern.compile("([0-9]{1,9})([smhd])");
+
+  /** {@code 90s}, {@code 30m}, {@code 2h}, {@code 1d}. */
+  public static Duration duration(String field, String text) {
+    Matcher m = DURATION.matcher(text.strip().toLowerCase(Locale.ROOT));
+    if (!m.matches()) {
+      throw new IllegalArgumentException(
+          field + " '" + text + "' is not a duration: write e.g. 90s, 30m, 2h or 1d");
+    }
+    long n = Long.parseLong(m.group(1));
+    return switch (m.group(2)) {
+      case "s" -> Duration.ofSeconds(n);
+      case "m" -> Duration.ofMinutes(n);
+      case "h" -> Duration.ofHours(n);
+      default -> Duration.ofDays(n);
+    };
+  }
+
+  // Records are read through a buffer, so Jackson's location is past the whole mapping; the key's
+  // own line is found in the text instead.
+  private static String keyWhere(String source, String yaml, String key) {
+    Pattern p = Pattern.compile("^(\\s*)(- )?" + Pattern.quote(key) + "\\s*:");
+    String[] lines = yaml.split("\n", -1);
+    for (int i = 0; i < lines.length; i++) {
+      Matcher m = p.matcher(lines[i]);
+      if (m.find()) {
+        return source + ":" + (i + 1) + ":" + (m.end(1) + 1);
+      }
+    }
+    return source;
+  }
+
+  private static String where(String source, @Nullable JsonLocation loc) {
+    return loc == null ? source : source + ":" + loc.getLineNr() + ":" + loc.getColumnNr();
+  }
+}

@@ -1,0 +1,311 @@
+package io.agentnest.server;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.sql.Types;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Tenants and their API keys in a SQLite file ({@code AGENTNEST_HOME/server/tenants.db}). A key is
+ * {@code ank_<id>_<secret>} with 256 random bits of secret; only the SHA-256 of the whole key is
+ * stored. A fast hash is enough here (unlike for passwords): the secret is random, not chosen by a
+ * person, so there is nothing to guess from the hash.
+ */
+public final class TenantStore implements AutoCloseable {
+  /** Where the store lives below AGENTNEST_HOME. */
+  public static final String FILE = "server/tenants.db";
+
+  private static final Pattern NAME = Pattern.compile("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");
+  private static final Pattern KEY = Pattern.compile("ank_([0-9a-f]{16})_([A-Za-z0-9_-]{43})");
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  private final Connection db;
+  private final Clock clock;
+
+  private TenantStore(Connection db, Clock clock) {
+    this.db = db;
+    this.clock = clock;
+  }
+
+  /** Opens (creating) the store at {@code file}. */
+  public static TenantStore open(Path file, Clock clock) {
+    try {
+      Path parent = file.toAbsolutePath().getParent();
+      if (parent != null) {
+        Files.createDirectories(parent);
+      }
+      Connection c = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath());
+      try (Statement s = c.createStatement()) {
+        s.execute("PRAGMA busy_timeout = 5000");
+        s.execute(
+            "CREATE TABLE IF NOT EXISTS tenants (name TEXT PRIMARY KEY, max_sandboxes INTEGER NOT"
+                + " NULL, memory_bytes INTEGER NOT NULL, cpus REAL NOT NULL, rps INTEGER NOT NULL,"
+                + " max_sandbox_memory INTEGER, allow_hosts TEXT, created TEXT NOT NULL)");
+        s.execute(
+            "CREATE TABLE IF NOT EXISTS api_keys (id TEXT PRIMARY KEY, tenant TEXT NOT NULL"
+                + " REFERENCES tenants(name), hash TEXT NOT NULL, created TEXT NOT NULL, expires"
+                + " TEXT, revoked TEXT)");
+      }
+      return new TenantStore(c, clock);
+    } catch (SQLException | IOException e) {
+      throw new IllegalStateException(
+          "cannot open the tenant store " + file + ": " + e.getMessage() + "; check AGENTNEST_HOME",
+          e);
+    }
+  }
+
+  /** Checks a tenant name; the message says what is allowed. */
+  public static String checkName(String name) {
+    if (!NAME.matcher(name).matches()) {
+      throw new IllegalArgumentException(
+          "tenant name '"
+              + name
+              + "' is invalid: use lower-case letters, digits and '-' (at most 63), e.g. search");
+    }
+    return name;
+  }
+
+  /** Adds a tenant and issues its first key; the key is returned once and never stored. */
+  public synchronized String add(Tenant tenant, @Nullable Instant expires) {
+    checkName(tenant.name());
+    if (find(tenant.name()).isPresent()) {
+      throw new IllegalArgumentException(
+          "tenant '" + tenant.name() + "' exists: pick another name, or `tenant key` it");
+    }
+    try (PreparedStatement p =
+        db.prepareStatement("INSERT INTO tenants VALUES (?, ?, ?, ?, ?, ?, ?, ?)")) {
+      p.setString(1, tenant.name());
+      p.setInt(2, tenant.maxSandboxes());
+      p.setLong(3, tenant.memoryBytes());
+      p.setDouble(4, tenant.cpus());
+      p.setInt(5, tenant.requestsPerSecond());
+      if (tenant.maxSandboxMemoryBytes() == null) {
+        p.setNull(6, Types.INTEGER);
+      } else {
+        p.setLong(6, tenant.maxSandboxMemoryBytes());
+      }
+      p.setString(7, tenant.allowHosts() == null ? null : toJson(tenant.allowHosts()));
+      p.setString(8, clock.instant().toString());
+      p.executeUpdate();
+    } catch (SQLException e) {
+      throw storeError(e);
+    }
+    return issueKey(tenant.name(), expires);
+  }
+
+  /** A new key for an existing tenant; returned once. */
+  public synchronized String issueKey(String tenant, @Nullable Instant expires) {
+    if (find(tenant).isEmpty()) {
+      throw new IllegalArgumentException(
+          "no tenant '" + tenant + "': add it first with `agentnest tenant add " + tenant + "`");
+    }
+    byte[] idBytes = new byte[8];
+    byte[] secret = new byte[32];
+    RANDOM.nextBytes(idBytes);
+    RANDOM.nextBytes(secret);
+    String id = HexFormat.of().formatHex(idBytes);
+    String key = "ank_" + id + "_" + Base64.getUrlEncoder().withoutPadding().encodeToString(secret);
+    try (PreparedStatement p =
+        db.prepareStatement("INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, NULL)")) {
+      p.setString(1, id);
+      p.setString(2, tenant);
+      p.setString(3, sha256(key));
+      p.setString(4, clock.instant().toString());
+      p.setString(5, expires == null ? null : expires.toString());
+      p.executeUpdate();
+    } catch (SQLException e) {
+      throw storeError(e);
+    }
+    return key;
+  }
+
+  /** Why a presented key does not authenticate. */
+  public enum Refusal {
+    MALFORMED,
+    UNKNOWN,
+    REVOKED,
+    EXPIRED
+  }
+
+  /** The outcome of checking a key: the tenant, or why not. */
+  public record Check(@Nullable Tenant tenant, @Nullable String keyId, @Nullable Refusal refusal) {}
+
+  /** Checks a presented key against the stored hashes. */
+  public synchronized Check authenticate(String presented) {
+    var m = KEY.matcher(presented);
+    if (!m.matches()) {
+      return new Check(null, null, Refusal.MALFORMED);
+    }
+    String id = m.group(1);
+    try (PreparedStatement p =
+        db.prepareStatement("SELECT tenant, hash, expires, revoked FROM api_keys WHERE id = ?")) {
+      p.setString(1, id);
+      try (ResultSet r = p.executeQuery()) {
+        if (!r.next()) {
+          return new Check(null, id, Refusal.UNKNOWN);
+        }
+        byte[] stored = r.getString(2).getBytes(StandardCharsets.US_ASCII);
+        byte[] given = sha256(presented).getBytes(StandardCharsets.US_ASCII);
+        if (!MessageDigest.isEqual(stored, given)) {
+          return new Check(null, id, Refusal.UNKNOWN);
+        }
+        if (r.getString(4) != null) {
+          return new Check(null, id, Refusal.REVOKED);
+        }
+        String expires = r.getString(3);
+        if (expires != null && !clock.instant().isBefore(Instant.parse(expires))) {
+          return new Check(null, id, Refusal.EXPIRED);
+        }
+        String tenant = r.getString(1);
+        return new Check(find(tenant).orElse(null), id, null);
+      }
+    } catch (SQLException e) {
+      throw storeError(e);
+    }
+  }
+
+  /** Revokes a key by its id (or the whole key); false when there is no such key. */
+  public synchronized boolean revoke(String keyOrId) {
+    var m = KEY.matcher(keyOrId);
+    String id = m.matches() ? m.group(1) : keyOrId;
+    try (PreparedStatement p =
+        db.prepareStatement("UPDATE api_keys SET revoked = ? WHERE id = ? AND revoked IS NULL")) {
+      p.setString(1, clock.instant().toString());
+      p.setString(2, id);
+      return p.executeUpdate() == 1;
+    } catch (SQLException e) {
+      throw storeError(e);
+    }
+  }
+
+  /** A tenant by name. */
+  public synchronized Optional<Tenant> find(String name) {
+    try (PreparedStatement p = db.prepareStatement("SELECT * FROM tenants WHERE name = ?")) {
+      p.setString(1, name);
+      try (ResultSet r = p.executeQuery()) {
+        return r.next() ? Optional.of(tenant(r)) : Optional.empty();
+      }
+    } catch (SQLException e) {
+      throw storeError(e);
+    }
+  }
+
+  /** Every tenant, by name. */
+  public synchronized List<Tenant> tenants() {
+    List<Tenant> out = new ArrayList<>();
+    try (Statement s = db.createStatement();
+        ResultSet r = s.executeQuery("SELECT * FROM tenants ORDER BY name")) {
+      while (r.next()) {
+        out.add(tenant(r));
+      }
+    } catch (SQLException e) {
+      throw storeError(e);
+    }
+    return out;
+  }
+
+  /** Every key of a tenant (ids and dates, never secrets). */
+  public synchronized List<ApiKey> keys(String tenant) {
+    List<ApiKey> out = new ArrayList<>();
+    try (PreparedStatement p =
+        db.prepareStatement(
+            "SELECT id, tenant, created, expires, revoked FROM api_keys WHERE tenant = ?"
+                + " ORDER BY created")) {
+      p.setString(1, tenant);
+      try (ResultSet r = p.executeQuery()) {
+        while (r.next()) {
+          out.add(
+              new ApiKey(
+                  r.getString(1),
+                  r.getString(2),
+                  Instant.parse(r.getString(3)),
+                  instant(r.getString(4)),
+                  instant(r.getString(5))));
+        }
+      }
+    } catch (SQLException e) {
+      throw storeError(e);
+    }
+    return out;
+  }
+
+  private static @Nullable Instant instant(@Nullable String s) {
+    return s == null ? null : Instant.parse(s);
+  }
+
+  private static Tenant tenant(ResultSet r) throws SQLException {
+    long cap = r.getLong("max_sandbox_memory");
+    Long maxMemory = r.wasNull() ? null : cap;
+    String hosts = r.getString("allow_hosts");
+    return new Tenant(
+        r.getString("name"),
+        r.getInt("max_sandboxes"),
+        r.getLong("memory_bytes"),
+        r.getDouble("cpus"),
+        r.getInt("rps"),
+        maxMemory,
+        hosts == null ? null : fromJson(hosts));
+  }
+
+  private static String toJson(List<String> hosts) {
+    try {
+      return JSON.writeValueAsString(hosts);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static List<String> fromJson(String hosts) {
+    try {
+      return JSON.readValue(hosts, new TypeReference<List<String>>() {});
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("the tenant store holds a bad allow_hosts value", e);
+    }
+  }
+
+  static String sha256(String key) {
+    try {
+      return HexFormat.of()
+          .formatHex(
+              MessageDigest.getInstance("SHA-256").digest(key.getBytes(StandardCharsets.UTF_8)));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static IllegalStateException storeError(SQLException e) {
+    return new IllegalStateException("tenant store: " + e.getMessage(), e);
+  }
+
+  @Override
+  public synchronized void close() {
+    try {
+      db.close();
+    } catch (SQLException e) {
+      throw storeError(e);
+    }
+  }
+}

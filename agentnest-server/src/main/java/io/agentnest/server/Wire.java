@@ -1,0 +1,194 @@
+package io.agentnest.server;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.exc.MismatchedInputException;
+import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
+import io.agentnest.ExecError;
+import io.agentnest.ExecResult;
+import io.agentnest.FileInfo;
+import io.agentnest.Limit;
+import java.io.IOException;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.jspecify.annotations.Nullable;
+
+/** The JSON shapes of the HTTP API (docs/openapi.yaml) and their strict reading. */
+final class Wire {
+  private Wire() {}
+
+  static final ObjectMapper JSON =
+      new ObjectMapper()
+          .enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+          .enable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+          .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS);
+
+  /** POST /v1/sandboxes. */
+  record CreateSandbox(
+      @Nullable String image,
+      @Nullable Long memoryBytes,
+      @Nullable Double cpus,
+      @Nullable Long ttlSeconds,
+      @Nullable Map<String, String> env,
+      @Nullable List<String> allowHosts) {}
+
+  /** POST /v1/sandboxes/{id}/extend. */
+  record Extend(long seconds) {}
+
+  /** POST /v1/sandboxes/{id}/exec: a shell command or an argv, not both. */
+  record Exec(
+      @Nullable String command,
+      @Nullable List<String> argv,
+      @Nullable Long timeoutSeconds,
+      @Nullable String workdir,
+      @Nullable Map<String, String> env,
+      @Nullable String stdin) {}
+
+  /** POST /v1/sandboxes/{id}/code. */
+  record Code(String code, @Nullable String session, @Nullable Long timeoutSeconds) {}
+
+  record SandboxView(
+      String id,
+      String tenant,
+      String image,
+      long memoryBytes,
+      double cpus,
+      String createdAt,
+      String expiresAt) {}
+
+  record ErrorView(String name, String value, String traceback) {}
+
+  record ResultView(
+      int exitCode,
+      String stdout,
+      String stderr,
+      @Nullable String result,
+      @Nullable ErrorView error,
+      long durationMillis,
+      @Nullable String limit,
+      boolean truncated,
+      boolean stateLost,
+      Map<String, Integer> redactions) {}
+
+  record FileView(String path, String type, long size, int mode, String modified) {}
+
+  record Usage(int sandboxes, long memoryBytes, double cpus) {}
+
+  record TenantView(
+      String name,
+      int maxSandboxes,
+      long memoryBytes,
+      double cpus,
+      int requestsPerSecond,
+      Usage usage) {}
+
+  static ResultView result(ExecResult r) {
+    ExecError e = r.error();
+    Limit l = r.limit();
+    return new ResultView(
+        r.exitCode(),
+        r.stdout(),
+        r.stderr(),
+        r.result(),
+        e == null ? null : new ErrorView(e.name(), e.value(), e.traceback()),
+        r.duration().toMillis(),
+        l == null ? null : l.name().toLowerCase(Locale.ROOT),
+        r.truncated(),
+        r.stateLost(),
+        r.redactions());
+  }
+
+  static FileView file(FileInfo f) {
+    return new FileView(
+        f.path(),
+        f.type().name().toLowerCase(Locale.ROOT),
+        f.size(),
+        f.mode(),
+        f.modified().toString());
+  }
+
+  static byte[] write(Object value) {
+    try {
+      return JSON.writeValueAsBytes(value);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  static Map<String, Object> error(ApiException e) {
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("code", e.code().wire());
+    body.put("message", e.getMessage());
+    body.put("fix", e.fix());
+    body.putAll(e.details());
+    return Map.of("error", body);
+  }
+
+  /** Reads a request body as {@code type}; every problem becomes a 400 naming the field. */
+  static <T> T read(byte[] body, Class<T> type) {
+    if (body.length == 0) {
+      throw ApiException.badRequest(
+          ErrorCode.MALFORMED_JSON,
+          "the request body is empty",
+          "send a JSON object, e.g. " + example(type));
+    }
+    try {
+      return JSON.readValue(body, type);
+    } catch (UnrecognizedPropertyException e) {
+      throw ApiException.badRequest(
+          ErrorCode.UNKNOWN_FIELD,
+          "unknown field '" + e.getPropertyName() + "'",
+          "remove it; the fields are "
+              + e.getKnownPropertyIds().stream()
+                  .map(Object::toString)
+                  .sorted()
+                  .collect(Collectors.joining(", ")));
+    } catch (MismatchedInputException e) {
+      throw ApiException.badRequest(
+          ErrorCode.INVALID_FIELD,
+          "field '" + path(e) + "' has the wrong type or is missing: " + e.getOriginalMessage(),
+          "send e.g. " + example(type));
+    } catch (JsonMappingException e) {
+      throw ApiException.badRequest(
+          ErrorCode.INVALID_FIELD,
+          "field '" + path(e) + "' is invalid: " + e.getOriginalMessage(),
+          "send e.g. " + example(type));
+    } catch (JsonProcessingException e) {
+      var loc = e.getLocation();
+      throw ApiException.badRequest(
+          ErrorCode.MALFORMED_JSON,
+          "the body is not valid JSON"
+              + (loc == null ? "" : " at line " + loc.getLineNr() + ", column " + loc.getColumnNr())
+              + ": "
+              + e.getOriginalMessage(),
+          "send a JSON object, e.g. " + example(type));
+    } catch (IOException e) {
+      throw ApiException.badRequest(
+          ErrorCode.MALFORMED_JSON, "the body could not be read: " + e.getMessage(), "send again");
+    }
+  }
+
+  private static String path(JsonMappingException e) {
+    return e.getPath().stream()
+        .map(r -> r.getFieldName() != null ? r.getFieldName() : "[" + r.getIndex() + "]")
+        .collect(Collectors.joining("."));
+  }
+
+  private static String example(Class<?> type) {
+    if (type == Exec.class) {
+      return "{\"command\": \"ls -la\"}";
+    }
+    if (type == Code.class) {
+      return "{\"code\": \"print(1)\"}";
+    }
+    if (type == Extend.class) {
+      return "{\"seconds\": 600}";
+    }
+    return "{\"memoryBytes\": 536870912, \"ttlSeconds\": 600}";
+  }
+}

@@ -1,0 +1,114 @@
+package io.agentnest.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.agentnest.Sandbox;
+import io.agentnest.SandboxConfig;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.Iterator;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.Function;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** docs/openapi.yaml is the contract: its operations are exactly the routes the server serves. */
+class OpenApiContractTest {
+  static final Path DOC = Path.of("..", "docs", "openapi.yaml");
+  static final Set<String> METHODS = Set.of("get", "post", "put", "delete", "patch");
+
+  static JsonNode doc() throws Exception {
+    return new ObjectMapper(new YAMLFactory()).readTree(Files.readString(DOC));
+  }
+
+  static Set<String> documented() throws Exception {
+    Set<String> ops = new TreeSet<>();
+    Iterator<Map.Entry<String, JsonNode>> paths = doc().get("paths").fields();
+    while (paths.hasNext()) {
+      Map.Entry<String, JsonNode> p = paths.next();
+      p.getValue()
+          .fieldNames()
+          .forEachRemaining(
+              m -> {
+                if (METHODS.contains(m)) {
+                  ops.add(m + " " + p.getKey());
+                }
+              });
+    }
+    return ops;
+  }
+
+  @Test
+  void theDocumentIsOpenApi31AndNamesExactlyTheServersRoutes() throws Exception {
+    assertThat(doc().get("openapi").asText()).startsWith("3.1");
+    Set<String> served = new TreeSet<>();
+    Route.ALL.forEach(r -> served.add(r.key()));
+    assertThat(documented()).isEqualTo(served);
+  }
+
+  @Test
+  void everyDocumentedOperationIsRegisteredOnTheRunningServer(@TempDir Path dir) throws Exception {
+    Function<SandboxConfig, Sandbox> never =
+        c -> {
+          throw new IllegalStateException("no sandbox is made in this test");
+        };
+    try (TenantStore store = TenantStore.open(dir.resolve("t.db"), Clock.systemUTC());
+        AgentNestServer server =
+            new AgentNestServer(
+                ServerConfig.defaults().withListen("127.0.0.1", 0),
+                store,
+                never,
+                Clock.systemUTC(),
+                Map.of())) {
+      Http http = new Http(server.start());
+      // Each probe is a refused authentication; they stay within one second's failed-auth bucket.
+      assertThat(Route.ALL).hasSizeLessThan(AgentNestServer.FAILED_AUTH_PER_SECOND);
+      for (Route r : Route.ALL) {
+        String path = r.path().replace("{id}", "sb-1");
+        Http.Reply reply = http.send(r.method(), path, null, new byte[0], "");
+        // A registered authenticated route asks for a key; an unregistered one would be 404/405.
+        assertThat(reply.status()).as(r.key()).isEqualTo(r.authenticated() ? 401 : 200);
+      }
+      assertThat(http.get("/v1/undocumented", null).status()).isEqualTo(404);
+    }
+  }
+
+  @Test
+  void anAddressThatKeepsFailingAuthenticationIsSlowedDown(@TempDir Path dir) throws Exception {
+    try (TenantStore store = TenantStore.open(dir.resolve("t.db"), Clock.systemUTC());
+        AgentNestServer server =
+            new AgentNestServer(
+                ServerConfig.defaults().withListen("127.0.0.1", 0),
+                store,
+                c -> {
+                  throw new IllegalStateException("no sandbox is made in this test");
+                },
+                Clock.systemUTC(),
+                Map.of())) {
+      Http http = new Http(server.start());
+      Http.Reply limited = null;
+      for (int i = 0; i < 4 * AgentNestServer.FAILED_AUTH_PER_SECOND && limited == null; i++) {
+        Http.Reply r = http.get("/v1/sandboxes", "ank_0000000000000000_" + "B".repeat(43));
+        limited = r.status() == 429 ? r : null;
+      }
+      assertThat(limited).isNotNull();
+      assertThat(limited.json().at("/error/quota").asText()).isEqualTo("failed_authentications");
+    }
+  }
+
+  @Test
+  void aKeyIsRequiredEverywhereButHealth() throws Exception {
+    JsonNode d = doc();
+    assertThat(d.at("/components/securitySchemes/bearer/scheme").asText()).isEqualTo("bearer");
+    assertThat(d.at("/paths/~1v1~1health/get/security").isArray()).isTrue();
+    Route.ALL.stream()
+        .filter(r -> !r.authenticated())
+        .forEach(r -> assertThat(r.path()).isEqualTo("/v1/health"));
+  }
+}

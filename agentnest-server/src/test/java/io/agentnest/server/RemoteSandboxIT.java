@@ -1,0 +1,114 @@
+package io.agentnest.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.agentnest.ExecOptions;
+import io.agentnest.ExecResult;
+import io.agentnest.FileOperationException;
+import io.agentnest.Sandbox;
+import io.agentnest.SandboxConfig;
+import io.agentnest.SandboxNotFoundException;
+import io.agentnest.Secret;
+import io.agentnest.UnsupportedControlException;
+import io.agentnest.docker.DockerEngineRequired;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The public Java API against a server: Sandbox.create with .remote(url, key). */
+@ExtendWith(DockerEngineRequired.class)
+class RemoteSandboxIT {
+  @TempDir static Path dir;
+
+  static TenantStore store;
+  static AgentNestServer server;
+  static URI url;
+  static String key;
+
+  @BeforeAll
+  static void start() {
+    store = TenantStore.open(dir.resolve("tenants.db"), Clock.systemUTC());
+    key = store.add(new Tenant("remote", 2, 2L << 30, 2, 1000, null, null), null);
+    server = new AgentNestServer(ServerConfig.defaults().withListen("127.0.0.1", 0), store);
+    url = URI.create("http://127.0.0.1:" + server.start());
+  }
+
+  @AfterAll
+  static void stop() {
+    if (server != null) {
+      server.close();
+    }
+    if (store != null) {
+      store.close();
+    }
+  }
+
+  @Test
+  void theSamePublicApiRunsCodeCommandsAndFilesOnTheServer() {
+    String id;
+    try (Sandbox sb = Sandbox.create(SandboxConfig.builder().remote(url, key).build())) {
+      id = sb.id();
+      assertThat(sb.runCode("a = 10; print(a * 2)").output()).isEqualTo("20\n");
+      assertThat(sb.runCode("a + 1").result()).isEqualTo("11");
+      assertThat(sb.pythonSession("other").run("print('a' in dir())").output())
+          .isEqualTo("False\n");
+      ExecResult r = sb.exec("echo $X; exit 4", ExecOptions.builder().env("X", "y").build());
+      assertThat(r.stdout()).isEqualTo("y\n");
+      assertThat(r.exitCode()).isEqualTo(4);
+      assertThat(sb.exec(List.of("printf", "%s", "a b"), ExecOptions.defaults()).stdout())
+          .isEqualTo("a b");
+      sb.files().write("d/x.txt", "hello");
+      assertThat(sb.files().readString("d/x.txt")).isEqualTo("hello");
+      assertThat(sb.files().exists("d/x.txt")).isTrue();
+      assertThat(sb.files().list("d")).extracting(f -> f.size()).containsExactly(5L);
+      assertThatThrownBy(() -> sb.files().read("../etc/passwd"))
+          .isInstanceOf(FileOperationException.class)
+          .hasMessageContaining("..");
+      var before = sb.expiresAt();
+      sb.extend(Duration.ofMinutes(1));
+      assertThat(sb.expiresAt()).isAfter(before);
+      assertThatThrownBy(sb::fork)
+          .isInstanceOf(UnsupportedControlException.class)
+          .hasMessageContaining("fork");
+      assertThat(server.sandboxCount()).isEqualTo(1);
+    }
+    assertThat(server.sandboxCount()).isZero();
+    assertThat(new Http(url.getPort()).get("/v1/sandboxes/" + id, key).status()).isEqualTo(404);
+  }
+
+  @Test
+  void aRevokedKeyOrAWrongOneFailsWithAClearError() {
+    String other = store.issueKey("remote", null);
+    store.revoke(other);
+    assertThatThrownBy(() -> Sandbox.create(SandboxConfig.builder().remote(url, other).build()))
+        .hasMessageContaining("revoked")
+        .hasMessageContaining("AGENTNEST_API_KEY");
+    assertThat(server.sandboxCount()).isZero();
+  }
+
+  @Test
+  void settingsThatActOnThisHostAreRefusedNotDropped() {
+    SandboxConfig c =
+        SandboxConfig.builder().remote(url, key).secretEnv("TOKEN", Secret.of("s3cret")).build();
+    assertThatThrownBy(() -> Sandbox.create(c))
+        .isInstanceOf(UnsupportedControlException.class)
+        .hasMessageContaining("secretEnv");
+    assertThat(server.sandboxCount()).isZero();
+  }
+
+  @Test
+  void aDestroyedRemoteSandboxIsNotFound() {
+    Sandbox sb = Sandbox.create(SandboxConfig.builder().remote(url, key).build());
+    new Http(url.getPort()).delete("/v1/sandboxes/" + sb.id(), key);
+    assertThatThrownBy(() -> sb.exec("true")).isInstanceOf(SandboxNotFoundException.class);
+    sb.close();
+  }
+}

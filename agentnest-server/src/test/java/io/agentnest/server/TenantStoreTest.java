@@ -1,0 +1,64 @@
+package io.agentnest.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class TenantStoreTest {
+  @TempDir Path dir;
+
+  static Tenant tenant(String name) {
+    return new Tenant(name, 2, 1L << 30, 2, 10, null, null);
+  }
+
+  @Test
+  void aKeyAuthenticatesItsTenantAndOnlyItsHashIsStored() throws Exception {
+    Path db = dir.resolve("t.db");
+    String key;
+    try (TenantStore s = TenantStore.open(db, Clock.systemUTC())) {
+      key = s.add(tenant("search"), null);
+      assertThat(key).matches("ank_[0-9a-f]{16}_[A-Za-z0-9_-]{43}");
+      TenantStore.Check c = s.authenticate(key);
+      assertThat(c.refusal()).isNull();
+      assertThat(c.tenant().name()).isEqualTo("search");
+    }
+    String secret = key.substring(key.lastIndexOf('_') + 1);
+    assertThat(new String(Files.readAllBytes(db), StandardCharsets.ISO_8859_1))
+        .doesNotContain(secret);
+  }
+
+  @Test
+  void aChangedSecretARevokedKeyAndAnExpiredKeyAreRefused() {
+    Instant now = Instant.parse("2026-12-04T12:00:00Z");
+    try (TenantStore s = TenantStore.open(dir.resolve("t.db"), Clock.fixed(now, ZoneOffset.UTC))) {
+      String key = s.add(tenant("a"), null);
+      String forged = key.substring(0, key.length() - 1) + (key.endsWith("A") ? "B" : "A");
+      assertThat(s.authenticate(forged).refusal()).isEqualTo(TenantStore.Refusal.UNKNOWN);
+      assertThat(s.authenticate("garbage").refusal()).isEqualTo(TenantStore.Refusal.MALFORMED);
+      assertThat(s.revoke(key)).isTrue();
+      assertThat(s.revoke(key)).isFalse();
+      assertThat(s.authenticate(key).refusal()).isEqualTo(TenantStore.Refusal.REVOKED);
+      String old = s.issueKey("a", now);
+      assertThat(s.authenticate(old).refusal()).isEqualTo(TenantStore.Refusal.EXPIRED);
+      assertThat(s.keys("a")).hasSize(2);
+    }
+  }
+
+  @Test
+  void badAndDuplicateNamesAreRefusedWithTheRule() {
+    try (TenantStore s = TenantStore.open(dir.resolve("t.db"), Clock.systemUTC())) {
+      assertThatThrownBy(() -> s.add(tenant("Bad_Name"), null)).hasMessageContaining("lower-case");
+      s.add(tenant("x"), null);
+      assertThatThrownBy(() -> s.add(tenant("x"), null)).hasMessageContaining("exists");
+      assertThatThrownBy(() -> s.issueKey("nobody", null)).hasMessageContaining("tenant add");
+    }
+  }
+}
