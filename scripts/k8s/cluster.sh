@@ -403,31 +403,36 @@ up() {
   kubelet_up "$bin"
   runtime_class
   local reaped
-  reaped="$(reap)"
+  reaped="$(gone_pods reap)"
   [ "$reaped" = 0 ] || log "removed $reaped container(s) of pods that no longer exist"
   log "cluster ready: KUBECONFIG=$KUBECONFIG_ADMIN"
   echo "$KUBECONFIG_ADMIN"
 }
 
-# Containers whose pod no longer exists (lost by an older runsc wrapper that could not stop
-# them, or by a kubelet killed mid-teardown): killed and removed, with their gVisor sandboxes.
-# Prints how many. Pods that exist are never touched.
-reap() {
-  python3 - "$SOCK" "$KUBECONFIG_ADMIN" <<'PY'
+# Containers whose pod no longer exists: "list" prints them ("ID namespace/pod", what a test run
+# must not leave); "reap" kills and removes them with their gVisor sandboxes (lost by an older runsc
+# wrapper that could not stop them, or by a kubelet killed mid-teardown) and prints how many. Pods
+# that exist are never touched.
+gone_pods() {
+  python3 - "$1" "$SOCK" "$KUBECONFIG_ADMIN" <<'PY'
 import json, subprocess, sys
-sock, kc = sys.argv[1], sys.argv[2]
+mode, sock, kc = sys.argv[1:4]
 def ctr(*a):
     return subprocess.run(["ctr", "-a", sock, "-n", "k8s.io", *a], capture_output=True, text=True, timeout=60)
 pods = subprocess.run(["kubectl", "--kubeconfig", kc, "get", "pods", "-A", "-o", "json"],
                       capture_output=True, text=True, check=True, timeout=60).stdout
 live = {p["metadata"]["uid"] for p in json.loads(pods)["items"]}
 n = 0
-for cid in ctr("containers", "ls", "-q").stdout.split():
+for cid in ctr("tasks" if mode == "list" else "containers", "ls", "-q").stdout.split():
     info = ctr("containers", "info", cid)
     if info.returncode:
         continue
-    uid = json.loads(info.stdout).get("Labels", {}).get("io.kubernetes.pod.uid")
+    labels = json.loads(info.stdout).get("Labels", {})
+    uid = labels.get("io.kubernetes.pod.uid")
     if not uid or uid in live:
+        continue
+    if mode == "list":
+        print(cid[:12], labels.get("io.kubernetes.pod.namespace", "?") + "/" + labels.get("io.kubernetes.pod.name", "?"))
         continue
     ctr("tasks", "kill", "-a", "-s", "SIGKILL", cid)
     for a in (["kill", "--all", cid, "9"], ["delete", "-force", cid]):
@@ -435,28 +440,8 @@ for cid in ctr("containers", "ls", "-q").stdout.split():
     ctr("tasks", "rm", "-f", cid)
     ctr("containers", "rm", cid)
     n += 1
-print(n)
-PY
-}
-
-# Containers of deleted pods, as "ID pod-namespace/pod-name": what a test run must not leave.
-orphans() {
-  python3 - "$SOCK" "$KUBECONFIG_ADMIN" <<'PY'
-import json, subprocess, sys
-sock, kc = sys.argv[1], sys.argv[2]
-def ctr(*a):
-    return subprocess.run(["ctr", "-a", sock, "-n", "k8s.io", *a], capture_output=True, text=True, timeout=60)
-pods = subprocess.run(["kubectl", "--kubeconfig", kc, "get", "pods", "-A", "-o", "json"],
-                      capture_output=True, text=True, check=True, timeout=60).stdout
-live = {p["metadata"]["uid"] for p in json.loads(pods)["items"]}
-for cid in ctr("tasks", "ls", "-q").stdout.split():
-    info = ctr("containers", "info", cid)
-    if info.returncode:
-        continue
-    labels = json.loads(info.stdout).get("Labels", {})
-    uid = labels.get("io.kubernetes.pod.uid")
-    if uid and uid not in live:
-        print(cid[:12], labels.get("io.kubernetes.pod.namespace", "?") + "/" + labels.get("io.kubernetes.pod.name", "?"))
+if mode == "reap":
+    print(n)
 PY
 }
 
@@ -489,7 +474,7 @@ case "${1:-}" in
   down) down ;;
   status) api_up >/dev/null 2>&1 && node_ready ;;
   import) shift; import "$@" ;;
-  reap) reap ;;
-  orphans) orphans ;;
+  reap) gone_pods reap ;;
+  orphans) gone_pods list ;;
   *) echo "usage: $0 up|down|status|reap|orphans|import IMAGE..." >&2; exit 2 ;;
 esac
