@@ -15,7 +15,10 @@ import java.util.concurrent.CompletableFuture;
 public interface PythonSession {
   String name();
 
-  ExecResult run(String code);
+  /** {@link #run(String, ExecOptions)} with the default options. */
+  default ExecResult run(String code) {
+    return run(code, ExecOptions.defaults());
+  }
 
   ExecResult run(String code, ExecOptions options);
 

@@ -26,11 +26,6 @@ public final class DefaultPythonSession implements PythonSession {
   }
 
   @Override
-  public ExecResult run(String code) {
-    return run(code, ExecOptions.defaults());
-  }
-
-  @Override
   public ExecResult run(String code, ExecOptions options) {
     return calls.run(
         CallEngine.pythonRequest(name), code.getBytes(StandardCharsets.UTF_8), options, true);

@@ -22,11 +22,6 @@ final class RemoteSession implements PythonSession {
   }
 
   @Override
-  public ExecResult run(String code) {
-    return run(code, ExecOptions.defaults());
-  }
-
-  @Override
   public ExecResult run(String code, ExecOptions options) {
     return sandbox.code(code, name, options);
   }
