@@ -3,6 +3,7 @@ package io.agentnest.kubernetes.internal;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.AgentNestException;
 import io.agentnest.ConfigException;
 import io.agentnest.ImageNotFoundException;
@@ -23,6 +24,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.ExecWatch;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.io.File;
 import java.io.IOException;
 import java.security.SecureRandom;
@@ -37,6 +40,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -570,6 +574,44 @@ public final class KubeCluster {
       return m;
     } catch (IOException e) {
       return p.getMetadata().getLabels();
+    }
+  }
+
+  /**
+   * Sets {@code labels} on sandbox pod {@code id} (a pooled sandbox's owner and expiry at
+   * hand-out): in the labels annotation that {@link #info} reads, and as pod labels where they are
+   * valid ones. One merge patch; false when the pod is gone.
+   */
+  public boolean relabel(String id, Map<String, String> labels) {
+    Optional<Pod> found = find(id);
+    if (found.isEmpty()) {
+      return false;
+    }
+    Pod p = found.get();
+    Map<String, String> all = new TreeMap<>(labels(p));
+    all.remove(PodSpecs.TENANT_LABEL); // info() adds it from the pod's own label
+    all.putAll(labels);
+    ObjectNode patch = JSON.createObjectNode();
+    ObjectNode meta = patch.putObject("metadata");
+    ObjectNode podLabels = meta.putObject("labels");
+    labels.forEach(
+        (k, v) -> {
+          if (PodSpecs.podLabel(k, v)) {
+            podLabels.put(k, v);
+          }
+        });
+    try {
+      meta.putObject("annotations").put(PodSpecs.LABELS_ANNOTATION, JSON.writeValueAsString(all));
+      client
+          .pods()
+          .inNamespace(p.getMetadata().getNamespace())
+          .withName(id)
+          .patch(PatchContext.of(PatchType.JSON_MERGE), JSON.writeValueAsString(patch));
+      return true;
+    } catch (IOException e) {
+      throw new AgentNestException("cannot encode the labels of sandbox " + id + ": " + e, e);
+    } catch (KubernetesClientException e) {
+      throw KubeErrors.of(e, "labelling sandbox pod " + id);
     }
   }
 
