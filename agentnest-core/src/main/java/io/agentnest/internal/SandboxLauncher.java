@@ -7,6 +7,7 @@ import io.agentnest.SandboxClosedException;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
 import io.agentnest.agent.AgentSources;
+import io.agentnest.audit.AuditEvent;
 import io.agentnest.audit.AuditLog;
 import io.agentnest.internal.audit.Audit;
 import io.agentnest.internal.channel.AgentChannel;
@@ -141,7 +142,7 @@ final class SandboxLauncher {
     sb.arm();
     Map<String, Object> acquired = auditData(config, sb);
     acquired.put("pool", pool);
-    sb.audit("sandbox.acquired", acquired);
+    sb.audit(AuditEvent.SANDBOX_ACQUIRED, acquired);
     return sb;
   }
 
