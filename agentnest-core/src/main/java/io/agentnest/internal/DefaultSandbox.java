@@ -161,6 +161,11 @@ public final class DefaultSandbox implements Sandbox {
     return sb;
   }
 
+  /** No sandbox starts, or is handed out, while its actions could not be audited. */
+  public static void requireAuditRoom(SandboxConfig config) {
+    SandboxLauncher.requireAuditRoom(config);
+  }
+
   private void released() {
     Runnable r = onRelease;
     onRelease = null;

@@ -81,7 +81,7 @@ final class SandboxLauncher {
   }
 
   /** No sandbox starts while its actions could not be audited (the audit disk is full). */
-  private static void requireAuditRoom(SandboxConfig config) {
+  static void requireAuditRoom(SandboxConfig config) {
     AuditLog log = config.auditLog();
     try {
       (log != null ? log : Audit.shared()).requireRoom();

@@ -51,6 +51,7 @@ class PoolIT {
 
   @TempDir static Path home;
   static TestHome isolated;
+  static AuditLog audit;
   static String runtime = "runc";
 
   private final List<SandboxPool> pools = new ArrayList<>();
@@ -58,10 +59,13 @@ class PoolIT {
   @BeforeAll
   static void isolateHostState() {
     isolated = TestHome.use(home);
+    // Each class its own log: the process-wide one stays bound to the first test home it saw.
+    audit = AuditLog.open(home.resolve("audit"));
   }
 
   @AfterAll
   static void restore() {
+    audit.close();
     isolated.close();
   }
 
@@ -72,7 +76,11 @@ class PoolIT {
   }
 
   SandboxConfig template() {
-    return SandboxConfig.builder().runtime(runtime).label("test", "pool-it").build();
+    return SandboxConfig.builder()
+        .runtime(runtime)
+        .label("test", "pool-it")
+        .auditLog(audit)
+        .build();
   }
 
   SandboxPool start(String name, PoolOptions.Builder options) {
@@ -151,7 +159,8 @@ class PoolIT {
     }
     try (Sandbox b = p.acquire()) {
       assertThat(b.id()).isNotEqualTo(first);
-      assertThat(b.exec("ls -A /workspace /tmp").stdout()).isEqualTo("/tmp:\n\n/workspace:\n");
+      assertThat(b.runCode("import os; os.listdir('/workspace'), os.listdir('/tmp')").result())
+          .isEqualTo("([], [])");
       assertThat(b.runCode("'x' in globals(), 'json' in globals()").result())
           .isEqualTo("(False, False)");
       String procs =
@@ -210,8 +219,9 @@ class PoolIT {
                 () -> {
                   try (Sandbox sb = p.acquire()) {
                     sb.exec("echo " + n + " > /workspace/who");
-                    assertThat(sb.exec("ls /workspace; cat /workspace/who").stdout())
-                        .isEqualTo("who\n" + n + "\n");
+                    assertThat(sb.runCode("import os; os.listdir('/workspace')").result())
+                        .isEqualTo("['who']");
+                    assertThat(sb.exec("cat /workspace/who").stdout()).isEqualTo(n + "\n");
                     return sb.id();
                   }
                 }));

@@ -91,6 +91,11 @@ final class BackendMembers implements Members<BackendMembers.Member> {
   }
 
   @Override
+  public void precheck(SandboxConfig config) {
+    DefaultSandbox.requireAuditRoom(config);
+  }
+
+  @Override
   public Sandbox handOut(Member member, SandboxConfig config, Runnable onRelease) {
     return DefaultSandbox.handOut(
         backend, member.connection(), member.channel(), config, pool, onRelease);

@@ -15,6 +15,12 @@ interface Members<M> {
   void destroy(M member);
 
   /**
+   * Refuses {@code config} before a member is taken for it, for what no member could fix (its audit
+   * log has no room): such a refusal must not use up waiting members.
+   */
+  default void precheck(SandboxConfig config) {}
+
+  /**
    * Hands {@code member} to a user with {@code config}; {@code onRelease} runs once when that
    * sandbox is destroyed or detached. Throws when the hand-out failed (the pool destroys it).
    */

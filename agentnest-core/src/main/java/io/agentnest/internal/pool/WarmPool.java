@@ -127,6 +127,7 @@ public final class WarmPool<M> implements SandboxPool {
               + " user or security settings differ from the template): acquire with a matching"
               + " configuration, or create the sandbox without the pool");
     }
+    members.precheck(config);
     long deadline = nanos.getAsLong() + options.maxWait().toNanos();
     int failures = 0;
     while (true) {
