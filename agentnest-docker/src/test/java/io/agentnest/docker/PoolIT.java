@@ -146,6 +146,16 @@ class PoolIT {
   }
 
   @Test
+  void aVariableOnlyReadAtInterpreterStartGetsAnInterpreterStartedWithIt() {
+    SandboxPool p = start("startup-env", PoolOptions.builder().minIdle(1));
+    awaitIdle(p, 1);
+    try (Sandbox sb =
+        p.acquire(template().toBuilder().env("PYTHONPATH", "/workspace/lib").build())) {
+      assertThat(sb.runCode("import sys; '/workspace/lib' in sys.path").result()).isEqualTo("True");
+    }
+  }
+
+  @Test
   void noUsersFilesProcessesEnvironmentOrInterpreterStateReachTheNextUser() {
     SandboxPool p = start("leftovers", PoolOptions.builder().minIdle(2).maxTotal(3));
     awaitIdle(p, 2);
