@@ -64,7 +64,8 @@ import picocli.CommandLine.Option;
       "               latency (ms) over them, in a temporary directory",
       "  pool         only with --only pool: from a warm pool (SandboxPool, min_idle 2), acquire",
       "               ('pool acquire') and acquire + first Python result ('pool acquire+first",
-      "               result'); between samples the pool refills, outside the measured time"
+      "               result'); between samples the pool refills and settles (1.5 s), outside the",
+      "               measured time"
     })
 final class BenchCommand implements Callable<Integer> {
   @Option(
@@ -201,6 +202,9 @@ final class BenchCommand implements Callable<Integer> {
                 .build()) {
       for (int i = 0; i < n; i++) {
         awaitIdle(pool, 2);
+        // A member counts as waiting once its container runs and has its bootstrap; its agent
+        // and interpreter then start. A warm pool's members waited long before: so here too.
+        settle();
         long t0 = System.nanoTime();
         try (Sandbox sb = pool.acquire(perUse)) {
           long t1 = System.nanoTime();
@@ -216,6 +220,15 @@ final class BenchCommand implements Callable<Integer> {
     }
     samples.put("pool acquire", acquire);
     samples.put("pool acquire+first result", first);
+  }
+
+  private static void settle() {
+    try {
+      Thread.sleep(1500);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AgentNestException("interrupted while the pool refilled", e);
+    }
   }
 
   /** Waits (at most five minutes) until {@code n} pooled sandboxes wait. */

@@ -81,6 +81,11 @@ public final class KubeCluster {
   private final IsolationCanary canary;
   private final Map<String, Long> nodePids = new ConcurrentHashMap<>();
 
+  /** Pods this process created: their namespace and labels, so a relabel needs no lookup. */
+  private record Made(String namespace, Map<String, String> labels) {}
+
+  private final Map<String, Made> made = new ConcurrentHashMap<>();
+
   public KubeCluster(KubernetesClient client, KubeSettings settings) {
     this.client = client;
     this.settings = settings;
@@ -165,6 +170,7 @@ public final class KubeCluster {
     } catch (KubernetesClientException e) {
       throw KubeErrors.of(e, "creating sandbox pod " + ns + "/" + id);
     }
+    made.put(id, new Made(ns, labels(pod)));
     try {
       Pod running = waitRunning(ns, id, spec.image());
       long pids = pidsReachTheSandbox ? checkPids(running, spec.pidsLimit()) : 0;
@@ -583,12 +589,15 @@ public final class KubeCluster {
    * valid ones. One merge patch; false when the pod is gone.
    */
   public boolean relabel(String id, Map<String, String> labels) {
-    Optional<Pod> found = find(id);
-    if (found.isEmpty()) {
-      return false;
+    Made m = made.get(id);
+    if (m == null) {
+      Optional<Pod> found = find(id);
+      if (found.isEmpty()) {
+        return false;
+      }
+      m = new Made(found.get().getMetadata().getNamespace(), labels(found.get()));
     }
-    Pod p = found.get();
-    Map<String, String> all = new TreeMap<>(labels(p));
+    Map<String, String> all = new TreeMap<>(m.labels());
     all.remove(PodSpecs.TENANT_LABEL); // info() adds it from the pod's own label
     all.putAll(labels);
     ObjectNode patch = JSON.createObjectNode();
@@ -604,9 +613,10 @@ public final class KubeCluster {
       meta.putObject("annotations").put(PodSpecs.LABELS_ANNOTATION, JSON.writeValueAsString(all));
       client
           .pods()
-          .inNamespace(p.getMetadata().getNamespace())
+          .inNamespace(m.namespace())
           .withName(id)
           .patch(PatchContext.of(PatchType.JSON_MERGE), JSON.writeValueAsString(patch));
+      made.put(id, new Made(m.namespace(), all));
       return true;
     } catch (IOException e) {
       throw new AgentNestException("cannot encode the labels of sandbox " + id + ": " + e, e);
@@ -616,6 +626,7 @@ public final class KubeCluster {
   }
 
   public void destroy(String id) {
+    made.remove(id);
     Optional<Pod> p = find(id);
     if (p.isEmpty()) {
       return;
