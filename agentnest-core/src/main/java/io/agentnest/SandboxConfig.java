@@ -414,6 +414,18 @@ public final class SandboxConfig {
       return this;
     }
 
+    /** Removes every plain environment variable set so far. */
+    public Builder clearEnv() {
+      env.clear();
+      return this;
+    }
+
+    /** Removes every secret environment variable set so far. */
+    public Builder clearSecretEnv() {
+      secretEnv.clear();
+      return this;
+    }
+
     /**
      * A secret environment variable: its value is available to code in the sandbox, and masked
      * (also base64/hex/URL-encoded, also split across chunks) in everything that comes out.

@@ -149,6 +149,11 @@ class Channel:
 # inspect it). Commands and sessions get them in their environment; the agent's own environment,
 # /proc/<agent>/environ, never holds them.
 MAX_SECRETS = 256
+
+# Variables an interpreter reads only when it starts: when the first frame sets one, a prewarmed
+# interpreter is replaced, not told (Agent.hand_env_to_prewarmed).
+STARTUP_ENV_PREFIXES = ("PYTHON", "LC_", "LD_")
+STARTUP_ENV = frozenset(("LANG", "LANGUAGE", "TZ", "HOME", "PATH", "TMPDIR"))
 MAX_SECRET_BYTES = 1 << 20
 
 
@@ -1616,6 +1621,36 @@ class Agent:
             self.secret_env.update(parse_init(self.channel.read_frame()))
         except InitRefused as e:
             os._exit(e.status)
+        self.hand_env_to_prewarmed()
+
+    def prewarm(self):
+        """Starts the default session's interpreter while the agent waits for its first frame (a
+        pooled sandbox waits there until its user is known): it has run nothing, and gets the
+        user's variables before any code (hand_env_to_prewarmed)."""
+        s = self.session("default")
+        with s.lock:
+            try:
+                s.ensure()
+            except OSError:
+                pass
+
+    def hand_env_to_prewarmed(self):
+        s = self.sessions.get("default")
+        if s is None or not self.secret_env:
+            return
+        with s.lock:
+            if s.proc is None or s.proc.poll() is not None:
+                return
+            if any(k.startswith(STARTUP_ENV_PREFIXES) or k in STARTUP_ENV for k in self.secret_env):
+                # Read only when an interpreter starts: a new one, started with them, is needed.
+                s.close()
+                return
+            req = json.dumps({"env": self.secret_env}).encode("utf-8")
+            try:
+                s.proc.stdin.write(struct.pack(">I", len(req)) + req)
+                s.proc.stdin.flush()
+            except OSError:
+                s.close()
 
     def session(self, name):
         with self.sessions_lock:
@@ -1912,6 +1947,7 @@ def main():
     worker_source = globals().get("AGENTNEST_WORKER_SOURCE")  # injected by the bootstrap
     agent = Agent(Channel.open_private(), worker_source)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    agent.prewarm()
     agent.receive_init()
     agent.send({"ev": EV_READY, "version": PROTOCOL_VERSION, "pid": os.getpid()})
 

@@ -715,6 +715,13 @@ def main():
                     _reply({"error": "cannot restore the session: " + _text(e, 500)})
                 del data
                 continue
+            if isinstance(req.get("env"), dict):
+                # The user's variables, sent by the agent when this interpreter was started
+                # before they were known (a pooled sandbox); before any code of theirs runs.
+                os.environ.update(
+                    {k: v for k, v in req["env"].items() if isinstance(k, str) and isinstance(v, str)}
+                )
+                continue
             if "code" not in req:
                 continue  # a late answer to a question that was interrupted
             _set_watch(req.get("watch"))

@@ -7,10 +7,10 @@ import java.io.PrintStream;
 import java.util.Arrays;
 import java.util.List;
 
-/** What {@code agentnest bench} prints: per operation p50/p95/min/max, as a table or JSON. */
+/** What {@code agentnest bench} prints: per operation p50/p95/p99/min/max, as a table or JSON. */
 final class BenchReport {
   /** One operation's samples, summarised (milliseconds unless {@link #unit} says otherwise). */
-  record Stat(String op, int n, double p50, double p95, double min, double max) {}
+  record Stat(String op, int n, double p50, double p95, double p99, double min, double max) {}
 
   private BenchReport() {}
 
@@ -22,6 +22,7 @@ final class BenchReport {
         s.length,
         Percentiles.nearestRank(s, 50),
         Percentiles.nearestRank(s, 95),
+        Percentiles.nearestRank(s, 99),
         s[0],
         s[s.length - 1]);
   }
@@ -46,6 +47,7 @@ final class BenchReport {
             .put("n", s.n())
             .put("p50_ms", round(s.p50()))
             .put("p95_ms", round(s.p95()))
+            .put("p99_ms", round(s.p99()))
             .put("min_ms", round(s.min()))
             .put("max_ms", round(s.max()))
             .put("unit", unit(s.op()));
@@ -57,12 +59,12 @@ final class BenchReport {
         "agentnest bench: backend %s, image %s, runtime %s, %d host cores%n",
         backend, image, runtime, hostCores);
     out.printf(
-        "%-34s %6s %10s %10s %10s %10s  %s%n",
-        "operation", "n", "p50", "p95", "min", "max", "unit");
+        "%-34s %6s %10s %10s %10s %10s %10s  %s%n",
+        "operation", "n", "p50", "p95", "p99", "min", "max", "unit");
     for (Stat s : stats) {
       out.printf(
-          "%-34s %6d %10.2f %10.2f %10.2f %10.2f  %s%n",
-          s.op(), s.n(), s.p50(), s.p95(), s.min(), s.max(), unit(s.op()));
+          "%-34s %6d %10.2f %10.2f %10.2f %10.2f %10.2f  %s%n",
+          s.op(), s.n(), s.p50(), s.p95(), s.p99(), s.min(), s.max(), unit(s.op()));
     }
   }
 

@@ -3,6 +3,7 @@ package io.agentnest.cli;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.SandboxInfo;
+import io.agentnest.SandboxPool;
 import io.agentnest.spi.Labels;
 import java.time.Instant;
 import java.util.List;
@@ -40,6 +41,8 @@ final class ListCommand implements Callable<Integer> {
         o.put("state", s.state()).put("created", s.created().toString());
         o.put("owner", s.labels().getOrDefault(Labels.OWNER, ""));
         o.put("expires", expires(s));
+        o.put("pool", s.labels().getOrDefault(Labels.POOL, ""));
+        o.put("pool_idle", SandboxPool.isIdleMember(s));
         ObjectNode labels = o.putObject("labels");
         s.labels().forEach(labels::put);
       }
@@ -51,19 +54,28 @@ final class ListCommand implements Callable<Integer> {
       return ExitCodes.OK;
     }
     System.out.printf(
-        "%-12s  %-26s  %-7s  %-8s  %-20s  %s%n",
+        "%-12s  %-26s  %-7s  %-12s  %-20s  %s%n",
         "ID", "IMAGE", "RUNTIME", "STATE", "CREATED", "EXPIRES");
     for (SandboxInfo s : all) {
       System.out.printf(
-          "%-12s  %-26s  %-7s  %-8s  %-20s  %s%n",
+          "%-12s  %-26s  %-7s  %-12s  %-20s  %s%n",
           s.id().substring(0, Math.min(12, s.id().length())),
           s.image(),
           s.runtime(),
-          s.state(),
+          state(s),
           s.created().toString().replace("T", " ").replaceAll("\\.\\d+Z$", "Z"),
           expires(s));
     }
     return ExitCodes.OK;
+  }
+
+  /**
+   * A pool member waiting for a user shows as {@code idle:POOL} (its label expiry is only the idle
+   * deadline); a handed-out one shows its engine state.
+   */
+  private static String state(SandboxInfo s) {
+    String pool = s.labels().get(Labels.POOL);
+    return pool != null && SandboxPool.isIdleMember(s) ? "idle:" + pool : s.state();
   }
 
   private static String expires(SandboxInfo s) {

@@ -18,6 +18,7 @@ class BenchReportTest {
     assertThat(s.n()).isEqualTo(5);
     assertThat(s.p50()).isEqualTo(3);
     assertThat(s.p95()).isEqualTo(5);
+    assertThat(s.p99()).isEqualTo(5);
     assertThat(s.min()).isEqualTo(1);
     assertThat(s.max()).isEqualTo(5);
   }

@@ -47,6 +47,10 @@ public record AuditEvent(
 
   public static final String SANDBOX_CREATED = "sandbox.created";
   public static final String SANDBOX_DESTROYED = "sandbox.destroyed";
+
+  /** A pooled sandbox handed to its user ({@code SandboxPool}): its life as theirs starts here. */
+  public static final String SANDBOX_ACQUIRED = "sandbox.acquired";
+
   public static final String SANDBOX_EXPIRED = "sandbox.expired";
   public static final String EXEC_STARTED = "exec.started";
   public static final String EXEC_FINISHED = "exec.finished";
@@ -72,6 +76,7 @@ public record AuditEvent(
       Set.of(
           SANDBOX_CREATED,
           SANDBOX_DESTROYED,
+          SANDBOX_ACQUIRED,
           SANDBOX_EXPIRED,
           EXEC_STARTED,
           EXEC_FINISHED,

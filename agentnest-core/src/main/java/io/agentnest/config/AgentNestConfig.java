@@ -1,6 +1,7 @@
 package io.agentnest.config;
 
 import io.agentnest.ConfigException;
+import io.agentnest.PoolOptions;
 import io.agentnest.SandboxConfig;
 import io.agentnest.config.Schema.Field;
 import io.agentnest.config.Schema.FileValue;
@@ -17,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
@@ -255,6 +257,89 @@ public final class AgentNestConfig {
             pods == null ? null : Math.toIntExact((Long) pods),
             (String) v.get("quota.cpu"),
             (String) v.get("quota.memory")));
+  }
+
+  /**
+   * The warm pool the {@code pool:} block (or {@code kubernetes: pool:}, the same pool: its {@code
+   * template} is the pool's name) of the defaults overlaid with {@code profile} describes; empty
+   * when neither sets a key. A pool takes the profile's sandbox configuration as its template.
+   *
+   * @throws ConfigException for an unknown profile, or settings that contradict each other (with
+   *     the location of one of them)
+   */
+  public Optional<PoolOptions> pool(@Nullable String profile) {
+    Layer layer = resolved(profile).layer();
+    Map<String, Value> set = new LinkedHashMap<>();
+    for (Field f : Schema.poolFields()) {
+      Value v = layer.values.get(f);
+      if (v != null) {
+        set.put(f.path, v);
+      }
+    }
+    if (set.isEmpty()) {
+      return Optional.empty();
+    }
+    Value first = set.values().iterator().next();
+    PoolOptions.Builder b = PoolOptions.builder();
+    try {
+      String name = poolAlias(set, "pool.name", "kubernetes.pool.template");
+      if (name != null) {
+        b.name(name);
+      }
+      Long minIdle = poolAlias(set, "pool.min_idle", "kubernetes.pool.min_idle");
+      if (minIdle != null) {
+        b.minIdle(minIdle.intValue());
+      }
+      Long maxIdle = poolValue(set, "pool.max_idle");
+      if (maxIdle != null) {
+        b.maxIdle(maxIdle.intValue());
+      }
+      Long maxTotal = poolValue(set, "pool.max_total");
+      if (maxTotal != null) {
+        b.maxTotal(maxTotal.intValue());
+      }
+      Long maxUses = poolValue(set, "pool.max_uses");
+      if (maxUses != null) {
+        b.maxUses(maxUses.intValue());
+      }
+      Duration idleTtl = poolValue(set, "pool.idle_ttl");
+      if (idleTtl != null) {
+        b.idleTtl(idleTtl);
+      }
+      Long refill = poolValue(set, "pool.refill_concurrency");
+      if (refill != null) {
+        b.refillConcurrency(refill.intValue());
+      }
+      String exhausted = poolValue(set, "pool.on_exhausted");
+      if (exhausted != null) {
+        b.onExhausted(
+            exhausted.equals("fail") ? PoolOptions.Exhaustion.FAIL : PoolOptions.Exhaustion.WAIT);
+      }
+      Duration maxWait = poolValue(set, "pool.max_wait");
+      if (maxWait != null) {
+        b.maxWait(maxWait);
+      }
+      return Optional.of(b.build());
+    } catch (ConfigException e) {
+      throw new ConfigException(first.where() + ": pool: " + e.getMessage());
+    }
+  }
+
+  @SuppressWarnings("unchecked")
+  private static <T> @Nullable T poolValue(Map<String, Value> set, String path) {
+    Value v = set.get(path);
+    return v == null ? null : (T) v.value();
+  }
+
+  /** A pool setting that two keys can give: they must agree. */
+  private static <T> @Nullable T poolAlias(Map<String, Value> set, String path, String alias) {
+    T a = poolValue(set, path);
+    T b = poolValue(set, alias);
+    if (a != null && b != null && !a.equals(b)) {
+      throw new ConfigException(
+          path + " (" + a + ") and " + alias + " (" + b + ") name the same setting: keep one");
+    }
+    return a != null ? a : b;
   }
 
   /**

@@ -365,6 +365,29 @@ final class Schema {
               "60s",
               (b, v) -> b.approvals(b.currentApprovals().toBuilder().timeout((Duration) v).build()),
               c -> c.approvals().timeout()),
+          // The warm pool (SandboxPool), read through AgentNestConfig.pool(): not part of the
+          // sandbox's own configuration, so each key is only checked here.
+          side("pool.name", Kind.STRING, "default", (b, v) -> poolName((String) v)),
+          side("pool.min_idle", Kind.INTEGER, "2", (b, v) -> poolCount("min_idle", v, 0, 1000)),
+          side("pool.max_idle", Kind.INTEGER, "4", (b, v) -> poolCount("max_idle", v, 0, 1000)),
+          side("pool.max_total", Kind.INTEGER, "16", (b, v) -> poolCount("max_total", v, 1, 10000)),
+          side("pool.max_uses", Kind.INTEGER, "1", (b, v) -> poolCount("max_uses", v, 1, 1)),
+          side("pool.idle_ttl", Kind.DURATION, "30m", (b, v) -> {}),
+          side(
+              "pool.refill_concurrency",
+              Kind.INTEGER,
+              "1",
+              (b, v) -> poolCount("refill_concurrency", v, 1, 32)),
+          new Field(
+              "pool.on_exhausted",
+              Kind.CHOICE,
+              "wait",
+              List.of("wait", "fail"),
+              "when max_total are out: wait up to max_wait for one, or fail at once",
+              (b, v) -> {},
+              null,
+              null),
+          side("pool.max_wait", Kind.DURATION, "30s", (b, v) -> {}),
           // The Kubernetes backend's block: read by it through AgentNestConfig.kubernetes();
           // tenant and runtime_class also set the sandbox's own fields.
           kube("kubernetes.context", Kind.STRING, "prod", (b, v) -> nonBlank("context", v)),
@@ -387,8 +410,13 @@ final class Schema {
               Kind.STRING,
               "64Gi",
               (b, v) -> quantity("memory", v, "64Gi")),
-          kube("kubernetes.pool.template", Kind.STRING, "default", (b, v) -> noPools()),
-          kube("kubernetes.pool.min_idle", Kind.INTEGER, "4", (b, v) -> noPools()));
+          // The same pool as pool: (template is its name), as issue 19's YAML writes it.
+          kube("kubernetes.pool.template", Kind.STRING, "default", (b, v) -> poolName((String) v)),
+          kube(
+              "kubernetes.pool.min_idle",
+              Kind.INTEGER,
+              "4",
+              (b, v) -> poolCount("min_idle", v, 0, 1000)));
 
   /** A Kubernetes resource quantity as a quota takes it: 16, 500m, 1.5, 64Gi, 512Mi, 1G. */
   private static final Pattern QUANTITY =
@@ -451,10 +479,38 @@ final class Schema {
     }
   }
 
-  private static void noPools() {
-    throw new ConfigException(
-        "warm pools are not supported yet: remove the 'pool:' block (sandboxes start as cold"
-            + " pods)");
+  /** The pool keys, in schema order ({@code pool.*} and {@code kubernetes.pool.*}). */
+  static List<Field> poolFields() {
+    return FIELDS.stream()
+        .filter(f -> f.path.startsWith("pool.") || f.path.startsWith("kubernetes.pool."))
+        .toList();
+  }
+
+  private static final Pattern POOL_NAME = Pattern.compile("[a-z0-9]([-a-z0-9]{0,38}[a-z0-9])?");
+
+  private static void poolName(String v) {
+    if (!POOL_NAME.matcher(v).matches()) {
+      throw new ConfigException(
+          "'"
+              + v
+              + "' cannot name a pool: it goes into labels, so use lower-case letters, digits and"
+              + " '-' (at most 40, starting and ending with a letter or digit), e.g. default");
+    }
+  }
+
+  private static void poolCount(String key, Object v, long least, long most) {
+    long n = (Long) v;
+    if (n < least || n > most) {
+      throw new ConfigException(
+          key
+              + " "
+              + n
+              + (least == most
+                  ? " is not supported: only "
+                      + least
+                      + " is (a used sandbox is never handed out again)"
+                  : " is out of range: give " + least + " to " + most));
+    }
   }
 
   /** A YAML integer as an int; beyond int the budget's own range check could not name it. */
@@ -511,6 +567,12 @@ final class Schema {
    * it, and sets what the sandbox's own configuration also holds.
    */
   private static Field kube(
+      String path, Kind kind, String example, BiConsumer<SandboxConfig.Builder, Object> check) {
+    return new Field(path, kind, example, List.of(), "", check, null, null);
+  }
+
+  /** A key outside the sandbox's configuration (the pool's): {@code check} validates it. */
+  private static Field side(
       String path, Kind kind, String example, BiConsumer<SandboxConfig.Builder, Object> check) {
     return new Field(path, kind, example, List.of(), "", check, null, null);
   }

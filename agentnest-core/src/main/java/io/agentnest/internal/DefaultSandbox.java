@@ -86,6 +86,9 @@ public final class DefaultSandbox implements Sandbox {
   private final SandboxExpiry expiry;
   private volatile @Nullable String destroyReason;
 
+  /** Told once when this process lets the sandbox go (destroy or detach): its pool's slot. */
+  private volatile @Nullable Runnable onRelease;
+
   DefaultSandbox(RuntimeBackend backend, String id, SandboxConfig config, AgentChannel channel) {
     this.backend = backend;
     this.id = id;
@@ -143,6 +146,32 @@ public final class DefaultSandbox implements Sandbox {
   /** Creates a sandbox (see {@link SandboxLauncher#create}). */
   public static Sandbox create(SandboxConfig config) {
     return SandboxLauncher.create(config);
+  }
+
+  /** A pooled sandbox handed to its user (see {@link SandboxLauncher#handOut}). */
+  public static DefaultSandbox handOut(
+      RuntimeBackend backend,
+      BackendSandbox bs,
+      AgentChannel channel,
+      SandboxConfig config,
+      String pool,
+      Runnable onRelease) {
+    DefaultSandbox sb = SandboxLauncher.handOut(backend, bs, channel, config, pool);
+    sb.onRelease = onRelease;
+    return sb;
+  }
+
+  /** No sandbox starts, or is handed out, while its actions could not be audited. */
+  public static void requireAuditRoom(SandboxConfig config) {
+    SandboxLauncher.requireAuditRoom(config);
+  }
+
+  private void released() {
+    Runnable r = onRelease;
+    onRelease = null;
+    if (r != null) {
+      r.run();
+    }
   }
 
   /** Reattaches to a running sandbox (see {@link SandboxLauncher#connect}). */
@@ -526,6 +555,7 @@ public final class DefaultSandbox implements Sandbox {
     // Left running on purpose: the agent and 'prune' end it at its expiry, not this process.
     expiry.detach();
     channel.close();
+    released();
   }
 
   @Override
@@ -551,6 +581,7 @@ public final class DefaultSandbox implements Sandbox {
       } finally {
         egress.close();
         channel.close();
+        released();
       }
     }
   }

@@ -1,16 +1,20 @@
 package io.agentnest.internal;
 
+import io.agentnest.PoolOptions;
 import io.agentnest.PruneOptions;
 import io.agentnest.PruneReport;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
+import io.agentnest.SandboxPool;
 import io.agentnest.SnapshotInfo;
 import io.agentnest.internal.lifecycle.Pruner;
+import io.agentnest.internal.pool.PoolRegistry;
 import io.agentnest.internal.remote.RemoteSandbox;
 import io.agentnest.spi.Backends;
 import io.agentnest.spi.SandboxRuntime;
 import java.util.List;
+import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -25,7 +29,23 @@ public final class DefaultSandboxRuntime implements SandboxRuntime {
     if (config.remote() != null) {
       return RemoteSandbox.create(config);
     }
-    return DefaultSandbox.create(config);
+    Optional<SandboxPool> pool = PoolRegistry.match(config);
+    return pool.isPresent() ? pool.get().acquire(config) : DefaultSandbox.create(config);
+  }
+
+  @Override
+  public SandboxPool startPool(SandboxConfig template, PoolOptions options) {
+    return PoolRegistry.start(template, options);
+  }
+
+  @Override
+  public List<SandboxPool> pools() {
+    return PoolRegistry.running();
+  }
+
+  @Override
+  public boolean isIdlePoolMember(SandboxInfo info) {
+    return PoolRegistry.isIdleMember(info);
   }
 
   @Override

@@ -7,6 +7,7 @@ import io.agentnest.SandboxClosedException;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
 import io.agentnest.agent.AgentSources;
+import io.agentnest.audit.AuditEvent;
 import io.agentnest.audit.AuditLog;
 import io.agentnest.internal.audit.Audit;
 import io.agentnest.internal.channel.AgentChannel;
@@ -80,7 +81,7 @@ final class SandboxLauncher {
   }
 
   /** No sandbox starts while its actions could not be audited (the audit disk is full). */
-  private static void requireAuditRoom(SandboxConfig config) {
+  static void requireAuditRoom(SandboxConfig config) {
     AuditLog log = config.auditLog();
     try {
       (log != null ? log : Audit.shared()).requireRoom();
@@ -103,6 +104,49 @@ final class SandboxLauncher {
     sb.startEgress();
     sb.setExpiresAt(labelExpiry(spec.labels()).orElse(sb.expiresAt()));
     sb.arm();
+    Map<String, Object> created = auditData(config, sb);
+    if (fromCheckpoint) {
+      created.put("from_checkpoint", true);
+    }
+    sb.audit("sandbox.created", created);
+    return sb;
+  }
+
+  /**
+   * Hands a pooled sandbox to its user: the agent of {@code bs} has started and waits for its first
+   * frame, so nothing has run in it. Its secrets and plain environment go in that frame, its TTL
+   * starts now (on the host, in the agent, and in the labels where the backend can change them),
+   * and the hand-out is audited as {@code sandbox.acquired}. The caller destroys the sandbox when
+   * this throws.
+   */
+  static DefaultSandbox handOut(
+      RuntimeBackend backend,
+      BackendSandbox bs,
+      AgentChannel channel,
+      SandboxConfig config,
+      String pool) {
+    requireAuditRoom(config);
+    SecretDelivery.forHandOut(config).send(channel);
+    channel.awaitReady(config.startTimeout());
+    DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), config, channel);
+    sb.hello();
+    sb.startEgress();
+    // The expiry is now + the user's TTL (DefaultSandbox's own): never the idle member's label.
+    Map<String, String> labels = new LinkedHashMap<>();
+    labels.put(Labels.OWNER, SecurityPolicy.ownerId());
+    labels.put(Labels.OWNER_PID, Long.toString(ProcessHandle.current().pid()));
+    labels.put(Labels.OWNER_HOST, SecurityPolicy.hostName());
+    labels.put(Labels.EXPIRES, Long.toString(sb.expiresAt().getEpochSecond()));
+    labels.put(Labels.POOL_ACQUIRED, Long.toString(Instant.now().getEpochSecond()));
+    backend.relabel(bs.id(), labels);
+    sb.arm();
+    Map<String, Object> acquired = auditData(config, sb);
+    acquired.put("pool", pool);
+    sb.audit(AuditEvent.SANDBOX_ACQUIRED, acquired);
+    return sb;
+  }
+
+  private static Map<String, Object> auditData(SandboxConfig config, DefaultSandbox sb) {
     Map<String, Object> created = new LinkedHashMap<>();
     created.put("image", config.image());
     created.put("runtime", config.runtime() == null ? "runc" : config.runtime());
@@ -113,11 +157,7 @@ final class SandboxLauncher {
     created.put("pids", config.pidsLimit());
     created.put("network", config.network().isNone() ? "none" : config.network().rules());
     created.put("secrets", config.secretEnv().keySet());
-    if (fromCheckpoint) {
-      created.put("from_checkpoint", true);
-    }
-    sb.audit("sandbox.created", created);
-    return sb;
+    return created;
   }
 
   /**

@@ -12,6 +12,18 @@ public final class Labels {
   /** The sandbox's tenant ({@code SandboxConfig.tenant}), where one was given. */
   public static final String TENANT = "agentnest.tenant";
 
+  /**
+   * The warm pool a sandbox was started for ({@code SandboxPool}); on Docker it stays after
+   * hand-out (labels are fixed at create), the host state then records the user.
+   */
+  public static final String POOL = "agentnest.pool";
+
+  /**
+   * When a pooled sandbox was handed out (epoch seconds), where the backend can set labels after
+   * create (Kubernetes); absent on an idle member.
+   */
+  public static final String POOL_ACQUIRED = "agentnest.pool-acquired";
+
   /** Host directory mounted read-only at /run/agentnest: the bulk link for fork state. */
   public static final String BULK_DIR = "agentnest.bulk-dir";
 

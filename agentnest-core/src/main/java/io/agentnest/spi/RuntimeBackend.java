@@ -4,6 +4,7 @@ import io.agentnest.SandboxInfo;
 import io.agentnest.config.AgentNestConfig;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
@@ -106,6 +107,15 @@ public interface RuntimeBackend {
    */
   default Optional<BackendSandbox> createFromCheckpoint(SandboxSpec spec, Path dir) {
     return Optional.empty();
+  }
+
+  /**
+   * Sets {@code labels} on running sandbox {@code id} (a pooled sandbox's owner and expiry at
+   * hand-out); false when the backend cannot change labels after create (Docker), where the host
+   * state records them instead.
+   */
+  default boolean relabel(String id, Map<String, String> labels) {
+    return false;
   }
 
   /** The engine's id (content digest) of a local image, if it has one. */

@@ -1,10 +1,12 @@
 package io.agentnest.spi;
 
+import io.agentnest.PoolOptions;
 import io.agentnest.PruneOptions;
 import io.agentnest.PruneReport;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
+import io.agentnest.SandboxPool;
 import io.agentnest.SnapshotInfo;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
@@ -36,4 +38,19 @@ public interface SandboxRuntime {
 
   /** Removes what AgentNest left behind on the named backend ({@link Sandbox#prune}). */
   PruneReport prune(String backend, PruneOptions options);
+
+  /** Starts a warm pool ({@link SandboxPool#start}). */
+  default SandboxPool startPool(SandboxConfig template, PoolOptions options) {
+    throw new UnsupportedOperationException("this runtime has no sandbox pools");
+  }
+
+  /** The running pools of this process. */
+  default List<SandboxPool> pools() {
+    return List.of();
+  }
+
+  /** Whether a listed sandbox is a pool member not yet handed out. */
+  default boolean isIdlePoolMember(SandboxInfo info) {
+    return false;
+  }
 }

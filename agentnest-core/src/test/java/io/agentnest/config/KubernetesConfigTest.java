@@ -127,7 +127,7 @@ class KubernetesConfigTest {
       quoteCharacter = '`',
       textBlock =
           """
-          defaults:\\n  kubernetes:\\n    pool: { template: default, min_idle: 4 } | agentnest.yaml:3:23: defaults.kubernetes.pool.template: warm pools are not supported yet: remove the 'pool:' block (sandboxes start as cold pods)
+          defaults:\\n  kubernetes:\\n    pool: { template: Default, min_idle: 4 } | agentnest.yaml:3:23: defaults.kubernetes.pool.template: 'Default' cannot name a pool: it goes into labels, so use lower-case letters, digits and '-' (at most 40, starting and ending with a letter or digit), e.g. default
           defaults:\\n  kubernetes:\\n    namespace_prefix: Agent_ | agentnest.yaml:3:23: defaults.kubernetes.namespace_prefix: 'Agent_' cannot start a namespace name: use lower-case letters, digits and '-', starting with a letter or digit, at most 40, e.g. agentnest-
           defaults:\\n  kubernetes:\\n    tenant: Search | agentnest.yaml:3:13: defaults.kubernetes.tenant: tenant 'Search' is invalid: it names a Kubernetes namespace, so use lower-case letters, digits and '-', starting and ending with a letter or digit (at most 63), e.g. search
           defaults:\\n  kubernetes:\\n    quota: { memory: lots } | agentnest.yaml:3:22: defaults.kubernetes.quota.memory: 'lots' is not a Kubernetes quantity for the memory quota: give a number with an optional suffix (m, Ki, Mi, Gi, ...), e.g. 64Gi
@@ -146,15 +146,11 @@ class KubernetesConfigTest {
   }
 
   @Test
-  void aPoolFromTheEnvironmentIsRefusedNamingTheVariable() {
-    assertThatThrownBy(
-            () ->
-                AgentNestConfig.parse(
-                    "version: 1\n", "x", Map.of("AGENTNEST_KUBERNETES_POOL_MIN_IDLE", "4")))
-        .isInstanceOf(ConfigException.class)
-        .hasMessage(
-            "environment variable AGENTNEST_KUBERNETES_POOL_MIN_IDLE: warm pools are not supported"
-                + " yet: remove the 'pool:' block (sandboxes start as cold pods)");
+  void aPoolFromTheEnvironmentIsTakenLikeTheBlock() {
+    AgentNestConfig config =
+        AgentNestConfig.parse(
+            "version: 1\n", "x", Map.of("AGENTNEST_KUBERNETES_POOL_MIN_IDLE", "4"));
+    assertThat(config.pool(null)).hasValueSatisfying(p -> assertThat(p.minIdle()).isEqualTo(4));
   }
 
   @Test

@@ -49,6 +49,7 @@ class SuggestionsTest {
             "security",
             "network",
             "approvals",
+            "pool",
             "kubernetes");
     assertThat(Schema.groups())
         .containsExactly(
@@ -57,6 +58,7 @@ class SuggestionsTest {
             "security",
             "network",
             "approvals",
+            "pool",
             "kubernetes",
             "kubernetes.quota",
             "kubernetes.pool");

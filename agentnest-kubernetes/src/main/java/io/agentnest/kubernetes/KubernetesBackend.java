@@ -15,6 +15,7 @@ import io.agentnest.spi.RuntimeBackend;
 import io.agentnest.spi.SandboxSpec;
 import java.io.IOException;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 
@@ -121,6 +122,11 @@ public final class KubernetesBackend implements RuntimeBackend {
   @Override
   public Optional<SandboxInfo> inspect(String id) {
     return cluster().inspect(id);
+  }
+
+  @Override
+  public boolean relabel(String id, Map<String, String> labels) {
+    return cluster().relabel(id, labels);
   }
 
   @Override

@@ -138,6 +138,11 @@ public final class Pruner {
       }
     }
     Instant extended = state.map(HostState.Entry::expiresAt).orElse(null);
+    if (extended != null && r.labels().containsKey(Labels.POOL)) {
+      // A pooled sandbox's label holds its idle deadline; its user's TTL, set at hand-out, is the
+      // host state's (Docker cannot change the label).
+      return extended;
+    }
     if (label == null) {
       return extended;
     }

@@ -32,14 +32,32 @@ public final class SecretDelivery {
 
   /** The init frame's payload for {@code config}; refuses what the agent would not take. */
   public static SecretDelivery of(SandboxConfig config) {
-    if (config.secretEnv().size() > MAX_SECRETS) {
+    return of(config, false);
+  }
+
+  /**
+   * The init frame of a pooled sandbox at hand-out: its plain environment variables travel with the
+   * secrets, since the container was started before its user was known (the agent gives both to
+   * every command and session it starts).
+   */
+  public static SecretDelivery forHandOut(SandboxConfig config) {
+    return of(config, true);
+  }
+
+  private static SecretDelivery of(SandboxConfig config, boolean withEnv) {
+    int count = config.secretEnv().size() + (withEnv ? config.env().size() : 0);
+    if (count > MAX_SECRETS) {
       throw new ConfigException(
-          config.secretEnv().size()
-              + " secret variables: a sandbox takes at most "
+          count
+              + (withEnv ? " environment variables (plain and secret)" : " secret variables")
+              + ": a sandbox takes at most "
               + MAX_SECRETS
               + "; pass fewer, or put several values into one file in the workspace");
     }
     ObjectNode env = Json.object();
+    if (withEnv) {
+      config.env().forEach(env::put);
+    }
     config.secretEnv().forEach((name, secret) -> env.put(name, secret.reveal()));
     byte[] bytes;
     try {

@@ -3,6 +3,7 @@ package io.agentnest.kubernetes.internal;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.AgentNestException;
 import io.agentnest.ConfigException;
 import io.agentnest.ImageNotFoundException;
@@ -24,6 +25,8 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import io.fabric8.kubernetes.client.dsl.ExecWatch;
+import io.fabric8.kubernetes.client.dsl.base.PatchContext;
+import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.io.File;
 import java.io.IOException;
 import java.security.SecureRandom;
@@ -39,6 +42,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -78,6 +82,11 @@ public final class KubeCluster {
   private final Tenants tenants;
   private final IsolationCanary canary;
   private final Map<String, Long> nodePids = new ConcurrentHashMap<>();
+
+  /** Pods this process created: their namespace and labels, so a relabel needs no lookup. */
+  private record Made(String namespace, Map<String, String> labels) {}
+
+  private final Map<String, Made> made = new ConcurrentHashMap<>();
 
   public KubeCluster(KubernetesClient client, KubeSettings settings) {
     this.client = client;
@@ -157,6 +166,7 @@ public final class KubeCluster {
     } catch (KubernetesClientException e) {
       throw KubeErrors.of(e, "creating sandbox pod " + ns + "/" + id);
     }
+    made.put(id, new Made(ns, labels(pod)));
     try {
       Pod running = waitRunning(ns, id, spec.image());
       long pids = pidsReachTheSandbox ? checkPids(running, spec.pidsLimit()) : 0;
@@ -608,7 +618,50 @@ public final class KubeCluster {
     }
   }
 
+  /**
+   * Sets {@code labels} on sandbox pod {@code id} (a pooled sandbox's owner and expiry at
+   * hand-out): in the labels annotation that {@link #info} reads, and as pod labels where they are
+   * valid ones. One merge patch; false when the pod is gone.
+   */
+  public boolean relabel(String id, Map<String, String> labels) {
+    Made m = made.get(id);
+    if (m == null) {
+      Optional<Pod> found = find(id);
+      if (found.isEmpty()) {
+        return false;
+      }
+      m = new Made(found.get().getMetadata().getNamespace(), labels(found.get()));
+    }
+    Map<String, String> all = new TreeMap<>(m.labels());
+    all.remove(PodSpecs.TENANT_LABEL); // info() adds it from the pod's own label
+    all.putAll(labels);
+    ObjectNode patch = JSON.createObjectNode();
+    ObjectNode meta = patch.putObject("metadata");
+    ObjectNode podLabels = meta.putObject("labels");
+    labels.forEach(
+        (k, v) -> {
+          if (PodSpecs.podLabel(k, v)) {
+            podLabels.put(k, v);
+          }
+        });
+    try {
+      meta.putObject("annotations").put(PodSpecs.LABELS_ANNOTATION, JSON.writeValueAsString(all));
+      client
+          .pods()
+          .inNamespace(m.namespace())
+          .withName(id)
+          .patch(PatchContext.of(PatchType.JSON_MERGE), JSON.writeValueAsString(patch));
+      made.put(id, new Made(m.namespace(), all));
+      return true;
+    } catch (IOException e) {
+      throw new AgentNestException("cannot encode the labels of sandbox " + id + ": " + e, e);
+    } catch (KubernetesClientException e) {
+      throw KubeErrors.of(e, "labelling sandbox pod " + id);
+    }
+  }
+
   public void destroy(String id) {
+    made.remove(id);
     Optional<Pod> p = find(id);
     if (p.isEmpty()) {
       return;

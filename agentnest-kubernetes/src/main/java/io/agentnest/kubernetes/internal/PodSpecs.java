@@ -66,6 +66,11 @@ public final class PodSpecs {
    */
   static final String CONNECTOR = source("connector.py");
 
+  /** Whether a label can go onto the pod as a Kubernetes label (else only in the annotation). */
+  static boolean podLabel(String key, String value) {
+    return LABEL_KEY.matcher(key).matches() && LABEL_VALUE.matcher(value).matches();
+  }
+
   private static final Pattern LABEL_KEY =
       Pattern.compile(
           "([a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?");

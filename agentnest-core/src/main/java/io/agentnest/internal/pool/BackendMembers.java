@@ -1,0 +1,103 @@
+package io.agentnest.internal.pool;
+
+import io.agentnest.PoolOptions;
+import io.agentnest.Sandbox;
+import io.agentnest.SandboxConfig;
+import io.agentnest.agent.AgentSources;
+import io.agentnest.internal.DefaultSandbox;
+import io.agentnest.internal.channel.AgentChannel;
+import io.agentnest.internal.lifecycle.SecurityPolicy;
+import io.agentnest.spi.BackendSandbox;
+import io.agentnest.spi.Labels;
+import io.agentnest.spi.RuntimeBackend;
+import io.agentnest.spi.SandboxSpec;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Members started through the {@link RuntimeBackend} SPI, the same for every backend: the container
+ * (or pod) of the template's shape with the {@code agentnest.pool} label, the agent's bootstrap
+ * sent and nothing else, so the agent waits for its first frame (the secrets) and has run nothing.
+ * The hand-out is the launcher's ({@link DefaultSandbox#handOut}).
+ */
+final class BackendMembers implements Members<BackendMembers.Member> {
+  private static final Logger LOG = LoggerFactory.getLogger(BackendMembers.class);
+
+  /**
+   * Beyond {@code idle_ttl}, for the label expiry of a waiting member: the pool replaces it at
+   * {@code idle_ttl}; this only lets prune find one whose host died.
+   */
+  private static final Duration LABEL_SLACK = Duration.ofMinutes(2);
+
+  /** A started member: its connection and the channel its agent waits on. */
+  record Member(BackendSandbox connection, AgentChannel channel) {}
+
+  private final RuntimeBackend backend;
+  private final SandboxConfig shape;
+  private final String pool;
+
+  BackendMembers(RuntimeBackend backend, SandboxConfig template, PoolOptions options) {
+    this.backend = backend;
+    this.shape = PoolKey.shape(template, options.idleTtl().plus(LABEL_SLACK));
+    this.pool = options.name();
+  }
+
+  @Override
+  public Member start() {
+    SandboxSpec base = SecurityPolicy.specFor(shape);
+    Map<String, String> labels = new LinkedHashMap<>(base.labels());
+    labels.put(Labels.POOL, pool);
+    BackendSandbox bs = backend.create(base.toBuilder().labels(labels).build());
+    AgentChannel channel = null;
+    try {
+      channel = new AgentChannel(bs);
+      channel.sendRaw(AgentSources.bootstrapPayload());
+      return new Member(bs, channel);
+    } catch (RuntimeException | Error e) {
+      if (channel != null) {
+        channel.close();
+      } else {
+        bs.close();
+      }
+      try {
+        backend.destroy(bs.id());
+      } catch (RuntimeException cleanup) {
+        e.addSuppressed(cleanup);
+      }
+      throw e;
+    }
+  }
+
+  @Override
+  public boolean alive(Member member) {
+    return member.channel().isAlive();
+  }
+
+  @Override
+  public void destroy(Member member) {
+    member.channel().close();
+    try {
+      backend.destroy(member.connection().id());
+    } catch (RuntimeException e) {
+      LOG.warn(
+          "pool {}: cannot destroy sandbox {} ({}); 'agentnest prune' removes it",
+          pool,
+          member.connection().id(),
+          e.toString());
+    }
+  }
+
+  @Override
+  public void precheck(SandboxConfig config) {
+    DefaultSandbox.requireAuditRoom(config);
+  }
+
+  @Override
+  public Sandbox handOut(Member member, SandboxConfig config, Runnable onRelease) {
+    return DefaultSandbox.handOut(
+        backend, member.connection(), member.channel(), config, pool, onRelease);
+  }
+}
