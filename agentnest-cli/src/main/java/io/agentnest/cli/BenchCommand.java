@@ -61,7 +61,10 @@ import picocli.CommandLine.Option;
       "               latency (ms) over them, in a temporary directory",
       "  tenant-fill  only with --only tenant-fill --backend kubernetes: start --tenant-sandboxes",
       "               sandboxes (4 at a time) in one tenant, each to a first Python result, keep",
-      "               them all, then one more, which the tenant's pod quota must refuse"
+      "               them all, then one more, which the tenant's pod quota must refuse",
+      "  server       only with --only server: a warm session call in-process and through an",
+      "               in-process `agentnest serve` on loopback (temporary AGENTNEST_HOME), then",
+      "               --server-clients clients looping calls for --server-seconds (errors, p99)"
     })
 final class BenchCommand implements Callable<Integer> {
   @Option(
@@ -87,6 +90,18 @@ final class BenchCommand implements Callable<Integer> {
       description = "Sandboxes of --only tenant-fill (default: ${DEFAULT-VALUE}).",
       defaultValue = "50")
   int tenantSandboxes = 50;
+
+  @Option(
+      names = "--server-clients",
+      description = "Concurrent clients of --only server (default: ${DEFAULT-VALUE}).",
+      defaultValue = "50")
+  int serverClients = 50;
+
+  @Option(
+      names = "--server-seconds",
+      description = "How long each --only server client loops calls (default: ${DEFAULT-VALUE}).",
+      defaultValue = "20")
+  int serverSeconds = 20;
 
   @Option(names = "--only", split = ",", description = "Run only these operations.")
   List<String> only = new ArrayList<>();
@@ -141,6 +156,15 @@ final class BenchCommand implements Callable<Integer> {
     }
     if (only.contains("tenant-fill")) {
       TenantFillBench.run(config, tenantSandboxes, samples);
+    }
+    if (only.contains("server")) {
+      ServerBench.run(
+          config,
+          iterations,
+          warmup,
+          new ServerBench.Load(serverClients, serverSeconds),
+          samples,
+          json ? System.err : System.out);
     }
     if (want("redaction")) {
       runShipped("redaction", iterations, samples);
