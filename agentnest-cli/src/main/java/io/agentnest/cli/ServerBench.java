@@ -70,7 +70,7 @@ final class ServerBench {
       // Quotas far above the load: the bench measures the server, not its refusals.
       String key =
           store.add(
-              new Tenant("bench", sandboxes + 1, 256L << 30, 256, 1_000_000, null, null), null);
+              new Tenant("bench", sandboxes + 1, 256L << 30, 256, 1_000_000, null, null, 0), null);
       AgentNestServer server =
           new AgentNestServer(ServerConfig.defaults().withListen("127.0.0.1", 0), store);
       try {
