@@ -6,11 +6,8 @@ import io.agentnest.ApprovalPolicy;
 import io.agentnest.ConfigException;
 import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
-import io.agentnest.PoolOptions;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
-import io.agentnest.SandboxPool;
-import io.agentnest.Secret;
 import io.agentnest.SnapshotInfo;
 import io.agentnest.spi.Benchmark;
 import io.agentnest.spi.support.HostFiles;
@@ -68,7 +65,10 @@ import picocli.CommandLine.Option;
       "  pool         only with --only pool: from a warm pool (SandboxPool, min_idle 2), acquire",
       "               ('pool acquire') and acquire + first Python result ('pool acquire+first",
       "               result'); between samples the pool refills and settles (1.5 s), outside the",
-      "               measured time"
+      "               measured time",
+      "  server       only with --only server: a warm session call in-process and through an",
+      "               in-process `agentnest serve` on loopback (temporary AGENTNEST_HOME), then",
+      "               --server-clients clients looping calls for --server-seconds (errors, p99)"
     })
 final class BenchCommand implements Callable<Integer> {
   @Option(
@@ -94,6 +94,18 @@ final class BenchCommand implements Callable<Integer> {
       description = "Sandboxes of --only tenant-fill (default: ${DEFAULT-VALUE}).",
       defaultValue = "50")
   int tenantSandboxes = 50;
+
+  @Option(
+      names = "--server-clients",
+      description = "Concurrent clients of --only server (default: ${DEFAULT-VALUE}).",
+      defaultValue = "50")
+  int serverClients = 50;
+
+  @Option(
+      names = "--server-seconds",
+      description = "How long each --only server client loops calls (default: ${DEFAULT-VALUE}).",
+      defaultValue = "20")
+  int serverSeconds = 20;
 
   @Option(names = "--only", split = ",", description = "Run only these operations.")
   List<String> only = new ArrayList<>();
@@ -150,7 +162,16 @@ final class BenchCommand implements Callable<Integer> {
       TenantFillBench.run(config, tenantSandboxes, samples);
     }
     if (only.contains("pool")) {
-      pool(config, samples);
+      PoolBench.run(config, iterations, warmup, samples);
+    }
+    if (only.contains("server")) {
+      ServerBench.run(
+          config,
+          iterations,
+          warmup,
+          new ServerBench.Load(serverClients, serverSeconds),
+          samples,
+          json ? System.err : System.out);
     }
     if (want("redaction")) {
       runShipped("redaction", iterations, samples);
@@ -189,76 +210,6 @@ final class BenchCommand implements Callable<Integer> {
       b.run(iterations).forEach((k, v) -> samples.put(k.isEmpty() ? name : name + " " + k, v));
     } catch (IOException ex) {
       throw new AgentNestException(name + " benchmark failed: " + ex.getMessage(), ex);
-    }
-  }
-
-  /**
-   * Pooled acquire and acquire + first result: each sample takes a sandbox the pool started
-   * earlier, with a secret given at hand-out (as a real user would), runs {@code 1 + 1} and closes
-   * it; the next sample waits (unmeasured, bounded) until the pool has refilled.
-   */
-  private void pool(SandboxConfig config, Map<String, double[]> samples) {
-    PoolOptions options =
-        PoolOptions.builder().name("bench").minIdle(2).maxTotal(4).refillConcurrency(1).build();
-    SandboxConfig perUse =
-        config.toBuilder().secretEnv("BENCH_TOKEN", Secret.of("b3nch-t0ken")).build();
-    int n = iterations + warmup;
-    double[] acquire = new double[iterations];
-    double[] first = new double[iterations];
-    try (SandboxPool pool = SandboxPool.start(config, options);
-        ProgressBar pb =
-            new ProgressBarBuilder()
-                .setTaskName("pool")
-                .setInitialMax(n)
-                .setStyle(ProgressBarStyle.ASCII)
-                .setConsumer(new ConsoleProgressBarConsumer(System.err))
-                .build()) {
-      for (int i = 0; i < n; i++) {
-        awaitIdle(pool, 2);
-        // A member counts as waiting once its container runs and has its bootstrap; its agent
-        // and interpreter then start. A warm pool's members waited long before: so here too.
-        settle();
-        long t0 = System.nanoTime();
-        try (Sandbox sb = pool.acquire(perUse)) {
-          long t1 = System.nanoTime();
-          check(sb.runCode("1 + 1"), "2");
-          long t2 = System.nanoTime();
-          if (i >= warmup) {
-            acquire[i - warmup] = (t1 - t0) / 1e6;
-            first[i - warmup] = (t2 - t0) / 1e6;
-          }
-        }
-        pb.step();
-      }
-    }
-    samples.put("pool acquire", acquire);
-    samples.put("pool acquire+first result", first);
-  }
-
-  private static void settle() {
-    try {
-      Thread.sleep(1500);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new AgentNestException("interrupted while the pool refilled", e);
-    }
-  }
-
-  /** Waits (at most five minutes) until {@code n} pooled sandboxes wait. */
-  private static void awaitIdle(SandboxPool pool, int n) {
-    for (int i = 0; i < 3000 && pool.stats().idle() < n; i++) {
-      try {
-        Thread.sleep(100);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new AgentNestException("interrupted while the pool refilled", e);
-      }
-    }
-    if (pool.stats().idle() < n) {
-      throw new AgentNestException(
-          "the pool did not refill within 5 minutes ("
-              + pool.stats()
-              + "): see 'agentnest doctor'");
     }
   }
 
@@ -548,7 +499,7 @@ final class BenchCommand implements Callable<Integer> {
     return only.isEmpty() || only.contains(op);
   }
 
-  private static void check(ExecResult r, @Nullable String expected) {
+  static void check(ExecResult r, @Nullable String expected) {
     if (r.error() != null || (expected != null && !expected.equals(r.result()))) {
       throw new AgentNestException("benchmark call returned an unexpected result: " + r);
     }

@@ -72,6 +72,11 @@ final class TenantCommand {
     int rps = 50;
 
     @Option(
+        names = "--executions-per-minute",
+        description = "exec and code calls per sliding minute, 0 for no limit (default 600).")
+    int executionsPerMinute = Tenant.DEFAULT_EXECUTIONS_PER_MINUTE;
+
+    @Option(
         names = "--max-sandbox-memory",
         description = "Per-sandbox memory cap, below the server's (default: the server's).")
     @Nullable String maxSandboxMemory;
@@ -87,6 +92,10 @@ final class TenantCommand {
 
     @Override
     public Integer call() {
+      if (executionsPerMinute < 0) {
+        throw new ConfigException(
+            "--executions-per-minute must be 0 (no limit) or positive, e.g. 600");
+      }
       if (maxSandboxes < 1 || !(cpus > 0) || rps < 1) {
         throw new ConfigException(
             "--max-sandboxes, --cpus and --rps must be positive, e.g. --max-sandboxes 20 --cpus 8");
@@ -101,7 +110,8 @@ final class TenantCommand {
               maxSandboxMemory == null
                   ? null
                   : Sizes.parse("--max-sandbox-memory", maxSandboxMemory),
-              allowHosts);
+              allowHosts,
+              executionsPerMinute);
       try (TenantStore s = store()) {
         String key = s.add(t, expiry(expires));
         System.out.println(key);
@@ -147,7 +157,8 @@ final class TenantCommand {
     public Integer call() {
       try (TenantStore s = store()) {
         System.out.printf(
-            "%-24s %8s %10s %6s %6s  %s%n", "TENANT", "SANDBOX", "MEMORY", "CPUS", "RPS", "KEYS");
+            "%-24s %8s %10s %6s %6s %8s  %s%n",
+            "TENANT", "SANDBOX", "MEMORY", "CPUS", "RPS", "EXEC/MIN", "KEYS");
         for (Tenant t : s.tenants()) {
           StringBuilder keys = new StringBuilder();
           for (ApiKey k : s.keys(t.name())) {
@@ -157,12 +168,13 @@ final class TenantCommand {
                 .append(k.expires() != null ? " (expires " + k.expires() + ")" : "");
           }
           System.out.printf(
-              "%-24s %8d %10s %6s %6d  %s%n",
+              "%-24s %8d %10s %6s %6d %8d  %s%n",
               t.name(),
               t.maxSandboxes(),
               Sizes.format(t.memoryBytes()),
               t.cpus(),
               t.requestsPerSecond(),
+              t.executionsPerMinute(),
               keys);
         }
       }

@@ -33,7 +33,17 @@ class ServeCliIT {
     Run add =
         Processes.run(
             Processes.cli(
-                "tenant", "add", "search", "--max-sandboxes", "2", "--memory", "2g", "--cpus", "2"),
+                "tenant",
+                "add",
+                "search",
+                "--max-sandboxes",
+                "2",
+                "--memory",
+                "2g",
+                "--cpus",
+                "2",
+                "--executions-per-minute",
+                "120"),
             Path.of("."),
             120,
             env);
@@ -43,7 +53,11 @@ class ServeCliIT {
     assertThat(add.err()).contains("shown once");
 
     Run ls = Processes.run(Processes.cli("tenant", "ls"), Path.of("."), 120, env);
-    assertThat(ls.out()).contains("search").doesNotContain(key);
+    assertThat(ls.out())
+        .contains("search")
+        .contains("EXEC/MIN")
+        .contains(" 120 ")
+        .doesNotContain(key);
 
     ProcessBuilder pb = new ProcessBuilder(Processes.cli("serve", "--listen", "127.0.0.1:0"));
     pb.environment().put("AGENTNEST_HOME", home.toString());

@@ -42,6 +42,7 @@ final class SandboxApi implements AutoCloseable {
   private final Registry registry;
   private final Function<SandboxConfig, Sandbox> creator;
   private final Clock clock;
+  private final ExecutionQuota executions = new ExecutionQuota(System::nanoTime);
   private final ScheduledExecutorService keepalive =
       Executors.newSingleThreadScheduledExecutor(
           r -> {
@@ -80,7 +81,9 @@ final class SandboxApi implements AutoCloseable {
             t.memoryBytes(),
             t.cpus(),
             t.requestsPerSecond(),
-            registry.usage(t.name())));
+            t.executionsPerMinute(),
+            registry.usage(t.name()),
+            executions.used(t.name())));
   }
 
   void create(Context ctx) {
@@ -184,6 +187,7 @@ final class SandboxApi implements AutoCloseable {
 
   void exec(Context ctx) {
     Registry.Entry e = entry(ctx);
+    executions.acquire(tenant(ctx));
     Wire.Exec req = Wire.read(body(ctx, config.maxJsonBytes()), Wire.Exec.class);
     if ((req.command() == null) == (req.argv() == null)) {
       throw ApiException.badRequest(
@@ -225,6 +229,7 @@ final class SandboxApi implements AutoCloseable {
 
   void code(Context ctx) {
     Registry.Entry e = entry(ctx);
+    executions.acquire(tenant(ctx));
     Wire.Code req = Wire.read(body(ctx, config.maxJsonBytes()), Wire.Code.class);
     ExecOptions.Builder o = ExecOptions.builder();
     timeout(o, req.timeoutSeconds());

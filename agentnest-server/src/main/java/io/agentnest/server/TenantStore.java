@@ -63,7 +63,22 @@ public final class TenantStore implements AutoCloseable {
         s.execute(
             "CREATE TABLE IF NOT EXISTS tenants (name TEXT PRIMARY KEY, max_sandboxes INTEGER NOT"
                 + " NULL, memory_bytes INTEGER NOT NULL, cpus REAL NOT NULL, rps INTEGER NOT NULL,"
-                + " max_sandbox_memory INTEGER, allow_hosts TEXT, created TEXT NOT NULL)");
+                + " max_sandbox_memory INTEGER, allow_hosts TEXT, created TEXT NOT NULL,"
+                + " executions_per_minute INTEGER NOT NULL DEFAULT "
+                + Tenant.DEFAULT_EXECUTIONS_PER_MINUTE
+                + ")");
+        // A store made before the executions quota existed gets the column with its default.
+        boolean hasColumn = false;
+        try (ResultSet cols = s.executeQuery("PRAGMA table_info(tenants)")) {
+          while (cols.next()) {
+            hasColumn |= cols.getString("name").equals("executions_per_minute");
+          }
+        }
+        if (!hasColumn) {
+          s.execute(
+              "ALTER TABLE tenants ADD COLUMN executions_per_minute INTEGER NOT NULL DEFAULT "
+                  + Tenant.DEFAULT_EXECUTIONS_PER_MINUTE);
+        }
         s.execute(
             "CREATE TABLE IF NOT EXISTS api_keys (id TEXT PRIMARY KEY, tenant TEXT NOT NULL"
                 + " REFERENCES tenants(name), hash TEXT NOT NULL, created TEXT NOT NULL, expires"
@@ -96,7 +111,9 @@ public final class TenantStore implements AutoCloseable {
           "tenant '" + tenant.name() + "' exists: pick another name, or `tenant key` it");
     }
     try (PreparedStatement p =
-        db.prepareStatement("INSERT INTO tenants VALUES (?, ?, ?, ?, ?, ?, ?, ?)")) {
+        db.prepareStatement(
+            "INSERT INTO tenants (name, max_sandboxes, memory_bytes, cpus, rps, max_sandbox_memory,"
+                + " allow_hosts, created, executions_per_minute) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
       p.setString(1, tenant.name());
       p.setInt(2, tenant.maxSandboxes());
       p.setLong(3, tenant.memoryBytes());
@@ -109,6 +126,7 @@ public final class TenantStore implements AutoCloseable {
       }
       p.setString(7, tenant.allowHosts() == null ? null : toJson(tenant.allowHosts()));
       p.setString(8, clock.instant().toString());
+      p.setInt(9, tenant.executionsPerMinute());
       p.executeUpdate();
     } catch (SQLException e) {
       throw storeError(e);
@@ -267,7 +285,8 @@ public final class TenantStore implements AutoCloseable {
         r.getDouble("cpus"),
         r.getInt("rps"),
         maxMemory,
-        hosts == null ? null : fromJson(hosts));
+        hosts == null ? null : fromJson(hosts),
+        r.getInt("executions_per_minute"));
   }
 
   private static String toJson(List<String> hosts) {

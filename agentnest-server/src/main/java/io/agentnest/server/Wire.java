@@ -85,7 +85,9 @@ final class Wire {
       long memoryBytes,
       double cpus,
       int requestsPerSecond,
-      Usage usage) {}
+      int executionsPerMinute,
+      Usage usage,
+      int executionsLastMinute) {}
 
   static ResultView result(ExecResult r) {
     ExecError e = r.error();

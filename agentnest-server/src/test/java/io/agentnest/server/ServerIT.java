@@ -233,6 +233,41 @@ class ServerIT {
   }
 
   @Test
+  void executionsPerMinuteQuotaAnswers429NamingItAndItsUseAndSparesOtherTenants() {
+    String key = store.add(new Tenant("busy", 1, 1L << 30, 1, 1000, null, null, 3), null);
+    Http.Reply made = http.json("POST", "/v1/sandboxes", key, "{\"memoryBytes\": 268435456}");
+    assertThat(made.status()).as(made.text()).isEqualTo(201);
+    String id = made.json().get("id").asText();
+    try {
+      assertThat(
+              http.json("POST", "/v1/sandboxes/" + id + "/exec", key, "{\"command\": \"true\"}")
+                  .status())
+          .isEqualTo(200);
+      assertThat(
+              http.json("POST", "/v1/sandboxes/" + id + "/code", key, "{\"code\": \"1\"}").status())
+          .isEqualTo(200);
+      assertThat(
+              http.json("POST", "/v1/sandboxes/" + id + "/code", key, "{\"code\": \"2\"}").status())
+          .isEqualTo(200);
+      Http.Reply over =
+          http.json("POST", "/v1/sandboxes/" + id + "/exec", key, "{\"command\": \"true\"}");
+      assertThat(over.status()).as(over.text()).isEqualTo(429);
+      assertThat(over.json().at("/error/quota").asText()).isEqualTo("executions_per_minute");
+      assertThat(over.json().at("/error/limit").asInt()).isEqualTo(3);
+      assertThat(over.json().at("/error/used").asInt()).isEqualTo(3);
+      assertThat(over.json().at("/error/message").asText()).contains("executions_per_minute");
+      Http.Reply tenant = http.get("/v1/tenant", key);
+      assertThat(tenant.json().get("executionsPerMinute").asInt()).isEqualTo(3);
+      assertThat(tenant.json().get("executionsLastMinute").asInt()).isEqualTo(3);
+      // Other tenants keep their own count.
+      assertThat(http.json("POST", sb("/exec"), keyA, "{\"command\": \"true\"}").status())
+          .isEqualTo(200);
+    } finally {
+      assertThat(http.delete("/v1/sandboxes/" + id, key).status()).isEqualTo(204);
+    }
+  }
+
+  @Test
   void aRevokedOrExpiredKeyIsRefusedAtOnce() {
     String key = store.issueKey("alpha", null);
     assertThat(http.get(sb(""), key).status()).isEqualTo(200);

@@ -6,6 +6,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.Statement;
 import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -49,6 +52,25 @@ class TenantStoreTest {
       String old = s.issueKey("a", now);
       assertThat(s.authenticate(old).refusal()).isEqualTo(TenantStore.Refusal.EXPIRED);
       assertThat(s.keys("a")).hasSize(2);
+    }
+  }
+
+  @Test
+  void aStoreFromBeforeTheExecutionsQuotaGetsItsDefaultAndANewTenantKeepsItsOwn() throws Exception {
+    Path db = dir.resolve("old.db");
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db);
+        Statement st = c.createStatement()) {
+      st.execute(
+          "CREATE TABLE tenants (name TEXT PRIMARY KEY, max_sandboxes INTEGER NOT NULL,"
+              + " memory_bytes INTEGER NOT NULL, cpus REAL NOT NULL, rps INTEGER NOT NULL,"
+              + " max_sandbox_memory INTEGER, allow_hosts TEXT, created TEXT NOT NULL)");
+      st.execute("INSERT INTO tenants VALUES ('old', 1, 1024, 1, 5, NULL, NULL, 'x')");
+    }
+    try (TenantStore s = TenantStore.open(db, Clock.systemUTC())) {
+      assertThat(s.find("old").orElseThrow().executionsPerMinute())
+          .isEqualTo(Tenant.DEFAULT_EXECUTIONS_PER_MINUTE);
+      s.add(new Tenant("new", 1, 1024, 1, 5, null, null, 7), null);
+      assertThat(s.find("new").orElseThrow().executionsPerMinute()).isEqualTo(7);
     }
   }
 

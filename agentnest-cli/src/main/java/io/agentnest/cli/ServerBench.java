@@ -1,0 +1,220 @@
+package io.agentnest.cli;
+
+import io.agentnest.AgentNestException;
+import io.agentnest.ConfigException;
+import io.agentnest.ExecResult;
+import io.agentnest.Sandbox;
+import io.agentnest.SandboxConfig;
+import io.agentnest.server.AgentNestServer;
+import io.agentnest.server.ServerConfig;
+import io.agentnest.server.Tenant;
+import io.agentnest.server.TenantStore;
+import io.agentnest.spi.support.DaemonThreads;
+import io.agentnest.spi.support.HostFiles;
+import io.agentnest.spi.support.Percentiles;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicLong;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * {@code bench --only server}: what the HTTP server costs. A server runs in this process on an
+ * ephemeral loopback port, with a temporary AGENTNEST_HOME and one tenant; a warm session call
+ * ({@code runCode("x = 1")}) is measured in-process and through the server (the remote client),
+ * then {@code clients} threads each loop session calls through the server for {@code seconds}.
+ */
+final class ServerBench {
+  /** The server's own cap on named sessions per sandbox: clients are spread so none is over. */
+  private static final int SESSIONS_PER_SANDBOX = 16;
+
+  private ServerBench() {}
+
+  /** The knobs of the concurrent phase. */
+  record Load(int clients, int seconds) {}
+
+  static void run(
+      SandboxConfig config,
+      int iterations,
+      int warmup,
+      Load load,
+      Map<String, double[]> samples,
+      PrintStream notes) {
+    if (load.clients() < 1 || load.seconds() < 1) {
+      throw new ConfigException("--server-clients and --server-seconds must be >= 1");
+    }
+    if (!config.backend().equals("docker")) {
+      throw new ConfigException(
+          "--only server runs its server on the Docker engine: drop --backend " + config.backend());
+    }
+    String before = System.getProperty("agentnest.home");
+    Path home;
+    try {
+      home = Files.createTempDirectory("agentnest-server-bench-");
+    } catch (IOException ex) {
+      throw new AgentNestException("cannot create a temporary directory: " + ex.getMessage(), ex);
+    }
+    System.setProperty("agentnest.home", home.toString());
+    int sandboxes = (load.clients() + SESSIONS_PER_SANDBOX - 1) / SESSIONS_PER_SANDBOX;
+    try (TenantStore store = TenantStore.open(home.resolve(TenantStore.FILE), Clock.systemUTC())) {
+      // Quotas far above the load: the bench measures the server, not its refusals.
+      String key =
+          store.add(
+              new Tenant("bench", sandboxes + 1, 256L << 30, 256, 1_000_000, null, null, 0), null);
+      AgentNestServer server =
+          new AgentNestServer(ServerConfig.defaults().withListen("127.0.0.1", 0), store);
+      try {
+        URI url = URI.create("http://127.0.0.1:" + server.start());
+        SandboxConfig remote =
+            SandboxConfig.builder().image(config.image()).remote(url, key).build();
+        try (Sandbox local = Sandbox.create(config);
+            Sandbox viaServer = Sandbox.create(remote)) {
+          double[] in = measure(local, iterations, warmup);
+          double[] out = measure(viaServer, iterations, warmup);
+          samples.put("server session in-process", in);
+          samples.put("server session via server", out);
+          notes.printf(
+              "server: session call p50 %.2f ms in-process, %.2f ms via the server (+%.2f ms);"
+                  + " p95 %.2f vs %.2f ms (+%.2f ms)%n",
+              Percentiles.nearestRank(in, 50),
+              Percentiles.nearestRank(out, 50),
+              Percentiles.nearestRank(out, 50) - Percentiles.nearestRank(in, 50),
+              Percentiles.nearestRank(in, 95),
+              Percentiles.nearestRank(out, 95),
+              Percentiles.nearestRank(out, 95) - Percentiles.nearestRank(in, 95));
+        }
+        concurrent(remote, sandboxes, load, samples, notes);
+      } finally {
+        server.close();
+      }
+    } finally {
+      if (before == null) {
+        System.clearProperty("agentnest.home");
+      } else {
+        System.setProperty("agentnest.home", before);
+      }
+      try {
+        HostFiles.deleteTree(home);
+      } catch (IOException ignored) {
+        // a temporary directory
+      }
+    }
+  }
+
+  /**
+   * Each client has its own named session on one of the shared sandboxes and loops calls until the
+   * deadline; a failed call is counted (with its first message kept) and the loop goes on.
+   */
+  private static void concurrent(
+      SandboxConfig remote,
+      int sandboxCount,
+      Load load,
+      Map<String, double[]> samples,
+      PrintStream notes) {
+    List<Sandbox> boxes = new ArrayList<>();
+    ExecutorService threads = DaemonThreads.pool("agentnest-bench-server");
+    try {
+      for (int i = 0; i < sandboxCount; i++) {
+        boxes.add(Sandbox.create(remote));
+      }
+      AtomicLong errors = new AtomicLong();
+      String[] firstError = {null};
+      long deadline = System.nanoTime() + load.seconds() * 1_000_000_000L;
+      List<Future<double[]>> clients = new ArrayList<>();
+      for (int c = 0; c < load.clients(); c++) {
+        Sandbox sb = boxes.get(c % sandboxCount);
+        String session = "c" + c;
+        clients.add(
+            threads.submit(
+                () -> {
+                  // Bounded: at most one sample per call, and calls stop at the deadline.
+                  List<Double> ms = new ArrayList<>();
+                  while (System.nanoTime() < deadline) {
+                    long t0 = System.nanoTime();
+                    try {
+                      ExecResult r = sb.pythonSession(session).run("x = 1");
+                      if (r.error() != null) {
+                        throw new AgentNestException("call failed: " + r.error());
+                      }
+                      ms.add((System.nanoTime() - t0) / 1e6);
+                    } catch (RuntimeException e) {
+                      errors.incrementAndGet();
+                      synchronized (firstError) {
+                        if (firstError[0] == null) {
+                          firstError[0] = String.valueOf(e.getMessage());
+                        }
+                      }
+                    }
+                  }
+                  return ms.stream().mapToDouble(Double::doubleValue).toArray();
+                }));
+      }
+      List<double[]> all = new ArrayList<>();
+      for (Future<double[]> f : clients) {
+        all.add(await(f));
+      }
+      double[] merged = all.stream().flatMapToDouble(Arrays::stream).toArray();
+      String op = "server " + load.clients() + " clients";
+      if (merged.length > 0) {
+        samples.put(op, merged);
+      }
+      @Nullable String first = firstError[0];
+      notes.printf(
+          "server: %d clients on %d sandboxes for %d s: %d calls, %d errors%s, p50 %.2f ms,"
+              + " p99 %.2f ms, %.0f calls/s%n",
+          load.clients(),
+          sandboxCount,
+          load.seconds(),
+          merged.length,
+          errors.get(),
+          first == null ? "" : " (first: " + first + ")",
+          merged.length == 0 ? Double.NaN : Percentiles.nearestRank(merged, 50),
+          merged.length == 0 ? Double.NaN : Percentiles.nearestRank(merged, 99),
+          merged.length / (double) load.seconds());
+    } finally {
+      boxes.forEach(Sandbox::close);
+      threads.shutdown();
+    }
+  }
+
+  private static double[] measure(Sandbox sb, int n, int warm) {
+    for (int i = 0; i < warm; i++) {
+      call(sb);
+    }
+    double[] ms = new double[n];
+    for (int i = 0; i < n; i++) {
+      long t0 = System.nanoTime();
+      call(sb);
+      ms[i] = (System.nanoTime() - t0) / 1e6;
+    }
+    return ms;
+  }
+
+  private static void call(Sandbox sb) {
+    ExecResult r = sb.runCode("x = 1");
+    if (r.error() != null) {
+      throw new AgentNestException("benchmark call returned an unexpected result: " + r);
+    }
+  }
+
+  private static <T> T await(Future<T> f) {
+    try {
+      return f.get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted", e);
+    } catch (ExecutionException e) {
+      throw new IllegalStateException(e.getCause());
+    }
+  }
+}
