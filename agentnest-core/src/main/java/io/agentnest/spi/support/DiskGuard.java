@@ -2,6 +2,7 @@ package io.agentnest.spi.support;
 
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Locale;
 
@@ -22,7 +23,23 @@ public final class DiskGuard {
   }
 
   /** The real filesystem's usable space (what an unprivileged writer may still use). */
-  public static final FreeSpace FILESYSTEM = p -> Files.getFileStore(p).getUsableSpace();
+  public static final FreeSpace FILESYSTEM = DiskGuard::usableOnFilesystemOf;
+
+  /**
+   * Free bytes on the filesystem that holds, or will hold, {@code path}: a directory not made yet
+   * (a fresh AGENTNEST_HOME's audit directory, checked before the first sandbox) is measured on its
+   * nearest existing ancestor, where it will be created.
+   */
+  static long usableOnFilesystemOf(Path path) throws IOException {
+    Path p = path.toAbsolutePath();
+    while (p != null && !Files.exists(p)) {
+      p = p.getParent();
+    }
+    if (p == null) {
+      throw new NoSuchFileException(path.toString());
+    }
+    return Files.getFileStore(p).getUsableSpace();
+  }
 
   private static final long REFRESH_BYTES = 4L << 20;
   private static final long REFRESH_NANOS = 1_000_000_000L;
