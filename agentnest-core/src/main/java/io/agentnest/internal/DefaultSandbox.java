@@ -54,7 +54,10 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -69,6 +72,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class DefaultSandbox implements Sandbox {
   private static final Logger LOG = LoggerFactory.getLogger(DefaultSandbox.class);
+
+  /** How long destroy or detach waits for hand-out labels still being written. */
+  private static final Duration LABEL_WAIT = Duration.ofSeconds(10);
 
   private final RuntimeBackend backend;
   private final String id;
@@ -85,6 +91,13 @@ public final class DefaultSandbox implements Sandbox {
   private final SandboxEgress egress;
   private final SandboxExpiry expiry;
   private volatile @Nullable String destroyReason;
+
+  /**
+   * A pooled sandbox's hand-out labels on their way to the engine (see {@link
+   * SandboxLauncher#handOut}); destroy and detach wait for them, so no label write races the
+   * sandbox's removal or reaches another process late.
+   */
+  private volatile @Nullable CompletableFuture<?> labelling;
 
   /** Told once when this process lets the sandbox go (destroy or detach): its pool's slot. */
   private volatile @Nullable Runnable onRelease;
@@ -202,6 +215,15 @@ public final class DefaultSandbox implements Sandbox {
     expiry.arm(false);
   }
 
+  /** The expiry sent to the agent now, armed by {@link #arm(CompletableFuture)} later. */
+  CompletableFuture<Frame> tellExpiry() {
+    return expiry.tellAgent(false);
+  }
+
+  void arm(CompletableFuture<Frame> told) {
+    expiry.armAfter(told);
+  }
+
   /** {@code reattached}: the agent keeps a later expiry of its own (see {@link SandboxExpiry}). */
   void arm(boolean reattached) {
     expiry.arm(reattached);
@@ -254,9 +276,19 @@ public final class DefaultSandbox implements Sandbox {
   private static final ExecutorService OVER_BUDGET = DaemonThreads.pool("agentnest-over-budget");
 
   void hello() {
-    Frame f =
-        channel.request(
-            Json.object().put(Ops.OP, Ops.OP_HELLO), new byte[0], Duration.ofSeconds(10));
+    awaitHello(sendHello());
+  }
+
+  /**
+   * Sends {@code hello} without waiting: the agent reads it after its first frame, so it can go
+   * with that frame and its answer arrive with the agent's {@code ready} (one round trip less).
+   */
+  CompletableFuture<Frame> sendHello() {
+    return channel.call(Json.object().put(Ops.OP, Ops.OP_HELLO), new byte[0], f -> {});
+  }
+
+  void awaitHello(CompletableFuture<Frame> answer) {
+    Frame f = channel.await(answer, Duration.ofSeconds(10), Ops.OP_HELLO);
     if (!f.ev().equals(Ops.EV_RESULT)) {
       throw new AgentNestException("agent refused hello: " + f.header());
     }
@@ -550,9 +582,28 @@ public final class DefaultSandbox implements Sandbox {
     return !destroyed.get() && channel.isAlive();
   }
 
+  void labelling(CompletableFuture<?> pending) {
+    labelling = pending;
+  }
+
+  private void awaitLabels() {
+    CompletableFuture<?> pending = labelling;
+    if (pending == null) {
+      return;
+    }
+    try {
+      pending.get(LABEL_WAIT.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } catch (ExecutionException | TimeoutException e) {
+      // Already logged by the labelling itself; the sandbox goes all the same.
+    }
+  }
+
   @Override
   public void detach() {
     // Left running on purpose: the agent and 'prune' end it at its expiry, not this process.
+    awaitLabels();
     expiry.detach();
     channel.close();
     released();
@@ -561,6 +612,7 @@ public final class DefaultSandbox implements Sandbox {
   @Override
   public void destroy() {
     if (destroyed.compareAndSet(false, true)) {
+      awaitLabels();
       forks.stop();
       expiry.cancel();
       // Streak counts and folded denials go out before the sandbox's last record.

@@ -11,6 +11,7 @@ import io.agentnest.audit.AuditEvent;
 import io.agentnest.audit.AuditLog;
 import io.agentnest.internal.audit.Audit;
 import io.agentnest.internal.channel.AgentChannel;
+import io.agentnest.internal.channel.Frame;
 import io.agentnest.internal.lifecycle.HostState;
 import io.agentnest.internal.lifecycle.SecurityPolicy;
 import io.agentnest.internal.secrets.SecretDelivery;
@@ -20,18 +21,28 @@ import io.agentnest.spi.Backends;
 import io.agentnest.spi.Labels;
 import io.agentnest.spi.RuntimeBackend;
 import io.agentnest.spi.SandboxSpec;
+import io.agentnest.spi.support.DaemonThreads;
 import java.io.UncheckedIOException;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The launcher behind {@link DefaultSandbox}: creates a sandbox, reattaches to one, adopts one
  * restored from a checkpoint, and arms its expiry from what the host wrote (labels, host state).
  */
 final class SandboxLauncher {
+  private static final Logger LOG = LoggerFactory.getLogger(SandboxLauncher.class);
+
+  /** Writes pooled sandboxes' hand-out labels (see {@link #handOut}). */
+  private static final ExecutorService LABELS = DaemonThreads.pool("agentnest-labels");
+
   private SandboxLauncher() {}
 
   /**
@@ -127,9 +138,13 @@ final class SandboxLauncher {
       String pool) {
     requireAuditRoom(config);
     SecretDelivery.forHandOut(config).send(channel);
-    channel.awaitReady(config.startTimeout());
+    // Built, greeted and told its expiry while the agent takes its first frame: the hello and the
+    // expiry go right behind it, and their answers come back with the agent's ready.
     DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), config, channel);
-    sb.hello();
+    CompletableFuture<Frame> hello = sb.sendHello();
+    CompletableFuture<Frame> expiry = sb.tellExpiry();
+    channel.awaitReady(config.startTimeout());
+    sb.awaitHello(hello);
     sb.startEgress();
     // The expiry is now + the user's TTL (DefaultSandbox's own): never the idle member's label.
     Map<String, String> labels = new LinkedHashMap<>();
@@ -138,12 +153,39 @@ final class SandboxLauncher {
     labels.put(Labels.OWNER_HOST, SecurityPolicy.hostName());
     labels.put(Labels.EXPIRES, Long.toString(sb.expiresAt().getEpochSecond()));
     labels.put(Labels.POOL_ACQUIRED, Long.toString(Instant.now().getEpochSecond()));
-    backend.relabel(bs.id(), labels);
-    sb.arm();
+    sb.labelling(relabelInBackground(backend, bs.id(), labels, pool));
+    sb.arm(expiry);
     Map<String, Object> acquired = auditData(config, sb);
     acquired.put("pool", pool);
     sb.audit(AuditEvent.SANDBOX_ACQUIRED, acquired);
     return sb;
+  }
+
+  /**
+   * The hand-out labels are written while the user already has the sandbox: on Kubernetes a label
+   * write is an API server round trip (50-150 ms on the test cluster), longer than all the rest of
+   * a claim. Nothing waits on them for safety: the agent holds the user's TTL and this host reaps
+   * it, the host state (written by {@code arm}) already marks the member as taken here, and until
+   * they land the pod's labels still carry the member's shorter expiry, so a prune elsewhere can
+   * only end it sooner, never keep it longer.
+   */
+  private static CompletableFuture<Void> relabelInBackground(
+      RuntimeBackend backend, String id, Map<String, String> labels, String pool) {
+    return CompletableFuture.runAsync(
+        () -> {
+          try {
+            backend.relabel(id, labels);
+          } catch (RuntimeException e) {
+            LOG.warn(
+                "pool {}: cannot label sandbox {} as handed out ({}); it keeps its member labels"
+                    + " and expiry, so 'agentnest prune' may end it at that expiry",
+                pool,
+                id,
+                e.toString());
+            throw e;
+          }
+        },
+        LABELS);
   }
 
   private static Map<String, Object> auditData(SandboxConfig config, DefaultSandbox sb) {

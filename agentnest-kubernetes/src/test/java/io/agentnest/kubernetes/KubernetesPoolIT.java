@@ -83,7 +83,15 @@ class KubernetesPoolIT {
           .isEqualTo("True");
       Instant expected = Instant.now().plus(Duration.ofMinutes(4));
       assertThat(sb.expiresAt()).isBetween(expected.minusSeconds(60), expected);
-      SandboxInfo claimed = BACKEND.inspect(sb.id()).orElseThrow();
+      // The hand-out labels are written while the user already has the sandbox (one API server
+      // round trip, off the claim's path); the host state marks it taken from the start.
+      assertThat(SandboxPool.isIdleMember(BACKEND.inspect(sb.id()).orElseThrow())).isFalse();
+      SandboxInfo claimed =
+          await()
+              .atMost(Duration.ofSeconds(30))
+              .until(
+                  () -> BACKEND.inspect(sb.id()).orElseThrow(),
+                  info -> info.labels().containsKey(Labels.POOL_ACQUIRED));
       assertThat(claimed.labels())
           .containsEntry(Labels.EXPIRES, Long.toString(sb.expiresAt().getEpochSecond()))
           .containsKey(Labels.POOL_ACQUIRED);

@@ -1,10 +1,12 @@
 package io.agentnest.internal.lifecycle;
 
 import io.agentnest.internal.channel.AgentChannel;
+import io.agentnest.internal.channel.Frame;
 import io.agentnest.internal.channel.Ops;
 import io.agentnest.internal.support.Json;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * One sandbox's expiry, armed in three places: the agent (which ends the sandbox when no host is
@@ -56,13 +58,30 @@ public final class SandboxExpiry {
    * process or home, which this one does not know about).
    */
   public void arm(boolean reattached) {
-    channel.request(
+    armAfter(tellAgent(reattached));
+  }
+
+  /**
+   * Sends the agent the current expiry without waiting for its answer, for {@link #armAfter}: a
+   * pooled sandbox's hand-out sends it right behind its first frame.
+   */
+  public CompletableFuture<Frame> tellAgent(boolean reattached) {
+    return channel.call(
         Json.object()
             .put(Ops.OP, Ops.OP_SET_TTL)
             .put("expires_at", expiresAt.getEpochSecond())
             .put("extend_only", reattached),
         new byte[0],
-        ANSWER);
+        f -> {});
+  }
+
+  /**
+   * Arms the expiry once the agent has taken it ({@code told}, from {@link #tellAgent}): the host
+   * state and the reaper only after the agent answered, so a sandbox whose agent is gone leaves no
+   * host state behind.
+   */
+  public void armAfter(CompletableFuture<Frame> told) {
+    channel.await(told, ANSWER, Ops.OP_SET_TTL);
     HostState.write(new HostState.Entry(sandboxId, backend, owner, expiresAt));
     if (owner.equals(SecurityPolicy.ownerId())) {
       ExpiryReaper.schedule(sandboxId, expire, expiresAt);

@@ -1,0 +1,179 @@
+package io.agentnest.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.agentnest.SandboxConfig;
+import io.agentnest.SandboxInfo;
+import io.agentnest.audit.AuditLog;
+import io.agentnest.internal.channel.AgentChannel;
+import io.agentnest.internal.channel.ForgedAgent;
+import io.agentnest.internal.channel.Frame;
+import io.agentnest.internal.channel.Ops;
+import io.agentnest.internal.support.Json;
+import io.agentnest.spi.BackendSandbox;
+import io.agentnest.spi.Labels;
+import io.agentnest.spi.RuntimeBackend;
+import io.agentnest.spi.SandboxSpec;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The hand-out of a pooled sandbox (SandboxLauncher.handOut) against a forged agent: what goes to
+ * the agent in one flight, and what the user does not wait for.
+ */
+class PooledHandOutTest {
+  @TempDir Path dir;
+
+  /** Answers like the real agent, but says ready only once the hello and the expiry are in. */
+  private static final class ReadyAfterHelloAndExpiry implements Function<Frame, List<Frame>> {
+    final List<String> seen = new CopyOnWriteArrayList<>();
+    private long helloId = -1;
+
+    @Override
+    public List<Frame> apply(Frame f) {
+      String op = f.header().path(Ops.OP).asText();
+      seen.add(op);
+      if (op.equals(Ops.OP_HELLO)) {
+        helloId = f.header().path("id").asLong();
+      }
+      if (!op.equals(Ops.OP_SET_TTL)) {
+        return List.of();
+      }
+      return List.of(
+          new Frame(Json.object().put("ev", Ops.EV_READY).put("version", 1), new byte[0]),
+          result(helloId),
+          result(f.header().path("id").asLong()));
+    }
+  }
+
+  private static Frame result(long id) {
+    return new Frame(Json.object().put("ev", Ops.EV_RESULT).put("id", id), new byte[0]);
+  }
+
+  private SandboxConfig config(AuditLog log) {
+    return SandboxConfig.builder().auditLog(log).startTimeout(Duration.ofSeconds(5)).build();
+  }
+
+  @Test
+  void theHelloAndTheExpiryGoBehindTheSecretsWithoutWaitingForTheAgentsReady() throws Exception {
+    ReadyAfterHelloAndExpiry agentSide = new ReadyAfterHelloAndExpiry();
+    FakeBackend backend = new FakeBackend(new CountDownLatch(0));
+    try (ForgedAgent agent = new ForgedAgent();
+        AuditLog log = AuditLog.open(dir.resolve("audit"))) {
+      agent.answerWith(agentSide);
+      AgentChannel channel = new AgentChannel(agent);
+      DefaultSandbox sb = SandboxLauncher.handOut(backend, agent, channel, config(log), "p");
+      // Had the host waited for ready before its hello, the agent above would never have said it.
+      assertThat(agentSide.seen).containsExactly(Ops.OP_INIT, Ops.OP_HELLO, Ops.OP_SET_TTL);
+      sb.destroy();
+    }
+  }
+
+  @Test
+  void theUserHasTheSandboxBeforeItsLabelsAreWrittenAndDestroyWaitsForThem() throws Exception {
+    CountDownLatch labelsMayLand = new CountDownLatch(1);
+    FakeBackend backend = new FakeBackend(labelsMayLand);
+    ReadyAfterHelloAndExpiry agentSide = new ReadyAfterHelloAndExpiry();
+    try (ForgedAgent agent = new ForgedAgent();
+        AuditLog log = AuditLog.open(dir.resolve("audit"))) {
+      agent.answerWith(agentSide);
+      DefaultSandbox sb =
+          SandboxLauncher.handOut(backend, agent, new AgentChannel(agent), config(log), "p");
+      // Handed out while the label write is still held back.
+      assertThat(backend.events).doesNotContain("relabelled");
+      Thread destroyer = new Thread(sb::destroy, "destroyer");
+      destroyer.start();
+      labelsMayLand.countDown();
+      destroyer.join(TimeUnit.SECONDS.toMillis(30));
+      assertThat(destroyer.isAlive()).isFalse();
+      assertThat(backend.events).containsExactly("relabelled", "destroyed");
+      assertThat(backend.labels).containsKeys(Labels.OWNER, Labels.EXPIRES, Labels.POOL_ACQUIRED);
+    }
+  }
+
+  @Test
+  void aLabelWriteThatFailsDoesNotTakeTheSandboxFromItsUser() throws Exception {
+    FakeBackend backend = new FakeBackend(new CountDownLatch(0));
+    backend.failRelabel = true;
+    ReadyAfterHelloAndExpiry agentSide = new ReadyAfterHelloAndExpiry();
+    try (ForgedAgent agent = new ForgedAgent();
+        AuditLog log = AuditLog.open(dir.resolve("audit"))) {
+      agent.answerWith(agentSide);
+      DefaultSandbox sb =
+          SandboxLauncher.handOut(backend, agent, new AgentChannel(agent), config(log), "p");
+      assertThat(sb.isAlive()).isTrue();
+      sb.destroy();
+      assertThat(backend.events).containsExactly("relabel failed", "destroyed");
+    }
+  }
+
+  /** A backend that only records relabel and destroy; relabel waits for {@code labelsMayLand}. */
+  private static final class FakeBackend implements RuntimeBackend {
+    final List<String> events = new CopyOnWriteArrayList<>();
+    final CountDownLatch labelsMayLand;
+    volatile Map<String, String> labels = Map.of();
+    volatile boolean failRelabel;
+
+    FakeBackend(CountDownLatch labelsMayLand) {
+      this.labelsMayLand = labelsMayLand;
+    }
+
+    @Override
+    public String name() {
+      return "fake";
+    }
+
+    @Override
+    public BackendSandbox create(SandboxSpec spec) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public BackendSandbox attach(String id) {
+      throw new UnsupportedOperationException();
+    }
+
+    @Override
+    public List<SandboxInfo> list() {
+      return List.of();
+    }
+
+    @Override
+    public Optional<SandboxInfo> inspect(String id) {
+      return Optional.empty();
+    }
+
+    @Override
+    public void destroy(String id) {
+      events.add("destroyed");
+    }
+
+    @Override
+    public boolean relabel(String id, Map<String, String> labels) {
+      try {
+        if (!labelsMayLand.await(30, TimeUnit.SECONDS)) {
+          throw new IllegalStateException("the test never let the labels land");
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IllegalStateException(e);
+      }
+      if (failRelabel) {
+        events.add("relabel failed");
+        throw new IllegalStateException("the API server refused the patch");
+      }
+      this.labels = Map.copyOf(labels);
+      events.add("relabelled");
+      return true;
+    }
+  }
+}
