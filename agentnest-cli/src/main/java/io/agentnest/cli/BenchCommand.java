@@ -39,7 +39,8 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     description = {
       "Measures p50/p95 latency per operation against the real engine:",
-      "  cold-start   create a sandbox, get a first Python result, destroy it",
+      "  cold-start   create a sandbox, get a first Python result, destroy it; with --trace",
+      "               also each step of it ('cold-start: engine create', ...)",
       "  exec         warm shell exec round trip ('true')",
       "  session      warm Python session call ('x = 1')",
       "  file-1mib    write then read back 1 MiB",
@@ -110,6 +111,13 @@ final class BenchCommand implements Callable<Integer> {
   @Option(names = "--only", split = ",", description = "Run only these operations.")
   List<String> only = new ArrayList<>();
 
+  @Option(
+      names = "--trace",
+      description =
+          "With cold-start: time each step of a start too (policy, engine create, attach, start,"
+              + " agent ready, hello, ...), one row per step.")
+  boolean trace;
+
   @Option(names = "--json", description = "Print results as JSON.")
   boolean json;
 
@@ -135,6 +143,9 @@ final class BenchCommand implements Callable<Integer> {
                   check(sb.runCode("1 + 1"), "2");
                 }
               }));
+      if (trace) {
+        samples.putAll(ColdStartTrace.run(config, coldIterations));
+      }
     }
     boolean warmOps = Stream.of("exec", "session", "file-1mib", "first-byte").anyMatch(this::want);
     if (warmOps) {

@@ -22,6 +22,7 @@ import io.agentnest.spi.Labels;
 import io.agentnest.spi.RuntimeBackend;
 import io.agentnest.spi.SandboxSpec;
 import io.agentnest.spi.support.DaemonThreads;
+import io.agentnest.spi.support.StartTrace;
 import java.io.UncheckedIOException;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -54,14 +55,17 @@ final class SandboxLauncher {
     RuntimeBackend backend = Backends.get(config.backend());
     SandboxSpec spec = SecurityPolicy.specFor(config);
     SecretDelivery secrets = SecretDelivery.of(config);
+    StartTrace.mark("policy");
     BackendSandbox bs = backend.create(spec);
     AgentChannel channel = null;
     try {
       channel = new AgentChannel(bs);
       channel.sendRaw(AgentSources.bootstrapPayload());
       secrets.send(channel);
+      StartTrace.mark("bootstrap and secrets sent");
       try {
         channel.awaitReady(config.startTimeout());
+        StartTrace.mark("agent ready");
       } catch (SandboxClosedException e) {
         String diag = bs.diagnostics();
         if (diag.contains("python3") || diag.contains("executable file not found")) {
@@ -111,15 +115,19 @@ final class SandboxLauncher {
       SandboxSpec spec,
       boolean fromCheckpoint) {
     DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), config, channel);
+    StartTrace.mark("host objects");
     sb.hello();
+    StartTrace.mark("hello");
     sb.startEgress();
     sb.setExpiresAt(labelExpiry(spec.labels()).orElse(sb.expiresAt()));
     sb.arm();
+    StartTrace.mark("egress and expiry armed");
     Map<String, Object> created = auditData(config, sb);
     if (fromCheckpoint) {
       created.put("from_checkpoint", true);
     }
     sb.audit("sandbox.created", created);
+    StartTrace.mark("audited");
     return sb;
   }
 

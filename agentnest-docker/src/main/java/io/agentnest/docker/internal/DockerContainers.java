@@ -14,6 +14,7 @@ import io.agentnest.SandboxNotFoundException;
 import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.Labels;
 import io.agentnest.spi.SandboxSpec;
+import io.agentnest.spi.support.StartTrace;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Instant;
@@ -53,7 +54,9 @@ final class DockerContainers {
     BackendSandbox att = null;
     try {
       att = openAttachment(id);
+      StartTrace.mark("engine attach");
       client.startContainerCmd(id).exec();
+      StartTrace.mark("engine start");
       return att;
     } catch (RuntimeException e) {
       if (att != null) {
@@ -92,6 +95,7 @@ final class DockerContainers {
     }
     ContainerSpecs.refuseWeakened(spec);
     String runtime = runtimes.resolve(spec.runtime());
+    StartTrace.mark("image and runtime check");
     Map<String, String> labels = new LinkedHashMap<>(spec.labels());
     @Nullable Path dir = DockerRuntimes.isGvisor(runtime) ? null : bulk.create(spec.user());
     if (dir != null) {
@@ -99,9 +103,12 @@ final class DockerContainers {
     }
     HostConfig hc = ContainerSpecs.hostConfig(spec, runtime, dir);
     try {
-      return ContainerSpecs.container(client.createContainerCmd(spec.image()), spec, labels, hc)
-          .exec()
-          .getId();
+      String id =
+          ContainerSpecs.container(client.createContainerCmd(spec.image()), spec, labels, hc)
+              .exec()
+              .getId();
+      StartTrace.mark("engine create");
+      return id;
     } catch (RuntimeException e) {
       BulkDirs.delete(dir);
       throw createFailed(spec, e);

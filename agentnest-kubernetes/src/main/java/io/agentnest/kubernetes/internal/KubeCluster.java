@@ -13,6 +13,7 @@ import io.agentnest.UnsupportedControlException;
 import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.ManagedResource;
 import io.agentnest.spi.SandboxSpec;
+import io.agentnest.spi.support.StartTrace;
 import io.fabric8.kubernetes.api.model.ContainerImage;
 import io.fabric8.kubernetes.api.model.ContainerStateWaiting;
 import io.fabric8.kubernetes.api.model.ContainerStatus;
@@ -139,8 +140,11 @@ public final class KubeCluster {
     String runtimeClass = rc == null ? null : rc.getMetadata().getName();
     boolean pidsReachTheSandbox = refusePidsOutsideTheNodesKernel(rc, spec.pidsLimit());
     String seccomp = seccompProfileFor(rc);
+    StartTrace.mark("runtime class");
     tenants.ensure(tenant, ns);
+    StartTrace.mark("tenant namespace");
     IsolationCanary.Result iso = canary.check(ns, tenant, spec, settings.startTimeout());
+    StartTrace.mark("isolation canary");
     if (!iso.isolated() && !settings.allowUnisolatedNetwork()) {
       throw new UnsupportedControlException(
           "network: sandboxes in namespace "
@@ -167,25 +171,29 @@ public final class KubeCluster {
       throw KubeErrors.of(e, "creating sandbox pod " + ns + "/" + id);
     }
     made.put(id, new Made(ns, labels(pod)));
+    StartTrace.mark("pod create");
     try {
       Pod running = waitRunning(ns, id, spec.image());
+      StartTrace.mark("pod running");
       long pids = pidsReachTheSandbox ? checkPids(running, spec.pidsLimit()) : 0;
       String enforced =
           pids > 0
               ? Long.toString(pids)
               : pidsReachTheSandbox ? null : "unenforced (RuntimeClass " + runtimeClass + ")";
       if (enforced != null) {
+        // One merge patch, not an edit (a GET and a PUT): it is on every cold start's path.
+        ObjectNode patch = JSON.createObjectNode();
+        patch.putObject("metadata").putObject("annotations").put(PIDS_ANNOTATION, enforced);
         client
             .pods()
             .inNamespace(ns)
             .withName(id)
-            .edit(
-                p -> {
-                  p.getMetadata().getAnnotations().put(PIDS_ANNOTATION, enforced);
-                  return p;
-                });
+            .patch(PatchContext.of(PatchType.JSON_MERGE), patch.toString());
       }
-      return connect(ns, id, spec.command());
+      StartTrace.mark("pids check");
+      BackendSandbox agent = connect(ns, id, spec.command());
+      StartTrace.mark("agent exec");
+      return agent;
     } catch (RuntimeException e) {
       deleteQuietly(ns, id);
       throw e;
