@@ -1,7 +1,9 @@
 package io.agentnest.cli;
 
 import io.agentnest.ConfigException;
+import io.agentnest.PoolOptions;
 import io.agentnest.SandboxConfig;
+import io.agentnest.SandboxPool;
 import io.agentnest.config.Sizes;
 import io.agentnest.mcp.AgentNestMcpServer;
 import io.agentnest.mcp.HttpEndpoint;
@@ -12,6 +14,7 @@ import java.io.FileOutputStream;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
@@ -99,6 +102,7 @@ final class McpCommand implements Callable<Integer> {
           "--max-artifact must be between 1 byte and 64m, got " + maxArtifact);
     }
     String v = AgentNestCli.class.getPackage().getImplementationVersion();
+    Optional<PoolOptions> poolOptions = sandbox.poolOptions();
     AgentNestMcpServer server =
         AgentNestMcpServer.builder()
             .config(config)
@@ -106,8 +110,16 @@ final class McpCommand implements Callable<Integer> {
             .maxSandboxesPerSession(maxSandboxes)
             .idleTimeout(Durations.parse("--idle-timeout", idleTimeout))
             .version(v == null ? "dev" : v)
+            .sessionLabel(poolOptions.isEmpty())
             .build();
-    Thread hook = new Thread(server::close, "agentnest-mcp-shutdown");
+    // The profile's pool, if it has one: every sandbox the server creates is taken from it.
+    Optional<SandboxPool> pool = poolOptions.map(o -> SandboxPool.start(config, o));
+    Runnable shutdown =
+        () -> {
+          server.close();
+          pool.ifPresent(SandboxPool::close);
+        };
+    Thread hook = new Thread(shutdown, "agentnest-mcp-shutdown");
     Runtime.getRuntime().addShutdownHook(hook);
     try {
       if (httpPort == null) {
@@ -127,7 +139,7 @@ final class McpCommand implements Callable<Integer> {
         endpoint.join();
       }
     } finally {
-      server.close();
+      shutdown.run();
       try {
         Runtime.getRuntime().removeShutdownHook(hook);
       } catch (IllegalStateException shuttingDown) {

@@ -5,6 +5,7 @@ import io.agentnest.ApprovalHandler;
 import io.agentnest.ApprovalPolicy;
 import io.agentnest.ConfigException;
 import io.agentnest.NetworkPolicy;
+import io.agentnest.PoolOptions;
 import io.agentnest.SandboxConfig;
 import io.agentnest.audit.AuditLog;
 import io.agentnest.config.AgentNestConfig;
@@ -13,6 +14,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Mixin;
@@ -91,6 +93,15 @@ final class SandboxOptions {
           "Ask before file deletion, system modification, git push and subprocesses; refuse"
               + " curl|sh (adds the recommended approval rules to the configuration's).")
   boolean guard;
+
+  /**
+   * The warm pool the configuration's profile describes ({@code pool:} or {@code kubernetes:
+   * pool:}), if any: a long-running command (mcp, serve) starts it with its final sandbox
+   * configuration as template, so the sandboxes it creates are taken from it.
+   */
+  Optional<PoolOptions> poolOptions() {
+    return target.file().pool(target.profile);
+  }
 
   /** The configuration file's settings (and AGENTNEST_* overrides), then the explicit flags. */
   SandboxConfig toConfig() {

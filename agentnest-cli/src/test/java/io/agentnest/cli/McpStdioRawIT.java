@@ -1,15 +1,26 @@
 package io.agentnest.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.agentnest.audit.AuditEvent;
+import io.agentnest.audit.AuditLog;
+import io.agentnest.audit.AuditQuery;
 import io.agentnest.docker.DockerEngineRequired;
+import io.agentnest.spi.Backends;
+import io.agentnest.spi.Labels;
+import io.agentnest.spi.RuntimeBackend;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -51,8 +62,10 @@ class McpStdioRawIT {
     }
   }
 
-  static Server start(Path home) throws Exception {
-    ProcessBuilder pb = new ProcessBuilder(Processes.cli("mcp"));
+  static Server start(Path home, String... options) throws Exception {
+    List<String> cmd = new ArrayList<>(Processes.cli("mcp"));
+    cmd.addAll(List.of(options));
+    ProcessBuilder pb = new ProcessBuilder(cmd);
     pb.environment().put("AGENTNEST_HOME", home.toString());
     pb.redirectError(home.resolve("stderr.log").toFile());
     Process p = pb.start();
@@ -106,6 +119,35 @@ class McpStdioRawIT {
       JsonNode relative = s.call(7, "run_shell", "{\"command\":\"pwd\",\"workdir\":\"sub\"}");
       assertThat(relative.at("/result/content/0/text").asText()).contains("/workspace/sub\n");
     }
+  }
+
+  @Test
+  void theProfilesPoolServesTheServersSandboxesAndEndsWithIt(@TempDir Path home) throws Exception {
+    String pool = "mcp-it-" + Long.toHexString(System.nanoTime());
+    Path yaml = home.resolve("agentnest.yaml");
+    Files.writeString(
+        yaml,
+        "profiles:\n  pooled:\n    pool:\n      name: "
+            + pool
+            + "\n      min_idle: 1\n      max_total: 2\n");
+    RuntimeBackend docker = Backends.get("docker");
+    try (Server s = start(home, "--config", yaml.toString(), "--profile", "pooled")) {
+      await().atMost(Duration.ofSeconds(90)).until(() -> members(docker, pool), n -> n >= 1);
+      JsonNode ran = s.call(2, "run_python", "{\"code\":\"6 * 7\"}");
+      assertThat(ran.at("/result/content/0/text").asText()).contains("[result]\n42");
+    }
+    try (AuditLog log = AuditLog.open(home.resolve("audit"))) {
+      List<AuditEvent> acquired =
+          log.query(AuditQuery.builder().type(AuditEvent.SANDBOX_ACQUIRED).build());
+      assertThat(acquired).hasSize(1);
+      assertThat(acquired.get(0).data()).containsEntry("pool", pool);
+    }
+    // The server's end is the pool's: no member outlives it.
+    assertThat(members(docker, pool)).isZero();
+  }
+
+  private static long members(RuntimeBackend docker, String pool) {
+    return docker.list().stream().filter(i -> pool.equals(i.labels().get(Labels.POOL))).count();
   }
 
   private static void send(OutputStream out, String line) throws Exception {

@@ -95,7 +95,8 @@ public final class AgentNestMcpServer implements AutoCloseable {
     this.factory = b.factory;
     this.extraTools = List.copyOf(b.extraTools);
     this.version = b.version;
-    this.sessions = new McpSessions(config, factory, limits, maxSandboxes, approvals);
+    this.sessions =
+        new McpSessions(config, factory, limits, maxSandboxes, approvals, b.sessionLabel);
   }
 
   public static Builder builder() {
@@ -296,6 +297,7 @@ public final class AgentNestMcpServer implements AutoCloseable {
     private Function<SandboxConfig, Sandbox> factory = Sandbox::create;
     private final List<SyncToolSpecification> extraTools = new ArrayList<>();
     private String version = "dev";
+    private boolean sessionLabel = true;
 
     private Builder() {}
 
@@ -332,6 +334,17 @@ public final class AgentNestMcpServer implements AutoCloseable {
     /** How sandboxes are created (default {@link Sandbox#create(SandboxConfig)}). */
     public Builder sandboxFactory(Function<SandboxConfig, Sandbox> factory) {
       this.factory = Objects.requireNonNull(factory, "factory");
+      return this;
+    }
+
+    /**
+     * Whether each sandbox carries its MCP session's id as the label {@code mcp-session} (default
+     * true). Turn it off when the sandboxes come from a warm pool: a pooled container's labels are
+     * fixed when it starts (Docker cannot change them), so a per-session label would keep every
+     * sandbox of the server out of the pool.
+     */
+    public Builder sessionLabel(boolean on) {
+      this.sessionLabel = on;
       return this;
     }
 

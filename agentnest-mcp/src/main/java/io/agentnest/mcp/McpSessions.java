@@ -29,6 +29,7 @@ final class McpSessions {
   private final ToolLimits limits;
   private final int maxSandboxes;
   private final Executor approvals;
+  private final boolean sessionLabel;
   private final Map<String, McpSandboxSession> sessions = new ConcurrentHashMap<>();
   private volatile boolean closed;
 
@@ -37,8 +38,10 @@ final class McpSessions {
       Function<SandboxConfig, Sandbox> factory,
       ToolLimits limits,
       int maxSandboxes,
-      Executor approvals) {
+      Executor approvals,
+      boolean sessionLabel) {
     this.base = base;
+    this.sessionLabel = sessionLabel;
     ApprovalHandler configured = base.approvalHandler();
     this.fallback = configured != null ? configured : ApprovalHandler.denyAll();
     this.factory = factory;
@@ -66,11 +69,11 @@ final class McpSessions {
           McpSandboxSession s = holder[0];
           return new ElicitationApprovalHandler(s, fallback, approvals).decide(request);
         };
-    SandboxConfig config =
-        base.toBuilder()
-            .approvalHandler(perSession)
-            .label("mcp-session", labelOf(sessionId))
-            .build();
+    SandboxConfig.Builder b = base.toBuilder().approvalHandler(perSession);
+    if (sessionLabel) {
+      b.label("mcp-session", labelOf(sessionId));
+    }
+    SandboxConfig config = b.build();
     McpSandboxSession s = new McpSandboxSession(sessionId, config, factory, limits, maxSandboxes);
     holder[0] = s;
     return s;
