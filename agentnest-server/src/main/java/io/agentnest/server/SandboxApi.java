@@ -34,6 +34,12 @@ import org.jspecify.annotations.Nullable;
 final class SandboxApi implements AutoCloseable {
   static final String TENANT = "agentnest.tenant";
 
+  /** The label naming a sandbox's tenant: written by the server at create, read on adoption. */
+  static final String TENANT_LABEL = "agentnest-server/tenant";
+
+  /** The label naming the tenant store of the server that made it ({@link TenantStore#storeId}). */
+  static final String STORE_LABEL = "agentnest-server/store";
+
   private static final Pattern SESSION = Pattern.compile("[A-Za-z0-9_-]{1,32}");
   private static final int MAX_SESSIONS = 16;
   private static final long KEEPALIVE_SECONDS = 5;
@@ -42,6 +48,7 @@ final class SandboxApi implements AutoCloseable {
   private final Registry registry;
   private final Function<SandboxConfig, Sandbox> creator;
   private final Clock clock;
+  private final String storeId;
   private final ExecutionQuota executions = new ExecutionQuota(System::nanoTime);
   private final ScheduledExecutorService keepalive =
       Executors.newSingleThreadScheduledExecutor(
@@ -55,14 +62,16 @@ final class SandboxApi implements AutoCloseable {
       ServerConfig config,
       Registry registry,
       Function<SandboxConfig, Sandbox> creator,
-      Clock clock) {
+      Clock clock,
+      String storeId) {
+    this.storeId = storeId;
     this.config = config;
     this.registry = registry;
     this.creator = creator;
     this.clock = clock;
   }
 
-  private static Tenant tenant(Context ctx) {
+  static Tenant tenant(Context ctx) {
     Tenant t = ctx.attribute(TENANT);
     if (t == null) {
       throw new IllegalStateException("route reached without authentication");
@@ -107,7 +116,8 @@ final class SandboxApi implements AutoCloseable {
             .cpus(cpus)
             .ttl(ttl)
             .tenant(t.name())
-            .label("agentnest-server/tenant", t.name());
+            .label(TENANT_LABEL, t.name())
+            .label(STORE_LABEL, storeId);
     if (req.env() != null) {
       b.env(req.env());
     }
@@ -328,7 +338,7 @@ final class SandboxApi implements AutoCloseable {
     return registry.get(tenant(ctx).name(), ctx.pathParam("id"));
   }
 
-  private static Wire.SandboxView view(Registry.Entry e) {
+  static Wire.SandboxView view(Registry.Entry e) {
     return new Wire.SandboxView(
         e.sandbox().id(),
         e.tenant(),

@@ -61,6 +61,22 @@ final class Wire {
       String createdAt,
       String expiresAt) {}
 
+  /** POST /v1/sandboxes/{id}/snapshots. */
+  record SaveSnapshot(String name, @Nullable Boolean replace) {}
+
+  /** A fork: the new sandbox and how its state was carried (checkpoint or state transfer). */
+  record ForkView(SandboxView sandbox, @Nullable String mode) {}
+
+  record SnapshotView(
+      String name,
+      String createdAt,
+      String image,
+      long bytes,
+      List<String> sessions,
+      boolean memory) {}
+
+  record ArtifactView(String path, long size, String sha256) {}
+
   record ErrorView(String name, String value, String traceback) {}
 
   record ResultView(
@@ -187,6 +203,9 @@ final class Wire {
     }
     if (type == Code.class) {
       return "{\"code\": \"print(1)\"}";
+    }
+    if (type == SaveSnapshot.class) {
+      return "{\"name\": \"trained\"}";
     }
     if (type == Extend.class) {
       return "{\"seconds\": 600}";

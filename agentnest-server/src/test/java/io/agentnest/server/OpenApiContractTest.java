@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -64,13 +65,14 @@ class OpenApiContractTest {
                 ServerConfig.defaults().withListen("127.0.0.1", 0),
                 store,
                 never,
+                List::of,
                 Clock.systemUTC(),
                 Map.of())) {
       Http http = new Http(server.start());
       // Each probe is a refused authentication; they stay within one second's failed-auth bucket.
       assertThat(Route.ALL).hasSizeLessThan(AgentNestServer.FAILED_AUTH_PER_SECOND);
       for (Route r : Route.ALL) {
-        String path = r.path().replace("{id}", "sb-1");
+        String path = r.path().replace("{id}", "sb-1").replace("{name}", "snap-1");
         Http.Reply reply = http.send(r.method(), path, null, new byte[0], "");
         // A registered authenticated route asks for a key; an unregistered one would be 404/405.
         assertThat(reply.status()).as(r.key()).isEqualTo(r.authenticated() ? 401 : 200);
@@ -89,6 +91,7 @@ class OpenApiContractTest {
                 c -> {
                   throw new IllegalStateException("no sandbox is made in this test");
                 },
+                List::of,
                 Clock.systemUTC(),
                 Map.of())) {
       Http http = new Http(server.start());

@@ -2,7 +2,9 @@ package io.agentnest.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
+import io.agentnest.Artifact;
 import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
 import io.agentnest.FileOperationException;
@@ -10,6 +12,8 @@ import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxNotFoundException;
 import io.agentnest.Secret;
+import io.agentnest.SnapshotException;
+import io.agentnest.SnapshotInfo;
 import io.agentnest.UnsupportedControlException;
 import io.agentnest.docker.DockerEngineRequired;
 import java.net.URI;
@@ -44,6 +48,7 @@ class RemoteSandboxIT {
   @AfterAll
   static void stop() {
     if (server != null) {
+      server.destroyAll();
       server.close();
     }
     if (store != null) {
@@ -75,13 +80,48 @@ class RemoteSandboxIT {
       var before = sb.expiresAt();
       sb.extend(Duration.ofMinutes(1));
       assertThat(sb.expiresAt()).isAfter(before);
-      assertThatThrownBy(sb::fork)
+      assertThatThrownBy(() -> sb.exportArtifacts("**", dir))
           .isInstanceOf(UnsupportedControlException.class)
-          .hasMessageContaining("fork");
+          .hasMessageContaining("exportArtifacts");
       assertThat(server.sandboxCount()).isEqualTo(1);
     }
     assertThat(server.sandboxCount()).isZero();
     assertThat(new Http(url.getPort()).get("/v1/sandboxes/" + id, key).status()).isEqualTo(404);
+  }
+
+  @Test
+  void forkSnapshotRestoreAndArtifactsWorkThroughThePublicApi() {
+    SandboxConfig remote = SandboxConfig.builder().remote(url, key).memoryBytes(256L << 20).build();
+    try (Sandbox sb = Sandbox.create(remote)) {
+      sb.runCode("v = 'state'");
+      sb.files().write("out/a.csv", "1,2");
+      assertThat(sb.artifacts("out/*.csv"))
+          .extracting(Artifact::path, Artifact::size)
+          .containsExactly(tuple("out/a.csv", 3L));
+      try (Sandbox copy = sb.fork()) {
+        assertThat(copy.id()).isNotEqualTo(sb.id());
+        assertThat(copy.runCode("v").result()).isEqualTo("'state'");
+        copy.files().write("out/a.csv", "changed");
+        assertThat(sb.files().readString("out/a.csv")).isEqualTo("1,2");
+      }
+      SnapshotInfo saved = sb.snapshot("java-api");
+      assertThat(saved.name()).isEqualTo("java-api");
+      try {
+        try (Sandbox back = Sandbox.restore("java-api", remote)) {
+          assertThat(back.runCode("v").result()).isEqualTo("'state'");
+          assertThat(back.files().readString("out/a.csv")).isEqualTo("1,2");
+        }
+        assertThatThrownBy(() -> sb.snapshot("java-api"))
+            .isInstanceOfSatisfying(
+                SnapshotException.class,
+                e -> assertThat(e.reason()).isEqualTo(SnapshotException.Reason.EXISTS))
+            .hasMessageContaining("exists")
+            .hasMessageContaining("replace");
+      } finally {
+        new Http(url.getPort()).delete("/v1/snapshots/java-api", key);
+      }
+    }
+    assertThat(server.sandboxCount()).isZero();
   }
 
   @Test
