@@ -245,6 +245,7 @@ public final class AgentNestServer implements AutoCloseable {
       case "post /v1/sandboxes/{id}/fork" -> state::fork;
       case "post /v1/sandboxes/{id}/snapshots" -> state::save;
       case "get /v1/sandboxes/{id}/artifacts" -> state::artifacts;
+      case "get /v1/sandboxes/{id}/audit" -> state::audit;
       case "get /v1/snapshots" -> state::list;
       case "delete /v1/snapshots/{name}" -> state::delete;
       case "post /v1/snapshots/{name}/restore" -> state::restore;

@@ -34,6 +34,7 @@ public record Route(String method, String path, boolean authenticated) {
           new Route("POST", SANDBOX + "/fork", true),
           new Route("POST", SANDBOX + "/snapshots", true),
           new Route("GET", SANDBOX + "/artifacts", true),
+          new Route("GET", SANDBOX + "/audit", true),
           new Route("GET", SNAPSHOTS, true),
           new Route("DELETE", SNAPSHOTS + "/{name}", true),
           new Route("POST", SNAPSHOTS + "/{name}/restore", true));

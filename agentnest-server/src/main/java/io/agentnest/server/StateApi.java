@@ -6,8 +6,13 @@ import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SnapshotException;
 import io.agentnest.SnapshotInfo;
+import io.agentnest.audit.AuditEvent;
+import io.agentnest.audit.AuditLog;
+import io.agentnest.audit.AuditQuery;
 import io.javalin.http.Context;
 import java.time.Clock;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -28,6 +33,9 @@ final class StateApi {
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_-]{0,35}");
 
   private static final int MAX_GLOB = 1024;
+
+  /** Audit records one request may ask for: bounds the reply, whatever the log holds. */
+  static final int MAX_AUDIT = 1000;
 
   private final ServerConfig config;
   private final Registry registry;
@@ -176,6 +184,63 @@ final class StateApi {
             found.stream()
                 .map(a -> new Wire.ArtifactView(a.path(), a.size(), a.sha256()))
                 .toList()));
+  }
+
+  /**
+   * GET /v1/sandboxes/{id}/audit?type=T&since=ISO&limit=N: the sandbox's audit records, newest
+   * first, from the server's own log (the chain stays the server's; a tenant reads only records of
+   * its own sandboxes, which the route's ownership check guarantees).
+   */
+  void audit(Context ctx) {
+    Tenant t = SandboxApi.tenant(ctx);
+    Registry.Entry e = registry.get(t.name(), ctx.pathParam("id"));
+    AuditQuery.Builder q = AuditQuery.builder().sandbox(e.sandbox().id()).newestFirst();
+    String type = ctx.queryParam("type");
+    if (type != null && !type.isEmpty()) {
+      if (!AuditEvent.TYPES.contains(type)) {
+        throw ApiException.badRequest(
+            ErrorCode.INVALID_FIELD,
+            "audit type '" + Escape.id(type) + "' is unknown",
+            "use one of " + String.join(", ", AuditEvent.TYPES.stream().sorted().toList()));
+      }
+      q.type(type);
+    }
+    String since = ctx.queryParam("since");
+    if (since != null && !since.isEmpty()) {
+      try {
+        q.since(Instant.parse(since));
+      } catch (DateTimeParseException ex) {
+        throw ApiException.badRequest(
+            ErrorCode.INVALID_FIELD,
+            "since '" + Escape.id(since) + "' is not an ISO-8601 instant",
+            "send e.g. since=2026-12-04T10:00:00Z");
+      }
+    }
+    q.limit(limit(ctx.queryParam("limit")));
+    List<AuditEvent> events = AuditLog.shared().query(q.build());
+    List<Wire.AuditView> out = new ArrayList<>();
+    for (AuditEvent ev : events) {
+      out.add(new Wire.AuditView(ev.seq(), ev.time().toString(), ev.type(), ev.actor(), ev.data()));
+    }
+    AgentNestServer.json(ctx, 200, Map.of("events", out));
+  }
+
+  private static int limit(@Nullable String raw) {
+    if (raw == null || raw.isEmpty()) {
+      return AuditQuery.DEFAULT_LIMIT;
+    }
+    try {
+      int n = Integer.parseInt(raw);
+      if (n >= 1 && n <= MAX_AUDIT) {
+        return n;
+      }
+    } catch (NumberFormatException ignored) {
+      // refused below with the bounds
+    }
+    throw ApiException.badRequest(
+        ErrorCode.INVALID_FIELD,
+        "limit '" + Escape.id(raw) + "' is not a number in 1.." + MAX_AUDIT,
+        "send e.g. limit=100");
   }
 
   /**

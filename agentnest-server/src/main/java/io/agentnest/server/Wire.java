@@ -77,6 +77,8 @@ final class Wire {
 
   record ArtifactView(String path, long size, String sha256) {}
 
+  record AuditView(long seq, String time, String type, String actor, Map<String, Object> data) {}
+
   record ErrorView(String name, String value, String traceback) {}
 
   record ResultView(

@@ -168,6 +168,22 @@ class StateRoutesIT {
   }
 
   @Test
+  void theAuditOfAnOwnSandboxIsReadableAndBoundedAndAnotherTenantsIs404() {
+    http.json("POST", sb("/exec"), keyA, "{\"command\": \"echo audited\"}");
+    Http.Reply r = http.get(sb("/audit?type=exec.finished&limit=5"), keyA);
+    assertThat(r.status()).as(r.text()).isEqualTo(200);
+    assertThat(r.json().get("events").size()).isBetween(1, 5);
+    assertThat(r.json().get("events").findValuesAsText("type")).containsOnly("exec.finished");
+    assertThat(http.get(sb("/audit"), keyB).status()).isEqualTo(404);
+    for (String bad :
+        List.of("type=nope", "limit=0", "limit=1001", "limit=abc", "since=yesterday")) {
+      Http.Reply refused = http.get(sb("/audit?" + bad), keyA);
+      assertThat(refused.status()).as(bad + ": " + refused.text()).isEqualTo(400);
+      assertThat(refused.errorCode()).isEqualTo("invalid_field");
+    }
+  }
+
+  @Test
   void hostileInputIsRefusedBeforeItReachesTheSandboxOrTheStore() {
     // Traversal and absolute paths in globs.
     for (String glob : List.of("../**", "%2e%2e/etc/*", "/etc/*", "a/../../b")) {
