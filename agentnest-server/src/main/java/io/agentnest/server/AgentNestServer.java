@@ -57,6 +57,7 @@ public final class AgentNestServer implements AutoCloseable {
 
   private final SandboxApi api;
   private final StateApi state;
+  private final ApprovalQueue approvals = new ApprovalQueue();
   private final Map<String, String> env;
   private final Supplier<List<SandboxInfo>> running;
   private @Nullable Javalin app;
@@ -82,7 +83,7 @@ public final class AgentNestServer implements AutoCloseable {
     this.config = Objects.requireNonNull(config);
     this.tenants = Objects.requireNonNull(tenants);
     this.registry = new Registry(clock);
-    this.api = new SandboxApi(config, registry, creator, clock, tenants.storeId());
+    this.api = new SandboxApi(config, registry, creator, clock, tenants.storeId(), approvals);
     this.state = new StateApi(config, registry, clock);
   }
 
@@ -246,6 +247,8 @@ public final class AgentNestServer implements AutoCloseable {
       case "post /v1/sandboxes/{id}/snapshots" -> state::save;
       case "get /v1/sandboxes/{id}/artifacts" -> state::artifacts;
       case "get /v1/sandboxes/{id}/audit" -> state::audit;
+      case "get /v1/approvals" -> approvals::list;
+      case "post /v1/approvals/{id}" -> ctx -> approvals.decide(ctx, config.maxJsonBytes());
       case "get /v1/snapshots" -> state::list;
       case "delete /v1/snapshots/{name}" -> state::delete;
       case "post /v1/snapshots/{name}/restore" -> state::restore;
@@ -456,6 +459,7 @@ public final class AgentNestServer implements AutoCloseable {
       j.stop();
     }
     api.close();
+    approvals.denyAll();
     registry.detachAll();
   }
 

@@ -1,5 +1,6 @@
 package io.agentnest.server;
 
+import io.agentnest.ApprovalPolicy;
 import io.agentnest.ExecEvent;
 import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
@@ -49,6 +50,7 @@ final class SandboxApi implements AutoCloseable {
   private final Function<SandboxConfig, Sandbox> creator;
   private final Clock clock;
   private final String storeId;
+  private final ApprovalQueue approvals;
   private final ExecutionQuota executions = new ExecutionQuota(System::nanoTime);
   private final ScheduledExecutorService keepalive =
       Executors.newSingleThreadScheduledExecutor(
@@ -63,8 +65,10 @@ final class SandboxApi implements AutoCloseable {
       Registry registry,
       Function<SandboxConfig, Sandbox> creator,
       Clock clock,
-      String storeId) {
+      String storeId,
+      ApprovalQueue approvals) {
     this.storeId = storeId;
+    this.approvals = approvals;
     this.config = config;
     this.registry = registry;
     this.creator = creator;
@@ -123,6 +127,10 @@ final class SandboxApi implements AutoCloseable {
     }
     if (!hosts.isEmpty()) {
       b.network(NetworkPolicy.allowlist(hosts.toArray(String[]::new)));
+    }
+    if (req.approvals() == Wire.Approvals.RECOMMENDED) {
+      ApprovalPolicy policy = ApprovalPolicy.recommended();
+      b.approvals(policy).approvalHandler(approvals.handlerFor(t.name(), policy.timeout()));
     }
     SandboxConfig sc;
     try {
