@@ -68,13 +68,20 @@ final class ApprovalQueue {
     return answer;
   }
 
+  /** The waiting questions of {@code tenant}, oldest first. */
+  List<Pending> pending(String tenant) {
+    return byId.values().stream()
+        // A question answered or timed out a moment ago may still be in the map: not waiting.
+        .filter(p -> p.tenant().equals(tenant) && !p.answer().isDone())
+        .sorted((a, b) -> a.request().requestedAt().compareTo(b.request().requestedAt()))
+        .toList();
+  }
+
   /** GET /v1/approvals: the caller's tenant's waiting questions, oldest first. */
   void list(Context ctx) {
     Tenant t = SandboxApi.tenant(ctx);
     List<Wire.ApprovalView> out = new ArrayList<>();
-    byId.values().stream()
-        .filter(p -> p.tenant().equals(t.name()))
-        .sorted((a, b) -> a.request().requestedAt().compareTo(b.request().requestedAt()))
+    pending(t.name())
         .forEach(
             p ->
                 out.add(
@@ -102,15 +109,16 @@ final class ApprovalQueue {
     }
     Pending p = byId.get(id);
     // Another tenant's question is exactly as absent as one that never was.
-    if (p == null || !p.tenant().equals(t.name())) {
+    String why = reason.isEmpty() ? (req.approve() ? "approved" : "denied") : reason;
+    if (p == null
+        || !p.tenant().equals(t.name())
+        || !p.answer().complete(new ApprovalDecision(req.approve(), why, "api:" + t.name()))) {
       throw new ApiException(
           404,
           ErrorCode.NOT_FOUND,
           "approval '" + Escape.id(id) + "' not found (decided, timed out, or never asked)",
           "list the waiting ones with GET /v1/approvals");
     }
-    String why = reason.isEmpty() ? (req.approve() ? "approved" : "denied") : reason;
-    p.answer().complete(new ApprovalDecision(req.approve(), why, "api:" + t.name()));
     ctx.status(204);
   }
 
