@@ -3,7 +3,9 @@ package io.agentnest.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.tuple;
+import static org.awaitility.Awaitility.await;
 
+import io.agentnest.ApprovalPolicy;
 import io.agentnest.Artifact;
 import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
@@ -21,6 +23,8 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -142,6 +146,45 @@ class RemoteSandboxIT {
         .isInstanceOf(UnsupportedControlException.class)
         .hasMessageContaining("secretEnv");
     assertThat(server.sandboxCount()).isZero();
+  }
+
+  @Test
+  void approvalRulesTheServerCannotTakeAreRefusedAndRecommendedOnesWaitInItsQueue()
+      throws Exception {
+    SandboxConfig custom =
+        SandboxConfig.builder()
+            .remote(url, key)
+            .approvals(
+                ApprovalPolicy.builder().shell("\\bmake\\b", ApprovalPolicy.Action.ASK).build())
+            .build();
+    assertThatThrownBy(() -> Sandbox.create(custom))
+        .isInstanceOf(UnsupportedControlException.class)
+        .hasMessageContaining("approval rules");
+    SandboxConfig recommended =
+        SandboxConfig.builder()
+            .remote(url, key)
+            .memoryBytes(256L << 20)
+            .approvals(ApprovalPolicy.recommended())
+            .build();
+    try (Sandbox sb = Sandbox.create(recommended)) {
+      sb.files().write("keep.txt", "x");
+      CompletableFuture<ExecResult> rm =
+          CompletableFuture.supplyAsync(() -> sb.exec("rm keep.txt"));
+      Http http = new Http(url.getPort());
+      String[] id = {null};
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(
+              () -> {
+                var list = http.get("/v1/approvals", key).json().get("approvals");
+                id[0] = list.size() > 0 ? list.get(0).get("id").asText() : null;
+                return id[0] != null;
+              });
+      assertThat(http.json("POST", "/v1/approvals/" + id[0], key, "{\"approve\": false}").status())
+          .isEqualTo(204);
+      rm.handle((r, e) -> null).get(120, TimeUnit.SECONDS);
+      assertThat(sb.files().exists("keep.txt")).isTrue();
+    }
   }
 
   @Test

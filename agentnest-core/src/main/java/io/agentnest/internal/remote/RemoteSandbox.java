@@ -2,6 +2,7 @@ package io.agentnest.internal.remote;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentnest.ApprovalPolicy;
 import io.agentnest.Artifact;
 import io.agentnest.ExecError;
 import io.agentnest.ExecOptions;
@@ -77,6 +78,10 @@ public final class RemoteSandbox implements Sandbox {
       var hosts = body.putArray("allowHosts");
       config.network().rules().forEach(hosts::add);
     }
+    if (config.approvals().equals(ApprovalPolicy.recommended())) {
+      // The server's approvals queue asks the tenant (GET/POST /v1/approvals).
+      body.put("approvals", "recommended");
+    }
     RemoteClient client = new RemoteClient(server);
     JsonNode made = client.json("POST", "/v1/sandboxes", body, config.startTimeout().plus(SLACK));
     return new RemoteSandbox(
@@ -91,7 +96,11 @@ public final class RemoteSandbox implements Sandbox {
       refused.add("secretEnv (secret environment variables)");
     }
     if (c.approvalHandler() != null) {
-      refused.add("approvalHandler (the server's approvals queue is not in the API yet)");
+      refused.add("approvalHandler (the server's approvals queue answers: GET/POST /v1/approvals)");
+    }
+    // Rules the server cannot take would otherwise be dropped, and their operations go ahead.
+    if (!c.approvals().isInactive() && !c.approvals().equals(ApprovalPolicy.recommended())) {
+      refused.add("approval rules other than ApprovalPolicy.recommended()");
     }
     if (!c.networkListeners().isEmpty()) {
       refused.add("onNetworkEvent listeners");
