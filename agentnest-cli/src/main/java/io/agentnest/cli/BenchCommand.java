@@ -108,6 +108,14 @@ final class BenchCommand implements Callable<Integer> {
       defaultValue = "20")
   int serverSeconds = 20;
 
+  @Option(
+      names = "--server-pause-ms",
+      description =
+          "Pause of each --only server client between calls; 0 loops back to back"
+              + " (default: ${DEFAULT-VALUE}).",
+      defaultValue = "0")
+  int serverPauseMillis = 0;
+
   @Option(names = "--only", split = ",", description = "Run only these operations.")
   List<String> only = new ArrayList<>();
 
@@ -180,7 +188,7 @@ final class BenchCommand implements Callable<Integer> {
           config,
           iterations,
           warmup,
-          new ServerBench.Load(serverClients, serverSeconds),
+          new ServerBench.Load(serverClients, serverSeconds, serverPauseMillis),
           samples,
           json ? System.err : System.out);
     }

@@ -60,6 +60,9 @@ public final class DefaultSandboxRuntime implements SandboxRuntime {
 
   @Override
   public Sandbox restore(String name, @Nullable SandboxConfig config) {
+    if (config != null && config.remote() != null) {
+      return RemoteSandbox.restore(name, config);
+    }
     return DefaultSandbox.restoreSnapshot(name, config);
   }
 

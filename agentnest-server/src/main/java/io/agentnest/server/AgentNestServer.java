@@ -4,6 +4,7 @@ import io.agentnest.ConfigException;
 import io.agentnest.FileOperationException;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
+import io.agentnest.SandboxInfo;
 import io.agentnest.SandboxNotFoundException;
 import io.agentnest.UnsupportedControlException;
 import io.javalin.Javalin;
@@ -15,9 +16,12 @@ import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.time.Clock;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.SecureRequestCustomizer;
@@ -25,6 +29,7 @@ import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.SslConnectionFactory;
 import org.eclipse.jetty.util.ssl.SslContextFactory;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,25 +56,35 @@ public final class AgentNestServer implements AutoCloseable {
   static final int FAILED_AUTH_PER_SECOND = 20;
 
   private final SandboxApi api;
+  private final StateApi state;
+  private final ApprovalQueue approvals = new ApprovalQueue();
   private final Map<String, String> env;
+  private final Supplier<List<SandboxInfo>> running;
   private @Nullable Javalin app;
   private @Nullable ServerConnector connector;
 
   public AgentNestServer(ServerConfig config, TenantStore tenants) {
-    this(config, tenants, Sandbox::create, Clock.systemUTC(), System.getenv());
+    this(config, tenants, Sandbox::create, Sandbox::list, Clock.systemUTC(), System.getenv());
   }
 
+  /**
+   * @param creator makes a sandbox ({@code Sandbox::create})
+   * @param running the engine's managed sandboxes, read once at start for re-adoption
+   */
   AgentNestServer(
       ServerConfig config,
       TenantStore tenants,
       Function<SandboxConfig, Sandbox> creator,
+      Supplier<List<SandboxInfo>> running,
       Clock clock,
       Map<String, String> env) {
+    this.running = running;
     this.env = Map.copyOf(env);
     this.config = Objects.requireNonNull(config);
     this.tenants = Objects.requireNonNull(tenants);
     this.registry = new Registry(clock);
-    this.api = new SandboxApi(config, registry, creator, clock);
+    this.api = new SandboxApi(config, registry, creator, clock, tenants.storeId(), approvals);
+    this.state = new StateApi(config, registry, clock);
   }
 
   /**
@@ -101,13 +116,15 @@ public final class AgentNestServer implements AutoCloseable {
     }
   }
 
-  /** Starts listening; returns the bound port (useful with port 0). */
+  /** Adopts the sandboxes a previous server on this store left, then listens; returns the port. */
   public int start() {
     checkBind(config);
+    adopt(running, Sandbox::connect);
     Javalin j =
         Javalin.create(
             cfg -> {
               cfg.startup.showJavalinBanner = false;
+              cfg.jetty.threadPool = threadPool();
               cfg.http.maxRequestSize = Math.max(config.maxBodyBytes(), config.maxJsonBytes());
               cfg.http.prefer405over404 = true;
               cfg.jetty.modifyHttpConfiguration(h -> configure(h));
@@ -153,6 +170,20 @@ public final class AgentNestServer implements AutoCloseable {
   /** Sandboxes alive on this server (all tenants). */
   public int sandboxCount() {
     return registry.size();
+  }
+
+  /** Request threads at most: every exec or code call holds one while it runs in its sandbox. */
+  static final int MAX_THREADS = 512;
+
+  /**
+   * Javalin's default pool stops at 250 threads, fewer than the issue's 200 concurrent clients plus
+   * their streams need; every blocking call holds a thread, so the pool is sized for the calls, and
+   * bounded so a flood of slow calls cannot grow it without end (Jetty queues the rest).
+   */
+  private static QueuedThreadPool threadPool() {
+    QueuedThreadPool pool = new QueuedThreadPool(MAX_THREADS, 16);
+    pool.setName("agentnest-server");
+    return pool;
   }
 
   private void configure(HttpConfiguration h) {
@@ -212,6 +243,15 @@ public final class AgentNestServer implements AutoCloseable {
       case "delete /v1/sandboxes/{id}/files" -> api::deleteFile;
       case "get /v1/sandboxes/{id}/files/content" -> api::download;
       case "put /v1/sandboxes/{id}/files/content" -> api::upload;
+      case "post /v1/sandboxes/{id}/fork" -> state::fork;
+      case "post /v1/sandboxes/{id}/snapshots" -> state::save;
+      case "get /v1/sandboxes/{id}/artifacts" -> state::artifacts;
+      case "get /v1/sandboxes/{id}/audit" -> state::audit;
+      case "get /v1/approvals" -> approvals::list;
+      case "post /v1/approvals/{id}" -> ctx -> approvals.decide(ctx, config.maxJsonBytes());
+      case "get /v1/snapshots" -> state::list;
+      case "delete /v1/snapshots/{name}" -> state::delete;
+      case "post /v1/snapshots/{name}/restore" -> state::restore;
       default -> throw new IllegalStateException("no handler for " + r.key());
     };
   }
@@ -358,7 +398,59 @@ public final class AgentNestServer implements AutoCloseable {
     ctx.result(Wire.write(body));
   }
 
-  /** Stops listening and destroys every sandbox this server made. */
+  /**
+   * Re-adopts the sandboxes of this tenant store that are still running (a restart, or a crashed
+   * server): who owns each is read from the labels this server's store wrote at create, which the
+   * sandbox cannot change, never from anything the sandbox says. A sandbox that cannot be reached
+   * is left to its TTL and {@code agentnest prune}.
+   *
+   * @return how many were adopted
+   */
+  int adopt(Supplier<List<SandboxInfo>> list, Function<String, Sandbox> connect) {
+    String store = tenants.storeId();
+    int adopted = 0;
+    List<SandboxInfo> found;
+    try {
+      found = list.get();
+    } catch (RuntimeException e) {
+      // No engine now: nothing to adopt, and creates will say what is wrong when they are made.
+      LOG.warn("cannot list the engine's sandboxes to adopt them: {}", e.toString());
+      return 0;
+    }
+    for (SandboxInfo info : found) {
+      String tenant = info.labels().get(SandboxApi.TENANT_LABEL);
+      if (tenant == null
+          || !store.equals(info.labels().get(SandboxApi.STORE_LABEL))
+          || registry.contains(info.id())) {
+        continue;
+      }
+      try {
+        Sandbox sb = connect.apply(info.id());
+        registry.adopt(
+            new Registry.Entry(
+                tenant,
+                sb,
+                info.image(),
+                sb.config().memoryBytes(),
+                sb.config().cpus(),
+                info.created(),
+                ConcurrentHashMap.newKeySet()));
+        adopted++;
+      } catch (RuntimeException e) {
+        LOG.warn("cannot adopt sandbox {} of tenant {}: {}", info.id(), tenant, e.toString());
+      }
+    }
+    if (adopted > 0) {
+      LOG.info("adopted {} sandboxes left running by a previous server", adopted);
+    }
+    return adopted;
+  }
+
+  /**
+   * Stops listening and leaves the sandboxes running (they keep their TTL): the next server on the
+   * same tenant store adopts them, so a restart loses no tenant's work. {@link #destroyAll} first
+   * when they should go too.
+   */
   @Override
   public void close() {
     Javalin j = app;
@@ -367,6 +459,12 @@ public final class AgentNestServer implements AutoCloseable {
       j.stop();
     }
     api.close();
+    approvals.denyAll();
+    registry.detachAll();
+  }
+
+  /** Destroys every sandbox this server holds (all tenants). */
+  public void destroyAll() {
     registry.destroyAll();
   }
 }

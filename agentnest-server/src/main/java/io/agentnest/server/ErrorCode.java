@@ -18,6 +18,7 @@ public enum ErrorCode {
   POLICY,
   QUOTA,
   FILE,
+  SNAPSHOT,
   SANDBOX_FAILED,
   INTERNAL;
 

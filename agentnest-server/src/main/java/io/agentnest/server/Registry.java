@@ -128,6 +128,29 @@ final class Registry {
     return true;
   }
 
+  /** Takes over a sandbox a previous server left running: it counts against its tenant's quota. */
+  void adopt(Entry e) {
+    byId.putIfAbsent(e.sandbox().id(), e);
+  }
+
+  boolean contains(String id) {
+    return byId.containsKey(id);
+  }
+
+  /** Lets go of every sandbox without destroying it (a restart: the next server adopts them). */
+  void detachAll() {
+    for (String id : List.copyOf(byId.keySet())) {
+      Entry e = byId.remove(id);
+      if (e != null) {
+        try {
+          e.sandbox().detach();
+        } catch (RuntimeException ex) {
+          LOG.warn("detaching sandbox {} failed: {}", id, ex.toString());
+        }
+      }
+    }
+  }
+
   /** Destroys every sandbox (server shutdown). */
   void destroyAll() {
     for (String id : List.copyOf(byId.keySet())) {

@@ -14,6 +14,7 @@ import java.util.Locale;
 public record Route(String method, String path, boolean authenticated) {
   public static final String SANDBOXES = "/v1/sandboxes";
   public static final String SANDBOX = "/v1/sandboxes/{id}";
+  public static final String SNAPSHOTS = "/v1/snapshots";
 
   public static final List<Route> ALL =
       List.of(
@@ -29,7 +30,16 @@ public record Route(String method, String path, boolean authenticated) {
           new Route("GET", SANDBOX + "/files", true),
           new Route("DELETE", SANDBOX + "/files", true),
           new Route("GET", SANDBOX + "/files/content", true),
-          new Route("PUT", SANDBOX + "/files/content", true));
+          new Route("PUT", SANDBOX + "/files/content", true),
+          new Route("POST", SANDBOX + "/fork", true),
+          new Route("POST", SANDBOX + "/snapshots", true),
+          new Route("GET", SANDBOX + "/artifacts", true),
+          new Route("GET", SANDBOX + "/audit", true),
+          new Route("GET", "/v1/approvals", true),
+          new Route("POST", "/v1/approvals/{id}", true),
+          new Route("GET", SNAPSHOTS, true),
+          new Route("DELETE", SNAPSHOTS + "/{name}", true),
+          new Route("POST", SNAPSHOTS + "/{name}/restore", true));
 
   /** {@code get /v1/sandboxes}: how the OpenAPI document keys an operation. */
   public String key() {

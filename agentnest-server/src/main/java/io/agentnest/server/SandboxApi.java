@@ -1,5 +1,6 @@
 package io.agentnest.server;
 
+import io.agentnest.ApprovalPolicy;
 import io.agentnest.ExecEvent;
 import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
@@ -34,6 +35,12 @@ import org.jspecify.annotations.Nullable;
 final class SandboxApi implements AutoCloseable {
   static final String TENANT = "agentnest.tenant";
 
+  /** The label naming a sandbox's tenant: written by the server at create, read on adoption. */
+  static final String TENANT_LABEL = "agentnest-server/tenant";
+
+  /** The label naming the tenant store of the server that made it ({@link TenantStore#storeId}). */
+  static final String STORE_LABEL = "agentnest-server/store";
+
   private static final Pattern SESSION = Pattern.compile("[A-Za-z0-9_-]{1,32}");
   private static final int MAX_SESSIONS = 16;
   private static final long KEEPALIVE_SECONDS = 5;
@@ -42,6 +49,8 @@ final class SandboxApi implements AutoCloseable {
   private final Registry registry;
   private final Function<SandboxConfig, Sandbox> creator;
   private final Clock clock;
+  private final String storeId;
+  private final ApprovalQueue approvals;
   private final ExecutionQuota executions = new ExecutionQuota(System::nanoTime);
   private final ScheduledExecutorService keepalive =
       Executors.newSingleThreadScheduledExecutor(
@@ -55,14 +64,18 @@ final class SandboxApi implements AutoCloseable {
       ServerConfig config,
       Registry registry,
       Function<SandboxConfig, Sandbox> creator,
-      Clock clock) {
+      Clock clock,
+      String storeId,
+      ApprovalQueue approvals) {
+    this.storeId = storeId;
+    this.approvals = approvals;
     this.config = config;
     this.registry = registry;
     this.creator = creator;
     this.clock = clock;
   }
 
-  private static Tenant tenant(Context ctx) {
+  static Tenant tenant(Context ctx) {
     Tenant t = ctx.attribute(TENANT);
     if (t == null) {
       throw new IllegalStateException("route reached without authentication");
@@ -107,12 +120,17 @@ final class SandboxApi implements AutoCloseable {
             .cpus(cpus)
             .ttl(ttl)
             .tenant(t.name())
-            .label("agentnest-server/tenant", t.name());
+            .label(TENANT_LABEL, t.name())
+            .label(STORE_LABEL, storeId);
     if (req.env() != null) {
       b.env(req.env());
     }
     if (!hosts.isEmpty()) {
       b.network(NetworkPolicy.allowlist(hosts.toArray(String[]::new)));
+    }
+    if (req.approvals() == Wire.Approvals.RECOMMENDED) {
+      ApprovalPolicy policy = ApprovalPolicy.recommended();
+      b.approvals(policy).approvalHandler(approvals.handlerFor(t.name(), policy.timeout()));
     }
     SandboxConfig sc;
     try {
@@ -328,7 +346,7 @@ final class SandboxApi implements AutoCloseable {
     return registry.get(tenant(ctx).name(), ctx.pathParam("id"));
   }
 
-  private static Wire.SandboxView view(Registry.Entry e) {
+  static Wire.SandboxView view(Registry.Entry e) {
     return new Wire.SandboxView(
         e.sandbox().id(),
         e.tenant(),

@@ -45,9 +45,20 @@ public final class TenantStore implements AutoCloseable {
   private final Connection db;
   private final Clock clock;
 
-  private TenantStore(Connection db, Clock clock) {
+  private final Path file;
+
+  private TenantStore(Connection db, Clock clock, Path file) {
     this.db = db;
     this.clock = clock;
+    this.file = file;
+  }
+
+  /**
+   * Which store this is, for the label a server writes on its sandboxes: a server adopts only the
+   * sandboxes of its own store (two servers with two homes on one engine never take each other's).
+   */
+  public String storeId() {
+    return sha256(file.toString()).substring(0, 16);
   }
 
   /** Opens (creating) the store at {@code file}. */
@@ -84,7 +95,7 @@ public final class TenantStore implements AutoCloseable {
                 + " REFERENCES tenants(name), hash TEXT NOT NULL, created TEXT NOT NULL, expires"
                 + " TEXT, revoked TEXT)");
       }
-      return new TenantStore(c, clock);
+      return new TenantStore(c, clock, file.toAbsolutePath().normalize());
     } catch (SQLException | IOException e) {
       throw new IllegalStateException(
           "cannot open the tenant store " + file + ": " + e.getMessage() + "; check AGENTNEST_HOME",

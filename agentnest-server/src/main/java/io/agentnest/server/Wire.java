@@ -1,5 +1,6 @@
 package io.agentnest.server;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonMappingException;
@@ -35,7 +36,22 @@ final class Wire {
       @Nullable Double cpus,
       @Nullable Long ttlSeconds,
       @Nullable Map<String, String> env,
-      @Nullable List<String> allowHosts) {}
+      @Nullable List<String> allowHosts,
+      @Nullable Approvals approvals) {}
+
+  /** Which operations wait for a person's approval (GET /v1/approvals). */
+  enum Approvals {
+    @JsonProperty("none")
+    NONE,
+    @JsonProperty("recommended")
+    RECOMMENDED
+  }
+
+  /** POST /v1/approvals/{id}. */
+  record Decide(boolean approve, @Nullable String reason) {}
+
+  record ApprovalView(
+      String id, String sandboxId, String kind, String target, String detail, String requestedAt) {}
 
   /** POST /v1/sandboxes/{id}/extend. */
   record Extend(long seconds) {}
@@ -60,6 +76,24 @@ final class Wire {
       double cpus,
       String createdAt,
       String expiresAt) {}
+
+  /** POST /v1/sandboxes/{id}/snapshots. */
+  record SaveSnapshot(String name, @Nullable Boolean replace) {}
+
+  /** A fork: the new sandbox and how its state was carried (checkpoint or state transfer). */
+  record ForkView(SandboxView sandbox, @Nullable String mode) {}
+
+  record SnapshotView(
+      String name,
+      String createdAt,
+      String image,
+      long bytes,
+      List<String> sessions,
+      boolean memory) {}
+
+  record ArtifactView(String path, long size, String sha256) {}
+
+  record AuditView(long seq, String time, String type, String actor, Map<String, Object> data) {}
 
   record ErrorView(String name, String value, String traceback) {}
 
@@ -187,6 +221,12 @@ final class Wire {
     }
     if (type == Code.class) {
       return "{\"code\": \"print(1)\"}";
+    }
+    if (type == Decide.class) {
+      return "{\"approve\": false, \"reason\": \"not on a Friday\"}";
+    }
+    if (type == SaveSnapshot.class) {
+      return "{\"name\": \"trained\"}";
     }
     if (type == Extend.class) {
       return "{\"seconds\": 600}";

@@ -2,7 +2,11 @@ package io.agentnest.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
+import static org.awaitility.Awaitility.await;
 
+import io.agentnest.ApprovalPolicy;
+import io.agentnest.Artifact;
 import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
 import io.agentnest.FileOperationException;
@@ -10,6 +14,8 @@ import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxNotFoundException;
 import io.agentnest.Secret;
+import io.agentnest.SnapshotException;
+import io.agentnest.SnapshotInfo;
 import io.agentnest.UnsupportedControlException;
 import io.agentnest.docker.DockerEngineRequired;
 import java.net.URI;
@@ -17,6 +23,8 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -44,6 +52,7 @@ class RemoteSandboxIT {
   @AfterAll
   static void stop() {
     if (server != null) {
+      server.destroyAll();
       server.close();
     }
     if (store != null) {
@@ -75,13 +84,48 @@ class RemoteSandboxIT {
       var before = sb.expiresAt();
       sb.extend(Duration.ofMinutes(1));
       assertThat(sb.expiresAt()).isAfter(before);
-      assertThatThrownBy(sb::fork)
+      assertThatThrownBy(() -> sb.exportArtifacts("**", dir))
           .isInstanceOf(UnsupportedControlException.class)
-          .hasMessageContaining("fork");
+          .hasMessageContaining("exportArtifacts");
       assertThat(server.sandboxCount()).isEqualTo(1);
     }
     assertThat(server.sandboxCount()).isZero();
     assertThat(new Http(url.getPort()).get("/v1/sandboxes/" + id, key).status()).isEqualTo(404);
+  }
+
+  @Test
+  void forkSnapshotRestoreAndArtifactsWorkThroughThePublicApi() {
+    SandboxConfig remote = SandboxConfig.builder().remote(url, key).memoryBytes(256L << 20).build();
+    try (Sandbox sb = Sandbox.create(remote)) {
+      sb.runCode("v = 'state'");
+      sb.files().write("out/a.csv", "1,2");
+      assertThat(sb.artifacts("out/*.csv"))
+          .extracting(Artifact::path, Artifact::size)
+          .containsExactly(tuple("out/a.csv", 3L));
+      try (Sandbox copy = sb.fork()) {
+        assertThat(copy.id()).isNotEqualTo(sb.id());
+        assertThat(copy.runCode("v").result()).isEqualTo("'state'");
+        copy.files().write("out/a.csv", "changed");
+        assertThat(sb.files().readString("out/a.csv")).isEqualTo("1,2");
+      }
+      SnapshotInfo saved = sb.snapshot("java-api");
+      assertThat(saved.name()).isEqualTo("java-api");
+      try {
+        try (Sandbox back = Sandbox.restore("java-api", remote)) {
+          assertThat(back.runCode("v").result()).isEqualTo("'state'");
+          assertThat(back.files().readString("out/a.csv")).isEqualTo("1,2");
+        }
+        assertThatThrownBy(() -> sb.snapshot("java-api"))
+            .isInstanceOfSatisfying(
+                SnapshotException.class,
+                e -> assertThat(e.reason()).isEqualTo(SnapshotException.Reason.EXISTS))
+            .hasMessageContaining("exists")
+            .hasMessageContaining("replace");
+      } finally {
+        new Http(url.getPort()).delete("/v1/snapshots/java-api", key);
+      }
+    }
+    assertThat(server.sandboxCount()).isZero();
   }
 
   @Test
@@ -102,6 +146,45 @@ class RemoteSandboxIT {
         .isInstanceOf(UnsupportedControlException.class)
         .hasMessageContaining("secretEnv");
     assertThat(server.sandboxCount()).isZero();
+  }
+
+  @Test
+  void approvalRulesTheServerCannotTakeAreRefusedAndRecommendedOnesWaitInItsQueue()
+      throws Exception {
+    SandboxConfig custom =
+        SandboxConfig.builder()
+            .remote(url, key)
+            .approvals(
+                ApprovalPolicy.builder().shell("\\bmake\\b", ApprovalPolicy.Action.ASK).build())
+            .build();
+    assertThatThrownBy(() -> Sandbox.create(custom))
+        .isInstanceOf(UnsupportedControlException.class)
+        .hasMessageContaining("approval rules");
+    SandboxConfig recommended =
+        SandboxConfig.builder()
+            .remote(url, key)
+            .memoryBytes(256L << 20)
+            .approvals(ApprovalPolicy.recommended())
+            .build();
+    try (Sandbox sb = Sandbox.create(recommended)) {
+      sb.files().write("keep.txt", "x");
+      CompletableFuture<ExecResult> rm =
+          CompletableFuture.supplyAsync(() -> sb.exec("rm keep.txt"));
+      Http http = new Http(url.getPort());
+      String[] id = {null};
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(
+              () -> {
+                var list = http.get("/v1/approvals", key).json().get("approvals");
+                id[0] = list.size() > 0 ? list.get(0).get("id").asText() : null;
+                return id[0] != null;
+              });
+      assertThat(http.json("POST", "/v1/approvals/" + id[0], key, "{\"approve\": false}").status())
+          .isEqualTo(204);
+      rm.handle((r, e) -> null).get(120, TimeUnit.SECONDS);
+      assertThat(sb.files().exists("keep.txt")).isTrue();
+    }
   }
 
   @Test

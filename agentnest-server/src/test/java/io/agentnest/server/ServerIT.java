@@ -67,6 +67,7 @@ class ServerIT {
   @AfterAll
   static void stop() {
     if (server != null) {
+      server.destroyAll();
       server.close();
     }
     if (store != null) {
@@ -441,5 +442,44 @@ class ServerIT {
             key,
             "{\"memoryBytes\": 134217728, \"allowHosts\": [\"other.example.net\"]}");
     assertThat(host.status()).isEqualTo(422);
+  }
+
+  @Test
+  void aRestartedServerReadoptsItsTenantsSandboxesFromTheirLabels() {
+    Path home = dir.resolve("restart");
+    ServerConfig config = ServerConfig.defaults().withListen("127.0.0.1", 0);
+    String key;
+    String id;
+    try (TenantStore first = TenantStore.open(home.resolve("tenants.db"), Clock.systemUTC())) {
+      key = first.add(new Tenant("delta", 2, 1L << 30, 2, 1000, null, null), null);
+      AgentNestServer before = new AgentNestServer(config, first);
+      Http h = new Http(before.start());
+      Http.Reply made = h.json("POST", "/v1/sandboxes", key, "{\"memoryBytes\": 134217728}");
+      assertThat(made.status()).as(made.text()).isEqualTo(201);
+      id = made.json().get("id").asText();
+      h.json("POST", "/v1/sandboxes/" + id + "/exec", key, "{\"command\": \"echo kept > k\"}");
+      before.close();
+    }
+    // Another server's sandboxes (another store) are not taken over by this one.
+    assertThat(http.get("/v1/sandboxes/" + id, keyA).status()).isEqualTo(404);
+    try (TenantStore second = TenantStore.open(home.resolve("tenants.db"), Clock.systemUTC())) {
+      AgentNestServer after = new AgentNestServer(config, second);
+      try {
+        Http h = new Http(after.start());
+        assertThat(h.get("/v1/sandboxes", key).json().get("sandboxes").findValuesAsText("id"))
+            .containsExactly(id);
+        Http.Reply file = h.get("/v1/sandboxes/" + id + "/files/content?path=k", key);
+        assertThat(file.text()).as(file.text()).isEqualTo("kept\n");
+        Http.Reply run =
+            h.json("POST", "/v1/sandboxes/" + id + "/code", key, "{\"code\": \"6 * 7\"}");
+        assertThat(run.json().get("result").asText()).as(run.text()).isEqualTo("42");
+        // Adopted sandboxes count against the quota like the ones this server made.
+        assertThat(h.get("/v1/tenant", key).json().at("/usage/sandboxes").asInt()).isEqualTo(1);
+        assertThat(h.delete("/v1/sandboxes/" + id, key).status()).isEqualTo(204);
+      } finally {
+        after.destroyAll();
+        after.close();
+      }
+    }
   }
 }

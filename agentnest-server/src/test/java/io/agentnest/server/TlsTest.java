@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.security.KeyStore;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
@@ -75,6 +76,7 @@ class TlsTest {
         sc -> {
           throw new IllegalStateException("no sandbox is made in this test");
         },
+        List::of,
         Clock.systemUTC(),
         env);
   }

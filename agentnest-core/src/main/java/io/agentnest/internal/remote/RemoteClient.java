@@ -8,6 +8,7 @@ import io.agentnest.ConfigException;
 import io.agentnest.FileOperationException;
 import io.agentnest.RemoteServer;
 import io.agentnest.SandboxNotFoundException;
+import io.agentnest.SnapshotException;
 import io.agentnest.UnsupportedControlException;
 import io.agentnest.internal.support.Json;
 import java.io.IOException;
@@ -24,12 +25,24 @@ import org.jspecify.annotations.Nullable;
 final class RemoteClient {
   private static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
 
+  /**
+   * One client for every remote sandbox of this process: its kept-alive connections are reused by
+   * all of them (a client per sandbox paid a TCP connect, a selector thread and a cold pool per
+   * sandbox). HTTP/1.1 because the server speaks only that: asking for HTTP/2 on {@code http://}
+   * adds an {@code Upgrade: h2c} round of headers the server ignores.
+   */
+  private static final HttpClient HTTP =
+      HttpClient.newBuilder()
+          .version(HttpClient.Version.HTTP_1_1)
+          .connectTimeout(CONNECT_TIMEOUT)
+          .build();
+
   private final RemoteServer server;
   private final HttpClient http;
 
   RemoteClient(RemoteServer server) {
     this.server = server;
-    this.http = HttpClient.newBuilder().connectTimeout(CONNECT_TIMEOUT).build();
+    this.http = HTTP;
   }
 
   String base() {
@@ -98,6 +111,16 @@ final class RemoteClient {
     return r.body();
   }
 
+  private static SnapshotException.Reason snapshotReason(String wire) {
+    for (SnapshotException.Reason r : SnapshotException.Reason.values()) {
+      if (r.name().equals(wire)) {
+        return r;
+      }
+    }
+    // A reason this client does not know yet: the server's message says what it was.
+    return SnapshotException.Reason.IO;
+  }
+
   private RuntimeException error(int status, byte[] body) {
     String code = "";
     String message = "HTTP " + status;
@@ -113,6 +136,9 @@ final class RemoteClient {
       // a proxy's HTML page: the status says enough
     }
     String text = "server: " + message + (fix.isEmpty() ? "" : " (" + fix + ")");
+    if (code.equals("snapshot")) {
+      return new SnapshotException(snapshotReason(reason), text);
+    }
     if (!reason.isEmpty()) {
       return new FileOperationException(FileOperationException.Reason.fromWire(reason), text);
     }

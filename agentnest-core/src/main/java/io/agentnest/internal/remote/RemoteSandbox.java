@@ -2,6 +2,7 @@ package io.agentnest.internal.remote;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.agentnest.ApprovalPolicy;
 import io.agentnest.Artifact;
 import io.agentnest.ExecError;
 import io.agentnest.ExecOptions;
@@ -41,6 +42,9 @@ import org.jspecify.annotations.Nullable;
 public final class RemoteSandbox implements Sandbox {
   private static final Duration SLACK = Duration.ofSeconds(30);
 
+  /** Fork, snapshot and restore copy a sandbox's files and sessions: minutes, not seconds. */
+  private static final Duration FORK = Duration.ofMinutes(5);
+
   private final RemoteClient client;
   private final SandboxConfig config;
   private final String id;
@@ -74,6 +78,10 @@ public final class RemoteSandbox implements Sandbox {
       var hosts = body.putArray("allowHosts");
       config.network().rules().forEach(hosts::add);
     }
+    if (config.approvals().equals(ApprovalPolicy.recommended())) {
+      // The server's approvals queue asks the tenant (GET/POST /v1/approvals).
+      body.put("approvals", "recommended");
+    }
     RemoteClient client = new RemoteClient(server);
     JsonNode made = client.json("POST", "/v1/sandboxes", body, config.startTimeout().plus(SLACK));
     return new RemoteSandbox(
@@ -88,7 +96,11 @@ public final class RemoteSandbox implements Sandbox {
       refused.add("secretEnv (secret environment variables)");
     }
     if (c.approvalHandler() != null) {
-      refused.add("approvalHandler (the server's approvals queue is not in the API yet)");
+      refused.add("approvalHandler (the server's approvals queue answers: GET/POST /v1/approvals)");
+    }
+    // Rules the server cannot take would otherwise be dropped, and their operations go ahead.
+    if (!c.approvals().isInactive() && !c.approvals().equals(ApprovalPolicy.recommended())) {
+      refused.add("approval rules other than ApprovalPolicy.recommended()");
     }
     if (!c.networkListeners().isEmpty()) {
       refused.add("onNetworkEvent listeners");
@@ -262,14 +274,32 @@ public final class RemoteSandbox implements Sandbox {
     return CompletableFuture.supplyAsync(() -> runCode(code, options));
   }
 
+  /**
+   * A copy made by the server (counted against the tenant's quota); its {@link #forkReport} is
+   * empty, since the HTTP API reports only the mode.
+   */
   @Override
   public Sandbox fork() {
-    throw unsupported("fork");
+    JsonNode made = client.json("POST", path("/fork"), Json.MAPPER.createObjectNode(), FORK);
+    return adopt(client, config, made.path("sandbox"));
   }
 
   @Override
   public List<Sandbox> fork(int n) {
-    throw unsupported("fork");
+    if (n < 1) {
+      throw new IllegalArgumentException("fork(n) needs n >= 1, got " + n);
+    }
+    List<Sandbox> out = new ArrayList<>();
+    try {
+      for (int i = 0; i < n; i++) {
+        out.add(fork());
+      }
+    } catch (RuntimeException e) {
+      // All or nothing, as a local fork(n): the copies made so far go.
+      out.forEach(Sandbox::close);
+      throw e;
+    }
+    return out;
   }
 
   @Override
@@ -282,9 +312,17 @@ public final class RemoteSandbox implements Sandbox {
     return Optional.empty();
   }
 
+  /** Files matching the glob, with size and sha256; download them with {@code files().read}. */
   @Override
   public List<Artifact> artifacts(String glob) {
-    throw unsupported("artifacts");
+    JsonNode r = client.get(path("/artifacts?glob=" + RemoteClient.q(glob)));
+    List<Artifact> out = new ArrayList<>();
+    for (JsonNode a : r.path("artifacts")) {
+      out.add(
+          new Artifact(
+              a.path("path").asText(), a.path("size").asLong(), a.path("sha256").asText(), null));
+    }
+    return out;
   }
 
   @Override
@@ -302,9 +340,50 @@ public final class RemoteSandbox implements Sandbox {
     throw unsupported("uploadArchive");
   }
 
+  /**
+   * Saves the sandbox's state on the server under the tenant's own {@code name}; restore it with
+   * {@code Sandbox.restore(name, remoteConfig)}. The server keeps the image id to itself.
+   */
   @Override
   public SnapshotInfo snapshot(String name, boolean replace) {
-    throw unsupported("snapshots");
+    ObjectNode body = Json.MAPPER.createObjectNode();
+    body.put("name", name);
+    body.put("replace", replace);
+    JsonNode s = client.json("POST", path("/snapshots"), body, FORK);
+    List<String> sessions = new ArrayList<>();
+    s.path("sessions").forEach(x -> sessions.add(x.asText()));
+    return new SnapshotInfo(
+        s.path("name").asText(),
+        Instant.parse(s.path("createdAt").asText()),
+        s.path("image").asText(),
+        "",
+        null,
+        s.path("bytes").asLong(),
+        sessions,
+        s.path("memory").asBoolean(),
+        "",
+        config);
+  }
+
+  /** A new sandbox on the server from the tenant's snapshot {@code name}. */
+  public static Sandbox restore(String name, SandboxConfig config) {
+    RemoteServer server = config.remote();
+    if (server == null) {
+      throw new IllegalArgumentException("not a remote configuration");
+    }
+    RemoteClient client = new RemoteClient(server);
+    JsonNode made =
+        client.json(
+            "POST",
+            "/v1/snapshots/" + RemoteClient.q(name) + "/restore",
+            Json.MAPPER.createObjectNode(),
+            config.startTimeout().plus(FORK));
+    return adopt(client, config, made);
+  }
+
+  private static RemoteSandbox adopt(RemoteClient client, SandboxConfig config, JsonNode made) {
+    return new RemoteSandbox(
+        client, config, made.path("id").asText(), Instant.parse(made.path("expiresAt").asText()));
   }
 
   @Override

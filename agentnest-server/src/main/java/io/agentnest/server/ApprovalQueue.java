@@ -1,0 +1,135 @@
+package io.agentnest.server;
+
+import io.agentnest.ApprovalDecision;
+import io.agentnest.ApprovalHandler;
+import io.agentnest.ApprovalRequest;
+import io.javalin.http.Context;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The approvals queue: a sandbox's operation that its approval policy marks {@code ASK} waits here
+ * until a person of the same tenant approves or denies it over the API, or its policy's timeout
+ * denies it. Bounded per tenant (past the bound a request is denied at once, so a sandbox cannot
+ * grow the queue without end); the question's text comes from the sandbox, so it is bounded too and
+ * reaches the reader only as escaped JSON.
+ */
+final class ApprovalQueue {
+  /** Questions one tenant may have waiting at once. */
+  static final int MAX_PENDING_PER_TENANT = 100;
+
+  /** Characters of a sandbox-supplied target or detail, and of a decision's reason, kept. */
+  static final int MAX_TEXT = 2000;
+
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  record Pending(
+      String id,
+      String tenant,
+      ApprovalRequest request,
+      CompletableFuture<ApprovalDecision> answer) {}
+
+  private final Map<String, Pending> byId = new ConcurrentHashMap<>();
+
+  /** The handler of one sandbox of {@code tenant} whose policy waits at most {@code timeout}. */
+  ApprovalHandler handlerFor(String tenant, Duration timeout) {
+    return request -> enqueue(tenant, request, timeout);
+  }
+
+  private synchronized CompletableFuture<ApprovalDecision> enqueue(
+      String tenant, ApprovalRequest request, Duration timeout) {
+    long waiting = byId.values().stream().filter(p -> p.tenant().equals(tenant)).count();
+    if (waiting >= MAX_PENDING_PER_TENANT) {
+      return CompletableFuture.completedFuture(
+          new ApprovalDecision(
+              false,
+              "denied: " + MAX_PENDING_PER_TENANT + " approvals are already waiting",
+              "server"));
+    }
+    byte[] raw = new byte[12];
+    RANDOM.nextBytes(raw);
+    String id = "apr_" + HexFormat.of().formatHex(raw);
+    CompletableFuture<ApprovalDecision> answer = new CompletableFuture<>();
+    byId.put(id, new Pending(id, tenant, request, answer));
+    // The core denies after the policy's timeout on its own; the entry goes at the same time, so
+    // nobody approves a question that is no longer asked.
+    answer.completeOnTimeout(
+        new ApprovalDecision(false, "no decision within " + timeout, "server"),
+        timeout.toMillis(),
+        TimeUnit.MILLISECONDS);
+    answer.whenComplete((d, e) -> byId.remove(id));
+    return answer;
+  }
+
+  /** The waiting questions of {@code tenant}, oldest first. */
+  List<Pending> pending(String tenant) {
+    return byId.values().stream()
+        // A question answered or timed out a moment ago may still be in the map: not waiting.
+        .filter(p -> p.tenant().equals(tenant) && !p.answer().isDone())
+        .sorted((a, b) -> a.request().requestedAt().compareTo(b.request().requestedAt()))
+        .toList();
+  }
+
+  /** GET /v1/approvals: the caller's tenant's waiting questions, oldest first. */
+  void list(Context ctx) {
+    Tenant t = SandboxApi.tenant(ctx);
+    List<Wire.ApprovalView> out = new ArrayList<>();
+    pending(t.name())
+        .forEach(
+            p ->
+                out.add(
+                    new Wire.ApprovalView(
+                        p.id(),
+                        p.request().sandboxId(),
+                        p.request().kind(),
+                        bound(p.request().target()),
+                        bound(p.request().detail()),
+                        p.request().requestedAt().toString())));
+    AgentNestServer.json(ctx, 200, Map.of("approvals", out));
+  }
+
+  /** POST /v1/approvals/{id} {approve, reason}: answers one of the tenant's questions. */
+  void decide(Context ctx, long maxJson) {
+    Tenant t = SandboxApi.tenant(ctx);
+    String id = ctx.pathParam("id");
+    Wire.Decide req = Wire.read(SandboxApi.body(ctx, maxJson), Wire.Decide.class);
+    String reason = req.reason() == null ? "" : req.reason();
+    if (reason.length() > MAX_TEXT) {
+      throw ApiException.badRequest(
+          ErrorCode.INVALID_FIELD,
+          "reason is longer than " + MAX_TEXT + " characters",
+          "say why in fewer words");
+    }
+    Pending p = byId.get(id);
+    // Another tenant's question is exactly as absent as one that never was.
+    String why = reason.isEmpty() ? (req.approve() ? "approved" : "denied") : reason;
+    if (p == null
+        || !p.tenant().equals(t.name())
+        || !p.answer().complete(new ApprovalDecision(req.approve(), why, "api:" + t.name()))) {
+      throw new ApiException(
+          404,
+          ErrorCode.NOT_FOUND,
+          "approval '" + Escape.id(id) + "' not found (decided, timed out, or never asked)",
+          "list the waiting ones with GET /v1/approvals");
+    }
+    ctx.status(204);
+  }
+
+  /** Denies every waiting question (server shutdown): nothing waits on a server that is gone. */
+  void denyAll() {
+    for (Pending p : List.copyOf(byId.values())) {
+      p.answer().complete(new ApprovalDecision(false, "the server stopped", "server"));
+    }
+  }
+
+  private static String bound(String s) {
+    return s.length() <= MAX_TEXT ? s : s.substring(0, MAX_TEXT) + "…";
+  }
+}

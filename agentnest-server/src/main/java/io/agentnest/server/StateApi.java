@@ -1,0 +1,327 @@
+package io.agentnest.server;
+
+import io.agentnest.Artifact;
+import io.agentnest.ForkReport;
+import io.agentnest.Sandbox;
+import io.agentnest.SandboxConfig;
+import io.agentnest.SnapshotException;
+import io.agentnest.SnapshotInfo;
+import io.agentnest.audit.AuditEvent;
+import io.agentnest.audit.AuditLog;
+import io.agentnest.audit.AuditQuery;
+import io.javalin.http.Context;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.regex.Pattern;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The routes that copy a sandbox's state: fork, snapshots (save, list, restore, delete) and
+ * artifacts. Snapshots live in the installation's one store, so a tenant's snapshot is stored as
+ * {@code <tenant>.<name>}: tenant names have no dot, so the prefix cannot be forged, and a tenant
+ * never sees, restores or deletes a name without its own prefix (another tenant's name is 404).
+ */
+final class StateApi {
+  /** What a client may call a snapshot: the store's rule, without dots, short enough to prefix. */
+  private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_-]{0,35}");
+
+  private static final int MAX_GLOB = 1024;
+
+  /** Audit records one request may ask for: bounds the reply, whatever the log holds. */
+  static final int MAX_AUDIT = 1000;
+
+  private final ServerConfig config;
+  private final Registry registry;
+  private final Clock clock;
+
+  StateApi(ServerConfig config, Registry registry, Clock clock) {
+    this.config = config;
+    this.registry = registry;
+    this.clock = clock;
+  }
+
+  /** POST /v1/sandboxes/{id}/fork: an independent copy, counted against the tenant's quota. */
+  void fork(Context ctx) {
+    Tenant t = SandboxApi.tenant(ctx);
+    Registry.Entry parent = registry.get(t.name(), ctx.pathParam("id"));
+    Registry.Reservation r = registry.reserve(t, parent.memoryBytes(), parent.cpus());
+    Sandbox copy;
+    try {
+      copy = parent.sandbox().fork();
+    } catch (RuntimeException e) {
+      registry.release(r);
+      throw AgentNestServer.map(e);
+    }
+    Registry.Entry entry =
+        new Registry.Entry(
+            t.name(),
+            copy,
+            parent.image(),
+            parent.memoryBytes(),
+            parent.cpus(),
+            clock.instant(),
+            ConcurrentHashMap.newKeySet());
+    entry.sessions().addAll(parent.sessions());
+    registry.commit(r, entry);
+    Optional<ForkReport> report = copy.forkReport();
+    AgentNestServer.json(
+        ctx,
+        201,
+        new Wire.ForkView(
+            SandboxApi.view(entry),
+            report.map(f -> f.mode().name().toLowerCase(Locale.ROOT)).orElse(null)));
+  }
+
+  /** POST /v1/sandboxes/{id}/snapshots {name, replace}: saves the sandbox's state. */
+  void save(Context ctx) {
+    Tenant t = SandboxApi.tenant(ctx);
+    Registry.Entry e = registry.get(t.name(), ctx.pathParam("id"));
+    Wire.SaveSnapshot req =
+        Wire.read(SandboxApi.body(ctx, config.maxJsonBytes()), Wire.SaveSnapshot.class);
+    String stored = stored(t, req.name());
+    SnapshotInfo info;
+    try {
+      info = e.sandbox().snapshot(stored, Boolean.TRUE.equals(req.replace()));
+    } catch (RuntimeException ex) {
+      throw map(ex, req.name());
+    }
+    AgentNestServer.json(ctx, 201, view(t, info));
+  }
+
+  /** GET /v1/snapshots: the tenant's snapshots, newest first. */
+  void list(Context ctx) {
+    Tenant t = SandboxApi.tenant(ctx);
+    List<Wire.SnapshotView> out = new ArrayList<>();
+    for (SnapshotInfo s : Sandbox.snapshots()) {
+      if (s.name().startsWith(prefix(t))) {
+        out.add(view(t, s));
+      }
+    }
+    AgentNestServer.json(ctx, 200, Map.of("snapshots", out));
+  }
+
+  /** DELETE /v1/snapshots/{name}. */
+  void delete(Context ctx) {
+    Tenant t = SandboxApi.tenant(ctx);
+    String name = ctx.pathParam("name");
+    if (!Sandbox.removeSnapshot(stored(t, name))) {
+      throw notFound(name);
+    }
+    ctx.status(204);
+  }
+
+  /**
+   * POST /v1/snapshots/{name}/restore: a new sandbox from the snapshot, with the configuration it
+   * was saved with, checked again against today's policy (the server's or the tenant's may have
+   * tightened since) and counted against the quota before it starts.
+   */
+  void restore(Context ctx) {
+    Tenant t = SandboxApi.tenant(ctx);
+    String name = ctx.pathParam("name");
+    String stored = stored(t, name);
+    SnapshotInfo info =
+        Sandbox.snapshots().stream()
+            .filter(s -> s.name().equals(stored))
+            .findFirst()
+            .orElseThrow(() -> notFound(name));
+    SandboxConfig saved = info.config();
+    // Defence in depth: the name's prefix says whose it is; the label the server wrote must agree.
+    if (!t.name().equals(saved.labels().get(SandboxApi.TENANT_LABEL))) {
+      throw notFound(name);
+    }
+    Policies.Effective p = Policies.effective(config.policy(), t);
+    p.check(
+        saved.image(),
+        saved.memoryBytes(),
+        saved.cpus(),
+        saved.ttl(),
+        saved.network().isNone() ? List.of() : saved.network().rules());
+    Registry.Reservation r = registry.reserve(t, saved.memoryBytes(), saved.cpus());
+    Sandbox sb;
+    try {
+      sb = Sandbox.restore(stored);
+    } catch (RuntimeException ex) {
+      registry.release(r);
+      throw map(ex, name);
+    }
+    Registry.Entry entry =
+        new Registry.Entry(
+            t.name(),
+            sb,
+            saved.image(),
+            saved.memoryBytes(),
+            saved.cpus(),
+            clock.instant(),
+            ConcurrentHashMap.newKeySet());
+    entry.sessions().addAll(info.sessions());
+    registry.commit(r, entry);
+    AgentNestServer.json(ctx, 201, SandboxApi.view(entry));
+  }
+
+  /** GET /v1/sandboxes/{id}/artifacts?glob=G: regular files matching, with size and sha256. */
+  void artifacts(Context ctx) {
+    Tenant t = SandboxApi.tenant(ctx);
+    Registry.Entry e = registry.get(t.name(), ctx.pathParam("id"));
+    String glob = glob(ctx.queryParam("glob"));
+    List<Artifact> found;
+    try {
+      found = e.sandbox().artifacts(glob);
+    } catch (RuntimeException ex) {
+      throw AgentNestServer.map(ex);
+    }
+    AgentNestServer.json(
+        ctx,
+        200,
+        Map.of(
+            "artifacts",
+            found.stream()
+                .map(a -> new Wire.ArtifactView(a.path(), a.size(), a.sha256()))
+                .toList()));
+  }
+
+  /**
+   * GET /v1/sandboxes/{id}/audit?type=T&since=ISO&limit=N: the sandbox's audit records, newest
+   * first, from the server's own log (the chain stays the server's; a tenant reads only records of
+   * its own sandboxes, which the route's ownership check guarantees).
+   */
+  void audit(Context ctx) {
+    Tenant t = SandboxApi.tenant(ctx);
+    Registry.Entry e = registry.get(t.name(), ctx.pathParam("id"));
+    AuditQuery.Builder q = AuditQuery.builder().sandbox(e.sandbox().id()).newestFirst();
+    String type = ctx.queryParam("type");
+    if (type != null && !type.isEmpty()) {
+      if (!AuditEvent.TYPES.contains(type)) {
+        throw ApiException.badRequest(
+            ErrorCode.INVALID_FIELD,
+            "audit type '" + Escape.id(type) + "' is unknown",
+            "use one of " + String.join(", ", AuditEvent.TYPES.stream().sorted().toList()));
+      }
+      q.type(type);
+    }
+    String since = ctx.queryParam("since");
+    if (since != null && !since.isEmpty()) {
+      try {
+        q.since(Instant.parse(since));
+      } catch (DateTimeParseException ex) {
+        throw ApiException.badRequest(
+            ErrorCode.INVALID_FIELD,
+            "since '" + Escape.id(since) + "' is not an ISO-8601 instant",
+            "send e.g. since=2026-12-04T10:00:00Z");
+      }
+    }
+    q.limit(limit(ctx.queryParam("limit")));
+    List<AuditEvent> events = AuditLog.shared().query(q.build());
+    List<Wire.AuditView> out = new ArrayList<>();
+    for (AuditEvent ev : events) {
+      out.add(new Wire.AuditView(ev.seq(), ev.time().toString(), ev.type(), ev.actor(), ev.data()));
+    }
+    AgentNestServer.json(ctx, 200, Map.of("events", out));
+  }
+
+  private static int limit(@Nullable String raw) {
+    if (raw == null || raw.isEmpty()) {
+      return AuditQuery.DEFAULT_LIMIT;
+    }
+    try {
+      int n = Integer.parseInt(raw);
+      if (n >= 1 && n <= MAX_AUDIT) {
+        return n;
+      }
+    } catch (NumberFormatException ignored) {
+      // refused below with the bounds
+    }
+    throw ApiException.badRequest(
+        ErrorCode.INVALID_FIELD,
+        "limit '" + Escape.id(raw) + "' is not a number in 1.." + MAX_AUDIT,
+        "send e.g. limit=100");
+  }
+
+  /**
+   * A glob is matched against paths relative to the workspace, so it needs no '..' and no leading
+   * '/': either is refused here (as a path would be) rather than matching nothing in silence.
+   */
+  static String glob(@Nullable String glob) {
+    String g = glob == null || glob.isEmpty() ? "**" : glob;
+    if (g.length() > MAX_GLOB) {
+      throw ApiException.badRequest(
+          ErrorCode.BAD_PATH,
+          "glob is longer than " + MAX_GLOB + " characters",
+          "use a shorter glob, e.g. output/**.png");
+    }
+    return Paths.check(g, false);
+  }
+
+  private static String prefix(Tenant t) {
+    return t.name() + ".";
+  }
+
+  private static String stored(Tenant t, @Nullable String name) {
+    if (name == null || !NAME.matcher(name).matches()) {
+      throw ApiException.badRequest(
+          ErrorCode.INVALID_FIELD,
+          "snapshot name '" + Escape.id(String.valueOf(name)) + "' is invalid",
+          "use 1-36 letters, digits, '_' or '-', starting with a letter or digit");
+    }
+    return prefix(t) + name;
+  }
+
+  private static Wire.SnapshotView view(Tenant t, SnapshotInfo s) {
+    return new Wire.SnapshotView(
+        s.name().substring(prefix(t).length()),
+        s.created().toString(),
+        s.image(),
+        s.bytes(),
+        s.sessions(),
+        s.memory());
+  }
+
+  private static ApiException notFound(String name) {
+    return new ApiException(
+        404,
+        ErrorCode.NOT_FOUND,
+        "snapshot '" + Escape.id(name) + "' not found",
+        "list yours with GET /v1/snapshots; other tenants' snapshots are never visible");
+  }
+
+  private static ApiException map(RuntimeException e, String name) {
+    if (!(e instanceof SnapshotException s)) {
+      return AgentNestServer.map(e);
+    }
+    SnapshotException.Reason reason = s.reason();
+    int status =
+        switch (reason) {
+          case BAD_NAME -> 400;
+          case NOT_FOUND -> 404;
+          case EXISTS -> 409;
+          case NEEDS_CONFIG, SECRET -> 422;
+          case DISK_FULL -> 507;
+          default -> 500;
+        };
+    if (status == 404) {
+      return notFound(name);
+    }
+    // The store's message names the stored (prefixed) name and host paths: the client gets the
+    // reason and its own name only.
+    return new ApiException(
+        status,
+        ErrorCode.SNAPSHOT,
+        switch (reason) {
+          case EXISTS -> "snapshot '" + Escape.id(name) + "' already exists";
+          case SECRET -> "snapshot '" + Escape.id(name) + "' refused: the state holds a secret";
+          default -> "snapshot '" + Escape.id(name) + "' failed: " + reason.code();
+        },
+        switch (reason) {
+          case EXISTS -> "choose another name, or send \"replace\": true";
+          case SECRET -> "the sandbox's state holds a secret's value: remove it first";
+          default -> "see the server log; retry once the operator has checked the store";
+        },
+        Map.of("reason", reason.code()));
+  }
+}

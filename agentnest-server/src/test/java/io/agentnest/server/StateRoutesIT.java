@@ -1,0 +1,222 @@
+package io.agentnest.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.agentnest.docker.DockerEngineRequired;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.List;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Fork, snapshots and artifacts over the real HTTP stack on the real engine: each works for its
+ * tenant, is invisible (404) to another, and refuses hostile input (oversized or malformed bodies,
+ * traversal in names and globs) before anything reaches the sandbox or the snapshot store.
+ */
+@ExtendWith(DockerEngineRequired.class)
+class StateRoutesIT {
+  @TempDir static Path dir;
+
+  static TenantStore store;
+  static AgentNestServer server;
+  static Http http;
+  static String keyA;
+  static String keyB;
+  static String sandboxA;
+
+  @BeforeAll
+  static void start() {
+    store = TenantStore.open(dir.resolve("tenants.db"), Clock.systemUTC());
+    keyA = store.add(new Tenant("alpha", 4, 2L << 30, 4, 1000, null, null), null);
+    keyB = store.add(new Tenant("beta", 2, 1L << 30, 2, 1000, null, null), null);
+    ServerConfig config =
+        ServerConfig.parse(
+            """
+            listen: {host: 127.0.0.1, port: 0}
+            max_json: 4k
+            policy:
+              max_memory: 1g
+            """,
+            "test");
+    server = new AgentNestServer(config, store);
+    http = new Http(server.start());
+    Http.Reply r = http.json("POST", "/v1/sandboxes", keyA, "{\"memoryBytes\": 268435456}");
+    assertThat(r.status()).as(r.text()).isEqualTo(201);
+    sandboxA = r.json().get("id").asText();
+  }
+
+  @AfterAll
+  static void stop() {
+    if (server != null) {
+      server.destroyAll();
+      server.close();
+    }
+    if (store != null) {
+      store.close();
+    }
+  }
+
+  static String sb(String rest) {
+    return "/v1/sandboxes/" + sandboxA + rest;
+  }
+
+  @Test
+  void aForkIsAnIndependentCopyCountedAgainstTheQuota() {
+    http.json("POST", sb("/code"), keyA, "{\"code\": \"fork_me = 41\"}");
+    http.json("POST", sb("/exec"), keyA, "{\"command\": \"echo parent > f.txt\"}");
+    Http.Reply made = http.json("POST", sb("/fork"), keyA, "");
+    assertThat(made.status()).as(made.text()).isEqualTo(201);
+    String copy = made.json().at("/sandbox/id").asText();
+    assertThat(made.json().get("mode").asText()).isIn("checkpoint", "state_transfer");
+    try {
+      Http.Reply value =
+          http.json("POST", "/v1/sandboxes/" + copy + "/code", keyA, "{\"code\": \"fork_me + 1\"}");
+      assertThat(value.json().get("result").asText()).as(value.text()).isEqualTo("42");
+      http.json(
+          "POST", "/v1/sandboxes/" + copy + "/exec", keyA, "{\"command\": \"echo c > f.txt\"}");
+      Http.Reply parent = http.get(sb("/files/content?path=f.txt"), keyA);
+      assertThat(parent.text()).isEqualTo("parent\n");
+      assertThat(http.get("/v1/tenant", keyA).json().at("/usage/sandboxes").asInt())
+          .isGreaterThanOrEqualTo(2);
+    } finally {
+      assertThat(http.delete("/v1/sandboxes/" + copy, keyA).status()).isEqualTo(204);
+    }
+  }
+
+  @Test
+  void aSnapshotIsSavedListedRestoredAndDeletedUnderTheTenantsOwnName() {
+    http.json("POST", sb("/code"), keyA, "{\"code\": \"saved = 'kept'\"}");
+    try {
+      saveListRestoreDelete();
+    } finally {
+      http.delete("/v1/snapshots/snap-1", keyA);
+    }
+  }
+
+  private void saveListRestoreDelete() {
+    Http.Reply saved = http.json("POST", sb("/snapshots"), keyA, "{\"name\": \"snap-1\"}");
+    assertThat(saved.status()).as(saved.text()).isEqualTo(201);
+    assertThat(saved.json().get("name").asText()).isEqualTo("snap-1");
+
+    Http.Reply again = http.json("POST", sb("/snapshots"), keyA, "{\"name\": \"snap-1\"}");
+    assertThat(again.status()).as(again.text()).isEqualTo(409);
+    assertThat(again.json().at("/error/reason").asText()).isEqualTo("EXISTS");
+    assertThat(again.text()).doesNotContain("alpha.snap-1").doesNotContain(dir.toString());
+
+    assertThat(http.get("/v1/snapshots", keyA).json().get("snapshots").findValuesAsText("name"))
+        .contains("snap-1");
+    assertThat(http.get("/v1/snapshots", keyB).json().get("snapshots").findValuesAsText("name"))
+        .doesNotContain("snap-1");
+
+    Http.Reply restored = http.json("POST", "/v1/snapshots/snap-1/restore", keyA, "");
+    assertThat(restored.status()).as(restored.text()).isEqualTo(201);
+    String id = restored.json().get("id").asText();
+    try {
+      Http.Reply v =
+          http.json("POST", "/v1/sandboxes/" + id + "/code", keyA, "{\"code\": \"saved\"}");
+      assertThat(v.json().get("result").asText()).as(v.text()).isEqualTo("'kept'");
+    } finally {
+      http.delete("/v1/sandboxes/" + id, keyA);
+    }
+    assertThat(http.delete("/v1/snapshots/snap-1", keyA).status()).isEqualTo(204);
+    assertThat(http.delete("/v1/snapshots/snap-1", keyA).status()).isEqualTo(404);
+  }
+
+  @Test
+  void anotherTenantsSnapshotAndSandboxAre404ForEveryStateRoute() {
+    Http.Reply saved = http.json("POST", sb("/snapshots"), keyA, "{\"name\": \"private\"}");
+    assertThat(saved.status()).as(saved.text()).isEqualTo(201);
+    try {
+      for (Http.Reply r :
+          List.of(
+              http.json("POST", "/v1/snapshots/private/restore", keyB, ""),
+              http.delete("/v1/snapshots/private", keyB),
+              http.json("POST", sb("/fork"), keyB, ""),
+              http.json("POST", sb("/snapshots"), keyB, "{\"name\": \"stolen\"}"),
+              http.get(sb("/artifacts"), keyB))) {
+        assertThat(r.status()).as(r.text()).isEqualTo(404);
+        assertThat(r.errorCode()).isEqualTo("not_found");
+      }
+      // The stored name is "alpha.private": spelling it out does not reach it either.
+      Http.Reply spelled = http.json("POST", "/v1/snapshots/alpha.private/restore", keyB, "");
+      assertThat(spelled.status()).as(spelled.text()).isEqualTo(400);
+      assertThat(http.get("/v1/snapshots", keyA).json().get("snapshots").findValuesAsText("name"))
+          .contains("private");
+    } finally {
+      http.delete("/v1/snapshots/private", keyA);
+    }
+  }
+
+  @Test
+  void artifactsListMatchingFilesWithTheirChecksum() {
+    http.send(
+        "PUT",
+        sb("/files/content?path=out/report.txt"),
+        keyA,
+        "hello".getBytes(StandardCharsets.UTF_8),
+        "application/octet-stream");
+    Http.Reply r = http.get(sb("/artifacts?glob=out/*.txt"), keyA);
+    assertThat(r.status()).as(r.text()).isEqualTo(200);
+    assertThat(r.json().get("artifacts").findValuesAsText("path")).contains("out/report.txt");
+    assertThat(r.json().get("artifacts").findValuesAsText("sha256"))
+        .contains("2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
+  }
+
+  @Test
+  void theAuditOfAnOwnSandboxIsReadableAndBoundedAndAnotherTenantsIs404() {
+    http.json("POST", sb("/exec"), keyA, "{\"command\": \"echo audited\"}");
+    Http.Reply r = http.get(sb("/audit?type=exec.finished&limit=5"), keyA);
+    assertThat(r.status()).as(r.text()).isEqualTo(200);
+    assertThat(r.json().get("events").size()).isBetween(1, 5);
+    assertThat(r.json().get("events").findValuesAsText("type")).containsOnly("exec.finished");
+    assertThat(http.get(sb("/audit"), keyB).status()).isEqualTo(404);
+    for (String bad :
+        List.of("type=nope", "limit=0", "limit=1001", "limit=abc", "since=yesterday")) {
+      Http.Reply refused = http.get(sb("/audit?" + bad), keyA);
+      assertThat(refused.status()).as(bad + ": " + refused.text()).isEqualTo(400);
+      assertThat(refused.errorCode()).isEqualTo("invalid_field");
+    }
+  }
+
+  @Test
+  void hostileInputIsRefusedBeforeItReachesTheSandboxOrTheStore() {
+    // Traversal and absolute paths in globs.
+    for (String glob : List.of("../**", "%2e%2e/etc/*", "/etc/*", "a/../../b")) {
+      Http.Reply r = http.get(sb("/artifacts?glob=" + glob), keyA);
+      assertThat(r.status()).as(glob + ": " + r.text()).isEqualTo(400);
+      assertThat(r.errorCode()).isEqualTo("bad_path");
+    }
+    // Snapshot names that would leave the tenant's prefix or the store's directory.
+    for (String name : List.of("../x", "a/b", ".hidden", "beta.x", "x".repeat(37), "")) {
+      Http.Reply r =
+          http.json(
+              "POST", sb("/snapshots"), keyA, "{\"name\": \"" + name.replace("\\", "\\\\") + "\"}");
+      assertThat(r.status()).as(name + ": " + r.text()).isEqualTo(400);
+      assertThat(r.errorCode()).isEqualTo("invalid_field");
+    }
+    for (String path : List.of("..%2Fx", "%2e%2e", "a.b")) {
+      Http.Reply r = http.json("POST", "/v1/snapshots/" + path + "/restore", keyA, "");
+      assertThat(r.status()).as(path + ": " + r.text()).isIn(400, 404);
+    }
+    // Malformed, unknown-field, wrong-type and oversized bodies.
+    Http.Reply malformed = http.json("POST", sb("/snapshots"), keyA, "{\"name\": ");
+    assertThat(malformed.status()).isEqualTo(400);
+    assertThat(malformed.errorCode()).isEqualTo("malformed_json");
+    Http.Reply unknown = http.json("POST", sb("/snapshots"), keyA, "{\"name\": \"a\", \"x\": 1}");
+    assertThat(unknown.errorCode()).isEqualTo("unknown_field");
+    Http.Reply type = http.json("POST", sb("/snapshots"), keyA, "{\"name\": [1]}");
+    assertThat(type.errorCode()).isEqualTo("invalid_field");
+    Http.Reply big =
+        http.json("POST", sb("/snapshots"), keyA, "{\"name\": \"" + "a".repeat(8192) + "\"}");
+    assertThat(big.status()).isEqualTo(413);
+    assertThat(big.errorCode()).isEqualTo("body_too_large");
+    assertThat(http.get("/v1/snapshots", keyA).json().get("snapshots").findValuesAsText("name"))
+        .allMatch(n -> n.matches("[A-Za-z0-9][A-Za-z0-9_-]{0,35}"))
+        .doesNotContain("a", "x".repeat(37));
+  }
+}
