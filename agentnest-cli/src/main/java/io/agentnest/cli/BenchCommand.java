@@ -24,10 +24,7 @@ import java.util.Random;
 import java.util.ServiceLoader;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
-import me.tongfei.progressbar.ConsoleProgressBarConsumer;
 import me.tongfei.progressbar.ProgressBar;
-import me.tongfei.progressbar.ProgressBarBuilder;
-import me.tongfei.progressbar.ProgressBarStyle;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -535,13 +532,7 @@ final class BenchCommand implements Callable<Integer> {
       body.run();
     }
     double[] ms = new double[n];
-    try (ProgressBar pb =
-        new ProgressBarBuilder()
-            .setTaskName(op)
-            .setInitialMax(n)
-            .setStyle(ProgressBarStyle.ASCII)
-            .setConsumer(new ConsoleProgressBarConsumer(System.err))
-            .build()) {
+    try (ProgressBar pb = Progress.bar(op, n)) {
       for (int i = 0; i < n; i++) {
         before.run();
         long t0 = System.nanoTime();

@@ -7,10 +7,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import me.tongfei.progressbar.ConsoleProgressBarConsumer;
 import me.tongfei.progressbar.ProgressBar;
-import me.tongfei.progressbar.ProgressBarBuilder;
-import me.tongfei.progressbar.ProgressBarStyle;
 
 /**
  * {@code bench --only cold-start --trace}: cold starts again, each traced step by step ({@link
@@ -22,13 +19,7 @@ final class ColdStartTrace {
 
   static Map<String, double[]> run(SandboxConfig config, int iterations) {
     Map<String, List<Double>> steps = new LinkedHashMap<>();
-    try (ProgressBar pb =
-        new ProgressBarBuilder()
-            .setTaskName("cold-start --trace")
-            .setInitialMax(iterations)
-            .setStyle(ProgressBarStyle.ASCII)
-            .setConsumer(new ConsoleProgressBarConsumer(System.err))
-            .build()) {
+    try (ProgressBar pb = Progress.bar("cold-start --trace", iterations)) {
       for (int i = 0; i < iterations; i++) {
         StartTrace t = StartTrace.begin();
         try {

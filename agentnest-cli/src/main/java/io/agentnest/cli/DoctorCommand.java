@@ -15,10 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import me.tongfei.progressbar.ConsoleProgressBarConsumer;
 import me.tongfei.progressbar.ProgressBar;
-import me.tongfei.progressbar.ProgressBarBuilder;
-import me.tongfei.progressbar.ProgressBarStyle;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -158,13 +155,7 @@ final class DoctorCommand implements Callable<Integer> {
         engineRoots.isEmpty() ? ESCAPE_ROOTS.getOrDefault(backend, List.of()) : engineRoots;
     EscapeReport report = new EscapeReport(List.of());
     int total = EscapeSuite.builder().only(only).build().selected().size() * targets.size();
-    try (ProgressBar pb =
-        new ProgressBarBuilder()
-            .setTaskName("escapes")
-            .setInitialMax(total)
-            .setStyle(ProgressBarStyle.ASCII)
-            .setConsumer(new ConsoleProgressBarConsumer(System.err))
-            .build()) {
+    try (ProgressBar pb = Progress.bar("escapes", total)) {
       for (String rt : targets) {
         EscapeSuite suite =
             EscapeSuite.builder()

@@ -6,10 +6,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.concurrent.Callable;
-import me.tongfei.progressbar.ConsoleProgressBarConsumer;
 import me.tongfei.progressbar.ProgressBar;
-import me.tongfei.progressbar.ProgressBarBuilder;
-import me.tongfei.progressbar.ProgressBarStyle;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -68,14 +65,7 @@ final class ImageCommand implements Runnable {
       System.out.println(
           "building " + tag + " from Debian " + suite + " with " + String.join(", ", pkgs));
       String status;
-      try (ProgressBar pb =
-          new ProgressBarBuilder()
-              .setTaskName("rootfs")
-              .setInitialMax(-1)
-              .setUnit(" MiB", 1 << 20)
-              .setStyle(ProgressBarStyle.ASCII)
-              .setConsumer(new ConsoleProgressBarConsumer(System.err))
-              .build()) {
+      try (ProgressBar pb = Progress.builder("rootfs", -1).setUnit(" MiB", 1 << 20).build()) {
         status = BaseImageBuilder.build(tag, include, suite, pb::stepTo);
       }
       System.out.println("built " + tag + " (" + status + ")");

@@ -7,10 +7,7 @@ import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxPool;
 import io.agentnest.Secret;
 import java.util.Map;
-import me.tongfei.progressbar.ConsoleProgressBarConsumer;
 import me.tongfei.progressbar.ProgressBar;
-import me.tongfei.progressbar.ProgressBarBuilder;
-import me.tongfei.progressbar.ProgressBarStyle;
 
 /** {@code bench --only pool}: what a warm pool's hand-out costs. */
 final class PoolBench {
@@ -30,13 +27,7 @@ final class PoolBench {
     double[] acquire = new double[iterations];
     double[] first = new double[iterations];
     try (SandboxPool pool = SandboxPool.start(config, options);
-        ProgressBar pb =
-            new ProgressBarBuilder()
-                .setTaskName("pool")
-                .setInitialMax(n)
-                .setStyle(ProgressBarStyle.ASCII)
-                .setConsumer(new ConsoleProgressBarConsumer(System.err))
-                .build()) {
+        ProgressBar pb = Progress.bar("pool", n)) {
       for (int i = 0; i < n; i++) {
         awaitIdle(pool, 2);
         // A member counts as waiting once its container runs and has its bootstrap; its agent

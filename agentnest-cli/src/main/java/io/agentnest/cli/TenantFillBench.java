@@ -12,10 +12,7 @@ import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
-import me.tongfei.progressbar.ConsoleProgressBarConsumer;
 import me.tongfei.progressbar.ProgressBar;
-import me.tongfei.progressbar.ProgressBarBuilder;
-import me.tongfei.progressbar.ProgressBarStyle;
 
 /**
  * {@code bench --only tenant-fill}: fills one Kubernetes tenant with sandboxes up to its pod quota,
@@ -38,13 +35,7 @@ final class TenantFillBench {
     double[] each = new double[count];
     ExecutorService threads = DaemonThreads.pool("agentnest-bench-fill");
     long start = System.nanoTime();
-    try (ProgressBar pb =
-        new ProgressBarBuilder()
-            .setTaskName("tenant-fill")
-            .setInitialMax(count)
-            .setStyle(ProgressBarStyle.ASCII)
-            .setConsumer(new ConsoleProgressBarConsumer(System.err))
-            .build()) {
+    try (ProgressBar pb = Progress.bar("tenant-fill", count)) {
       for (int from = 0; from < count; from += CONCURRENCY) {
         List<Future<Sandbox>> wave = new ArrayList<>();
         for (int i = from; i < Math.min(count, from + CONCURRENCY); i++) {

@@ -3,22 +3,18 @@ package io.agentnest.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agentnest.SandboxConfig;
-import io.agentnest.SandboxInfo;
 import io.agentnest.audit.AuditLog;
 import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.ForgedAgent;
 import io.agentnest.internal.channel.Frame;
 import io.agentnest.internal.channel.Ops;
 import io.agentnest.internal.support.Json;
-import io.agentnest.spi.BackendSandbox;
+import io.agentnest.spi.EngineFreeBackend;
 import io.agentnest.spi.Labels;
-import io.agentnest.spi.RuntimeBackend;
-import io.agentnest.spi.SandboxSpec;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -59,8 +55,15 @@ class PooledHandOutTest {
     return new Frame(Json.object().put("ev", Ops.EV_RESULT).put("id", id), new byte[0]);
   }
 
-  private SandboxConfig config(AuditLog log) {
-    return SandboxConfig.builder().auditLog(log).startTimeout(Duration.ofSeconds(5)).build();
+  /**
+   * Hands the forged agent's sandbox out as the pool would, the agent answering as {@code side}.
+   */
+  private static DefaultSandbox handOut(
+      FakeBackend backend, ForgedAgent agent, ReadyAfterHelloAndExpiry side, AuditLog log) {
+    agent.answerWith(side);
+    SandboxConfig config =
+        SandboxConfig.builder().auditLog(log).startTimeout(Duration.ofSeconds(5)).build();
+    return SandboxLauncher.handOut(backend, agent, new AgentChannel(agent), config, "p");
   }
 
   @Test
@@ -69,9 +72,7 @@ class PooledHandOutTest {
     FakeBackend backend = new FakeBackend(new CountDownLatch(0));
     try (ForgedAgent agent = new ForgedAgent();
         AuditLog log = AuditLog.open(dir.resolve("audit"))) {
-      agent.answerWith(agentSide);
-      AgentChannel channel = new AgentChannel(agent);
-      DefaultSandbox sb = SandboxLauncher.handOut(backend, agent, channel, config(log), "p");
+      DefaultSandbox sb = handOut(backend, agent, agentSide, log);
       // Had the host waited for ready before its hello, the agent above would never have said it.
       assertThat(agentSide.seen).containsExactly(Ops.OP_INIT, Ops.OP_HELLO, Ops.OP_SET_TTL);
       sb.destroy();
@@ -85,9 +86,7 @@ class PooledHandOutTest {
     ReadyAfterHelloAndExpiry agentSide = new ReadyAfterHelloAndExpiry();
     try (ForgedAgent agent = new ForgedAgent();
         AuditLog log = AuditLog.open(dir.resolve("audit"))) {
-      agent.answerWith(agentSide);
-      DefaultSandbox sb =
-          SandboxLauncher.handOut(backend, agent, new AgentChannel(agent), config(log), "p");
+      DefaultSandbox sb = handOut(backend, agent, agentSide, log);
       // Handed out while the label write is still held back.
       assertThat(backend.events).doesNotContain("relabelled");
       Thread destroyer = new Thread(sb::destroy, "destroyer");
@@ -107,9 +106,7 @@ class PooledHandOutTest {
     ReadyAfterHelloAndExpiry agentSide = new ReadyAfterHelloAndExpiry();
     try (ForgedAgent agent = new ForgedAgent();
         AuditLog log = AuditLog.open(dir.resolve("audit"))) {
-      agent.answerWith(agentSide);
-      DefaultSandbox sb =
-          SandboxLauncher.handOut(backend, agent, new AgentChannel(agent), config(log), "p");
+      DefaultSandbox sb = handOut(backend, agent, agentSide, log);
       assertThat(sb.isAlive()).isTrue();
       sb.destroy();
       assertThat(backend.events).containsExactly("relabel failed", "destroyed");
@@ -117,7 +114,7 @@ class PooledHandOutTest {
   }
 
   /** A backend that only records relabel and destroy; relabel waits for {@code labelsMayLand}. */
-  private static final class FakeBackend implements RuntimeBackend {
+  private static final class FakeBackend extends EngineFreeBackend {
     final List<String> events = new CopyOnWriteArrayList<>();
     final CountDownLatch labelsMayLand;
     volatile Map<String, String> labels = Map.of();
@@ -130,26 +127,6 @@ class PooledHandOutTest {
     @Override
     public String name() {
       return "fake";
-    }
-
-    @Override
-    public BackendSandbox create(SandboxSpec spec) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public BackendSandbox attach(String id) {
-      throw new UnsupportedOperationException();
-    }
-
-    @Override
-    public List<SandboxInfo> list() {
-      return List.of();
-    }
-
-    @Override
-    public Optional<SandboxInfo> inspect(String id) {
-      return Optional.empty();
     }
 
     @Override

@@ -6,7 +6,6 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.agentnest.docker.DockerEngineRequired;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -25,8 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ApprovalsIT {
   @TempDir static Path dir;
 
-  static TenantStore store;
-  static AgentNestServer server;
+  static TestServer running;
   static Http http;
   static String keyA;
   static String keyB;
@@ -34,29 +32,17 @@ class ApprovalsIT {
 
   @BeforeAll
   static void start() {
-    store = TenantStore.open(dir.resolve("tenants.db"), Clock.systemUTC());
-    keyA = store.add(new Tenant("alpha", 2, 2L << 30, 2, 1000, null, null), null);
-    keyB = store.add(new Tenant("beta", 2, 2L << 30, 2, 1000, null, null), null);
-    server = new AgentNestServer(ServerConfig.defaults().withListen("127.0.0.1", 0), store);
-    http = new Http(server.start());
-    Http.Reply r =
-        http.json(
-            "POST",
-            "/v1/sandboxes",
-            keyA,
-            "{\"memoryBytes\": 268435456, \"approvals\": \"recommended\"}");
-    assertThat(r.status()).as(r.text()).isEqualTo(201);
-    sandbox = r.json().get("id").asText();
+    running = TestServer.start(dir, ServerConfig.defaults().withListen("127.0.0.1", 0));
+    keyA = running.key(new Tenant("alpha", 2, 2L << 30, 2, 1000, null, null));
+    keyB = running.key(new Tenant("beta", 2, 2L << 30, 2, 1000, null, null));
+    http = running.http();
+    sandbox = http.created(keyA, "{\"memoryBytes\": 268435456, \"approvals\": \"recommended\"}");
   }
 
   @AfterAll
   static void stop() {
-    if (server != null) {
-      server.destroyAll();
-      server.close();
-    }
-    if (store != null) {
-      store.close();
+    if (running != null) {
+      running.close();
     }
   }
 

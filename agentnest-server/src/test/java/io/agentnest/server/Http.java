@@ -67,6 +67,15 @@ final class Http {
     return send(method, path, key, json.getBytes(StandardCharsets.UTF_8), "application/json");
   }
 
+  /** Creates a sandbox for {@code key} from {@code json}; the test fails unless it is made. */
+  String created(String key, String json) {
+    Reply r = json("POST", "/v1/sandboxes", key, json);
+    if (r.status() != 201) {
+      throw new AssertionError("create answered " + r.status() + ": " + r.text());
+    }
+    return r.json().get("id").asText();
+  }
+
   Reply get(String path, @Nullable String key) {
     return send("GET", path, key, new byte[0], "");
   }

@@ -20,7 +20,6 @@ import io.agentnest.UnsupportedControlException;
 import io.agentnest.docker.DockerEngineRequired;
 import java.net.URI;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -36,27 +35,23 @@ import org.junit.jupiter.api.io.TempDir;
 class RemoteSandboxIT {
   @TempDir static Path dir;
 
-  static TenantStore store;
+  static TestServer running;
   static AgentNestServer server;
   static URI url;
   static String key;
 
   @BeforeAll
   static void start() {
-    store = TenantStore.open(dir.resolve("tenants.db"), Clock.systemUTC());
-    key = store.add(new Tenant("remote", 2, 2L << 30, 2, 1000, null, null), null);
-    server = new AgentNestServer(ServerConfig.defaults().withListen("127.0.0.1", 0), store);
-    url = URI.create("http://127.0.0.1:" + server.start());
+    running = TestServer.start(dir, ServerConfig.defaults().withListen("127.0.0.1", 0));
+    server = running.server();
+    key = running.key(new Tenant("remote", 2, 2L << 30, 2, 1000, null, null));
+    url = URI.create("http://127.0.0.1:" + running.port());
   }
 
   @AfterAll
   static void stop() {
-    if (server != null) {
-      server.destroyAll();
-      server.close();
-    }
-    if (store != null) {
-      store.close();
+    if (running != null) {
+      running.close();
     }
   }
 
@@ -130,8 +125,8 @@ class RemoteSandboxIT {
 
   @Test
   void aRevokedKeyOrAWrongOneFailsWithAClearError() {
-    String other = store.issueKey("remote", null);
-    store.revoke(other);
+    String other = running.store().issueKey("remote", null);
+    running.store().revoke(other);
     assertThatThrownBy(() -> Sandbox.create(SandboxConfig.builder().remote(url, other).build()))
         .hasMessageContaining("revoked")
         .hasMessageContaining("AGENTNEST_API_KEY");

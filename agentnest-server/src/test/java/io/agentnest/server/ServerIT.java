@@ -34,6 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ServerIT {
   @TempDir static Path dir;
 
+  static TestServer running;
   static TenantStore store;
   static AgentNestServer server;
   static Http http;
@@ -43,35 +44,31 @@ class ServerIT {
 
   @BeforeAll
   static void start() {
-    store = TenantStore.open(dir.resolve("tenants.db"), Clock.systemUTC());
-    keyA = store.add(new Tenant("alpha", 3, 2L << 30, 3, 1000, null, null), null);
-    keyB = store.add(new Tenant("beta", 3, 2L << 30, 3, 1000, null, null), null);
-    ServerConfig config =
-        ServerConfig.parse(
-            """
-            listen: {host: 127.0.0.1, port: 0}
-            max_json: 64k
-            max_body: 1m
-            policy:
-              max_memory: 1g
-              allow_hosts: [example.org]
-            """,
-            "test");
-    server = new AgentNestServer(config, store);
-    http = new Http(server.start());
-    Http.Reply r = http.json("POST", "/v1/sandboxes", keyA, "{\"memoryBytes\": 268435456}");
-    assertThat(r.status()).as(r.text()).isEqualTo(201);
-    sandboxA = r.json().get("id").asText();
+    running =
+        TestServer.start(
+            dir,
+            ServerConfig.parse(
+                """
+                listen: {host: 127.0.0.1, port: 0}
+                max_json: 64k
+                max_body: 1m
+                policy:
+                  max_memory: 1g
+                  allow_hosts: [example.org]
+                """,
+                "test"));
+    store = running.store();
+    server = running.server();
+    keyA = running.key(new Tenant("alpha", 3, 2L << 30, 3, 1000, null, null));
+    keyB = running.key(new Tenant("beta", 3, 2L << 30, 3, 1000, null, null));
+    http = running.http();
+    sandboxA = http.created(keyA, "{\"memoryBytes\": 268435456}");
   }
 
   @AfterAll
   static void stop() {
-    if (server != null) {
-      server.destroyAll();
-      server.close();
-    }
-    if (store != null) {
-      store.close();
+    if (running != null) {
+      running.close();
     }
   }
 

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.agentnest.docker.DockerEngineRequired;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -22,8 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 class StateRoutesIT {
   @TempDir static Path dir;
 
-  static TenantStore store;
-  static AgentNestServer server;
+  static TestServer running;
   static Http http;
   static String keyA;
   static String keyB;
@@ -31,33 +29,27 @@ class StateRoutesIT {
 
   @BeforeAll
   static void start() {
-    store = TenantStore.open(dir.resolve("tenants.db"), Clock.systemUTC());
-    keyA = store.add(new Tenant("alpha", 4, 2L << 30, 4, 1000, null, null), null);
-    keyB = store.add(new Tenant("beta", 2, 1L << 30, 2, 1000, null, null), null);
-    ServerConfig config =
-        ServerConfig.parse(
-            """
-            listen: {host: 127.0.0.1, port: 0}
-            max_json: 4k
-            policy:
-              max_memory: 1g
-            """,
-            "test");
-    server = new AgentNestServer(config, store);
-    http = new Http(server.start());
-    Http.Reply r = http.json("POST", "/v1/sandboxes", keyA, "{\"memoryBytes\": 268435456}");
-    assertThat(r.status()).as(r.text()).isEqualTo(201);
-    sandboxA = r.json().get("id").asText();
+    running =
+        TestServer.start(
+            dir,
+            ServerConfig.parse(
+                """
+                listen: {host: 127.0.0.1, port: 0}
+                max_json: 4k
+                policy:
+                  max_memory: 1g
+                """,
+                "test"));
+    keyA = running.key(new Tenant("alpha", 4, 2L << 30, 4, 1000, null, null));
+    keyB = running.key(new Tenant("beta", 2, 1L << 30, 2, 1000, null, null));
+    http = running.http();
+    sandboxA = http.created(keyA, "{\"memoryBytes\": 268435456}");
   }
 
   @AfterAll
   static void stop() {
-    if (server != null) {
-      server.destroyAll();
-      server.close();
-    }
-    if (store != null) {
-      store.close();
+    if (running != null) {
+      running.close();
     }
   }
 

@@ -5,23 +5,19 @@ import static org.assertj.core.groups.Tuple.tuple;
 
 import io.agentnest.PruneOptions;
 import io.agentnest.PruneReport;
-import io.agentnest.SandboxInfo;
-import io.agentnest.spi.BackendSandbox;
+import io.agentnest.spi.EngineFreeBackend;
 import io.agentnest.spi.Labels;
 import io.agentnest.spi.ManagedResource;
-import io.agentnest.spi.RuntimeBackend;
-import io.agentnest.spi.SandboxSpec;
 import io.agentnest.spi.support.HostProcess;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class PrunerTest {
   /** A backend that lists what it is given and records what prune removes. */
-  private static final class ListedBackend implements RuntimeBackend {
+  private static final class ListedBackend extends EngineFreeBackend {
     final List<ManagedResource> resources;
     final List<String> removed = new ArrayList<>();
 
@@ -32,26 +28,6 @@ class PrunerTest {
     @Override
     public String name() {
       return "listed";
-    }
-
-    @Override
-    public BackendSandbox create(SandboxSpec spec) {
-      throw new UnsupportedOperationException("prune creates nothing");
-    }
-
-    @Override
-    public BackendSandbox attach(String id) {
-      throw new UnsupportedOperationException("prune attaches to nothing");
-    }
-
-    @Override
-    public List<SandboxInfo> list() {
-      return List.of();
-    }
-
-    @Override
-    public Optional<SandboxInfo> inspect(String id) {
-      return Optional.empty();
     }
 
     @Override
