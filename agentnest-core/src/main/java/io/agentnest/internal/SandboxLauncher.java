@@ -11,6 +11,7 @@ import io.agentnest.audit.AuditEvent;
 import io.agentnest.audit.AuditLog;
 import io.agentnest.internal.audit.Audit;
 import io.agentnest.internal.channel.AgentChannel;
+import io.agentnest.internal.egress.Interception;
 import io.agentnest.internal.lifecycle.HostState;
 import io.agentnest.internal.lifecycle.SecurityPolicy;
 import io.agentnest.internal.secrets.SecretDelivery;
@@ -21,6 +22,7 @@ import io.agentnest.spi.Labels;
 import io.agentnest.spi.RuntimeBackend;
 import io.agentnest.spi.SandboxSpec;
 import java.io.UncheckedIOException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -42,7 +44,9 @@ final class SandboxLauncher {
     requireAuditRoom(config);
     RuntimeBackend backend = Backends.get(config.backend());
     SandboxSpec spec = SecurityPolicy.specFor(config);
-    SecretDelivery secrets = SecretDelivery.of(config);
+    Interception interception = interceptionFor(config);
+    SecretDelivery secrets =
+        SecretDelivery.of(config, interception == null ? Map.of() : interception.placeholderEnv());
     BackendSandbox bs = backend.create(spec);
     AgentChannel channel = null;
     try {
@@ -64,7 +68,7 @@ final class SandboxLauncher {
         }
         throw e;
       }
-      return ready(backend, bs, channel, config, spec, false);
+      return ready(backend, bs, channel, config, spec, false, interception);
     } catch (RuntimeException | Error e) {
       if (channel != null) {
         channel.close();
@@ -78,6 +82,16 @@ final class SandboxLauncher {
       }
       throw e;
     }
+  }
+
+  /**
+   * The sandbox's CA and placeholders when its policy has credential rules: the CA outlives the TTL
+   * by a week, since the TTL can be extended.
+   */
+  private static @Nullable Interception interceptionFor(SandboxConfig config) {
+    return Interception.forPolicy(
+            config.network(), "sandbox", config.ttl().plus(Duration.ofDays(7)))
+        .orElse(null);
   }
 
   /** No sandbox starts while its actions could not be audited (the audit disk is full). */
@@ -98,10 +112,11 @@ final class SandboxLauncher {
       AgentChannel channel,
       SandboxConfig config,
       SandboxSpec spec,
-      boolean fromCheckpoint) {
+      boolean fromCheckpoint,
+      @Nullable Interception interception) {
     DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), config, channel);
     sb.hello();
-    sb.startEgress();
+    sb.startEgress(interception);
     sb.setExpiresAt(labelExpiry(spec.labels()).orElse(sb.expiresAt()));
     sb.arm();
     Map<String, Object> created = auditData(config, sb);
@@ -126,11 +141,14 @@ final class SandboxLauncher {
       SandboxConfig config,
       String pool) {
     requireAuditRoom(config);
-    SecretDelivery.forHandOut(config).send(channel);
+    Interception interception = interceptionFor(config);
+    SecretDelivery.forHandOut(
+            config, interception == null ? Map.of() : interception.placeholderEnv())
+        .send(channel);
     channel.awaitReady(config.startTimeout());
     DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), config, channel);
     sb.hello();
-    sb.startEgress();
+    sb.startEgress(interception);
     // The expiry is now + the user's TTL (DefaultSandbox's own): never the idle member's label.
     Map<String, String> labels = new LinkedHashMap<>();
     labels.put(Labels.OWNER, SecurityPolicy.ownerId());
@@ -203,7 +221,9 @@ final class SandboxLauncher {
       RuntimeBackend backend, BackendSandbox bs, SandboxConfig config, SandboxSpec spec) {
     AgentChannel channel = new AgentChannel(bs);
     try {
-      return ready(backend, bs, channel, config, spec, true);
+      // A fresh CA and fresh placeholders: the restored processes keep their parent's
+      // placeholder values, which this sandbox's proxy does not swap (docs/egress.md).
+      return ready(backend, bs, channel, config, spec, true, interceptionFor(config));
     } catch (RuntimeException | Error e) {
       channel.close();
       try {
