@@ -644,7 +644,7 @@ public final class NetworkPolicy {
       }
       boolean allowed = false;
       for (Rule r : rules) {
-        allowed |= r.matches(host, 443);
+        allowed |= r.matches(host, r.port == 0 ? 443 : r.port);
       }
       if (!allowed) {
         throw new ConfigException(
@@ -652,7 +652,7 @@ public final class NetworkPolicy {
                 + kind
                 + " host '"
                 + host
-                + "' is not allowed on port 443 by any network.allow rule: add allow(\""
+                + "' is not allowed by any network.allow rule: add allow(\""
                 + host
                 + "\") too");
       }

@@ -74,17 +74,15 @@ final class Interceptor {
             engine, new SequenceInputStream(new ByteArrayInputStream(v.consumed()), in), out);
     try {
       client.handshake();
-    } catch (SSLException e) {
+    } catch (IOException e) {
+      // A client that rejects our certificate sends an alert or just hangs up mid-handshake.
       a.note(
           "the client refused the sandbox CA's certificate for "
               + host
               + " ("
-              + HttpSyntax.describe(e)
+              + (e instanceof SSLException ? HttpSyntax.describe(e) : "it hung up in the handshake")
               + "): a client that pins certificates or ignores SSL_CERT_FILE cannot reach a host"
               + " with credential rules");
-      return;
-    } catch (IOException e) {
-      a.note("TLS handshake with the client failed: " + HttpSyntax.describe(e));
       return;
     }
     SSLSocket up;

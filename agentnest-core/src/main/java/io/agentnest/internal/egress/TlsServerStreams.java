@@ -194,8 +194,7 @@ final class TlsServerStreams {
     while (true) {
       ByteBuffer dst = appendable();
       SSLEngineResult r = engine.unwrap(netIn, dst);
-      appIn.position(0);
-      appIn.limit(dst.position());
+      dst.flip(); // dst is appIn: back to read mode, holding what was there and what is new
       switch (r.getStatus()) {
         case OK, CLOSED -> {
           return r;
