@@ -4,6 +4,7 @@ import io.agentnest.ApprovalHandler;
 import io.agentnest.NetworkEvent;
 import io.agentnest.SandboxConfig;
 import io.agentnest.UnsupportedControlException;
+import io.agentnest.audit.AuditEvent;
 import io.agentnest.internal.audit.Budget;
 import io.agentnest.internal.audit.HostBudgets;
 import io.agentnest.internal.audit.NetworkAudit;
@@ -149,7 +150,7 @@ final class SandboxEgress {
         m.put("method", method);
         m.put("path", path);
         m.put("status", status);
-        audit("network.credential_used", RedactedViews.auditData(redactor, m));
+        audit(AuditEvent.NETWORK_CREDENTIAL_USED, RedactedViews.auditData(redactor, m));
       }
 
       @Override
@@ -161,7 +162,7 @@ final class SandboxEgress {
         m.put("host", host);
         m.put("method", method);
         m.put("path", path);
-        audit("network.placeholder_leak", RedactedViews.auditData(redactor, m));
+        audit(AuditEvent.NETWORK_PLACEHOLDER_LEAK, RedactedViews.auditData(redactor, m));
       }
     };
   }

@@ -98,6 +98,29 @@ public final class LoopbackHttpsOrigin implements AutoCloseable {
     return seen.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
   }
 
+  /**
+   * The values of header {@code name} in the next request that carried it (requests without it are
+   * skipped); empty when none came within {@code timeout}.
+   */
+  public List<String> nextRequestHeadersMatching(String name, Duration timeout)
+      throws InterruptedException {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    while (true) {
+      long left = deadline - System.nanoTime();
+      if (left <= 0) {
+        return List.of();
+      }
+      Map<String, List<String>> h = seen.poll(left, TimeUnit.NANOSECONDS);
+      if (h == null) {
+        return List.of();
+      }
+      List<String> v = h.get(name);
+      if (v != null) {
+        return v;
+      }
+    }
+  }
+
   private void handle(HttpExchange x) throws IOException {
     try (x) {
       Map<String, List<String>> headers = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
