@@ -85,6 +85,13 @@ public final class Interception {
     return policy;
   }
 
+  /** Each placeholder rule and the opaque value standing for it in the sandbox. */
+  Map<Placeholder, String> placeholderTokens() {
+    Map<Placeholder, String> m = new LinkedHashMap<>();
+    policy.placeholders().forEach(p -> m.put(p, valueOf(p)));
+    return m;
+  }
+
   boolean intercepts(String host) {
     return ca.hosts().contains(host);
   }

@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
@@ -217,16 +218,7 @@ final class Interceptor {
       if (strip.contains(h.lowerName) || replaced.contains(h.lowerName)) {
         continue;
       }
-      String value = h.value;
-      for (Placeholder p : interception.placeholders()) {
-        String token = interception.valueOf(p);
-        if (value.contains(token)) {
-          if (p.host().equals(host)) {
-            value = value.replace(token, p.secret().reveal());
-            swapped.add(p);
-          }
-        }
-      }
+      String value = swap(h.value, host, interception.placeholderTokens(), swapped);
       sb.append(h.name).append(": ").append(value).append("\r\n");
     }
     for (Injection i : injections) {
@@ -321,6 +313,23 @@ final class Interceptor {
       boolean untilClose = framing.kind == BodyFraming.Kind.UNTIL_CLOSE;
       return new int[] {status, close || untilClose ? 0 : 1};
     }
+  }
+
+  /**
+   * {@code value} with the placeholders of {@code host}'s own rules swapped for their secrets
+   * (added to {@code swapped}); every other placeholder stays as it is.
+   */
+  static String swap(
+      String value, String host, Map<Placeholder, String> tokens, Set<Placeholder> swapped) {
+    String out = value;
+    for (Map.Entry<Placeholder, String> e : tokens.entrySet()) {
+      Placeholder p = e.getKey();
+      if (p.host().equals(host) && out.contains(e.getValue())) {
+        out = out.replace(e.getValue(), p.secret().reveal());
+        swapped.add(p);
+      }
+    }
+    return out;
   }
 
   private void scanLeaks(String text, String host, Set<Placeholder> leaked) {
