@@ -50,6 +50,14 @@ public final class Interception {
   /** The interception of a sandbox whose policy has credential rules; empty otherwise. */
   public static Optional<Interception> forPolicy(
       NetworkPolicy policy, String label, Duration lifetime) {
+    return forPolicy(policy, label, lifetime, UpstreamTrust.context());
+  }
+
+  /**
+   * With an explicit upstream trust (the benchmark's own origin CA); package-private on purpose.
+   */
+  static Optional<Interception> forPolicy(
+      NetworkPolicy policy, String label, Duration lifetime, SSLContext upstream) {
     if (!policy.hasCredentials()) {
       return Optional.empty();
     }
@@ -60,7 +68,7 @@ public final class Interception {
       RANDOM.nextBytes(b);
       values.put(p.env(), PLACEHOLDER_PREFIX + HexFormat.of().formatHex(b));
     }
-    return Optional.of(new Interception(policy, ca, values, UpstreamTrust.context()));
+    return Optional.of(new Interception(policy, ca, values, upstream));
   }
 
   public InterceptionCa ca() {
