@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntConsumer;
 import javax.net.ssl.SNIHostName;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
@@ -118,7 +119,10 @@ final class Interceptor {
     p.setServerNames(List.of(new SNIHostName(host)));
     p.setApplicationProtocols(new String[] {"http/1.1"});
     s.setSSLParameters(p);
+    // A server that never finishes its handshake must not hold the connection forever.
+    raw.setSoTimeout(EgressProxy.CONNECT_TIMEOUT_MS);
     s.startHandshake();
+    raw.setSoTimeout(0);
     return s;
   }
 
@@ -243,36 +247,51 @@ final class Interceptor {
     }
     uout.flush();
 
-    int status = 0;
+    boolean[] audited = {false};
+    IntConsumer auditUses =
+        status -> {
+          if (audited[0]) {
+            return;
+          }
+          audited[0] = true;
+          for (Injection i : injections) {
+            audit.used(
+                i.header().secretName(),
+                CredentialAudit.Kind.INJECTED,
+                host,
+                method,
+                shownPath,
+                status);
+          }
+          for (Placeholder p : swapped) {
+            audit.used(
+                p.secretName(), CredentialAudit.Kind.PLACEHOLDER, host, method, shownPath, status);
+          }
+        };
     boolean keep;
     try {
-      int[] result = relayResponse(method, uin, cout, downBytes);
-      status = result[0];
-      keep = result[1] == 1;
+      // Uses are recorded once the status is known, before the body: a client that has its
+      // response can find the record.
+      keep = relayResponse(method, uin, cout, downBytes, auditUses);
     } catch (BadMessage e) {
       a.note("bad response from " + host + ": " + e.getMessage());
       keep = false;
     } finally {
-      for (Injection i : injections) {
-        audit.used(
-            i.header().secretName(),
-            CredentialAudit.Kind.INJECTED,
-            host,
-            method,
-            shownPath,
-            status);
-      }
-      for (Placeholder p : swapped) {
-        audit.used(
-            p.secretName(), CredentialAudit.Kind.PLACEHOLDER, host, method, shownPath, status);
-      }
+      auditUses.accept(0);
     }
     return keep && !close;
   }
 
-  /** Relays one response (after any 1xx); returns {status, 1 when the connection may go on}. */
-  private int[] relayResponse(
-      String method, BufferedInputStream uin, OutputStream cout, AtomicLong down)
+  /**
+   * Relays one response (after any 1xx), telling {@code onStatus} its status before the body; true
+   * when the connection may carry another request.
+   */
+  private boolean relayResponse(
+      String method,
+      BufferedInputStream uin,
+      OutputStream cout,
+      AtomicLong down,
+      IntConsumer onStatus)
       throws IOException, BadMessage {
     LineReader reader = new LineReader(uin);
     while (true) {
@@ -306,12 +325,13 @@ final class Interceptor {
       if (interim) {
         continue;
       }
+      onStatus.accept(status);
       BodyFraming framing = BodyFraming.ofResponse(response, method, status);
       MaskingOutputStream masked = new MaskingOutputStream(cout, secrets);
       framing.copy(uin, masked, down, true);
       masked.finish();
       boolean untilClose = framing.kind == BodyFraming.Kind.UNTIL_CLOSE;
-      return new int[] {status, close || untilClose ? 0 : 1};
+      return !(close || untilClose);
     }
   }
 
