@@ -117,6 +117,37 @@ public final class NetworkPolicy {
     }
   }
 
+  /**
+   * A header the proxy adds to every HTTPS request to {@code host} (see {@link
+   * Builder#inject(String, Header)}).
+   */
+  public record Injection(String host, Header header) {
+    public Injection {
+      Objects.requireNonNull(host, "host");
+      Objects.requireNonNull(header, "header");
+    }
+  }
+
+  /**
+   * An environment variable {@code env} whose value in the sandbox is an opaque placeholder; the
+   * proxy swaps the placeholder for {@code secret} in the headers of HTTPS requests to {@code host}
+   * only (see {@link Builder#placeholder(String, String, Secret)}).
+   */
+  public record Placeholder(String host, String env, Secret secret) {
+    public Placeholder {
+      Objects.requireNonNull(host, "host");
+      Objects.requireNonNull(env, "env");
+      Objects.requireNonNull(secret, "secret");
+    }
+
+    /** The name audit records use: the secret's own, else the variable's. */
+    public String secretName() {
+      return secret.name().orElse(env);
+    }
+  }
+
+  private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,127}");
+
   private static final class Rule {
     final String text;
     final String name; // without "*."
@@ -193,12 +224,57 @@ public final class NetworkPolicy {
   private final List<IpAddresses.Range> addresses;
   private final Mode mode;
   private final Duration approvalTimeout;
+  private final List<Injection> injections;
+  private final List<Placeholder> placeholders;
 
-  private NetworkPolicy(List<Rule> rules, List<IpAddresses.Range> addresses, Builder b) {
+  private NetworkPolicy(
+      List<Rule> rules,
+      List<IpAddresses.Range> addresses,
+      Builder b,
+      List<Injection> injections,
+      List<Placeholder> placeholders) {
     this.rules = List.copyOf(rules);
     this.addresses = List.copyOf(addresses);
     this.mode = b.mode;
     this.approvalTimeout = b.approvalTimeout;
+    this.injections = List.copyOf(injections);
+    this.placeholders = List.copyOf(placeholders);
+  }
+
+  /**
+   * A builder allowing {@code rules}, to add credentials to: {@code
+   * NetworkPolicy.allow("api.github.com") .inject("api.github.com",
+   * Header.bearer(Secret.fromEnv("GITHUB_TOKEN"))).build()}.
+   */
+  public static Builder allow(String... rules) {
+    Builder b = builder();
+    for (String r : rules) {
+      b.allow(r);
+    }
+    return b;
+  }
+
+  /** The headers the proxy injects, in the order given. */
+  public List<Injection> injections() {
+    return injections;
+  }
+
+  /** The placeholder variables the proxy swaps, in the order given. */
+  public List<Placeholder> placeholders() {
+    return placeholders;
+  }
+
+  /** Whether any credential rule makes the proxy terminate TLS for some host. */
+  public boolean hasCredentials() {
+    return !injections.isEmpty() || !placeholders.isEmpty();
+  }
+
+  /** The hosts with credential rules (the only ones whose TLS the proxy terminates). */
+  public Set<String> credentialHosts() {
+    Set<String> hosts = new LinkedHashSet<>();
+    injections.forEach(i -> hosts.add(i.host()));
+    placeholders.forEach(p -> hosts.add(p.host()));
+    return Set.copyOf(hosts);
   }
 
   /** No network at all: every destination is refused (the default of every sandbox). */
@@ -230,6 +306,8 @@ public final class NetworkPolicy {
     addresses.forEach(a -> b.addresses.add(a.toString()));
     b.mode = mode;
     b.approvalTimeout = approvalTimeout;
+    b.injections.addAll(injections);
+    b.placeholders.addAll(placeholders);
     return b;
   }
 
@@ -332,12 +410,14 @@ public final class NetworkPolicy {
     return rules().equals(p.rules())
         && addresses.equals(p.addresses)
         && mode == p.mode
-        && approvalTimeout.equals(p.approvalTimeout);
+        && approvalTimeout.equals(p.approvalTimeout)
+        && injections.equals(p.injections)
+        && placeholders.equals(p.placeholders);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(rules(), addresses, mode, approvalTimeout);
+    return Objects.hash(rules(), addresses, mode, approvalTimeout, injections, placeholders);
   }
 
   @Override
@@ -350,6 +430,7 @@ public final class NetworkPolicy {
         + mode
         + ", approvalTimeout="
         + approvalTimeout
+        + (hasCredentials() ? ", credentials=" + credentialHosts() : "")
         + "]";
   }
 
@@ -408,8 +489,31 @@ public final class NetworkPolicy {
     private final List<String> addresses = new ArrayList<>();
     private Mode mode = Mode.DENY;
     private Duration approvalTimeout = DEFAULT_APPROVAL_TIMEOUT;
+    private final List<Injection> injections = new ArrayList<>();
+    private final List<Placeholder> placeholders = new ArrayList<>();
 
     private Builder() {}
+
+    /**
+     * The proxy adds {@code header} to every HTTPS request to {@code host} (an exact name that a
+     * rule allows on port 443), replacing a header of that name the sandbox sent. For that host
+     * only, the proxy terminates TLS with a CA of the sandbox's own and re-encrypts upstream with
+     * full certificate verification; the sandbox never holds the secret.
+     */
+    public Builder inject(String host, Header header) {
+      injections.add(new Injection(host, header));
+      return this;
+    }
+
+    /**
+     * The sandbox's environment variable {@code env} holds an opaque random placeholder instead of
+     * {@code secret}; the proxy swaps it for the secret in the headers of HTTPS requests to {@code
+     * host} only. Sent to any other host it is not swapped, and is audited as an attempted leak.
+     */
+    public Builder placeholder(String host, String env, Secret secret) {
+      placeholders.add(new Placeholder(host, env, secret));
+      return this;
+    }
 
     /**
      * Allows a name ({@code pypi.org}), a wildcard ({@code *.pythonhosted.org}), each optionally
@@ -487,7 +591,72 @@ public final class NetworkPolicy {
                 + approvalTimeout
                 + ": e.g. approvalTimeout(Duration.ofSeconds(60))");
       }
-      return new NetworkPolicy(parsed, cidrs, this);
+      List<Injection> inj = new ArrayList<>();
+      Set<String> injected = new LinkedHashSet<>();
+      for (Injection i : injections) {
+        String host = credentialHost(i.host(), parsed, "inject");
+        if (!injected.add(host + " " + i.header().name().toLowerCase(Locale.ROOT))) {
+          throw new ConfigException(
+              "network.credentials: header '"
+                  + i.header().name()
+                  + "' is injected twice for "
+                  + host
+                  + ": keep one");
+        }
+        inj.add(new Injection(host, i.header()));
+      }
+      List<Placeholder> ph = new ArrayList<>();
+      Set<String> envs = new LinkedHashSet<>();
+      for (Placeholder p : placeholders) {
+        String host = credentialHost(p.host(), parsed, "placeholder");
+        if (!ENV_NAME.matcher(p.env()).matches()) {
+          throw new ConfigException(
+              "network.credentials placeholder '"
+                  + p.env()
+                  + "' is not an environment variable name: use letters, digits and '_', not"
+                  + " starting with a digit");
+        }
+        if (!envs.add(p.env())) {
+          throw new ConfigException(
+              "network.credentials: placeholder variable "
+                  + p.env()
+                  + " is given twice: one variable stands for one secret of one host");
+        }
+        ph.add(new Placeholder(host, p.env(), p.secret()));
+      }
+      return new NetworkPolicy(parsed, cidrs, this, inj, ph);
+    }
+
+    /** The canonical name of a credential rule's host, which a rule must allow on port 443. */
+    private static String credentialHost(String raw, List<Rule> rules, String kind) {
+      String host;
+      try {
+        host = canonicalName(raw, true);
+      } catch (IllegalArgumentException e) {
+        throw new ConfigException(
+            "network.credentials "
+                + kind
+                + " host '"
+                + raw
+                + "' is invalid: "
+                + e.getMessage()
+                + "; name one host exactly, such as api.github.com (no wildcard, no port)");
+      }
+      boolean allowed = false;
+      for (Rule r : rules) {
+        allowed |= r.matches(host, r.port == 0 ? 443 : r.port);
+      }
+      if (!allowed) {
+        throw new ConfigException(
+            "network.credentials "
+                + kind
+                + " host '"
+                + host
+                + "' is not allowed by any network.allow rule: add allow(\""
+                + host
+                + "\") too");
+      }
+      return host;
     }
 
     private static Rule parseRule(String raw) {

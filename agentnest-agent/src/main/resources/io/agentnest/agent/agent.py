@@ -1862,8 +1862,39 @@ def op_tar_out(agent, call_id, h, payload):
     agent.spawn(call_id, lambda: tar_out(agent, call_id, h))
 
 
+SYSTEM_CA_BUNDLES = ("/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt")
+CA_BUNDLE = "/tmp/.agentnest/ca-bundle.pem"
+MAX_CA_PEM = 64 * 1024
+
+
+def write_ca_bundle(pem):
+    # The proxy's CA for hosts with credential rules, after the system's CAs so every other
+    # host still verifies; SSL_CERT_FILE and friends point here (the host set them).
+    if len(pem) > MAX_CA_PEM or not pem.startswith(b"-----BEGIN CERTIFICATE-----"):
+        raise OSError("the CA certificate is not PEM")
+    system = b""
+    for path in SYSTEM_CA_BUNDLES:
+        try:
+            with open(path, "rb") as f:
+                system = f.read()
+            break
+        except OSError:
+            continue
+    os.makedirs(os.path.dirname(CA_BUNDLE), mode=0o755, exist_ok=True)
+    tmp = CA_BUNDLE + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(system)
+        if system and not system.endswith(b"\n"):
+            f.write(b"\n")
+        f.write(pem)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, CA_BUNDLE)
+
+
 def op_egress_listen(agent, call_id, h, payload):
     try:
+        if payload:
+            write_ca_bundle(bytes(payload))
         port = agent.egress_listen(int(h.get("port", 3128)))
         agent.send_result(call_id, port=port)
     except OSError as e:

@@ -45,6 +45,8 @@ import picocli.CommandLine.Option;
       "  redaction    redaction throughput (MB/s) with 100 secrets and the default patterns",
       "  egress       egress proxy on loopback: 100 MB download (MB/s) and GET latency, proxied",
       "               and direct (no sandbox involved)",
+      "  egress-intercept  only with --only egress-intercept: HTTPS GET through an opaque tunnel",
+      "               and an intercepted one (credential injection), intercepted MB/s",
       "  approvals    with an approval policy and an allow-all handler: a session call with the",
       "               audit hook watching, an approved os.remove (question, decision, answer)",
       "               and an approved shell 'rm' (checked on the host)",
@@ -173,6 +175,9 @@ final class BenchCommand implements Callable<Integer> {
     }
     if (only.contains("audit")) {
       runShipped("audit", iterations, samples);
+    }
+    if (only.contains("egress-intercept")) {
+      runShipped("egress-intercept", iterations, samples);
     }
     if (only.contains("tenant-fill")) {
       TenantFillBench.run(config, tenantSandboxes, samples);

@@ -58,6 +58,13 @@ public record AuditEvent(
   public static final String FILE_WRITE = "file.write";
   public static final String FILE_DELETE = "file.delete";
   public static final String NETWORK_ATTEMPT = "network.attempt";
+
+  /** The egress proxy added a credential to a request (named, never shown). */
+  public static final String NETWORK_CREDENTIAL_USED = "network.credential_used";
+
+  /** A credential placeholder went to a host other than its own: not swapped. */
+  public static final String NETWORK_PLACEHOLDER_LEAK = "network.placeholder_leak";
+
   public static final String APPROVAL_REQUESTED = "approval.requested";
   public static final String APPROVAL_DECIDED = "approval.decided";
   public static final String POLICY_VIOLATION = "policy.violation";
@@ -84,6 +91,8 @@ public record AuditEvent(
           FILE_WRITE,
           FILE_DELETE,
           NETWORK_ATTEMPT,
+          NETWORK_CREDENTIAL_USED,
+          NETWORK_PLACEHOLDER_LEAK,
           APPROVAL_REQUESTED,
           APPROVAL_DECIDED,
           POLICY_VIOLATION,

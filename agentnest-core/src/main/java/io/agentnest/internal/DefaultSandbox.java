@@ -28,6 +28,7 @@ import io.agentnest.internal.call.DefaultPythonSession;
 import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.Frame;
 import io.agentnest.internal.channel.Ops;
+import io.agentnest.internal.egress.Interception;
 import io.agentnest.internal.files.ArtifactTransfer;
 import io.agentnest.internal.files.DefaultSandboxFiles;
 import io.agentnest.internal.lifecycle.HostState;
@@ -109,6 +110,16 @@ public final class DefaultSandbox implements Sandbox {
     this.channel = channel;
     Map<String, String> secrets = new LinkedHashMap<>();
     config.secretEnv().forEach((k, v) -> secrets.put(k, v.reveal()));
+    // Credentials the proxy adds never enter the sandbox; masked all the same, should one come
+    // back in some form the proxy could not see (e.g. a compressed response).
+    config
+        .network()
+        .injections()
+        .forEach(i -> secrets.putIfAbsent(i.header().secretName(), i.header().secret().reveal()));
+    config
+        .network()
+        .placeholders()
+        .forEach(p -> secrets.putIfAbsent(p.secretName(), p.secret().reveal()));
     this.redactor =
         config.redactCredentials() ? Redactor.of(secrets) : Redactor.secretsOnly(secrets);
     AuditLog log = config.auditLog();
@@ -206,8 +217,8 @@ public final class DefaultSandbox implements Sandbox {
     expiry.setOwner(owner);
   }
 
-  void startEgress() {
-    egress.start();
+  void startEgress(@Nullable Interception interception) {
+    egress.start(interception);
   }
 
   /** Tells the agent, the host state and this process's reaper about the current expiry. */

@@ -4,6 +4,7 @@ import io.agentnest.ApprovalHandler;
 import io.agentnest.NetworkEvent;
 import io.agentnest.SandboxConfig;
 import io.agentnest.UnsupportedControlException;
+import io.agentnest.audit.AuditEvent;
 import io.agentnest.internal.audit.Budget;
 import io.agentnest.internal.audit.HostBudgets;
 import io.agentnest.internal.audit.NetworkAudit;
@@ -11,15 +12,19 @@ import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.EgressTunnels;
 import io.agentnest.internal.channel.Frame;
 import io.agentnest.internal.channel.Ops;
+import io.agentnest.internal.egress.CredentialAudit;
 import io.agentnest.internal.egress.EgressProxy;
 import io.agentnest.internal.egress.EgressResolvers;
+import io.agentnest.internal.egress.Interception;
 import io.agentnest.internal.lifecycle.SecurityPolicy;
 import io.agentnest.internal.redact.Redactor;
 import io.agentnest.internal.secrets.RedactedViews;
 import io.agentnest.internal.support.Bounded;
 import io.agentnest.internal.support.Json;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
@@ -52,7 +57,7 @@ final class SandboxEgress {
   }
 
   /** Starts the proxy and the agent's listener; nothing when the policy allows no network. */
-  void start() {
+  void start(@Nullable Interception interception) {
     if (config.network().isNone()) {
       return;
     }
@@ -62,7 +67,9 @@ final class SandboxEgress {
             EgressResolvers.current(),
             redactedNetworkAudit(new NetworkAudit(budgets.audit(), config.networkListeners())),
             auditedApprovals(RedactedViews.approvals(redactor, config.approvalHandler())),
-            sandboxId);
+            sandboxId,
+            interception,
+            credentialAudit());
     EgressTunnels t =
         new EgressTunnels(
             channel, proxy, budgets.tunnels(), budgets.overBudget(Budget.Kind.EGRESS_TUNNELS));
@@ -70,7 +77,10 @@ final class SandboxEgress {
     Frame f =
         channel.request(
             Json.object().put(Ops.OP, Ops.OP_EGRESS_LISTEN).put("port", SecurityPolicy.EGRESS_PORT),
-            new byte[0],
+            // The CA certificate (never its key): the agent writes the trust bundle with it.
+            interception == null
+                ? new byte[0]
+                : interception.ca().certificatePem().getBytes(StandardCharsets.US_ASCII),
             Duration.ofSeconds(10));
     if (f.ev().equals(Ops.EV_ERROR)) {
       throw new UnsupportedControlException(
@@ -121,6 +131,40 @@ final class SandboxEgress {
 
   private void audit(String type, Map<String, ?> data) {
     budgets.audit().record(type, data);
+  }
+
+  /**
+   * Each use of a credential and each placeholder sent to the wrong host, by secret name; the path
+   * is the sandbox's choice, so it is masked like every audit record ({@link
+   * RedactedViews#auditData}).
+   */
+  private CredentialAudit credentialAudit() {
+    return new CredentialAudit() {
+      @Override
+      public void used(
+          String secretName, Kind kind, String host, String method, String path, int status) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("secret", secretName);
+        m.put("kind", kind.name().toLowerCase(Locale.ROOT));
+        m.put("host", host);
+        m.put("method", method);
+        m.put("path", path);
+        m.put("status", status);
+        audit(AuditEvent.NETWORK_CREDENTIAL_USED, RedactedViews.auditData(redactor, m));
+      }
+
+      @Override
+      public void leakAttempt(
+          String secretName, String ownerHost, String host, String method, String path) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("secret", secretName);
+        m.put("owner_host", ownerHost);
+        m.put("host", host);
+        m.put("method", method);
+        m.put("path", path);
+        audit(AuditEvent.NETWORK_PLACEHOLDER_LEAK, RedactedViews.auditData(redactor, m));
+      }
+    };
   }
 
   /** The host name is the sandbox's choice: a secret used as a DNS label is masked. */

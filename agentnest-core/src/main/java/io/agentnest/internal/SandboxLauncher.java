@@ -12,6 +12,7 @@ import io.agentnest.audit.AuditLog;
 import io.agentnest.internal.audit.Audit;
 import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.Frame;
+import io.agentnest.internal.egress.Interception;
 import io.agentnest.internal.lifecycle.HostState;
 import io.agentnest.internal.lifecycle.SecurityPolicy;
 import io.agentnest.internal.secrets.SecretDelivery;
@@ -24,6 +25,7 @@ import io.agentnest.spi.SandboxSpec;
 import io.agentnest.spi.support.DaemonThreads;
 import io.agentnest.spi.support.StartTrace;
 import java.io.UncheckedIOException;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -54,7 +56,9 @@ final class SandboxLauncher {
     requireAuditRoom(config);
     RuntimeBackend backend = Backends.get(config.backend());
     SandboxSpec spec = SecurityPolicy.specFor(config);
-    SecretDelivery secrets = SecretDelivery.of(config);
+    Interception interception = interceptionFor(config);
+    SecretDelivery secrets =
+        SecretDelivery.of(config, interception == null ? Map.of() : interception.placeholderEnv());
     StartTrace.mark("policy");
     BackendSandbox bs = backend.create(spec);
     AgentChannel channel = null;
@@ -79,7 +83,7 @@ final class SandboxLauncher {
         }
         throw e;
       }
-      return ready(backend, bs, channel, config, spec, false);
+      return ready(backend, bs, channel, config, spec, false, interception);
     } catch (RuntimeException | Error e) {
       if (channel != null) {
         channel.close();
@@ -93,6 +97,16 @@ final class SandboxLauncher {
       }
       throw e;
     }
+  }
+
+  /**
+   * The sandbox's CA and placeholders when its policy has credential rules: the CA outlives the TTL
+   * by a week, since the TTL can be extended.
+   */
+  private static @Nullable Interception interceptionFor(SandboxConfig config) {
+    return Interception.forPolicy(
+            config.network(), "sandbox", config.ttl().plus(Duration.ofDays(7)))
+        .orElse(null);
   }
 
   /** No sandbox starts while its actions could not be audited (the audit disk is full). */
@@ -113,12 +127,13 @@ final class SandboxLauncher {
       AgentChannel channel,
       SandboxConfig config,
       SandboxSpec spec,
-      boolean fromCheckpoint) {
+      boolean fromCheckpoint,
+      @Nullable Interception interception) {
     DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), config, channel);
     StartTrace.mark("host objects");
     sb.hello();
     StartTrace.mark("hello");
-    sb.startEgress();
+    sb.startEgress(interception);
     sb.setExpiresAt(labelExpiry(spec.labels()).orElse(sb.expiresAt()));
     sb.arm();
     StartTrace.mark("egress and expiry armed");
@@ -145,7 +160,10 @@ final class SandboxLauncher {
       SandboxConfig config,
       String pool) {
     requireAuditRoom(config);
-    SecretDelivery.forHandOut(config).send(channel);
+    Interception interception = interceptionFor(config);
+    SecretDelivery.forHandOut(
+            config, interception == null ? Map.of() : interception.placeholderEnv())
+        .send(channel);
     // Built, greeted and told its expiry while the agent takes its first frame: the hello and the
     // expiry go right behind it, and their answers come back with the agent's ready.
     DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), config, channel);
@@ -153,7 +171,7 @@ final class SandboxLauncher {
     CompletableFuture<Frame> expiry = sb.tellExpiry();
     channel.awaitReady(config.startTimeout());
     sb.awaitHello(hello);
-    sb.startEgress();
+    sb.startEgress(interception);
     // The expiry is now + the user's TTL (DefaultSandbox's own): never the idle member's label.
     Map<String, String> labels = new LinkedHashMap<>();
     labels.put(Labels.OWNER, SecurityPolicy.ownerId());
@@ -253,7 +271,9 @@ final class SandboxLauncher {
       RuntimeBackend backend, BackendSandbox bs, SandboxConfig config, SandboxSpec spec) {
     AgentChannel channel = new AgentChannel(bs);
     try {
-      return ready(backend, bs, channel, config, spec, true);
+      // A fresh CA and fresh placeholders: the restored processes keep their parent's
+      // placeholder values, which this sandbox's proxy does not swap (docs/egress.md).
+      return ready(backend, bs, channel, config, spec, true, interceptionFor(config));
     } catch (RuntimeException | Error e) {
       channel.close();
       try {

@@ -89,6 +89,9 @@ public final class EgressProxy {
   private final Consumer<NetworkEvent> audit;
   private final @Nullable ApprovalHandler approvals;
   private final String sandboxId;
+  private final @Nullable Interception interception;
+  private final @Nullable Interceptor interceptor;
+  private final CredentialAudit credentialAudit;
 
   /**
    * @param policy what may be reached
@@ -103,11 +106,29 @@ public final class EgressProxy {
       Consumer<NetworkEvent> audit,
       @Nullable ApprovalHandler approvals,
       String sandboxId) {
+    this(policy, resolver, audit, approvals, sandboxId, null, CredentialAudit.NONE);
+  }
+
+  /**
+   * A proxy that also terminates TLS for the hosts with credential rules ({@code interception}),
+   * reporting each use of a credential to {@code credentialAudit}.
+   */
+  public EgressProxy(
+      NetworkPolicy policy,
+      Resolver resolver,
+      Consumer<NetworkEvent> audit,
+      @Nullable ApprovalHandler approvals,
+      String sandboxId,
+      @Nullable Interception interception,
+      CredentialAudit credentialAudit) {
     this.policy = Objects.requireNonNull(policy, "policy");
     this.resolver = Objects.requireNonNull(resolver, "resolver");
     this.audit = Objects.requireNonNull(audit, "audit");
     this.approvals = approvals;
     this.sandboxId = Objects.requireNonNull(sandboxId, "sandboxId");
+    this.interception = interception;
+    this.credentialAudit = Objects.requireNonNull(credentialAudit, "credentialAudit");
+    this.interceptor = interception == null ? null : new Interceptor(interception, credentialAudit);
   }
 
   public NetworkPolicy policy() {
@@ -205,11 +226,19 @@ public final class EgressProxy {
     // A name's tunnel must speak TLS to that same name (SNI); an address allowed by a range has
     // no name that could be fronted, so its tunnel stays opaque.
     String sniName = IpAddresses.parseLiteral(authority.host).isPresent() ? null : a.host;
+    Interceptor icpt = interceptor;
+    Interception i = interception;
+    boolean intercepted = i != null && sniName != null && i.intercepts(a.host);
     try (upstream) {
       out.write(
           "HTTP/1.1 200 Connection established\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
       out.flush();
-      tunnel(a, in, out, upstream, sniName);
+      if (intercepted && icpt != null) {
+        a.note("TLS terminated for credential rules");
+        icpt.serve(a, in, out, upstream, a.host);
+      } else {
+        tunnel(a, in, out, upstream, sniName);
+      }
     }
   }
 
@@ -605,7 +634,7 @@ public final class EgressProxy {
   }
 
   /** Tells a refused tunnel's client why: a TLS alert to a TLS client, else a 403 as text. */
-  private static void answerRefusal(OutputStream out, SniCheck.Verdict v) {
+  static void answerRefusal(OutputStream out, SniCheck.Verdict v) {
     SniCheck.Refusal r = v.refusal();
     if (r == null) {
       return;
@@ -646,7 +675,8 @@ public final class EgressProxy {
     sb.append(method).append(' ').append(path).append(' ').append(version).append("\r\n");
     sb.append("Host: ").append(authority.hostHeader(a.host)).append("\r\n");
     Set<String> strip = strippedHeaders(head);
-    for (Header h : head.headers) {
+    reportPlaceholders(head, method, path, a.host);
+    for (HeaderField h : head.headers) {
       if (!h.lowerName.equals("host") && !strip.contains(h.lowerName)) {
         sb.append(h.name).append(": ").append(h.value).append("\r\n");
       }
@@ -697,6 +727,25 @@ public final class EgressProxy {
     }
   }
 
+  /** Placeholders are never swapped in plain HTTP: one seen there is an attempted leak. */
+  private void reportPlaceholders(Head head, String method, String path, String host) {
+    Interception i = interception;
+    if (i == null) {
+      return;
+    }
+    for (NetworkPolicy.Placeholder p : i.placeholders()) {
+      String token = i.valueOf(p);
+      boolean seen = path.contains(token);
+      for (HeaderField h : head.headers) {
+        seen |= h.value.contains(token);
+      }
+      if (seen) {
+        credentialAudit.leakAttempt(
+            p.secretName(), p.host(), host, method, Bounded.text(path, 512));
+      }
+    }
+  }
+
   private void relayResponse(
       Attempt a, String method, BufferedInputStream upIn, OutputStream out, AtomicLong down)
       throws IOException {
@@ -719,7 +768,7 @@ public final class EgressProxy {
         StringBuilder sb = new StringBuilder(512);
         sb.append(response.startLine).append("\r\n");
         Set<String> strip = strippedHeaders(response);
-        for (Header h : response.headers) {
+        for (HeaderField h : response.headers) {
           if (!strip.contains(h.lowerName)) {
             sb.append(h.name).append(": ").append(h.value).append("\r\n");
           }
@@ -754,7 +803,7 @@ public final class EgressProxy {
     }
   }
 
-  private static int statusOf(String statusLine) throws BadMessage {
+  static int statusOf(String statusLine) throws BadMessage {
     if (statusLine.length() < 12
         || !(statusLine.startsWith("HTTP/1.1 ") || statusLine.startsWith("HTTP/1.0 "))
         || !(statusLine.length() == 12 || statusLine.charAt(12) == ' ')) {
@@ -768,7 +817,7 @@ public final class EgressProxy {
   }
 
   /** Hop-by-hop headers and those the Connection header lists (never Host or body framing). */
-  private static Set<String> strippedHeaders(Head head) {
+  static Set<String> strippedHeaders(Head head) {
     Set<String> strip = new HashSet<>(HOP_BY_HOP);
     for (String value : head.all("connection")) {
       for (String token : value.split(",")) {
@@ -818,8 +867,7 @@ public final class EgressProxy {
     respond(out, 502, "Bad Gateway", reason, false);
   }
 
-  private static void respond(
-      OutputStream out, int status, String phrase, String reason, boolean denied)
+  static void respond(OutputStream out, int status, String phrase, String reason, boolean denied)
       throws IOException {
     String text = HttpSyntax.printable(reason);
     byte[] body = ("agentnest egress: " + text + "\n").getBytes(StandardCharsets.UTF_8);
@@ -860,7 +908,7 @@ public final class EgressProxy {
   }
 
   /** The mutable record of one attempt, turned into a {@link NetworkEvent} at the end. */
-  private static final class Attempt {
+  static final class Attempt {
     static final String NO_REQUEST = "no request";
     final Instant time = Instant.now();
     final long startNanos = System.nanoTime();

@@ -11,9 +11,9 @@ final class Head {
   static final int MAX_HEADERS = 100;
 
   final String startLine;
-  final List<Header> headers;
+  final List<HeaderField> headers;
 
-  private Head(String startLine, List<Header> headers) {
+  private Head(String startLine, List<HeaderField> headers) {
     this.startLine = startLine;
     this.headers = headers;
   }
@@ -32,7 +32,7 @@ final class Head {
     if (start.isEmpty()) {
       throw new BadMessage("the " + what + " starts with empty lines");
     }
-    List<Header> headers = new ArrayList<>();
+    List<HeaderField> headers = new ArrayList<>();
     long budgetStart = reader.bytes;
     while (true) {
       long used = reader.bytes - budgetStart;
@@ -62,13 +62,13 @@ final class Head {
       if (!HttpSyntax.isToken(name)) {
         throw new BadMessage("malformed header name");
       }
-      headers.add(new Header(name, line.substring(colon + 1).strip()));
+      headers.add(new HeaderField(name, line.substring(colon + 1).strip()));
     }
   }
 
   List<String> all(String lowerName) {
     List<String> out = new ArrayList<>(1);
-    for (Header h : headers) {
+    for (HeaderField h : headers) {
       if (h.lowerName.equals(lowerName)) {
         out.add(h.value);
       }

@@ -2,6 +2,7 @@ package io.agentnest.internal.lifecycle;
 
 import io.agentnest.SandboxConfig;
 import io.agentnest.agent.AgentSources;
+import io.agentnest.internal.egress.Interception;
 import io.agentnest.internal.snapshot.ConfigCodec;
 import io.agentnest.spi.Labels;
 import io.agentnest.spi.SandboxSpec;
@@ -69,6 +70,13 @@ public final class SecurityPolicy {
       }
       env.put("NO_PROXY", "localhost,127.0.0.1,::1");
       env.put("no_proxy", "localhost,127.0.0.1,::1");
+      if (config.network().hasCredentials()) {
+        // The agent writes this bundle (the system's CAs and the sandbox's own) before anything
+        // runs; the proxy presents certificates of that CA for hosts with credential rules.
+        for (String k : Interception.TRUST_VARIABLES) {
+          env.putIfAbsent(k, Interception.BUNDLE_PATH);
+        }
+      }
     }
 
     Map<String, Long> tmpfs = new LinkedHashMap<>();

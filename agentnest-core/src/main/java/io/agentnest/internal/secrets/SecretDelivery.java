@@ -9,6 +9,7 @@ import io.agentnest.internal.channel.Ops;
 import io.agentnest.internal.support.Json;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Map;
 
 /**
  * Secret environment variables travel to the sandbox's agent over its channel, as the first frame
@@ -32,7 +33,15 @@ public final class SecretDelivery {
 
   /** The init frame's payload for {@code config}; refuses what the agent would not take. */
   public static SecretDelivery of(SandboxConfig config) {
-    return of(config, false);
+    return of(config, false, Map.of());
+  }
+
+  /**
+   * The init frame for {@code config} plus {@code extra} variables (the placeholders of credential
+   * rules: not secret, but fresh per sandbox, so they travel with the secrets).
+   */
+  public static SecretDelivery of(SandboxConfig config, Map<String, String> extra) {
+    return of(config, false, extra);
   }
 
   /**
@@ -41,11 +50,26 @@ public final class SecretDelivery {
    * every command and session it starts).
    */
   public static SecretDelivery forHandOut(SandboxConfig config) {
-    return of(config, true);
+    return of(config, true, Map.of());
   }
 
-  private static SecretDelivery of(SandboxConfig config, boolean withEnv) {
-    int count = config.secretEnv().size() + (withEnv ? config.env().size() : 0);
+  /** {@link #forHandOut(SandboxConfig)} plus {@code extra} variables (placeholders). */
+  public static SecretDelivery forHandOut(SandboxConfig config, Map<String, String> extra) {
+    return of(config, true, extra);
+  }
+
+  private static SecretDelivery of(
+      SandboxConfig config, boolean withEnv, Map<String, String> extra) {
+    for (String name : extra.keySet()) {
+      if (config.env().containsKey(name) || config.secretEnv().containsKey(name)) {
+        throw new ConfigException(
+            "'"
+                + name
+                + "' is both a placeholder of network.credentials and an environment variable:"
+                + " keep one");
+      }
+    }
+    int count = config.secretEnv().size() + extra.size() + (withEnv ? config.env().size() : 0);
     if (count > MAX_SECRETS) {
       throw new ConfigException(
           count
@@ -59,6 +83,7 @@ public final class SecretDelivery {
       config.env().forEach(env::put);
     }
     config.secretEnv().forEach((name, secret) -> env.put(name, secret.reveal()));
+    extra.forEach(env::put);
     byte[] bytes;
     try {
       bytes = Json.MAPPER.writeValueAsBytes(Json.object().set("env", env));

@@ -10,6 +10,6 @@ class ShippedBenchmarksTest {
   @Test
   void theCliFindsEveryInternalBenchmarkThroughTheSpi() {
     assertThat(ServiceLoader.load(Benchmark.class).stream().map(p -> p.get().name()))
-        .containsExactlyInAnyOrder("audit", "egress", "redaction");
+        .containsExactlyInAnyOrder("audit", "egress", "redaction", "egress-intercept");
   }
 }

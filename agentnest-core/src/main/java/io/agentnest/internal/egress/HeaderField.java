@@ -3,12 +3,12 @@ package io.agentnest.internal.egress;
 import java.util.Locale;
 
 /** One header field: its name as sent, lowercased for lookups, and its trimmed value. */
-final class Header {
+final class HeaderField {
   final String name;
   final String lowerName;
   final String value;
 
-  Header(String name, String value) {
+  HeaderField(String name, String value) {
     this.name = name;
     this.lowerName = name.toLowerCase(Locale.ROOT);
     this.value = value;

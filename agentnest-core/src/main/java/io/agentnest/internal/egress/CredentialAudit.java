@@ -1,0 +1,34 @@
+package io.agentnest.internal.egress;
+
+/**
+ * Where the proxy reports each use of a credential and each placeholder that went to the wrong
+ * host. Secrets are named, never shown; paths are the sandbox's choice (the sink masks and bounds
+ * them).
+ */
+public interface CredentialAudit {
+  /** How a credential was applied. */
+  enum Kind {
+    INJECTED,
+    PLACEHOLDER
+  }
+
+  /** A request to {@code host} carried the secret {@code secretName}; {@code status} 0: none. */
+  void used(String secretName, Kind kind, String host, String method, String path, int status);
+
+  /**
+   * A request to {@code host} carried the placeholder of {@code secretName}, which belongs to
+   * {@code ownerHost}: it was not swapped.
+   */
+  void leakAttempt(String secretName, String ownerHost, String host, String method, String path);
+
+  CredentialAudit NONE =
+      new CredentialAudit() {
+        @Override
+        public void used(
+            String secretName, Kind kind, String host, String method, String path, int status) {}
+
+        @Override
+        public void leakAttempt(
+            String secretName, String ownerHost, String host, String method, String path) {}
+      };
+}

@@ -1,0 +1,411 @@
+package io.agentnest.internal.egress;
+
+import io.agentnest.NetworkPolicy;
+import io.agentnest.NetworkPolicy.Injection;
+import io.agentnest.NetworkPolicy.Placeholder;
+import io.agentnest.internal.support.Bounded;
+import java.io.BufferedInputStream;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.SequenceInputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntConsumer;
+import javax.net.ssl.SNIHostName;
+import javax.net.ssl.SSLEngine;
+import javax.net.ssl.SSLException;
+import javax.net.ssl.SSLParameters;
+import javax.net.ssl.SSLSocket;
+
+/**
+ * Serves a CONNECT tunnel to a host with credential rules: terminates the sandbox's TLS with the
+ * sandbox's own CA, opens TLS to the real server with full certificate and host-name verification,
+ * and relays HTTP/1.1 requests one after the other (keep-alive, chunked bodies), adding the host's
+ * headers and swapping its placeholders. Placeholders of other hosts are never swapped; seeing one
+ * is audited as an attempted leak. Every secret is masked in the responses, so an echoing server
+ * does not hand it to the sandbox.
+ */
+final class Interceptor {
+  static final int MAX_REQUESTS_PER_CONNECTION = 10_000;
+
+  private final Interception interception;
+  private final CredentialAudit audit;
+  private final List<byte[]> secrets;
+
+  Interceptor(Interception interception, CredentialAudit audit) {
+    this.interception = interception;
+    this.audit = audit;
+    List<byte[]> s = new ArrayList<>();
+    NetworkPolicy p = interception.policy();
+    p.injections().forEach(i -> s.add(latin1(i.header().secret().reveal())));
+    p.placeholders().forEach(ph -> s.add(latin1(ph.secret().reveal())));
+    this.secrets = List.copyOf(s);
+  }
+
+  /**
+   * Serves the tunnel after {@code 200 Connection established}; {@code host} is the canonical
+   * CONNECT name. Returns when the connection is over.
+   */
+  void serve(EgressProxy.Attempt a, InputStream in, OutputStream out, Socket raw, String host)
+      throws IOException {
+    SniCheck.Verdict v = SniCheck.inspect(in, host);
+    if (!v.passed()) {
+      EgressProxy.answerRefusal(out, v);
+      SniCheck.Refusal why = v.refusal();
+      a.deny(why == null ? "sni" : why.code, v.reason());
+      return;
+    }
+    SSLEngine engine = interception.ca().serverContext(host).createSSLEngine(host, a.port);
+    engine.setUseClientMode(false);
+    SSLParameters sp = engine.getSSLParameters();
+    // The proxy speaks HTTP/1.1 to both sides: offer nothing else.
+    sp.setApplicationProtocols(new String[] {"http/1.1"});
+    engine.setSSLParameters(sp);
+    TlsServerStreams client =
+        new TlsServerStreams(
+            engine, new SequenceInputStream(new ByteArrayInputStream(v.consumed()), in), out);
+    try {
+      client.handshake();
+    } catch (IOException e) {
+      // A client that rejects our certificate sends an alert or just hangs up mid-handshake.
+      a.note(
+          "the client refused the sandbox CA's certificate for "
+              + host
+              + " ("
+              + (e instanceof SSLException ? HttpSyntax.describe(e) : "it hung up in the handshake")
+              + "): a client that pins certificates or ignores SSL_CERT_FILE cannot reach a host"
+              + " with credential rules");
+      return;
+    }
+    SSLSocket up;
+    try {
+      up = upstreamTls(raw, host, a.port);
+    } catch (IOException e) {
+      String why =
+          "cannot verify "
+              + host
+              + ":"
+              + a.port
+              + " (its certificate or name did not verify): "
+              + HttpSyntax.describe(e);
+      a.deny("upstream-tls", why);
+      EgressProxy.respond(client.output, 502, "Bad Gateway", why, false);
+      client.closeOutbound();
+      return;
+    }
+    try (up) {
+      relay(a, host, client, up);
+    } finally {
+      client.closeOutbound();
+    }
+  }
+
+  private SSLSocket upstreamTls(Socket raw, String host, int port) throws IOException {
+    SSLSocket s =
+        (SSLSocket)
+            interception.upstreamContext().getSocketFactory().createSocket(raw, host, port, true);
+    SSLParameters p = s.getSSLParameters();
+    p.setEndpointIdentificationAlgorithm("HTTPS");
+    p.setServerNames(List.of(new SNIHostName(host)));
+    p.setApplicationProtocols(new String[] {"http/1.1"});
+    s.setSSLParameters(p);
+    // A server that never finishes its handshake must not hold the connection forever.
+    raw.setSoTimeout(EgressProxy.CONNECT_TIMEOUT_MS);
+    s.startHandshake();
+    raw.setSoTimeout(0);
+    return s;
+  }
+
+  private void relay(EgressProxy.Attempt a, String host, TlsServerStreams client, SSLSocket up)
+      throws IOException {
+    BufferedInputStream cin = new BufferedInputStream(client.input, 16 * 1024);
+    OutputStream cout = client.output;
+    BufferedInputStream uin = new BufferedInputStream(up.getInputStream(), 16 * 1024);
+    OutputStream uout = up.getOutputStream();
+    AtomicLong upBytes = new AtomicLong();
+    AtomicLong downBytes = new AtomicLong();
+    try {
+      for (int n = 0; n < MAX_REQUESTS_PER_CONNECTION; n++) {
+        if (!exchange(a, host, cin, cout, uin, uout, upBytes, downBytes)) {
+          return;
+        }
+      }
+    } finally {
+      a.bytesUp += upBytes.get();
+      a.bytesDown += downBytes.get();
+    }
+  }
+
+  /** One request and its response; false when the connection ends. */
+  private boolean exchange(
+      EgressProxy.Attempt a,
+      String host,
+      BufferedInputStream cin,
+      OutputStream cout,
+      BufferedInputStream uin,
+      OutputStream uout,
+      AtomicLong upBytes,
+      AtomicLong downBytes)
+      throws IOException {
+    Head head;
+    try {
+      Head h = Head.read(new LineReader(cin), EgressProxy.MAX_REQUEST_LINE, "request");
+      if (h == null) {
+        return false;
+      }
+      head = h;
+    } catch (BadMessage e) {
+      refuse(a, cout, 400, "Bad Request", "bad request: " + e.getMessage());
+      return false;
+    }
+    String[] parts = head.startLine.split(" ", -1);
+    if (parts.length != 3
+        || !HttpSyntax.isToken(parts[0])
+        || !(parts[2].equals("HTTP/1.1") || parts[2].equals("HTTP/1.0"))
+        || !HttpSyntax.isVisibleAscii(parts[1])) {
+      refuse(a, cout, 400, "Bad Request", "the request line must be 'METHOD /path HTTP/1.1'");
+      return false;
+    }
+    String method = parts[0];
+    String version = parts[2];
+    Optional<String> path = originForm(parts[1], host, a.port);
+    if (path.isEmpty()) {
+      refuse(
+          a,
+          cout,
+          400,
+          "Bad Request",
+          "the request target must be a path on " + host + " (this connection is to " + host + ")");
+      return false;
+    }
+    List<String> hosts = head.all("host");
+    if (hosts.size() != 1 || !sameHost(hosts.get(0), host, a.port)) {
+      refuse(
+          a,
+          cout,
+          421,
+          "Misdirected Request",
+          "the Host header must name " + host + ", the host this connection was opened to");
+      return false;
+    }
+    BodyFraming framing;
+    try {
+      framing = BodyFraming.ofRequest(head);
+    } catch (BadMessage e) {
+      refuse(a, cout, 400, "Bad Request", "bad request: " + e.getMessage());
+      return false;
+    }
+    boolean close = version.equals("HTTP/1.0") || hasToken(head, "close");
+
+    List<Injection> injections = interception.injections(host);
+    Set<String> replaced = new HashSet<>();
+    injections.forEach(i -> replaced.add(i.header().name().toLowerCase(Locale.ROOT)));
+    Set<Placeholder> swapped = new HashSet<>();
+    Set<Placeholder> leaked = new HashSet<>();
+    scanLeaks(path.get(), host, leaked);
+
+    StringBuilder sb = new StringBuilder(512);
+    sb.append(method).append(' ').append(path.get()).append(' ').append(version).append("\r\n");
+    Set<String> strip = EgressProxy.strippedHeaders(head);
+    for (HeaderField h : head.headers) {
+      scanLeaks(h.value, host, leaked);
+      if (strip.contains(h.lowerName) || replaced.contains(h.lowerName)) {
+        continue;
+      }
+      String value = swap(h.value, host, interception.placeholderTokens(), swapped);
+      sb.append(h.name).append(": ").append(value).append("\r\n");
+    }
+    for (Injection i : injections) {
+      sb.append(i.header().name()).append(": ").append(i.header().value()).append("\r\n");
+    }
+    if (close) {
+      sb.append("Connection: close\r\n");
+    }
+    sb.append("\r\n");
+    String shownPath = Bounded.text(path.get(), 512);
+    for (Placeholder p : leaked) {
+      audit.leakAttempt(p.secretName(), p.host(), host, method, shownPath);
+    }
+    byte[] requestHead = sb.toString().getBytes(StandardCharsets.ISO_8859_1);
+    uout.write(requestHead);
+    upBytes.addAndGet(requestHead.length);
+    try {
+      framing.copy(cin, uout, upBytes, false);
+    } catch (BadMessage e) {
+      refuse(a, cout, 400, "Bad Request", "bad request body: " + e.getMessage());
+      return false;
+    }
+    uout.flush();
+
+    boolean[] audited = {false};
+    IntConsumer auditUses =
+        status -> {
+          if (audited[0]) {
+            return;
+          }
+          audited[0] = true;
+          for (Injection i : injections) {
+            audit.used(
+                i.header().secretName(),
+                CredentialAudit.Kind.INJECTED,
+                host,
+                method,
+                shownPath,
+                status);
+          }
+          for (Placeholder p : swapped) {
+            audit.used(
+                p.secretName(), CredentialAudit.Kind.PLACEHOLDER, host, method, shownPath, status);
+          }
+        };
+    boolean keep;
+    try {
+      // Uses are recorded once the status is known, before the body: a client that has its
+      // response can find the record.
+      keep = relayResponse(method, uin, cout, downBytes, auditUses);
+    } catch (BadMessage e) {
+      a.note("bad response from " + host + ": " + e.getMessage());
+      keep = false;
+    } finally {
+      auditUses.accept(0);
+    }
+    return keep && !close;
+  }
+
+  /**
+   * Relays one response (after any 1xx), telling {@code onStatus} its status before the body; true
+   * when the connection may carry another request.
+   */
+  private boolean relayResponse(
+      String method,
+      BufferedInputStream uin,
+      OutputStream cout,
+      AtomicLong down,
+      IntConsumer onStatus)
+      throws IOException, BadMessage {
+    LineReader reader = new LineReader(uin);
+    while (true) {
+      long before = reader.bytes;
+      Head response = Head.read(reader, EgressProxy.MAX_REQUEST_LINE, "response");
+      down.addAndGet(reader.bytes - before);
+      if (response == null) {
+        throw new BadMessage("the server closed the connection without a response");
+      }
+      int status = EgressProxy.statusOf(response.startLine);
+      if (status == 101) {
+        throw new BadMessage("the server switched protocols, which the proxy cannot relay");
+      }
+      StringBuilder sb = new StringBuilder(512);
+      sb.append(response.startLine).append("\r\n");
+      Set<String> strip = EgressProxy.strippedHeaders(response);
+      for (HeaderField h : response.headers) {
+        if (!strip.contains(h.lowerName)) {
+          sb.append(h.name).append(": ").append(h.value).append("\r\n");
+        }
+      }
+      boolean interim = status >= 100 && status < 200;
+      boolean close = response.startLine.startsWith("HTTP/1.0") || hasToken(response, "close");
+      if (!interim && close) {
+        sb.append("Connection: close\r\n");
+      }
+      sb.append("\r\n");
+      cout.write(
+          MaskingOutputStream.mask(sb.toString().getBytes(StandardCharsets.ISO_8859_1), secrets));
+      cout.flush();
+      if (interim) {
+        continue;
+      }
+      onStatus.accept(status);
+      BodyFraming framing = BodyFraming.ofResponse(response, method, status);
+      MaskingOutputStream masked = new MaskingOutputStream(cout, secrets);
+      framing.copy(uin, masked, down, true);
+      masked.finish();
+      boolean untilClose = framing.kind == BodyFraming.Kind.UNTIL_CLOSE;
+      return !(close || untilClose);
+    }
+  }
+
+  /**
+   * {@code value} with the placeholders of {@code host}'s own rules swapped for their secrets
+   * (added to {@code swapped}); every other placeholder stays as it is.
+   */
+  static String swap(
+      String value, String host, Map<Placeholder, String> tokens, Set<Placeholder> swapped) {
+    String out = value;
+    for (Map.Entry<Placeholder, String> e : tokens.entrySet()) {
+      Placeholder p = e.getKey();
+      if (p.host().equals(host) && out.contains(e.getValue())) {
+        out = out.replace(e.getValue(), p.secret().reveal());
+        swapped.add(p);
+      }
+    }
+    return out;
+  }
+
+  private void scanLeaks(String text, String host, Set<Placeholder> leaked) {
+    for (Placeholder p : interception.placeholders()) {
+      if (!p.host().equals(host) && text.contains(interception.valueOf(p))) {
+        leaked.add(p);
+      }
+    }
+  }
+
+  private static void refuse(
+      EgressProxy.Attempt a, OutputStream out, int status, String phrase, String reason)
+      throws IOException {
+    a.note(reason);
+    EgressProxy.respond(out, status, phrase, reason, false);
+  }
+
+  /** The path of an origin-form target, or of an absolute https:// target naming this host. */
+  private static Optional<String> originForm(String target, String host, int port) {
+    if (target.startsWith("/")) {
+      return Optional.of(target);
+    }
+    String lower = target.toLowerCase(Locale.ROOT);
+    if (!lower.startsWith("https://")) {
+      return Optional.empty();
+    }
+    String rest = target.substring("https://".length());
+    int slash = rest.indexOf('/');
+    String authority = slash < 0 ? rest : rest.substring(0, slash);
+    if (!sameHost(authority, host, port)) {
+      return Optional.empty();
+    }
+    return Optional.of(slash < 0 ? "/" : rest.substring(slash));
+  }
+
+  private static boolean sameHost(String authority, String host, int port) {
+    try {
+      Authority h = Authority.parse(authority.trim(), 443);
+      return h.port == port && NetworkPolicy.normalizeHost(h.host).equals(Optional.of(host));
+    } catch (BadMessage e) {
+      return false;
+    }
+  }
+
+  private static boolean hasToken(Head head, String token) {
+    for (String value : head.all("connection")) {
+      for (String t : value.split(",")) {
+        if (t.trim().equalsIgnoreCase(token)) {
+          return true;
+        }
+      }
+    }
+    return false;
+  }
+
+  private static byte[] latin1(String s) {
+    return s.getBytes(StandardCharsets.ISO_8859_1);
+  }
+}

@@ -1,0 +1,106 @@
+package io.agentnest.internal.egress;
+
+import java.io.FilterOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.util.Arrays;
+import java.util.List;
+
+/**
+ * Replaces every occurrence of the given secrets in what passes through with as many {@code *} (the
+ * same length, so Content-Length and chunk sizes stay right), also when a secret is split across
+ * writes: a tail that could begin a secret is held back until the next write or {@link #finish()}.
+ * Compressed or otherwise encoded bodies are not decoded.
+ */
+final class MaskingOutputStream extends FilterOutputStream {
+  private final byte[][] secrets;
+  private final int longest;
+  private byte[] pending = new byte[0];
+
+  MaskingOutputStream(OutputStream out, List<byte[]> secrets) {
+    super(out);
+    this.secrets = secrets.stream().filter(s -> s.length > 0).toArray(byte[][]::new);
+    this.longest = Arrays.stream(this.secrets).mapToInt(s -> s.length).max().orElse(0);
+  }
+
+  /** {@code text} with every secret masked (for header values, whole at once). */
+  static byte[] mask(byte[] text, List<byte[]> secrets) {
+    byte[] copy = text.clone();
+    for (byte[] s : secrets) {
+      maskAll(copy, copy.length, s);
+    }
+    return copy;
+  }
+
+  @Override
+  public void write(int b) throws IOException {
+    write(new byte[] {(byte) b}, 0, 1);
+  }
+
+  @Override
+  public void write(byte[] b, int off, int len) throws IOException {
+    if (secrets.length == 0) {
+      out.write(b, off, len);
+      return;
+    }
+    byte[] buf = Arrays.copyOf(pending, pending.length + len);
+    System.arraycopy(b, off, buf, pending.length, len);
+    for (byte[] s : secrets) {
+      maskAll(buf, buf.length, s);
+    }
+    int keep = heldTail(buf);
+    out.write(buf, 0, buf.length - keep);
+    pending = Arrays.copyOfRange(buf, buf.length - keep, buf.length);
+  }
+
+  /** Writes what is held back (the body is over: it cannot continue into a secret). */
+  void finish() throws IOException {
+    if (pending.length > 0) {
+      out.write(pending);
+      pending = new byte[0];
+    }
+    out.flush();
+  }
+
+  @Override
+  public void close() throws IOException {
+    finish();
+    super.close();
+  }
+
+  /** How many trailing bytes could be the start of a secret (at most longest - 1). */
+  private int heldTail(byte[] buf) {
+    int max = Math.min(longest - 1, buf.length);
+    for (int k = max; k > 0; k--) {
+      int start = buf.length - k;
+      for (byte[] s : secrets) {
+        if (s.length > k && regionEquals(buf, start, s, k)) {
+          return k;
+        }
+      }
+    }
+    return 0;
+  }
+
+  private static void maskAll(byte[] buf, int len, byte[] s) {
+    if (s.length == 0) {
+      return;
+    }
+    byte first = s[0];
+    for (int i = 0; i + s.length <= len; i++) {
+      if (buf[i] == first && regionEquals(buf, i, s, s.length)) {
+        Arrays.fill(buf, i, i + s.length, (byte) '*');
+        i += s.length - 1;
+      }
+    }
+  }
+
+  private static boolean regionEquals(byte[] buf, int start, byte[] s, int n) {
+    for (int j = 0; j < n; j++) {
+      if (buf[start + j] != s[j]) {
+        return false;
+      }
+    }
+    return true;
+  }
+}
