@@ -4,9 +4,9 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.internal.audit.Budget;
 import io.agentnest.internal.egress.EgressProxy;
 import io.agentnest.internal.support.Json;
+import io.agentnest.spi.support.BlockInputStream;
 import io.agentnest.spi.support.DaemonThreads;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
 import java.util.ArrayDeque;
@@ -142,7 +142,7 @@ public final class EgressTunnels implements Consumer<Frame> {
     }
 
     /** Bytes from the sandbox, bounded by the credit the host granted. */
-    final class Inbound extends InputStream {
+    final class Inbound extends BlockInputStream {
       private final ArrayDeque<byte[]> queue = new ArrayDeque<>();
       private byte @Nullable [] current;
       private int pos;
@@ -183,17 +183,7 @@ public final class EgressTunnels implements Consumer<Frame> {
       }
 
       @Override
-      public int read() throws IOException {
-        byte[] one = new byte[1];
-        int n = read(one, 0, 1);
-        return n < 0 ? -1 : one[0] & 0xff;
-      }
-
-      @Override
-      public int read(byte[] b, int off, int len) throws IOException {
-        if (len == 0) {
-          return 0;
-        }
+      protected int readBlock(byte[] b, int off, int len) throws IOException {
         int n;
         synchronized (this) {
           while ((current == null || pos >= current.length) && queue.isEmpty() && !eof) {

@@ -1,5 +1,6 @@
 package io.agentnest.internal.egress;
 
+import io.agentnest.spi.support.BlockInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
@@ -69,19 +70,9 @@ final class TlsServerStreams {
   }
 
   final InputStream input =
-      new InputStream() {
+      new BlockInputStream() {
         @Override
-        public int read() throws IOException {
-          byte[] one = new byte[1];
-          int n = read(one, 0, 1);
-          return n < 0 ? -1 : one[0] & 0xff;
-        }
-
-        @Override
-        public int read(byte[] b, int off, int len) throws IOException {
-          if (len == 0) {
-            return 0;
-          }
+        protected int readBlock(byte[] b, int off, int len) throws IOException {
           while (!appIn.hasRemaining()) {
             if (closed || engine.isInboundDone()) {
               return -1;

@@ -1,7 +1,7 @@
 package io.agentnest.docker.internal;
 
+import io.agentnest.spi.support.BlockInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
 import java.util.Arrays;
@@ -11,7 +11,7 @@ import java.util.concurrent.LinkedBlockingQueue;
  * A blocking pipe from our writers to docker-java's hijacked-input pump. Unlike {@link
  * java.io.PipedInputStream} it does not tie itself to the writing thread's liveness.
  */
-final class ByteQueueInputStream extends InputStream {
+final class ByteQueueInputStream extends BlockInputStream {
   private static final byte[] EOF = new byte[0];
   private final LinkedBlockingQueue<byte[]> queue = new LinkedBlockingQueue<>();
   private byte[] current = new byte[0];
@@ -42,17 +42,7 @@ final class ByteQueueInputStream extends InputStream {
       };
 
   @Override
-  public int read() throws IOException {
-    byte[] one = new byte[1];
-    int n = read(one, 0, 1);
-    return n < 0 ? -1 : one[0] & 0xff;
-  }
-
-  @Override
-  public int read(byte[] b, int off, int len) throws IOException {
-    if (len == 0) {
-      return 0;
-    }
+  protected int readBlock(byte[] b, int off, int len) throws IOException {
     while (pos >= current.length) {
       if (current == EOF) {
         return -1;

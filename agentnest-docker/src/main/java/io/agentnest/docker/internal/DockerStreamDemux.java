@@ -1,5 +1,6 @@
 package io.agentnest.docker.internal;
 
+import io.agentnest.spi.support.BlockInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -8,7 +9,7 @@ import java.nio.charset.StandardCharsets;
  * Reads Docker's multiplexed attach stream (8-byte header per frame: stream type, 3 zero bytes, u32
  * size) and exposes stdout as a plain stream. Stderr goes to a small ring kept for error messages.
  */
-final class DockerStreamDemux extends InputStream {
+final class DockerStreamDemux extends BlockInputStream {
   private static final int DIAG_MAX = 4096;
   private final InputStream raw;
   private final byte[] header = new byte[8];
@@ -20,17 +21,7 @@ final class DockerStreamDemux extends InputStream {
   }
 
   @Override
-  public int read() throws IOException {
-    byte[] one = new byte[1];
-    int n = read(one, 0, 1);
-    return n < 0 ? -1 : one[0] & 0xff;
-  }
-
-  @Override
-  public int read(byte[] b, int off, int len) throws IOException {
-    if (len == 0) {
-      return 0;
-    }
+  protected int readBlock(byte[] b, int off, int len) throws IOException {
     while (remaining == 0) {
       int got = raw.readNBytes(header, 0, 8);
       if (got < 8) {
