@@ -16,7 +16,6 @@ import io.agentnest.internal.egress.EgressResolvers;
 import io.agentnest.internal.egress.LoopbackHttpsOrigin;
 import io.agentnest.internal.egress.StaticResolver;
 import io.agentnest.internal.egress.UpstreamTrust;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -26,6 +25,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Credential injection from real code in a real sandbox (Python's urllib and http.client in the
@@ -41,7 +41,7 @@ class CredentialInjectionIT {
   static LoopbackHttpsOrigin other;
   static LoopbackHttpsOrigin badName;
   static AuditLog audit;
-  static Path auditDir;
+  @TempDir static Path auditDir;
   static Sandbox sandbox;
   static final List<String> outputs = new CopyOnWriteArrayList<>();
 
@@ -57,8 +57,7 @@ class CredentialInjectionIT {
     UpstreamTrust.replaceForTests(
         LoopbackHttpsOrigin.trusting(
             api.caCertificate(), other.caCertificate(), badName.caCertificate()));
-    auditDir = Files.createTempDirectory("agentnest-cred-audit");
-    audit = AuditLog.open(auditDir);
+    audit = AuditLog.open(auditDir.resolve("audit"));
     sandbox =
         Sandbox.create(
             SandboxConfig.builder()
