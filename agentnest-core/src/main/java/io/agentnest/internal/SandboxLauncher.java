@@ -85,16 +85,7 @@ final class SandboxLauncher {
       }
       return ready(backend, bs, channel, config, spec, false, interception);
     } catch (RuntimeException | Error e) {
-      if (channel != null) {
-        channel.close();
-      } else {
-        bs.close();
-      }
-      try {
-        backend.destroy(bs.id());
-      } catch (RuntimeException cleanup) {
-        e.addSuppressed(cleanup);
-      }
+      FailedStart.discard(backend, bs, channel, e);
       throw e;
     }
   }
@@ -275,12 +266,7 @@ final class SandboxLauncher {
       // placeholder values, which this sandbox's proxy does not swap (docs/egress.md).
       return ready(backend, bs, channel, config, spec, true, interceptionFor(config));
     } catch (RuntimeException | Error e) {
-      channel.close();
-      try {
-        backend.destroy(bs.id());
-      } catch (RuntimeException cleanup) {
-        e.addSuppressed(cleanup);
-      }
+      FailedStart.discard(backend, bs, channel, e);
       throw e;
     }
   }

@@ -5,6 +5,7 @@ import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.agent.AgentSources;
 import io.agentnest.internal.DefaultSandbox;
+import io.agentnest.internal.FailedStart;
 import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.lifecycle.SecurityPolicy;
 import io.agentnest.spi.BackendSandbox;
@@ -57,16 +58,7 @@ final class BackendMembers implements Members<BackendMembers.Member> {
       channel.sendRaw(AgentSources.bootstrapPayload());
       return new Member(bs, channel);
     } catch (RuntimeException | Error e) {
-      if (channel != null) {
-        channel.close();
-      } else {
-        bs.close();
-      }
-      try {
-        backend.destroy(bs.id());
-      } catch (RuntimeException cleanup) {
-        e.addSuppressed(cleanup);
-      }
+      FailedStart.discard(backend, bs, channel, e);
       throw e;
     }
   }
