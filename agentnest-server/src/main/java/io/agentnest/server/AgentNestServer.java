@@ -7,6 +7,7 @@ import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
 import io.agentnest.SandboxNotFoundException;
 import io.agentnest.UnsupportedControlException;
+import io.agentnest.spi.support.DaemonThreads;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
 import io.javalin.http.Handler;
@@ -20,6 +21,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.eclipse.jetty.server.HttpConfiguration;
@@ -60,6 +63,11 @@ public final class AgentNestServer implements AutoCloseable {
   private final ApprovalQueue approvals = new ApprovalQueue();
   private final Map<String, String> env;
   private final Supplier<List<SandboxInfo>> running;
+  private final E2bSandboxes e2bSandboxes = new E2bSandboxes();
+  private final ExecutorService e2bPumps = DaemonThreads.pool("agentnest-e2b-pump");
+  private final ScheduledExecutorService e2bTimers = DaemonThreads.scheduler("agentnest-e2b-timer");
+  private final E2bApi e2b;
+  private final E2bEnvd e2bEnvd;
   private @Nullable Javalin app;
   private @Nullable ServerConnector connector;
 
@@ -85,6 +93,30 @@ public final class AgentNestServer implements AutoCloseable {
     this.registry = new Registry(clock);
     this.api = new SandboxApi(config, registry, creator, clock, tenants.storeId(), approvals);
     this.state = new StateApi(config, registry, clock);
+    this.e2b =
+        new E2bApi(
+            config, registry, api, e2bSandboxes, this::e2bTenant, clock, e2bTimers, e2bPumps);
+    this.e2bEnvd =
+        new E2bEnvd(
+            config,
+            registry,
+            e2bSandboxes,
+            new E2bEnvd.Tenants() {
+              @Override
+              public Tenant active(String name, Context ctx) {
+                return activeTenant(name);
+              }
+
+              @Override
+              public void refused(Context ctx) {
+                failedAuth.acquire(
+                    "addr:" + ctx.req().getRemoteAddr(),
+                    FAILED_AUTH_PER_SECOND,
+                    "failed_authentications");
+              }
+            },
+            api,
+            new E2bCodeInterpreter(clock));
   }
 
   /**
@@ -132,6 +164,15 @@ public final class AgentNestServer implements AutoCloseable {
               for (Route r : Route.ALL) {
                 cfg.routes.addHttpHandler(
                     HandlerType.findOrCreate(r.method()), r.path(), wrap(r, handler(r)));
+              }
+              // E2B's API and its sandboxes' services (docs/e2b.md): errors in E2B's shapes.
+              e2b.register(
+                  (method, route) ->
+                      cfg.routes.addHttpHandler(
+                          HandlerType.findOrCreate(method), route.getKey(), route.getValue()));
+              for (String method : List.of("GET", "POST", "DELETE", "PUT")) {
+                cfg.routes.addHttpHandler(
+                    HandlerType.findOrCreate(method), E2bEnvd.PREFIX + "/<rest>", e2bEnvd::handle);
               }
               cfg.routes.exception(ApiException.class, (e, ctx) -> send(ctx, e));
               cfg.routes.exception(HttpResponseException.class, (e, ctx) -> send(ctx, map(e)));
@@ -286,7 +327,48 @@ public final class AgentNestServer implements AutoCloseable {
           "no API key: the Authorization header is missing or not 'Bearer <key>'",
           "send 'Authorization: Bearer ank_...'; `agentnest tenant add NAME` prints a key");
     }
-    TenantStore.Check check = tenants.authenticate(auth.substring(7).strip());
+    return tenantOfKey(auth.substring(7).strip());
+  }
+
+  /** The E2B API's authentication: the same keys, sent as X-API-KEY (or Bearer). */
+  private Tenant e2bTenant(@Nullable String key, Context ctx) {
+    Tenant t;
+    try {
+      if (key == null || key.isEmpty()) {
+        throw new ApiException(
+            401,
+            ErrorCode.UNAUTHENTICATED,
+            "no API key: the X-API-KEY header is missing",
+            "set E2B_API_KEY to a tenant key (`agentnest tenant add NAME` prints one)");
+      }
+      t = tenantOfKey(key);
+    } catch (ApiException refused) {
+      failedAuth.acquire(
+          "addr:" + ctx.req().getRemoteAddr(), FAILED_AUTH_PER_SECOND, "failed_authentications");
+      throw refused;
+    }
+    limiter.acquire(t);
+    return t;
+  }
+
+  /** A sandbox's tenant for a call its access token authorised: still there, rate-limited. */
+  private Tenant activeTenant(String name) {
+    Tenant t =
+        tenants
+            .find(name)
+            .orElseThrow(
+                () ->
+                    new ApiException(
+                        401,
+                        ErrorCode.UNAUTHENTICATED,
+                        "the sandbox's tenant '" + Escape.id(name) + "' was removed",
+                        "ask the operator"));
+    limiter.acquire(t);
+    return t;
+  }
+
+  private Tenant tenantOfKey(String key) {
+    TenantStore.Check check = tenants.authenticate(key);
     if (check.refusal() != null) {
       throw switch (check.refusal()) {
         case REVOKED ->
@@ -459,6 +541,10 @@ public final class AgentNestServer implements AutoCloseable {
       j.stop();
     }
     api.close();
+    e2b.close();
+    e2bSandboxes.cancelAll();
+    e2bPumps.shutdownNow();
+    e2bTimers.shutdownNow();
     approvals.denyAll();
     registry.detachAll();
   }

@@ -102,6 +102,14 @@ final class SandboxApi implements AutoCloseable {
   void create(Context ctx) {
     Tenant t = tenant(ctx);
     Wire.CreateSandbox req = Wire.read(body(ctx, config.maxJsonBytes()), Wire.CreateSandbox.class);
+    AgentNestServer.json(ctx, 201, view(create(t, req)));
+  }
+
+  /**
+   * Makes a sandbox for {@code t} under the server's policy narrowed by the tenant's, within the
+   * tenant's quota, and registers it: the one way every API (ours, E2B's) makes a sandbox.
+   */
+  Registry.Entry create(Tenant t, Wire.CreateSandbox req) {
     Policies.Effective p = Policies.effective(config.policy(), t);
     String image = req.image() == null ? config.policy().defaultImage() : req.image();
     long memory =
@@ -150,7 +158,7 @@ final class SandboxApi implements AutoCloseable {
         new Registry.Entry(
             t.name(), sb, image, memory, cpus, clock.instant(), ConcurrentHashMap.newKeySet());
     registry.commit(r, entry);
-    AgentNestServer.json(ctx, 201, view(entry));
+    return entry;
   }
 
   void list(Context ctx) {
@@ -174,21 +182,26 @@ final class SandboxApi implements AutoCloseable {
   void extend(Context ctx) {
     Registry.Entry e = entry(ctx);
     Wire.Extend req = Wire.read(body(ctx, config.maxJsonBytes()), Wire.Extend.class);
-    Policies.Effective p = Policies.effective(config.policy(), tenant(ctx));
     if (req.seconds() <= 0) {
       throw ApiException.badRequest(
           ErrorCode.INVALID_FIELD,
           "seconds must be positive, got " + req.seconds(),
           "send e.g. {\"seconds\": 600}");
     }
-    Duration total =
-        Duration.between(e.created(), e.sandbox().expiresAt()).plusSeconds(req.seconds());
+    extend(tenant(ctx), e, req.seconds());
+    AgentNestServer.json(ctx, 200, view(e));
+  }
+
+  /** Extends by {@code seconds} unless the whole lifetime would pass the policy's max_ttl. */
+  void extend(Tenant t, Registry.Entry e, long seconds) {
+    Policies.Effective p = Policies.effective(config.policy(), t);
+    Duration total = Duration.between(e.created(), e.sandbox().expiresAt()).plusSeconds(seconds);
     if (total.compareTo(p.maxTtl()) > 0) {
       throw new ApiException(
           422,
           ErrorCode.POLICY,
           "extending by "
-              + req.seconds()
+              + seconds
               + "s makes the lifetime "
               + total
               + ", over max_ttl "
@@ -196,11 +209,15 @@ final class SandboxApi implements AutoCloseable {
           "extend by less, or create a new sandbox");
     }
     try {
-      e.sandbox().extend(Duration.ofSeconds(req.seconds()));
+      e.sandbox().extend(Duration.ofSeconds(seconds));
     } catch (RuntimeException ex) {
       throw AgentNestServer.map(ex);
     }
-    AgentNestServer.json(ctx, 200, view(e));
+  }
+
+  /** Counts one execution against the tenant's per-minute bound (429 past it). */
+  void countExecution(Tenant t) {
+    executions.acquire(t);
   }
 
   void exec(Context ctx) {

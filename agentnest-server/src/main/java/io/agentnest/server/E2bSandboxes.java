@@ -1,0 +1,107 @@
+package io.agentnest.server;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.SecureRandom;
+import java.time.Instant;
+import java.util.Base64;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * What the E2B face keeps per sandbox beside the registry's entry: the template name the client
+ * asked for, its metadata, the two access tokens the SDK sends to the sandbox's services, the
+ * process table and the code contexts. The registry stays the owner: state whose sandbox is gone
+ * (killed through /v1, expired) is dropped when next looked up or at the next create.
+ */
+final class E2bSandboxes {
+  /** The envd version this server speaks: picks the SDK's code paths (see docs/e2b.md). */
+  static final String ENVD_VERSION = "0.5.7";
+
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  private final Map<String, State> byId = new ConcurrentHashMap<>();
+
+  /** One sandbox's E2B state. */
+  static final class State {
+    final String id;
+    final String tenant;
+    final String templateId;
+    final Map<String, String> metadata;
+    final String envdToken = token();
+    final String trafficToken = token();
+    final Instant started;
+    final E2bProcesses processes;
+    final Map<String, E2bCodeInterpreter.CodeContext> contexts = new ConcurrentHashMap<>();
+    final AtomicInteger contextSeq = new AtomicInteger();
+
+    State(
+        String id,
+        String tenant,
+        String templateId,
+        Map<String, String> metadata,
+        Instant started,
+        E2bProcesses processes) {
+      this.id = id;
+      this.tenant = tenant;
+      this.templateId = templateId;
+      this.metadata = Map.copyOf(metadata);
+      this.started = started;
+      this.processes = processes;
+    }
+  }
+
+  void put(State s) {
+    byId.put(s.id, s);
+  }
+
+  /** Adds {@code s} unless the sandbox has state already; returns the one that stays. */
+  State putIfAbsent(State s) {
+    State had = byId.putIfAbsent(s.id, s);
+    return had != null ? had : s;
+  }
+
+  @Nullable State get(String id) {
+    return byId.get(id);
+  }
+
+  void remove(String id) {
+    State s = byId.remove(id);
+    if (s != null) {
+      s.processes.cancelAll();
+    }
+  }
+
+  /** Stops every command started through the E2B face (the server is closing). */
+  void cancelAll() {
+    for (State s : byId.values()) {
+      s.processes.cancelAll();
+    }
+  }
+
+  /** Drops the state of sandboxes the registry no longer holds. */
+  void retainRegistered(Registry registry) {
+    for (String id : byId.keySet()) {
+      if (!registry.contains(id)) {
+        remove(id);
+      }
+    }
+  }
+
+  private static String token() {
+    byte[] b = new byte[32];
+    RANDOM.nextBytes(b);
+    return Base64.getUrlEncoder().withoutPadding().encodeToString(b);
+  }
+
+  /** Constant-time comparison, so a token cannot be guessed byte by byte from response times. */
+  static boolean sameToken(@Nullable String given, String expected) {
+    if (given == null) {
+      return false;
+    }
+    return MessageDigest.isEqual(
+        given.getBytes(StandardCharsets.UTF_8), expected.getBytes(StandardCharsets.UTF_8));
+  }
+}
