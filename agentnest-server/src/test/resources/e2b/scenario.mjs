@@ -109,6 +109,39 @@ await step('files', async () => {
   }
   return { read, viaShell, exists, missing, made, madeAgain, listed, renamed, size: info.size, path: info.path, removed, outside }
 })
+await step('pauseResume', async () => {
+  await sbx.runCode('kept = 41')
+  await sbx.files.write('/home/user/p.txt', 'persisted')
+  const paused = await sbx.pause()
+  const pausedAgain = await sbx.pause()
+  const listed = await BaseSandbox.list({ query: { state: ['paused'] } }).nextItems()
+  const listedState = listed.find((s) => s.sandboxId === sbx.sandboxId)?.state ?? null
+  let whilePaused
+  try {
+    await sbx.runCode('1')
+    whilePaused = 'ran'
+  } catch (e) {
+    whilePaused = { thrown: e?.constructor?.name, message: String(e?.message) }
+  }
+  const resumed = await Sandbox.connect(sbx.sandboxId)
+  const kept = (await resumed.runCode('kept + 1')).text
+  const file = await resumed.files.read('/home/user/p.txt')
+  const oldHandle = (await sbx.runCode('kept')).text
+  return { paused, pausedAgain, listedState, whilePaused, kept, file, oldHandle, sameId: resumed.sandboxId === sbx.sandboxId }
+})
+await step('fork', async () => {
+  await sbx.runCode('forked_value = 7')
+  const copies = await sbx.fork({ count: 1 })
+  const c = copies[0]
+  if (c instanceof Error) {
+    return { error: c.message }
+  }
+  const inCopy = (await c.runCode('forked_value')).text
+  await c.runCode('forked_value = 8')
+  const inOriginal = (await sbx.runCode('forked_value')).text
+  const killed = await c.kill()
+  return { inCopy, inOriginal, killed, differentId: c.sandboxId !== sbx.sandboxId }
+})
 await step('timeout', async () => {
   await sbx.setTimeout(240_000)
   const info = await sbx.getInfo()

@@ -95,7 +95,15 @@ public final class AgentNestServer implements AutoCloseable {
     this.state = new StateApi(config, registry, clock);
     this.e2b =
         new E2bApi(
-            config, registry, api, e2bSandboxes, this::e2bTenant, clock, e2bTimers, e2bPumps);
+            config,
+            registry,
+            api,
+            state,
+            e2bSandboxes,
+            this::e2bTenant,
+            clock,
+            e2bTimers,
+            e2bPumps);
     this.e2bEnvd =
         new E2bEnvd(
             config,

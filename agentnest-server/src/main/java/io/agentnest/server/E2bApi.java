@@ -55,6 +55,7 @@ final class E2bApi {
   private final ServerConfig config;
   private final Registry registry;
   private final SandboxApi api;
+  private final StateApi states;
   private final E2bSandboxes sandboxes;
   private final Auth auth;
   private final Clock clock;
@@ -66,6 +67,7 @@ final class E2bApi {
       ServerConfig config,
       Registry registry,
       SandboxApi api,
+      StateApi states,
       E2bSandboxes sandboxes,
       Auth auth,
       Clock clock,
@@ -74,6 +76,7 @@ final class E2bApi {
     this.config = config;
     this.registry = registry;
     this.api = api;
+    this.states = states;
     this.sandboxes = sandboxes;
     this.auth = auth;
     this.clock = clock;
@@ -93,27 +96,9 @@ final class E2bApi {
     route(add, "POST", "/sandboxes/{id}/refreshes", this::refresh);
     route(add, "POST", "/sandboxes/{id}/connect", this::connect);
     route(add, "POST", "/v2/sandboxes/{id}/connect", this::connect);
-    route(
-        add,
-        "POST",
-        "/sandboxes/{id}/pause",
-        refuse(
-            501,
-            "pausing is not served yet: AgentNest keeps a sandbox running until its timeout;"
-                + " extend it with setTimeout, or snapshot it through /v1/sandboxes/{id}/snapshots"));
-    route(
-        add,
-        "POST",
-        "/sandboxes/{id}/resume",
-        refuse(501, "resuming is not served: no sandbox is paused here (pause is not served)"));
-    route(
-        add,
-        "POST",
-        "/sandboxes/{id}/fork",
-        refuse(
-            501,
-            "fork through the E2B API is not served: use POST /v1/sandboxes/{id}/fork, which"
-                + " copies the workspace and Python state"));
+    route(add, "POST", "/sandboxes/{id}/pause", this::pause);
+    route(add, "POST", "/sandboxes/{id}/resume", this::resumeRoute);
+    route(add, "POST", "/sandboxes/{id}/fork", this::fork);
     route(
         add,
         "GET",
@@ -372,43 +357,62 @@ final class E2bApi {
     }
   }
 
-  /** The tenant's sandbox with its E2B state; another tenant's or an unknown id is one 404. */
+  /**
+   * The tenant's sandbox by the id its E2B client knows, running or paused; another tenant's or an
+   * unknown id is one 404. A sandbox made through /v1 (or adopted after a restart) gets its E2B
+   * state on first use.
+   */
   private E2bSandboxes.State state(Tenant t, String id) {
+    E2bSandboxes.State s = sandboxes.get(id);
+    if (s != null) {
+      if (!s.tenant.equals(t.name())) {
+        throw notFound(id);
+      }
+      if (s.paused() || registry.contains(s.sandboxId)) {
+        return s;
+      }
+      // Gone (killed through /v1, expired): its E2B state goes too.
+      sandboxes.remove(id);
+      throw notFound(id);
+    }
     Registry.Entry e;
     try {
       e = registry.get(t.name(), id);
     } catch (ApiException notFound) {
-      if (!registry.contains(id)) {
-        // Gone (killed through /v1, expired): its E2B state goes too. Another tenant's stays.
-        sandboxes.remove(id);
-      }
+      throw notFound(id);
+    }
+    return sandboxes.putIfAbsent(
+        new E2bSandboxes.State(
+            id, t.name(), e.image(), Map.of(), e.created(), new E2bProcesses(e.sandbox(), pumps)));
+  }
+
+  /** The running sandbox behind {@code s}; a paused one is a 409 saying how to resume it. */
+  private Registry.Entry running(E2bSandboxes.State s) {
+    if (s.paused()) {
       throw new ApiException(
-          404, ErrorCode.NOT_FOUND, "sandbox " + Escape.id(id) + " not found", "");
+          409,
+          ErrorCode.POLICY,
+          "sandbox " + Escape.id(s.id) + " is paused",
+          "resume it with Sandbox.connect(id)");
     }
-    E2bSandboxes.State s = sandboxes.get(id);
-    if (s == null) {
-      // Made through /v1 (or adopted after a restart): it gets E2B state on first use.
-      s =
-          sandboxes.putIfAbsent(
-              new E2bSandboxes.State(
-                  id,
-                  t.name(),
-                  e.image(),
-                  Map.of(),
-                  e.created(),
-                  new E2bProcesses(e.sandbox(), pumps)));
+    try {
+      return registry.get(s.tenant, s.sandboxId);
+    } catch (ApiException gone) {
+      sandboxes.remove(s.id);
+      throw notFound(s.id);
     }
-    return s;
+  }
+
+  private static ApiException notFound(String id) {
+    return new ApiException(
+        404, ErrorCode.NOT_FOUND, "sandbox " + Escape.id(id) + " not found", "");
   }
 
   private void list(Context ctx, Tenant t) {
     Map<String, String> wanted = metadataQuery(ctx.queryParam("metadata"));
     String state = ctx.queryParam("state");
-    if (state != null && !state.isEmpty() && !state.contains("running")) {
-      ctx.header("x-next-token", "");
-      AgentNestServer.json(ctx, 200, List.of());
-      return;
-    }
+    boolean running = state == null || state.isEmpty() || state.contains("running");
+    boolean paused = state == null || state.isEmpty() || state.contains("paused");
     int limit = MAX_LIST;
     String l = ctx.queryParam("limit");
     if (l != null) {
@@ -433,9 +437,17 @@ final class E2bApi {
     }
     List<Map<String, Object>> all = new ArrayList<>();
     for (Registry.Entry e : registry.list(t.name())) {
-      E2bSandboxes.State s = state(t, e.sandbox().id());
-      if (s.metadata.entrySet().containsAll(wanted.entrySet())) {
+      E2bSandboxes.State s = sandboxes.byRunning(e.sandbox().id());
+      if (s == null) {
+        s = state(t, e.sandbox().id());
+      }
+      if (running && s.metadata.entrySet().containsAll(wanted.entrySet())) {
         all.add(info(s, e));
+      }
+    }
+    for (E2bSandboxes.State s : sandboxes.ofTenant(t.name())) {
+      if (paused && s.paused() && s.metadata.entrySet().containsAll(wanted.entrySet())) {
+        all.add(info(s, null));
       }
     }
     int end = Math.min(all.size(), offset + limit);
@@ -464,9 +476,8 @@ final class E2bApi {
   }
 
   private void get(Context ctx, Tenant t) {
-    String id = ctx.pathParam("id");
-    E2bSandboxes.State s = state(t, id);
-    Map<String, Object> m = info(s, registry.get(t.name(), id));
+    E2bSandboxes.State s = state(t, ctx.pathParam("id"));
+    Map<String, Object> m = info(s, s.paused() ? null : running(s));
     m.put("envdAccessToken", s.envdToken);
     m.put("trafficAccessToken", s.trafficToken);
     m.put("domain", null);
@@ -474,27 +485,29 @@ final class E2bApi {
   }
 
   private void kill(Context ctx, Tenant t) {
-    String id = ctx.pathParam("id");
-    state(t, id);
-    sandboxes.remove(id);
-    cancelDeadline(id);
-    registry.remove(id);
+    E2bSandboxes.State s = state(t, ctx.pathParam("id"));
+    sandboxes.remove(s.id);
+    cancelDeadline(s.id);
+    String snapshot = s.pausedAs;
+    if (snapshot != null) {
+      states.delete(t, snapshot);
+    } else {
+      registry.remove(s.sandboxId);
+    }
     ctx.status(204);
   }
 
   /** E2B's setTimeout: the sandbox ends {@code timeout} seconds from now, sooner or later. */
   private void timeout(Context ctx, Tenant t) {
-    String id = ctx.pathParam("id");
-    long seconds = seconds(body(ctx), "timeout");
-    setTimeout(t, id, seconds);
+    E2bSandboxes.State s = state(t, ctx.pathParam("id"));
+    setTimeout(t, s, seconds(body(ctx), "timeout"));
     ctx.status(204);
   }
 
   private void refresh(Context ctx, Tenant t) {
-    String id = ctx.pathParam("id");
+    E2bSandboxes.State s = state(t, ctx.pathParam("id"));
     ObjectNode req = body(ctx);
-    long seconds = req.hasNonNull("duration") ? seconds(req, "duration") : 60;
-    setTimeout(t, id, seconds);
+    setTimeout(t, s, req.hasNonNull("duration") ? seconds(req, "duration") : 60);
     ctx.status(204);
   }
 
@@ -509,24 +522,23 @@ final class E2bApi {
     return s;
   }
 
-  private void setTimeout(Tenant t, String id, long seconds) {
-    Registry.Entry e = registry.get(t.name(), id);
-    state(t, id);
+  private void setTimeout(Tenant t, E2bSandboxes.State s, long seconds) {
+    Registry.Entry e = running(s);
     Instant want = clock.instant().plusSeconds(seconds);
     Instant now = e.sandbox().expiresAt();
-    cancelDeadline(id);
+    cancelDeadline(s.id);
     if (want.isAfter(now)) {
       api.extend(t, e, Duration.between(now, want).toSeconds() + 1);
     } else {
       // Sooner than its TTL: the server ends it then (a TTL is only ever extended).
       long delay = Math.max(0, Duration.between(clock.instant(), want).toMillis());
       deadlines.put(
-          id,
+          s.id,
           timers.schedule(
               () -> {
-                deadlines.remove(id);
-                sandboxes.remove(id);
-                registry.remove(id);
+                deadlines.remove(s.id);
+                sandboxes.remove(s.id);
+                registry.remove(s.sandboxId);
               },
               delay,
               TimeUnit.MILLISECONDS));
@@ -540,22 +552,107 @@ final class E2bApi {
     }
   }
 
-  private void connect(Context ctx, Tenant t) {
-    String id = ctx.pathParam("id");
-    ObjectNode req = body(ctx);
-    E2bSandboxes.State s = state(t, id);
-    if (req.hasNonNull("timeout")) {
-      long seconds = seconds(req, "timeout");
-      Registry.Entry e = registry.get(t.name(), id);
-      if (clock.instant().plusSeconds(seconds).isAfter(endAt(e))) {
-        setTimeout(t, id, seconds);
+  /**
+   * E2B's pause, mapped onto a snapshot: the workspace and the Python sessions are saved as the
+   * tenant's snapshot {@code e2b-pause-...}, the sandbox is destroyed (it stops counting against
+   * the quota), and {@code connect} restores it under the same E2B id.
+   */
+  private void pause(Context ctx, Tenant t) {
+    E2bSandboxes.State s = state(t, ctx.pathParam("id"));
+    synchronized (s) {
+      if (s.paused()) {
+        throw new ApiException(
+            409, ErrorCode.POLICY, "sandbox " + Escape.id(s.id) + " is already paused", "");
       }
+      Registry.Entry e = running(s);
+      s.processes.cancelAll();
+      String name = "e2b-pause-" + shortId(s.id);
+      states.save(t, e, name, true);
+      cancelDeadline(s.id);
+      s.pausedAs = name;
+      registry.remove(e.sandbox().id());
     }
-    AgentNestServer.json(ctx, 200, sandbox(s));
+    ctx.status(204);
   }
 
-  private Instant endAt(Registry.Entry e) {
-    ScheduledFuture<?> f = deadlines.get(e.sandbox().id());
+  private static String shortId(String id) {
+    String clean = id.replaceAll("[^A-Za-z0-9]", "");
+    return clean.length() > 24 ? clean.substring(0, 24) : clean;
+  }
+
+  private void connect(Context ctx, Tenant t) {
+    ObjectNode req = body(ctx);
+    E2bSandboxes.State s = state(t, ctx.pathParam("id"));
+    boolean resumed = resume(t, s);
+    if (req.hasNonNull("timeout")) {
+      long seconds = seconds(req, "timeout");
+      if (clock.instant().plusSeconds(seconds).isAfter(endAt(s, running(s)))) {
+        setTimeout(t, s, seconds);
+      }
+    }
+    AgentNestServer.json(ctx, resumed ? 201 : 200, sandbox(s));
+  }
+
+  private void resumeRoute(Context ctx, Tenant t) {
+    E2bSandboxes.State s = state(t, ctx.pathParam("id"));
+    if (!resume(t, s)) {
+      throw new ApiException(
+          409, ErrorCode.POLICY, "sandbox " + Escape.id(s.id) + " is not paused", "");
+    }
+    AgentNestServer.json(ctx, 201, sandbox(s));
+  }
+
+  /** Restores a paused sandbox from its snapshot; false when it was running. */
+  private boolean resume(Tenant t, E2bSandboxes.State s) {
+    synchronized (s) {
+      String name = s.pausedAs;
+      if (name == null) {
+        return false;
+      }
+      Registry.Entry e = states.restore(t, name);
+      s.sandboxId = e.sandbox().id();
+      s.processes = new E2bProcesses(e.sandbox(), pumps);
+      s.pausedAs = null;
+      states.delete(t, name);
+      return true;
+    }
+  }
+
+  /** E2B's fork: {@code count} independent copies (workspace and Python state), each a sandbox. */
+  private void fork(Context ctx, Tenant t) {
+    E2bSandboxes.State s = state(t, ctx.pathParam("id"));
+    ObjectNode req = body(ctx);
+    int count = req.path("count").asInt(1);
+    if (count < 1 || count > 8) {
+      throw ApiException.badRequest(
+          ErrorCode.INVALID_FIELD, "count must be 1 to 8, got " + count, "fork fewer at a time");
+    }
+    Registry.Entry parent = running(s);
+    List<Map<String, Object>> out = new ArrayList<>();
+    for (int i = 0; i < count; i++) {
+      Map<String, Object> result = new LinkedHashMap<>();
+      try {
+        Registry.Entry copy = states.fork(t, parent);
+        E2bSandboxes.State cs =
+            new E2bSandboxes.State(
+                copy.sandbox().id(),
+                t.name(),
+                s.templateId,
+                s.metadata,
+                copy.created(),
+                new E2bProcesses(copy.sandbox(), pumps));
+        sandboxes.put(cs);
+        result.put("sandbox", sandbox(cs));
+      } catch (ApiException e) {
+        result.put("error", E2bWire.restError(e.status(), String.valueOf(e.getMessage())));
+      }
+      out.add(result);
+    }
+    AgentNestServer.json(ctx, 200, out);
+  }
+
+  private Instant endAt(E2bSandboxes.State s, Registry.Entry e) {
+    ScheduledFuture<?> f = deadlines.get(s.id);
     if (f != null) {
       Instant sooner = clock.instant().plusMillis(f.getDelay(TimeUnit.MILLISECONDS));
       if (sooner.isBefore(e.sandbox().expiresAt())) {
@@ -577,18 +674,18 @@ final class E2bApi {
     return m;
   }
 
-  private Map<String, Object> info(E2bSandboxes.State s, Registry.Entry e) {
+  private Map<String, Object> info(E2bSandboxes.State s, Registry.@Nullable Entry e) {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("templateID", s.templateId);
     m.put("sandboxID", s.id);
     m.put("clientID", "agentnest");
     m.put("startedAt", s.started.toString());
-    m.put("endAt", endAt(e).toString());
-    m.put("cpuCount", Math.max(1, (int) Math.ceil(e.cpus())));
-    m.put("memoryMB", e.memoryBytes() >> 20);
+    m.put("endAt", (e == null ? clock.instant() : endAt(s, e)).toString());
+    m.put("cpuCount", e == null ? 1 : Math.max(1, (int) Math.ceil(e.cpus())));
+    m.put("memoryMB", e == null ? 0 : e.memoryBytes() >> 20);
     m.put("diskSizeMB", 0);
     m.put("metadata", s.metadata);
-    m.put("state", "running");
+    m.put("state", e == null ? "paused" : "running");
     m.put("envdVersion", E2bSandboxes.ENVD_VERSION);
     return m;
   }

@@ -158,7 +158,11 @@ final class E2bEnvd {
               + " command, file and code services");
     }
     E2bSandboxes.State s = sandboxes.get(id);
-    Registry.Entry e = s == null ? null : entryOrNull(s.tenant, id);
+    if (s != null && s.paused()) {
+      throw new HttpError(
+          502, "sandbox " + Escape.id(id) + " is paused: resume it with Sandbox.connect(id)");
+    }
+    Registry.Entry e = s == null ? null : entryOrNull(s.tenant, s.sandboxId);
     if (s == null || e == null) {
       if (s != null) {
         sandboxes.remove(id);

@@ -5,6 +5,7 @@ import java.security.MessageDigest;
 import java.security.SecureRandom;
 import java.time.Instant;
 import java.util.Base64;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -26,14 +27,24 @@ final class E2bSandboxes {
 
   /** One sandbox's E2B state. */
   static final class State {
+    /** The id the E2B client knows: the sandbox's id at create, kept across pause and resume. */
     final String id;
+
     final String tenant;
     final String templateId;
     final Map<String, String> metadata;
     final String envdToken = token();
     final String trafficToken = token();
     final Instant started;
-    final E2bProcesses processes;
+
+    /** The registry's id of the running sandbox (a resumed sandbox is a restored copy). */
+    volatile String sandboxId;
+
+    volatile E2bProcesses processes;
+
+    /** The tenant's snapshot that holds it while paused, else null. */
+    volatile @Nullable String pausedAs;
+
     final Map<String, E2bCodeInterpreter.CodeContext> contexts = new ConcurrentHashMap<>();
     final AtomicInteger contextSeq = new AtomicInteger();
 
@@ -50,6 +61,11 @@ final class E2bSandboxes {
       this.metadata = Map.copyOf(metadata);
       this.started = started;
       this.processes = processes;
+      this.sandboxId = id;
+    }
+
+    boolean paused() {
+      return pausedAs != null;
     }
   }
 
@@ -81,13 +97,28 @@ final class E2bSandboxes {
     }
   }
 
-  /** Drops the state of sandboxes the registry no longer holds. */
+  /** Drops the state of running sandboxes the registry no longer holds (paused ones stay). */
   void retainRegistered(Registry registry) {
-    for (String id : byId.keySet()) {
-      if (!registry.contains(id)) {
-        remove(id);
+    for (State s : byId.values()) {
+      if (!s.paused() && !registry.contains(s.sandboxId)) {
+        remove(s.id);
       }
     }
+  }
+
+  /** The tenant's sandboxes known to the E2B face, running or paused. */
+  List<State> ofTenant(String tenant) {
+    return byId.values().stream().filter(s -> s.tenant.equals(tenant)).toList();
+  }
+
+  /** The E2B state whose running sandbox has registry id {@code sandboxId}, if any. */
+  @Nullable State byRunning(String sandboxId) {
+    for (State s : byId.values()) {
+      if (!s.paused() && s.sandboxId.equals(sandboxId)) {
+        return s;
+      }
+    }
+    return null;
   }
 
   private static String token() {

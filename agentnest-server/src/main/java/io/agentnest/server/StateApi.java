@@ -50,7 +50,18 @@ final class StateApi {
   /** POST /v1/sandboxes/{id}/fork: an independent copy, counted against the tenant's quota. */
   void fork(Context ctx) {
     Tenant t = SandboxApi.tenant(ctx);
-    Registry.Entry parent = registry.get(t.name(), ctx.pathParam("id"));
+    Registry.Entry entry = fork(t, registry.get(t.name(), ctx.pathParam("id")));
+    Optional<ForkReport> report = entry.sandbox().forkReport();
+    AgentNestServer.json(
+        ctx,
+        201,
+        new Wire.ForkView(
+            SandboxApi.view(entry),
+            report.map(f -> f.mode().name().toLowerCase(Locale.ROOT)).orElse(null)));
+  }
+
+  /** An independent copy of {@code parent}, registered for {@code t} within its quota. */
+  Registry.Entry fork(Tenant t, Registry.Entry parent) {
     Registry.Reservation r = registry.reserve(t, parent.memoryBytes(), parent.cpus());
     Sandbox copy;
     try {
@@ -70,13 +81,7 @@ final class StateApi {
             ConcurrentHashMap.newKeySet());
     entry.sessions().addAll(parent.sessions());
     registry.commit(r, entry);
-    Optional<ForkReport> report = copy.forkReport();
-    AgentNestServer.json(
-        ctx,
-        201,
-        new Wire.ForkView(
-            SandboxApi.view(entry),
-            report.map(f -> f.mode().name().toLowerCase(Locale.ROOT)).orElse(null)));
+    return entry;
   }
 
   /** POST /v1/sandboxes/{id}/snapshots {name, replace}: saves the sandbox's state. */
@@ -85,14 +90,18 @@ final class StateApi {
     Registry.Entry e = registry.get(t.name(), ctx.pathParam("id"));
     Wire.SaveSnapshot req =
         Wire.read(SandboxApi.body(ctx, config.maxJsonBytes()), Wire.SaveSnapshot.class);
-    String stored = stored(t, req.name());
-    SnapshotInfo info;
-    try {
-      info = e.sandbox().snapshot(stored, Boolean.TRUE.equals(req.replace()));
-    } catch (RuntimeException ex) {
-      throw map(ex, req.name());
-    }
+    SnapshotInfo info = save(t, e, req.name(), Boolean.TRUE.equals(req.replace()));
     AgentNestServer.json(ctx, 201, view(t, info));
+  }
+
+  /** Saves {@code e} as the tenant's snapshot {@code name}. */
+  SnapshotInfo save(Tenant t, Registry.Entry e, @Nullable String name, boolean replace) {
+    String stored = stored(t, name);
+    try {
+      return e.sandbox().snapshot(stored, replace);
+    } catch (RuntimeException ex) {
+      throw map(ex, String.valueOf(name));
+    }
   }
 
   /** GET /v1/snapshots: the tenant's snapshots, newest first. */
@@ -111,10 +120,15 @@ final class StateApi {
   void delete(Context ctx) {
     Tenant t = SandboxApi.tenant(ctx);
     String name = ctx.pathParam("name");
-    if (!Sandbox.removeSnapshot(stored(t, name))) {
+    if (!delete(t, name)) {
       throw notFound(name);
     }
     ctx.status(204);
+  }
+
+  /** Removes the tenant's snapshot {@code name}; false when there was none. */
+  boolean delete(Tenant t, String name) {
+    return Sandbox.removeSnapshot(stored(t, name));
   }
 
   /**
@@ -124,7 +138,11 @@ final class StateApi {
    */
   void restore(Context ctx) {
     Tenant t = SandboxApi.tenant(ctx);
-    String name = ctx.pathParam("name");
+    AgentNestServer.json(ctx, 201, SandboxApi.view(restore(t, ctx.pathParam("name"))));
+  }
+
+  /** A new sandbox of {@code t} from its snapshot {@code name}, within policy and quota. */
+  Registry.Entry restore(Tenant t, String name) {
     String stored = stored(t, name);
     SnapshotInfo info =
         Sandbox.snapshots().stream()
@@ -162,7 +180,7 @@ final class StateApi {
             ConcurrentHashMap.newKeySet());
     entry.sessions().addAll(info.sessions());
     registry.commit(r, entry);
-    AgentNestServer.json(ctx, 201, SandboxApi.view(entry));
+    return entry;
   }
 
   /** GET /v1/sandboxes/{id}/artifacts?glob=G: regular files matching, with size and sha256. */

@@ -141,6 +141,21 @@ class E2bIT {
     assertThat(f.get("removed").asBoolean()).isTrue();
     assertThat(f.at("/outside/message").asText()).contains("outside the workspace");
 
+    JsonNode pr = r.get("pauseResume");
+    assertThat(pr.get("paused").asBoolean()).as(text).isTrue();
+    assertThat(pr.get("pausedAgain").asBoolean()).isFalse();
+    assertThat(pr.get("listedState").asText()).isEqualTo("paused");
+    assertThat(pr.at("/whilePaused/message").asText()).contains("paused");
+    assertThat(pr.get("kept").asText()).isEqualTo("42");
+    assertThat(pr.get("file").asText()).isEqualTo("persisted");
+    assertThat(pr.get("oldHandle").asText()).isEqualTo("41");
+    assertThat(pr.get("sameId").asBoolean()).isTrue();
+    JsonNode fk = r.get("fork");
+    assertThat(fk.get("inCopy").asText()).as(text).isEqualTo("7");
+    assertThat(fk.get("inOriginal").asText()).isEqualTo("7");
+    assertThat(fk.get("killed").asBoolean()).isTrue();
+    assertThat(fk.get("differentId").asBoolean()).isTrue();
+
     assertThat(r.at("/timeout/endInSeconds").asLong()).isBetween(200L, 250L);
     assertThat(r.at("/timeout/metadata/purpose").asText()).isEqualTo("e2b-it");
     assertThat(r.at("/list/found").asBoolean()).isTrue();
