@@ -73,22 +73,19 @@ class E2bIT {
     return "http://127.0.0.1:" + running.port();
   }
 
-  @Test
-  void theOfficialSdksRunUnchangedAgainstTheServer() throws Exception {
+  /** Runs one of the test scripts with the SDKs against the server; returns its JSON line. */
+  static JsonNode runScript(String script) throws Exception {
     Path node = NodePackages.install("it-node-e2b", SDKS);
-    try (InputStream in = E2bIT.class.getResourceAsStream("/e2b/scenario.mjs")) {
+    try (InputStream in = E2bIT.class.getResourceAsStream("/e2b/" + script)) {
       assertThat(in).isNotNull();
-      Files.write(node.resolve("scenario.mjs"), in.readAllBytes());
+      Files.write(node.resolve(script), in.readAllBytes());
     }
-    ProcessBuilder pb =
-        new ProcessBuilder("node", "scenario.mjs")
-            .directory(node.toFile())
-            .redirectErrorStream(false);
+    ProcessBuilder pb = new ProcessBuilder("node", script).directory(node.toFile());
     pb.environment().put("E2B_API_URL", base() + "/e2b");
     pb.environment().put("E2B_SANDBOX_URL", base() + "/e2b/sandbox");
     pb.environment().put("E2B_API_KEY", keyA);
     pb.environment().put("AGENTNEST_KEY_B", keyB);
-    Path err = dir.resolve("scenario.err");
+    Path err = dir.resolve(script + ".err");
     pb.redirectError(err.toFile());
     Process p = pb.start();
     byte[] out;
@@ -99,7 +96,24 @@ class E2bIT {
     String stderr = Files.readString(err);
     assertThat(p.exitValue()).as(stderr).isZero();
     String text = new String(out, StandardCharsets.UTF_8).strip();
-    JsonNode r = Wire.JSON.readTree(text.substring(text.lastIndexOf('\n') + 1));
+    return Wire.JSON.readTree(text.substring(text.lastIndexOf('\n') + 1));
+  }
+
+  @Test
+  void anAgentLoopOnTheSdkRecoversFromItsOwnErrorAndFinishes() throws Exception {
+    JsonNode r = runScript("agent-loop.mjs");
+    JsonNode obs = r.get("observations");
+    assertThat(obs.get(0).asText()).as(r.toString()).startsWith("error: NameError");
+    assertThat(obs.get(1).asText()).isEqualTo("5050");
+    assertThat(obs.get(2).asText()).isEqualTo("written");
+    assertThat(obs.get(3).asText()).isEqualTo("4");
+    assertThat(r.get("final").asText()).isEqualTo("total is 5050, the file has 4 bytes");
+  }
+
+  @Test
+  void theOfficialSdksRunUnchangedAgainstTheServer() throws Exception {
+    JsonNode r = runScript("scenario.mjs");
+    String text = r.toString();
 
     assertThat(r.at("/state/text").asText()).as(text).isEqualTo("2");
     assertThat(r.at("/error/name").asText()).isEqualTo("ZeroDivisionError");
@@ -171,7 +185,6 @@ class E2bIT {
     assertThat(r.at("/kill/killed").asBoolean()).isTrue();
     assertThat(r.at("/kill/after/thrown").asText()).isNotEmpty();
     assertThat(r.at("/kill/killedAgain").asBoolean()).isFalse();
-    assertThat(running.server().sandboxCount()).isZero();
   }
 
   // ---- the attacker's side: raw HTTP ---------------------------------------------------------
