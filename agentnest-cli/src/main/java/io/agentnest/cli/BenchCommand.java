@@ -68,7 +68,10 @@ import picocli.CommandLine.Option;
       "               measured time",
       "  server       only with --only server: a warm session call in-process and through an",
       "               in-process `agentnest serve` on loopback (temporary AGENTNEST_HOME), then",
-      "               --server-clients clients looping calls for --server-seconds (errors, p99)"
+      "               --server-clients clients looping calls for --server-seconds (errors, p99)",
+      "  e2b          only with --only e2b: through the E2B face of an in-process server, as the",
+      "               E2B SDKs call it: create to first code result, warm runCode and",
+      "               commands.run('true'), beside the same calls in-process"
     })
 final class BenchCommand implements Callable<Integer> {
   @Option(
@@ -193,6 +196,9 @@ final class BenchCommand implements Callable<Integer> {
           new ServerBench.Load(serverClients, serverSeconds, serverPauseMillis),
           samples,
           json ? System.err : System.out);
+    }
+    if (only.contains("e2b")) {
+      E2bBench.run(config, iterations, warmup, samples, json ? System.err : System.out);
     }
     if (want("redaction")) {
       runShipped("redaction", iterations, samples);

@@ -5,19 +5,9 @@ import io.agentnest.ConfigException;
 import io.agentnest.ExecResult;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
-import io.agentnest.server.AgentNestServer;
-import io.agentnest.server.ServerConfig;
-import io.agentnest.server.Tenant;
-import io.agentnest.server.TenantStore;
 import io.agentnest.spi.support.DaemonThreads;
-import io.agentnest.spi.support.HostFiles;
 import io.agentnest.spi.support.Percentiles;
-import java.io.IOException;
 import java.io.PrintStream;
-import java.net.URI;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -70,59 +60,28 @@ final class ServerBench {
       throw new ConfigException(
           "--only server runs its server on the Docker engine: drop --backend " + config.backend());
     }
-    String before = System.getProperty("agentnest.home");
-    Path home;
-    try {
-      home = Files.createTempDirectory("agentnest-server-bench-");
-    } catch (IOException ex) {
-      throw new AgentNestException("cannot create a temporary directory: " + ex.getMessage(), ex);
-    }
-    System.setProperty("agentnest.home", home.toString());
     int sandboxes = (load.clients() + SESSIONS_PER_SANDBOX - 1) / SESSIONS_PER_SANDBOX;
-    try (TenantStore store = TenantStore.open(home.resolve(TenantStore.FILE), Clock.systemUTC())) {
-      // Quotas far above the load: the bench measures the server, not its refusals.
-      String key =
-          store.add(
-              new Tenant("bench", sandboxes + 1, 256L << 30, 256, 1_000_000, null, null, 0), null);
-      AgentNestServer server =
-          new AgentNestServer(ServerConfig.defaults().withListen("127.0.0.1", 0), store);
-      try {
-        URI url = URI.create("http://127.0.0.1:" + server.start());
-        SandboxConfig remote =
-            SandboxConfig.builder().image(config.image()).remote(url, key).build();
-        try (Sandbox local = Sandbox.create(config);
-            Sandbox viaServer = Sandbox.create(remote)) {
-          int warm = Math.max(warmup, MIN_WARMUP);
-          double[] in = measure(local, iterations, warm);
-          double[] out = measure(viaServer, iterations, warm);
-          samples.put("server session in-process", in);
-          samples.put("server session via server", out);
-          notes.printf(
-              "server: session call p50 %.2f ms in-process, %.2f ms via the server (+%.2f ms);"
-                  + " p95 %.2f vs %.2f ms (+%.2f ms)%n",
-              Percentiles.nearestRank(in, 50),
-              Percentiles.nearestRank(out, 50),
-              Percentiles.nearestRank(out, 50) - Percentiles.nearestRank(in, 50),
-              Percentiles.nearestRank(in, 95),
-              Percentiles.nearestRank(out, 95),
-              Percentiles.nearestRank(out, 95) - Percentiles.nearestRank(in, 95));
-        }
-        concurrent(remote, sandboxes, load, samples, notes);
-      } finally {
-        server.destroyAll();
-        server.close();
+    try (BenchServer server = new BenchServer(sandboxes + 1)) {
+      SandboxConfig remote =
+          SandboxConfig.builder().image(config.image()).remote(server.url, server.key).build();
+      try (Sandbox local = Sandbox.create(config);
+          Sandbox viaServer = Sandbox.create(remote)) {
+        int warm = Math.max(warmup, MIN_WARMUP);
+        double[] in = measure(local, iterations, warm);
+        double[] out = measure(viaServer, iterations, warm);
+        samples.put("server session in-process", in);
+        samples.put("server session via server", out);
+        notes.printf(
+            "server: session call p50 %.2f ms in-process, %.2f ms via the server (+%.2f ms);"
+                + " p95 %.2f vs %.2f ms (+%.2f ms)%n",
+            Percentiles.nearestRank(in, 50),
+            Percentiles.nearestRank(out, 50),
+            Percentiles.nearestRank(out, 50) - Percentiles.nearestRank(in, 50),
+            Percentiles.nearestRank(in, 95),
+            Percentiles.nearestRank(out, 95),
+            Percentiles.nearestRank(out, 95) - Percentiles.nearestRank(in, 95));
       }
-    } finally {
-      if (before == null) {
-        System.clearProperty("agentnest.home");
-      } else {
-        System.setProperty("agentnest.home", before);
-      }
-      try {
-        HostFiles.deleteTree(home);
-      } catch (IOException ignored) {
-        // a temporary directory
-      }
+      concurrent(remote, sandboxes, load, samples, notes);
     }
   }
 
