@@ -23,8 +23,11 @@ install_packages() {
   # Node.js and npm: the MCP integration tests drive 'agentnest mcp' with real MCP clients from npm.
   command -v node >/dev/null 2>&1 || missing+=(nodejs)
   command -v npm >/dev/null 2>&1 || missing+=(npm)
+  # Chromium and its WebDriver: the web console's browser tests (Selenium, headless).
+  command -v chromium >/dev/null 2>&1 || missing+=(chromium)
+  command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
   if [ "${#missing[@]}" -eq 0 ]; then
-    log "packages present: dockerd runsc mmdebstrap node npm"
+    log "packages present: dockerd runsc mmdebstrap node npm chromium chromedriver"
     return 0
   fi
   need_root || return 0

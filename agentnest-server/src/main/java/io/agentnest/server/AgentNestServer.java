@@ -1,5 +1,6 @@
 package io.agentnest.server;
 
+import io.agentnest.ApprovalDeniedException;
 import io.agentnest.ConfigException;
 import io.agentnest.FileOperationException;
 import io.agentnest.Sandbox;
@@ -68,6 +69,8 @@ public final class AgentNestServer implements AutoCloseable {
   private final ScheduledExecutorService e2bTimers = DaemonThreads.scheduler("agentnest-e2b-timer");
   private final E2bApi e2b;
   private final E2bEnvd e2bEnvd;
+  private final ConsoleSessions consoleSessions;
+  private final ConsoleApi console;
   private @Nullable Javalin app;
   private @Nullable ServerConnector connector;
 
@@ -125,6 +128,15 @@ public final class AgentNestServer implements AutoCloseable {
             },
             api,
             new E2bCodeInterpreter(clock));
+    this.consoleSessions = new ConsoleSessions(clock, config.tls() != null);
+    this.console =
+        new ConsoleApi(
+            consoleSessions,
+            this::consoleSignIn,
+            name -> activeTenant(name),
+            approvals,
+            registry,
+            config.maxJsonBytes());
   }
 
   /**
@@ -178,6 +190,15 @@ public final class AgentNestServer implements AutoCloseable {
                   (method, route) ->
                       cfg.routes.addHttpHandler(
                           HandlerType.findOrCreate(method), route.getKey(), route.getValue()));
+              // The web console (docs/console.md): its pages, sign-in and event stream.
+              cfg.routes.addHttpHandler(HandlerType.GET, "/console", console::asset);
+              cfg.routes.addHttpHandler(HandlerType.GET, "/console/", console::asset);
+              // Before {asset}: Javalin matches routes in the order they were added.
+              cfg.routes.addHttpHandler(HandlerType.POST, "/console/session", console::open);
+              cfg.routes.addHttpHandler(HandlerType.GET, "/console/session", console::current);
+              cfg.routes.addHttpHandler(HandlerType.DELETE, "/console/session", console::close);
+              cfg.routes.addHttpHandler(HandlerType.GET, "/console/events", console::events);
+              cfg.routes.addHttpHandler(HandlerType.GET, "/console/{asset}", console::asset);
               for (String method : List.of("GET", "POST", "DELETE", "PUT")) {
                 cfg.routes.addHttpHandler(
                     HandlerType.findOrCreate(method), E2bEnvd.PREFIX + "/<rest>", e2bEnvd::handle);
@@ -297,6 +318,7 @@ public final class AgentNestServer implements AutoCloseable {
       case "get /v1/sandboxes/{id}/artifacts" -> state::artifacts;
       case "get /v1/sandboxes/{id}/audit" -> state::audit;
       case "get /v1/approvals" -> approvals::list;
+      case "get /v1/audit/verify" -> ConsoleApi::verify;
       case "post /v1/approvals/{id}" -> ctx -> approvals.decide(ctx, config.maxJsonBytes());
       case "get /v1/snapshots" -> state::list;
       case "delete /v1/snapshots/{name}" -> state::delete;
@@ -311,6 +333,19 @@ public final class AgentNestServer implements AutoCloseable {
     }
     return ctx -> {
       Tenant t;
+      ConsoleSessions.Session session =
+          ctx.header("Authorization") == null ? consoleSessions.of(ctx) : null;
+      if (session != null) {
+        // The web console: its cookie instead of a key, and its CSRF token on every change.
+        if (!ctx.method().name().equals("GET")) {
+          ConsoleSessions.checkCsrf(ctx, session);
+        }
+        t = activeTenant(session.tenant);
+        ctx.attribute(SandboxApi.TENANT, t);
+        ctx.attribute(ApprovalQueue.PRINCIPAL, "console:" + t.name());
+        h.handle(ctx);
+        return;
+      }
       try {
         t = authenticate(ctx);
       } catch (ApiException refused) {
@@ -359,6 +394,20 @@ public final class AgentNestServer implements AutoCloseable {
     return t;
   }
 
+  /** The console's sign-in: the same key check and failed-attempt budget as the API. */
+  private Tenant consoleSignIn(String key, Context ctx) {
+    Tenant t;
+    try {
+      t = tenantOfKey(key);
+    } catch (ApiException refused) {
+      failedAuth.acquire(
+          "addr:" + ctx.req().getRemoteAddr(), FAILED_AUTH_PER_SECOND, "failed_authentications");
+      throw refused;
+    }
+    limiter.acquire(t);
+    return t;
+  }
+
   /** A sandbox's tenant for a call its access token authorised: still there, rate-limited. */
   private Tenant activeTenant(String name) {
     Tenant t =
@@ -369,7 +418,7 @@ public final class AgentNestServer implements AutoCloseable {
                     new ApiException(
                         401,
                         ErrorCode.UNAUTHENTICATED,
-                        "the sandbox's tenant '" + Escape.id(name) + "' was removed",
+                        "tenant '" + Escape.id(name) + "' was removed",
                         "ask the operator"));
     limiter.acquire(t);
     return t;
@@ -460,6 +509,16 @@ public final class AgentNestServer implements AutoCloseable {
           String.valueOf(f.getMessage()),
           "use a path relative to /workspace without '..'",
           Map.of("reason", f.reason().code()));
+    }
+    if (e instanceof ApprovalDeniedException d) {
+      // A person (or the timeout) said no: the caller's answer, not a failed sandbox. The target
+      // comes from the sandbox, so it is quoted bounded and printable.
+      return new ApiException(
+          403,
+          ErrorCode.APPROVAL_DENIED,
+          d.kind() + " '" + Escape.id(d.target()) + "' was not run: " + Escape.id(d.reason()),
+          "ask the approver, or change the sandbox's approvals",
+          Map.of("kind", d.kind()));
     }
     if (e instanceof ConfigException || e instanceof UnsupportedControlException) {
       return new ApiException(

@@ -6,6 +6,7 @@ import io.agentnest.ApprovalRequest;
 import io.javalin.http.Context;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -34,7 +35,11 @@ final class ApprovalQueue {
       String id,
       String tenant,
       ApprovalRequest request,
+      Instant expires,
       CompletableFuture<ApprovalDecision> answer) {}
+
+  /** The request attribute naming who answers: {@code api:<tenant>} or {@code console:<tenant>}. */
+  static final String PRINCIPAL = "agentnest.principal";
 
   private final Map<String, Pending> byId = new ConcurrentHashMap<>();
 
@@ -57,7 +62,7 @@ final class ApprovalQueue {
     RANDOM.nextBytes(raw);
     String id = "apr_" + HexFormat.of().formatHex(raw);
     CompletableFuture<ApprovalDecision> answer = new CompletableFuture<>();
-    byId.put(id, new Pending(id, tenant, request, answer));
+    byId.put(id, new Pending(id, tenant, request, request.requestedAt().plus(timeout), answer));
     // The core denies after the policy's timeout on its own; the entry goes at the same time, so
     // nobody approves a question that is no longer asked.
     answer.completeOnTimeout(
@@ -79,9 +84,13 @@ final class ApprovalQueue {
 
   /** GET /v1/approvals: the caller's tenant's waiting questions, oldest first. */
   void list(Context ctx) {
-    Tenant t = SandboxApi.tenant(ctx);
+    AgentNestServer.json(ctx, 200, Map.of("approvals", views(SandboxApi.tenant(ctx).name())));
+  }
+
+  /** The tenant's waiting questions as the API shows them. */
+  List<Wire.ApprovalView> views(String tenant) {
     List<Wire.ApprovalView> out = new ArrayList<>();
-    pending(t.name())
+    pending(tenant)
         .forEach(
             p ->
                 out.add(
@@ -91,8 +100,9 @@ final class ApprovalQueue {
                         p.request().kind(),
                         bound(p.request().target()),
                         bound(p.request().detail()),
-                        p.request().requestedAt().toString())));
-    AgentNestServer.json(ctx, 200, Map.of("approvals", out));
+                        p.request().requestedAt().toString(),
+                        p.expires().toString())));
+    return out;
   }
 
   /** POST /v1/approvals/{id} {approve, reason}: answers one of the tenant's questions. */
@@ -112,7 +122,7 @@ final class ApprovalQueue {
     String why = reason.isEmpty() ? (req.approve() ? "approved" : "denied") : reason;
     if (p == null
         || !p.tenant().equals(t.name())
-        || !p.answer().complete(new ApprovalDecision(req.approve(), why, "api:" + t.name()))) {
+        || !p.answer().complete(new ApprovalDecision(req.approve(), why, principal(ctx, t)))) {
       throw new ApiException(
           404,
           ErrorCode.NOT_FOUND,
@@ -120,6 +130,11 @@ final class ApprovalQueue {
           "list the waiting ones with GET /v1/approvals");
     }
     ctx.status(204);
+  }
+
+  private static String principal(Context ctx, Tenant t) {
+    String p = ctx.attribute(PRINCIPAL);
+    return p != null ? p : "api:" + t.name();
   }
 
   /** Denies every waiting question (server shutdown): nothing waits on a server that is gone. */

@@ -230,7 +230,7 @@ final class E2bApi {
             ttl,
             env.isEmpty() ? null : env,
             hosts.isEmpty() ? null : hosts,
-            null);
+            approvals(metadata));
     sandboxes.retainRegistered(registry);
     Registry.Entry e = api.create(t, create);
     Sandbox sb = e.sandbox();
@@ -239,6 +239,23 @@ final class E2bApi {
             sb.id(), t.name(), template, metadata, e.created(), new E2bProcesses(sb, pumps));
     sandboxes.put(s);
     AgentNestServer.json(ctx, 201, sandbox(s));
+  }
+
+  /** The metadata key that asks for approvals, as /v1's {@code approvals} field does. */
+  static final String APPROVALS_KEY = "agentnest.approvals";
+
+  private static Wire.@Nullable Approvals approvals(Map<String, String> metadata) {
+    String v = metadata.get(APPROVALS_KEY);
+    if (v == null || v.equals("none")) {
+      return null;
+    }
+    if (v.equals("recommended")) {
+      return Wire.Approvals.RECOMMENDED;
+    }
+    throw ApiException.badRequest(
+        ErrorCode.INVALID_FIELD,
+        "metadata '" + APPROVALS_KEY + "' is '" + Escape.id(v) + "'",
+        "use 'recommended' (risky operations wait in GET /v1/approvals) or 'none'");
   }
 
   private String image(String template) {

@@ -5,6 +5,7 @@ import java.util.Locale;
 /** The {@code error.code} of every refusal; its wire spelling is the lower-case name. */
 public enum ErrorCode {
   UNAUTHENTICATED,
+  CSRF,
   KEY_REVOKED,
   KEY_EXPIRED,
   NOT_FOUND,
@@ -16,6 +17,7 @@ public enum ErrorCode {
   UNSUPPORTED_MEDIA_TYPE,
   BAD_PATH,
   POLICY,
+  APPROVAL_DENIED,
   QUOTA,
   FILE,
   SNAPSHOT,

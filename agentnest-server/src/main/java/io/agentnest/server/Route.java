@@ -36,6 +36,7 @@ public record Route(String method, String path, boolean authenticated) {
           new Route("GET", SANDBOX + "/artifacts", true),
           new Route("GET", SANDBOX + "/audit", true),
           new Route("GET", "/v1/approvals", true),
+          new Route("GET", "/v1/audit/verify", true),
           new Route("POST", "/v1/approvals/{id}", true),
           new Route("GET", SNAPSHOTS, true),
           new Route("DELETE", SNAPSHOTS + "/{name}", true),

@@ -51,7 +51,13 @@ final class Wire {
   record Decide(boolean approve, @Nullable String reason) {}
 
   record ApprovalView(
-      String id, String sandboxId, String kind, String target, String detail, String requestedAt) {}
+      String id,
+      String sandboxId,
+      String kind,
+      String target,
+      String detail,
+      String requestedAt,
+      String expiresAt) {}
 
   /** POST /v1/sandboxes/{id}/extend. */
   record Extend(long seconds) {}

@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -246,6 +247,59 @@ class E2bIT {
     }
     assertThat(last).as("an end-of-stream envelope").isNotNull();
     return last;
+  }
+
+  @Test
+  void aCommandStartedThroughTheE2bFaceWaitsForAnApprovalInTheServersQueue() throws Exception {
+    HttpResponse<String> made =
+        client.send(
+            HttpRequest.newBuilder(URI.create(base() + "/e2b/sandboxes"))
+                .header("X-API-KEY", keyA)
+                .header("Content-Type", "application/json")
+                .POST(
+                    HttpRequest.BodyPublishers.ofString(
+                        "{\"templateID\":\"base\",\"metadata\":{\"agentnest.approvals\":\"recommended\"}}"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(made.statusCode()).as(made.body()).isEqualTo(201);
+    JsonNode n = Wire.JSON.readTree(made.body());
+    Made a = new Made(n.get("sandboxID").asText(), n.get("envdAccessToken").asText(), "");
+    envd(
+        "/files?path=doomed.txt", as(a, a.envdToken()), "application/octet-stream", new byte[] {1});
+    byte[] msg =
+        "{\"process\":{\"cmd\":\"/bin/bash\",\"args\":[\"-l\",\"-c\",\"rm doomed.txt && echo gone\"]}}"
+            .getBytes(StandardCharsets.UTF_8);
+    var call =
+        client.sendAsync(
+            HttpRequest.newBuilder(URI.create(base() + "/e2b/sandbox/process.Process/Start"))
+                .timeout(Duration.ofSeconds(120))
+                .header("Content-Type", "application/connect+json")
+                .header("E2b-Sandbox-Id", a.id())
+                .header("E2b-Sandbox-Port", "49983")
+                .header("X-Access-Token", a.envdToken())
+                .POST(HttpRequest.BodyPublishers.ofByteArray(envelope(0, msg, msg.length)))
+                .build(),
+            HttpResponse.BodyHandlers.ofByteArray());
+    Http http = running.http();
+    JsonNode question = null;
+    for (int i = 0; i < 300 && question == null; i++) {
+      JsonNode list = http.get("/v1/approvals", keyA).json().get("approvals");
+      if (list.size() > 0) {
+        question = list.get(0);
+      } else {
+        Thread.sleep(100);
+      }
+    }
+    assertThat(question).as("the rm waits for a person").isNotNull();
+    assertThat(question.toString()).contains("doomed.txt");
+    assertThat(http.get("/v1/approvals", keyB).json().get("approvals").size()).isZero();
+    Http.Reply decided =
+        http.json(
+            "POST", "/v1/approvals/" + question.get("id").asText(), keyA, "{\"approve\": true}");
+    assertThat(decided.status()).as(decided.text()).isEqualTo(204);
+    String body = new String(call.get(120, TimeUnit.SECONDS).body(), StandardCharsets.UTF_8);
+    assertThat(body)
+        .contains(Base64.getEncoder().encodeToString("gone\n".getBytes(StandardCharsets.UTF_8)));
   }
 
   @Test

@@ -1,0 +1,232 @@
+package io.agentnest.server;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.agentnest.audit.AuditLog;
+import io.agentnest.audit.VerifyReport;
+import io.javalin.http.Context;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BiFunction;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The web console under {@code /console}: static pages from the jar (no build step, no framework)
+ * and sign-in/out. Everything else the page does goes through the ordinary /v1 routes with the
+ * session cookie (and its CSRF token on changes), so the console has no API of its own to keep
+ * apart from the real one; {@code /console/events} pushes the tenant's approvals and sandboxes as
+ * server-sent events. Every console response forbids framing and any script but its own.
+ */
+final class ConsoleApi {
+  /** Assets the console serves, and their types: nothing else under /console is a file. */
+  static final Map<String, String> ASSETS =
+      Map.of(
+          "index.html", "text/html; charset=utf-8",
+          "app.js", "text/javascript; charset=utf-8",
+          "app.css", "text/css; charset=utf-8");
+
+  /** Event streams one tenant may hold open (each holds a request thread). */
+  static final int MAX_STREAMS_PER_TENANT = 16;
+
+  /** How long one event stream lasts before the browser reconnects (EventSource does). */
+  static final long STREAM_MILLIS = 10 * 60_000;
+
+  static final long TICK_MILLIS = 500;
+
+  private final ConsoleSessions sessions;
+  private final BiFunction<String, Context, Tenant> signIn;
+  private final Consumer<String> active;
+  private final ApprovalQueue approvals;
+  private final Registry registry;
+  private final long maxJson;
+  private final Map<String, AtomicInteger> streams = new ConcurrentHashMap<>();
+
+  ConsoleApi(
+      ConsoleSessions sessions,
+      BiFunction<String, Context, Tenant> signIn,
+      Consumer<String> active,
+      ApprovalQueue approvals,
+      Registry registry,
+      long maxJson) {
+    this.sessions = sessions;
+    this.signIn = signIn;
+    this.active = active;
+    this.approvals = approvals;
+    this.registry = registry;
+    this.maxJson = maxJson;
+  }
+
+  static void secureHeaders(Context ctx) {
+    ctx.header(
+        "Content-Security-Policy",
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:;"
+            + " connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'");
+    ctx.header("X-Content-Type-Options", "nosniff");
+    ctx.header("X-Frame-Options", "DENY");
+    ctx.header("Referrer-Policy", "no-referrer");
+    ctx.header("Cache-Control", "no-store");
+  }
+
+  void asset(Context ctx) {
+    String path = ctx.path().substring("/console".length());
+    String name = path.isEmpty() || path.equals("/") ? "index.html" : path.substring(1);
+    secureHeaders(ctx);
+    if (path.isEmpty()) {
+      ctx.redirect("/console/");
+      return;
+    }
+    String type = ASSETS.get(name);
+    if (type == null) {
+      AgentNestServer.send(ctx, ApiException.notFound("console page '" + Escape.id(name) + "'"));
+      return;
+    }
+    try (InputStream in = ConsoleApi.class.getResourceAsStream("/console/" + name)) {
+      if (in == null) {
+        throw new IllegalStateException("console asset " + name + " is missing from the jar");
+      }
+      ctx.status(200);
+      ctx.contentType(type);
+      ctx.result(in.readAllBytes());
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot read console asset " + name, e);
+    }
+  }
+
+  /** POST /console/session {key}: signs in; answers the tenant and the CSRF token. */
+  void open(Context ctx) {
+    secureHeaders(ctx);
+    JsonNode body;
+    try {
+      body = Wire.JSON.readTree(SandboxApi.body(ctx, maxJson));
+    } catch (IOException e) {
+      throw ApiException.badRequest(
+          ErrorCode.MALFORMED_JSON, "the body is not JSON", "send {\"key\": \"ank_...\"}");
+    }
+    String key = body == null ? null : body.path("key").asText(null);
+    if (key == null || key.isBlank()) {
+      throw ApiException.badRequest(
+          ErrorCode.INVALID_FIELD, "the key is missing", "send {\"key\": \"ank_...\"}");
+    }
+    Tenant t = signIn.apply(key.strip(), ctx);
+    ConsoleSessions.Session s = sessions.open(ctx, t.name());
+    AgentNestServer.json(ctx, 201, view(s));
+  }
+
+  /** GET /console/session: who is signed in (a reloaded page asks). */
+  void current(Context ctx) {
+    secureHeaders(ctx);
+    AgentNestServer.json(ctx, 200, view(session(ctx)));
+  }
+
+  /** DELETE /console/session: signs out. */
+  void close(Context ctx) {
+    secureHeaders(ctx);
+    ConsoleSessions.Session s = session(ctx);
+    ConsoleSessions.checkCsrf(ctx, s);
+    sessions.close(ctx, s);
+    ctx.status(204);
+  }
+
+  private ConsoleSessions.Session session(Context ctx) {
+    ConsoleSessions.Session s = sessions.of(ctx);
+    if (s == null) {
+      throw new ApiException(
+          401, ErrorCode.UNAUTHENTICATED, "not signed in", "sign in with a tenant key");
+    }
+    active.accept(s.tenant);
+    return s;
+  }
+
+  private static Map<String, Object> view(ConsoleSessions.Session s) {
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("tenant", s.tenant);
+    m.put("csrf", s.csrf);
+    return m;
+  }
+
+  /**
+   * GET /console/events: the tenant's waiting approvals and sandboxes as server-sent events, sent
+   * when they change (checked twice a second) and as a comment every 15 s; the stream ends after
+   * {@link #STREAM_MILLIS} or when the browser goes away.
+   */
+  void events(Context ctx) {
+    secureHeaders(ctx);
+    ConsoleSessions.Session s = session(ctx);
+    AtomicInteger open = streams.computeIfAbsent(s.tenant, k -> new AtomicInteger());
+    if (open.incrementAndGet() > MAX_STREAMS_PER_TENANT) {
+      open.decrementAndGet();
+      throw new ApiException(
+          429,
+          ErrorCode.QUOTA,
+          "quota 'console_streams' is full: limit " + MAX_STREAMS_PER_TENANT,
+          "close other console tabs of this tenant");
+    }
+    try {
+      ctx.status(200);
+      ctx.contentType("text/event-stream");
+      ctx.header("X-Accel-Buffering", "no");
+      OutputStream out = ctx.res().getOutputStream();
+      long end = System.currentTimeMillis() + STREAM_MILLIS;
+      long lastPing = 0;
+      @Nullable String lastApprovals = null;
+      @Nullable String lastSandboxes = null;
+      out.write("retry: 2000\n\n".getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      while (System.currentTimeMillis() < end && sessions.of(ctx) != null) {
+        String a = new String(Wire.write(approvals.views(s.tenant)), StandardCharsets.UTF_8);
+        if (!a.equals(lastApprovals)) {
+          send(out, "approvals", a);
+          lastApprovals = a;
+        }
+        List<Wire.SandboxView> boxes = new ArrayList<>();
+        for (Registry.Entry e : registry.list(s.tenant)) {
+          boxes.add(SandboxApi.view(e));
+        }
+        String b = new String(Wire.write(boxes), StandardCharsets.UTF_8);
+        if (!b.equals(lastSandboxes)) {
+          send(out, "sandboxes", b);
+          lastSandboxes = b;
+        }
+        long now = System.currentTimeMillis();
+        if (now - lastPing > 15_000) {
+          out.write(": ping\n\n".getBytes(StandardCharsets.US_ASCII));
+          out.flush();
+          lastPing = now;
+        }
+        Thread.sleep(TICK_MILLIS);
+      }
+    } catch (IOException gone) {
+      // the browser closed the page
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      open.decrementAndGet();
+    }
+  }
+
+  private static void send(OutputStream out, String event, String json) throws IOException {
+    // JSON from Jackson has no raw newline, so one data line carries it whole.
+    out.write(("event: " + event + "\ndata: " + json + "\n\n").getBytes(StandardCharsets.UTF_8));
+    out.flush();
+  }
+
+  /** GET /v1/audit/verify: the server's whole chain, re-read and checked. */
+  static void verify(Context ctx) {
+    VerifyReport r = AuditLog.shared().verify();
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("ok", r.ok());
+    m.put("checked", r.checked());
+    m.put("problem", r.problem());
+    m.put("line", r.line());
+    m.put("seq", r.seq());
+    AgentNestServer.json(ctx, 200, m);
+  }
+}

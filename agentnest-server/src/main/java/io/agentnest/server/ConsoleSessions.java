@@ -1,0 +1,132 @@
+package io.agentnest.server;
+
+import io.javalin.http.Context;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Base64;
+import java.util.Comparator;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The web console's sign-in sessions: a tenant key, checked once, becomes a random session id in an
+ * HttpOnly, SameSite=Strict cookie (Secure under TLS) and a CSRF token the page sends back in a
+ * header on every state-changing request. The key itself is never stored or sent again. Sessions
+ * end after an hour idle or eight hours in all, on sign-out, and when the tenant is removed; their
+ * number is bounded (the oldest goes first).
+ */
+final class ConsoleSessions {
+  static final String COOKIE = "agentnest_console";
+  static final String CSRF_HEADER = "X-CSRF-Token";
+  static final Duration IDLE = Duration.ofHours(1);
+  static final Duration ABSOLUTE = Duration.ofHours(8);
+  static final int MAX_SESSIONS = 10_000;
+
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  /** One signed-in browser. */
+  static final class Session {
+    final String id;
+    final String tenant;
+    final String csrf;
+    final Instant created;
+    volatile Instant seen;
+
+    Session(String id, String tenant, String csrf, Instant created) {
+      this.id = id;
+      this.tenant = tenant;
+      this.csrf = csrf;
+      this.created = created;
+      this.seen = created;
+    }
+  }
+
+  private final Map<String, Session> byId = new ConcurrentHashMap<>();
+  private final Clock clock;
+  private final boolean secure;
+
+  ConsoleSessions(Clock clock, boolean secure) {
+    this.clock = clock;
+    this.secure = secure;
+  }
+
+  /** Signs {@code tenant} in: a new session, its cookie set on the response. */
+  Session open(Context ctx, String tenant) {
+    if (byId.size() >= MAX_SESSIONS) {
+      byId.values().stream()
+          .min(Comparator.comparing(s -> s.seen))
+          .ifPresent(oldest -> byId.remove(oldest.id));
+    }
+    Session s = new Session(token(), tenant, token(), clock.instant());
+    byId.put(s.id, s);
+    ctx.header(
+        "Set-Cookie",
+        COOKIE
+            + "="
+            + s.id
+            + "; Path=/; HttpOnly; SameSite=Strict; Max-Age="
+            + ABSOLUTE.toSeconds()
+            + (secure ? "; Secure" : ""));
+    return s;
+  }
+
+  /** The session of the request's cookie, if valid and not expired. */
+  @Nullable Session of(Context ctx) {
+    String id = ctx.cookie(COOKIE);
+    if (id == null || id.length() > 64) {
+      return null;
+    }
+    Session s = byId.get(id);
+    if (s == null) {
+      return null;
+    }
+    Instant now = clock.instant();
+    if (now.isAfter(s.seen.plus(IDLE)) || now.isAfter(s.created.plus(ABSOLUTE))) {
+      byId.remove(id);
+      return null;
+    }
+    s.seen = now;
+    return s;
+  }
+
+  /**
+   * A state-changing request on a session must carry its CSRF token: a page of another site can
+   * make the browser send the cookie (where SameSite does not hold) but cannot read the token.
+   */
+  static void checkCsrf(Context ctx, Session s) {
+    String given = ctx.header(CSRF_HEADER);
+    if (given == null
+        || !MessageDigest.isEqual(
+            given.getBytes(StandardCharsets.UTF_8), s.csrf.getBytes(StandardCharsets.UTF_8))) {
+      throw new ApiException(
+          403,
+          ErrorCode.CSRF,
+          "the " + CSRF_HEADER + " header is missing or wrong",
+          "send the csrf token the console's sign-in returned (the console page does)");
+    }
+  }
+
+  /** Signs out: the session ends and the cookie is cleared. */
+  void close(Context ctx, Session s) {
+    byId.remove(s.id);
+    ctx.header(
+        "Set-Cookie",
+        COOKIE + "=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0" + (secure ? "; Secure" : ""));
+  }
+
+  /** Ends every session of a tenant (removed or revoked). */
+  void closeAll(String tenant) {
+    byId.values().removeIf(s -> s.tenant.equals(tenant));
+  }
+
+  private static String token() {
+    byte[] b = new byte[32];
+    RANDOM.nextBytes(b);
+    return Base64.getUrlEncoder().withoutPadding().encodeToString(b);
+  }
+}

@@ -1,0 +1,394 @@
+package io.agentnest.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.agentnest.audit.AuditLog;
+import io.agentnest.docker.DockerEngineRequired;
+import io.agentnest.tck.Prerequisites;
+import java.io.File;
+import java.io.RandomAccessFile;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+import org.openqa.selenium.By;
+import org.openqa.selenium.JavascriptExecutor;
+import org.openqa.selenium.OutputType;
+import org.openqa.selenium.TakesScreenshot;
+import org.openqa.selenium.WebDriver;
+import org.openqa.selenium.WebElement;
+import org.openqa.selenium.chrome.ChromeDriver;
+import org.openqa.selenium.chrome.ChromeDriverService;
+import org.openqa.selenium.chrome.ChromeOptions;
+import org.openqa.selenium.support.ui.WebDriverWait;
+
+/**
+ * The web console in a real headless Chromium (Debian's chromium and chromium-driver, driven by
+ * Selenium) against a real server and engine: sign in, a sandbox appears, its files (one named like
+ * an XSS payload) show as text, an approval question appears without a reload and is approved and
+ * another denied from the page (the sandbox's command then proceeds or is refused), the audit is
+ * filtered and a tampered record is flagged. HTTP-level attack tests check the cookie's flags, CSRF
+ * on every change, sign-out and another tenant's sandbox.
+ */
+@ExtendWith(DockerEngineRequired.class)
+class ConsoleIT {
+  /** Where the tests keep screenshots of the main pages (docs/console/ of the repository). */
+  static final Path SHOTS = Path.of("..", "docs", "console");
+
+  static final String XSS_FILE = "<img src=x onerror=window.__xss=1>.txt";
+  static final String XSS_TARGET = "<img src=x onerror=window.__xss=3>";
+
+  /** A shell word naming a file whose name holds the XSS payload and terminal escapes. */
+  static final String HOSTILE_NAME =
+      "\"$(printf '" + XSS_TARGET + "\\033]0;pwned\\007\\033[31m')\"";
+
+  @TempDir static Path dir;
+  static TestServer running;
+  static Http http;
+  static String keyA;
+  static String keyB;
+  static String sandboxA;
+  static String sandboxB;
+  static HttpClient client = HttpClient.newHttpClient();
+
+  @BeforeAll
+  static void start() {
+    running =
+        TestServer.start(
+            dir,
+            ServerConfig.parse(
+                "listen: {host: 127.0.0.1, port: 0}\nmax_json: 64k\nmax_body: 1m\n", "test"));
+    keyA = running.key(new Tenant("alpha", 3, 2L << 30, 3, 1000, null, null));
+    keyB = running.key(new Tenant("beta", 2, 2L << 30, 2, 1000, null, null));
+    http = running.http();
+    sandboxA = http.created(keyA, "{\"memoryBytes\": 268435456, \"approvals\": \"recommended\"}");
+    sandboxB = http.created(keyB, "{\"memoryBytes\": 268435456}");
+  }
+
+  @AfterAll
+  static void stop() {
+    if (running != null) {
+      running.close();
+    }
+  }
+
+  static String base() {
+    return "http://127.0.0.1:" + running.port();
+  }
+
+  static WebDriver chrome() {
+    File browser = new File("/usr/bin/chromium");
+    File driver = new File("/usr/bin/chromedriver");
+    if (!browser.canExecute() || !driver.canExecute()) {
+      Prerequisites.missing(
+          "Chromium and chromedriver",
+          "apt-get install chromium chromium-driver (scripts/setup-host.sh installs them)");
+    }
+    ChromeOptions o = new ChromeOptions();
+    o.setBinary(browser);
+    o.addArguments(
+        "--headless=new",
+        "--no-sandbox",
+        "--disable-dev-shm-usage",
+        "--disable-gpu",
+        "--window-size=1280,800");
+    ChromeDriverService service =
+        new ChromeDriverService.Builder().usingDriverExecutable(driver).usingAnyFreePort().build();
+    return new ChromeDriver(service, o);
+  }
+
+  static void upload(String key, String sandbox, String path, String text) {
+    Http.Reply r =
+        http.send(
+            "PUT",
+            "/v1/sandboxes/" + sandbox + "/files/content?path=" + q(path),
+            key,
+            text.getBytes(StandardCharsets.UTF_8),
+            "application/octet-stream");
+    assertThat(r.status()).as(r.text()).isEqualTo(201);
+  }
+
+  static String q(String s) {
+    return URLEncoder.encode(s, StandardCharsets.UTF_8).replace("+", "%20");
+  }
+
+  static void shot(WebDriver d, String name) throws Exception {
+    Files.createDirectories(SHOTS);
+    Files.write(SHOTS.resolve(name), ((TakesScreenshot) d).getScreenshotAs(OutputType.BYTES));
+  }
+
+  static WebElement waitFor(WebDriver d, By by) {
+    return new WebDriverWait(d, Duration.ofSeconds(15))
+        .until(
+            x ->
+                x.findElements(by).stream()
+                    .filter(WebElement::isDisplayed)
+                    .findFirst()
+                    .orElse(null));
+  }
+
+  static CompletableFuture<Http.Reply> execAsync(String command) {
+    return CompletableFuture.supplyAsync(
+        () ->
+            http.json(
+                "POST",
+                "/v1/sandboxes/" + sandboxA + "/exec",
+                keyA,
+                "{\"command\": " + Wire.JSON.valueToTree(command) + ", \"timeoutSeconds\": 120}"));
+  }
+
+  @Test
+  void signInWatchSandboxesAnswerApprovalsAndVerifyTheAuditInABrowser() throws Exception {
+    upload(keyA, sandboxA, "report.txt", "quarterly");
+    upload(keyA, sandboxA, "keep.txt", "keep");
+    upload(keyA, sandboxA, XSS_FILE, "payload");
+    Http.Reply touched =
+        http.json(
+            "POST",
+            "/v1/sandboxes/" + sandboxA + "/exec",
+            keyA,
+            "{\"command\": " + Wire.JSON.valueToTree("touch " + HOSTILE_NAME) + "}");
+    assertThat(touched.status()).as(touched.text()).isEqualTo(200);
+    Http.Reply noisy =
+        http.json(
+            "POST",
+            "/v1/sandboxes/" + sandboxA + "/exec",
+            keyA,
+            "{\"command\": \"printf '<script>window.__xss=2</script>\\\\033]0;pwned\\\\007\\\\033[31mred'\"}");
+    assertThat(noisy.status()).as(noisy.text()).isEqualTo(200);
+
+    WebDriver d = chrome();
+    try {
+      JavascriptExecutor js = (JavascriptExecutor) d;
+      d.get(base() + "/console/");
+      waitFor(d, By.id("key")).sendKeys(keyA);
+      d.findElement(By.id("signin-button")).click();
+      WebElement row = waitFor(d, By.cssSelector("tr[data-id='" + sandboxA + "']"));
+      assertThat(d.findElement(By.id("who")).getText()).isEqualTo("alpha");
+      assertThat(d.findElements(By.cssSelector("tr[data-id='" + sandboxB + "']"))).isEmpty();
+      shot(d, "sandboxes.png");
+
+      row.click();
+      new WebDriverWait(d, Duration.ofSeconds(15))
+          .until(x -> x.findElement(By.id("files")).getText().contains(XSS_FILE));
+      new WebDriverWait(d, Duration.ofSeconds(15))
+          .until(x -> x.findElement(By.id("activity")).getText().contains("<script>"));
+      shot(d, "sandbox.png");
+
+      // Approve from the page: the sandbox's rm then proceeds.
+      d.get(base() + "/console/#approvals");
+      waitFor(d, By.id("no-approvals"));
+      CompletableFuture<Http.Reply> rm = execAsync("rm report.txt && echo removed");
+      WebElement question = waitFor(d, By.cssSelector("#approval-list li"));
+      assertThat(question.getText()).contains("report.txt").contains("times out in");
+      assertThat(d.getTitle()).startsWith("(1)");
+      shot(d, "approvals.png");
+      question.findElement(By.cssSelector("input.reason")).sendKeys("ok, it is a copy");
+      question.findElement(By.cssSelector("button.approve")).click();
+      Http.Reply removed = rm.get(60, TimeUnit.SECONDS);
+      assertThat(removed.json().get("stdout").asText()).isEqualTo("removed\n");
+
+      // Deny another, whose target is an XSS payload: shown as text, refused in the sandbox.
+      CompletableFuture<Http.Reply> rm2 = execAsync("rm " + HOSTILE_NAME);
+      WebElement q2 =
+          new WebDriverWait(d, Duration.ofSeconds(15))
+              .until(
+                  x ->
+                      x.findElements(By.cssSelector("#approval-list li")).stream()
+                          .filter(e -> e.getText().contains(XSS_TARGET))
+                          .findFirst()
+                          .orElse(null));
+      assertThat(q2.getText()).doesNotContain("\u001b").doesNotContain("\u0007");
+      q2.findElement(By.cssSelector("button.deny")).click();
+      Http.Reply refused = rm2.get(60, TimeUnit.SECONDS);
+      assertThat(refused.status()).as(refused.text()).isEqualTo(403);
+      assertThat(refused.errorCode()).isEqualTo("approval_denied");
+      Http.Reply still =
+          http.json(
+              "POST",
+              "/v1/sandboxes/" + sandboxA + "/exec",
+              keyA,
+              "{\"command\": "
+                  + Wire.JSON.valueToTree("test -e " + HOSTILE_NAME + " && echo kept")
+                  + "}");
+      assertThat(still.json().get("stdout").asText()).isEqualTo("kept\n");
+      JsonNode decided =
+          http.get("/v1/sandboxes/" + sandboxA + "/audit?type=approval.decided", keyA).json();
+      assertThat(decided.toString()).contains("console:alpha").contains("ok, it is a copy");
+
+      // Audit: filter, then a tampered record is flagged with its line.
+      d.get(base() + "/console/#audit");
+      waitFor(d, By.id("audit-filter"));
+      new WebDriverWait(d, Duration.ofSeconds(15))
+          .until(
+              x ->
+                  !x.findElements(By.cssSelector("#audit-sandbox option[value='" + sandboxA + "']"))
+                      .isEmpty());
+      d.findElement(By.id("audit-text")).sendKeys("report.txt");
+      d.findElement(By.id("audit-filter")).click();
+      new WebDriverWait(d, Duration.ofSeconds(15))
+          .until(x -> x.findElement(By.id("verify")).getText().startsWith("Chain intact"));
+      assertThat(d.findElements(By.cssSelector("#audit-list li"))).isNotEmpty();
+      assertThat(d.findElement(By.id("audit-list")).getText()).contains("report.txt");
+      shot(d, "audit.png");
+      Path log = AuditLog.shared().dir().resolve("events.jsonl");
+      long offset = offsetOfSecondLineType(log);
+      try (RandomAccessFile f = new RandomAccessFile(log.toFile(), "rw")) {
+        f.seek(offset);
+        int was = f.read();
+        f.seek(offset);
+        f.write(
+            Character.isUpperCase(was) ? Character.toLowerCase(was) : Character.toUpperCase(was));
+        try {
+          d.findElement(By.id("audit-filter")).click();
+          new WebDriverWait(d, Duration.ofSeconds(15))
+              .until(
+                  x ->
+                      x.findElement(By.id("verify"))
+                          .getText()
+                          .startsWith("Chain BROKEN at line 2"));
+          shot(d, "audit-broken.png");
+        } finally {
+          f.seek(offset);
+          f.write(was);
+        }
+      }
+
+      // Nothing the sandbox controlled ran as markup or script.
+      assertThat(d.findElements(By.tagName("img"))).isEmpty();
+      assertThat(d.findElements(By.tagName("script"))).hasSize(1);
+      assertThat(js.executeScript("return typeof window.__xss")).isEqualTo("undefined");
+    } finally {
+      d.quit();
+    }
+  }
+
+  /** The byte offset of the first letter of the second record's type value. */
+  static long offsetOfSecondLineType(Path log) throws Exception {
+    byte[] all = Files.readAllBytes(log);
+    int nl = 0;
+    while (nl < all.length && all[nl] != '\n') {
+      nl++;
+    }
+    String second =
+        new String(all, nl + 1, Math.min(4096, all.length - nl - 1), StandardCharsets.ISO_8859_1);
+    int at = second.indexOf("\"type\":\"");
+    assertThat(at).as("the second audit record has a type").isNotNegative();
+    return nl + 1 + at + "\"type\":\"".length();
+  }
+
+  // ---- HTTP level --------------------------------------------------------------------------
+
+  static HttpResponse<String> send(HttpRequest.Builder b) throws Exception {
+    return client.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  static HttpRequest.Builder req(String path) {
+    return HttpRequest.newBuilder(URI.create(base() + path)).timeout(Duration.ofSeconds(30));
+  }
+
+  @Test
+  void theSessionCookieIsHttpOnlyStrictAndEveryChangeNeedsTheCsrfToken() throws Exception {
+    HttpResponse<String> wrong =
+        send(
+            req("/console/session")
+                .POST(
+                    HttpRequest.BodyPublishers.ofString(
+                        "{\"key\":\"ank_0000000000000000_" + "A".repeat(43) + "\"}")));
+    assertThat(wrong.statusCode()).isEqualTo(401);
+
+    HttpResponse<String> signIn =
+        send(
+            req("/console/session")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"key\":\"" + keyA + "\"}")));
+    assertThat(signIn.statusCode()).as(signIn.body()).isEqualTo(201);
+    String setCookie = signIn.headers().firstValue("Set-Cookie").orElseThrow();
+    assertThat(setCookie)
+        .contains("HttpOnly", "SameSite=Strict", "Path=/")
+        .doesNotContain("Secure");
+    assertThat(signIn.headers().firstValue("Content-Security-Policy").orElseThrow())
+        .contains("frame-ancestors 'none'", "script-src 'self'");
+    String cookie = setCookie.substring(0, setCookie.indexOf(';'));
+    String csrf = Wire.JSON.readTree(signIn.body()).get("csrf").asText();
+    assertThat(signIn.body()).doesNotContain(keyA);
+
+    assertThat(send(req("/v1/sandboxes").header("Cookie", cookie).GET()).statusCode())
+        .isEqualTo(200);
+    String extend = "/v1/sandboxes/" + sandboxA + "/extend";
+    HttpResponse<String> noToken =
+        send(
+            req(extend)
+                .header("Cookie", cookie)
+                .POST(HttpRequest.BodyPublishers.ofString("{\"seconds\": 60}")));
+    assertThat(noToken.statusCode()).isEqualTo(403);
+    assertThat(noToken.body()).contains("\"csrf\"");
+    HttpResponse<String> badToken =
+        send(
+            req(extend)
+                .header("Cookie", cookie)
+                .header("X-CSRF-Token", csrf + "x")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"seconds\": 60}")));
+    assertThat(badToken.statusCode()).isEqualTo(403);
+    HttpResponse<String> ok =
+        send(
+            req(extend)
+                .header("Cookie", cookie)
+                .header("X-CSRF-Token", csrf)
+                .POST(HttpRequest.BodyPublishers.ofString("{\"seconds\": 60}")));
+    assertThat(ok.statusCode()).as(ok.body()).isEqualTo(200);
+    HttpResponse<String> destroyNoToken =
+        send(req("/v1/sandboxes/" + sandboxA).header("Cookie", cookie).DELETE());
+    assertThat(destroyNoToken.statusCode()).isEqualTo(403);
+
+    // Another tenant's sandbox is as absent as an unknown one, through the console too.
+    assertThat(send(req("/v1/sandboxes/" + sandboxB).header("Cookie", cookie).GET()).statusCode())
+        .isEqualTo(404);
+    assertThat(
+            send(req("/v1/sandboxes/" + sandboxB)
+                    .header("Cookie", cookie)
+                    .header("X-CSRF-Token", csrf)
+                    .DELETE())
+                .statusCode())
+        .isEqualTo(404);
+    assertThat(http.get("/v1/sandboxes/" + sandboxB, keyB).status()).isEqualTo(200);
+
+    // A forged cookie is nobody; sign-out ends the session and clears the cookie.
+    assertThat(
+            send(req("/v1/sandboxes").header("Cookie", ConsoleSessions.COOKIE + "=forged").GET())
+                .statusCode())
+        .isEqualTo(401);
+    assertThat(send(req("/console/session").header("Cookie", cookie).DELETE()).statusCode())
+        .isEqualTo(403);
+    HttpResponse<String> out =
+        send(
+            req("/console/session").header("Cookie", cookie).header("X-CSRF-Token", csrf).DELETE());
+    assertThat(out.statusCode()).isEqualTo(204);
+    assertThat(out.headers().firstValue("Set-Cookie").orElseThrow()).contains("Max-Age=0");
+    assertThat(send(req("/v1/sandboxes").header("Cookie", cookie).GET()).statusCode())
+        .isEqualTo(401);
+    assertThat(send(req("/console/session").header("Cookie", cookie).GET()).statusCode())
+        .isEqualTo(401);
+
+    // Only the console's own files are served, each with the headers that forbid framing.
+    HttpResponse<String> page = send(req("/console/").GET());
+    assertThat(page.statusCode()).isEqualTo(200);
+    assertThat(page.headers().firstValue("X-Frame-Options")).contains("DENY");
+    assertThat(send(req("/console/tenants.db").GET()).statusCode()).isEqualTo(404);
+    HttpResponse<String> js = send(req("/console/app.js").GET());
+    assertThat(js.statusCode()).isEqualTo(200);
+    assertThat(js.headers().firstValue("Content-Type").orElseThrow()).startsWith("text/javascript");
+  }
+}
