@@ -4,7 +4,7 @@
 // sandbox can take effect in the page. The Content-Security-Policy forbids any other script.
 'use strict'
 
-const state = { tenant: null, csrf: null, sandboxes: [], approvals: [], selected: null, seen: new Set(), events: null }
+const state = { tenant: null, csrf: null, sandboxes: [], approvals: [], selected: null, seen: new Set(), events: null, runs: null }
 const $ = (id) => document.getElementById(id)
 
 // Terminal escapes (CSI, OSC) go; other control characters show as U+FFFD.
@@ -44,6 +44,7 @@ async function api(method, path, body) {
 function showSignIn() {
   state.tenant = null
   state.events?.close()
+  state.runs?.close()
   $('nav').hidden = true
   for (const id of ['sandboxes', 'approvals', 'audit']) $(id).hidden = true
   $('signin').hidden = false
@@ -101,6 +102,7 @@ function renderSandboxes(list) {
   $('sandbox-rows').replaceChildren(...rows)
   if (state.selected && !list.some((s) => s.id === state.selected)) {
     state.selected = null
+    state.runs?.close()
     $('detail').hidden = true
   }
 }
@@ -111,7 +113,36 @@ async function select(id) {
   $('detail').hidden = false
   $('detail-id').textContent = clean(id)
   $('detail-status').textContent = ''
+  watchRuns(id)
   await refreshDetail()
+}
+
+// The sandbox's executions, their output streaming in as the server sees it.
+function watchRuns(id) {
+  state.runs?.close()
+  $('runs').replaceChildren()
+  $('no-runs').hidden = false
+  const es = new EventSource(`/console/executions?sandbox=${encodeURIComponent(id)}`)
+  es.addEventListener('run', (e) => renderRun(JSON.parse(e.data)))
+  es.addEventListener('gone', () => { es.close(); $('detail-status').textContent = 'The sandbox is gone.' })
+  state.runs = es
+}
+
+function renderRun(r) {
+  $('no-runs').hidden = true
+  const outcome = r.finishedAt ? r.outcome ?? 'finished' : 'running…'
+  const output = el('pre', { class: 'output' }, r.output + (r.droppedChars ? `\n… ${r.droppedChars} more characters not kept` : ''))
+  const item = el('li', { 'data-run': String(r.id), class: r.finishedAt ? 'done' : 'running' },
+    el('details', r.finishedAt ? {} : { open: '' },
+      el('summary', {}, `${r.kind} `, el('code', {}, r.text.slice(0, 120)), ` ${ago(r.startedAt)} ago, `, el('span', { class: 'outcome' }, outcome)),
+      output))
+  const had = $('runs').querySelector(`li[data-run="${r.id}"]`)
+  if (had) {
+    if (had.querySelector('details').open) item.querySelector('details').open = true
+    had.replaceWith(item)
+  } else {
+    $('runs').prepend(item)
+  }
 }
 
 async function refreshDetail() {

@@ -136,6 +136,7 @@ public final class AgentNestServer implements AutoCloseable {
             name -> activeTenant(name),
             approvals,
             registry,
+            api.taps(),
             config.maxJsonBytes());
   }
 
@@ -198,6 +199,8 @@ public final class AgentNestServer implements AutoCloseable {
               cfg.routes.addHttpHandler(HandlerType.GET, "/console/session", console::current);
               cfg.routes.addHttpHandler(HandlerType.DELETE, "/console/session", console::close);
               cfg.routes.addHttpHandler(HandlerType.GET, "/console/events", console::events);
+              cfg.routes.addHttpHandler(
+                  HandlerType.GET, "/console/executions", console::executions);
               cfg.routes.addHttpHandler(HandlerType.GET, "/console/{asset}", console::asset);
               for (String method : List.of("GET", "POST", "DELETE", "PUT")) {
                 cfg.routes.addHttpHandler(

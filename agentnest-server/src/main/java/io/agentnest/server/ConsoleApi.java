@@ -46,6 +46,7 @@ final class ConsoleApi {
   private final Consumer<String> active;
   private final ApprovalQueue approvals;
   private final Registry registry;
+  private final ExecutionTaps taps;
   private final long maxJson;
   private final Map<String, AtomicInteger> streams = new ConcurrentHashMap<>();
 
@@ -55,12 +56,14 @@ final class ConsoleApi {
       Consumer<String> active,
       ApprovalQueue approvals,
       Registry registry,
+      ExecutionTaps taps,
       long maxJson) {
     this.sessions = sessions;
     this.signIn = signIn;
     this.active = active;
     this.approvals = approvals;
     this.registry = registry;
+    this.taps = taps;
     this.maxJson = maxJson;
   }
 
@@ -160,15 +163,7 @@ final class ConsoleApi {
   void events(Context ctx) {
     secureHeaders(ctx);
     ConsoleSessions.Session s = session(ctx);
-    AtomicInteger open = streams.computeIfAbsent(s.tenant, k -> new AtomicInteger());
-    if (open.incrementAndGet() > MAX_STREAMS_PER_TENANT) {
-      open.decrementAndGet();
-      throw new ApiException(
-          429,
-          ErrorCode.QUOTA,
-          "quota 'console_streams' is full: limit " + MAX_STREAMS_PER_TENANT,
-          "close other console tabs of this tenant");
-    }
+    AtomicInteger open = admit(s);
     try {
       ctx.status(200);
       ctx.contentType("text/event-stream");
@@ -202,6 +197,74 @@ final class ConsoleApi {
           lastPing = now;
         }
         Thread.sleep(TICK_MILLIS);
+      }
+    } catch (IOException gone) {
+      // the browser closed the page
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    } finally {
+      open.decrementAndGet();
+    }
+  }
+
+  private AtomicInteger admit(ConsoleSessions.Session s) {
+    AtomicInteger open = streams.computeIfAbsent(s.tenant, k -> new AtomicInteger());
+    if (open.incrementAndGet() > MAX_STREAMS_PER_TENANT) {
+      open.decrementAndGet();
+      throw new ApiException(
+          429,
+          ErrorCode.QUOTA,
+          "quota 'console_streams' is full: limit " + MAX_STREAMS_PER_TENANT,
+          "close other console tabs of this tenant");
+    }
+    return open;
+  }
+
+  /**
+   * GET /console/executions?sandbox=ID: the sandbox's recent executions as server-sent {@code run}
+   * events, each sent again whenever its output grows or it ends (checked four times a second);
+   * {@code gone} when the sandbox is.
+   */
+  void executions(Context ctx) {
+    secureHeaders(ctx);
+    ConsoleSessions.Session s = session(ctx);
+    String id = ctx.queryParam("sandbox");
+    if (id == null || id.isEmpty()) {
+      throw ApiException.badRequest(
+          ErrorCode.INVALID_FIELD, "the sandbox query parameter is missing", "add ?sandbox=ID");
+    }
+    registry.get(s.tenant, id);
+    AtomicInteger open = admit(s);
+    try {
+      ctx.status(200);
+      ctx.contentType("text/event-stream");
+      ctx.header("X-Accel-Buffering", "no");
+      OutputStream out = ctx.res().getOutputStream();
+      out.write("retry: 2000\n\n".getBytes(StandardCharsets.US_ASCII));
+      out.flush();
+      Map<Long, Long> sent = new LinkedHashMap<>();
+      long end = System.currentTimeMillis() + STREAM_MILLIS;
+      long lastPing = System.currentTimeMillis();
+      while (System.currentTimeMillis() < end && sessions.of(ctx) != null) {
+        if (!registry.contains(id)) {
+          send(out, "gone", "{}");
+          return;
+        }
+        for (ExecutionTaps.Run r : taps.runs(id)) {
+          long v = r.version();
+          Long had = sent.get(r.id);
+          if (had == null || had != v) {
+            send(out, "run", new String(Wire.write(r.view()), StandardCharsets.UTF_8));
+            sent.put(r.id, v);
+          }
+        }
+        long now = System.currentTimeMillis();
+        if (now - lastPing > 15_000) {
+          out.write(": ping\n\n".getBytes(StandardCharsets.US_ASCII));
+          out.flush();
+          lastPing = now;
+        }
+        Thread.sleep(250);
       }
     } catch (IOException gone) {
       // the browser closed the page

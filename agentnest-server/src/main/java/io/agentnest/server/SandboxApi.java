@@ -52,6 +52,7 @@ final class SandboxApi implements AutoCloseable {
   private final String storeId;
   private final ApprovalQueue approvals;
   private final ExecutionQuota executions = new ExecutionQuota(System::nanoTime);
+  private final ExecutionTaps taps;
   private final ScheduledExecutorService keepalive =
       Executors.newSingleThreadScheduledExecutor(
           r -> {
@@ -73,6 +74,12 @@ final class SandboxApi implements AutoCloseable {
     this.registry = registry;
     this.creator = creator;
     this.clock = clock;
+    this.taps = new ExecutionTaps(clock);
+  }
+
+  /** The recent executions the console watches. */
+  ExecutionTaps taps() {
+    return taps;
   }
 
   static Tenant tenant(Context ctx) {
@@ -146,6 +153,7 @@ final class SandboxApi implements AutoCloseable {
     } catch (RuntimeException e) {
       throw AgentNestServer.map(e);
     }
+    taps.retain(registry);
     Registry.Reservation r = registry.reserve(t, memory, cpus);
     Sandbox sb;
     try {
@@ -245,19 +253,26 @@ final class SandboxApi implements AutoCloseable {
     if (req.stdin() != null) {
       o.stdin(req.stdin().getBytes(StandardCharsets.UTF_8));
     }
-    ExecOptions opts = options(o);
     Sandbox sb = e.sandbox();
     String cmd = req.command();
     List<String> argv = req.argv();
+    ExecutionTaps.Run run =
+        taps.start(sb.id(), "exec", cmd != null ? cmd : String.join(" ", List.copyOf(argv)));
+    o.onOutput(run::output);
+    ExecOptions opts = options(o);
     if (wantsStream(ctx)) {
-      stream(ctx, cmd != null ? sb.start(cmd, opts) : sb.start(argv, opts));
+      Execution ex = cmd != null ? sb.start(cmd, opts) : sb.start(argv, opts);
+      ex.result().whenComplete(run::finish);
+      stream(ctx, ex);
     } else {
       ExecResult r;
       try {
         r = cmd != null ? sb.exec(cmd, opts) : sb.exec(argv, opts);
       } catch (RuntimeException ex) {
+        run.finish(null, ex);
         throw AgentNestServer.map(ex);
       }
+      run.finish(r, null);
       AgentNestServer.json(ctx, 200, Wire.result(r));
     }
   }
@@ -268,6 +283,8 @@ final class SandboxApi implements AutoCloseable {
     Wire.Code req = Wire.read(body(ctx, config.maxJsonBytes()), Wire.Code.class);
     ExecOptions.Builder o = ExecOptions.builder();
     timeout(o, req.timeoutSeconds());
+    ExecutionTaps.Run run = taps.start(e.sandbox().id(), "code", req.code());
+    o.onOutput(run::output);
     ExecOptions opts = options(o);
     String session = req.session();
     if (session != null) {
@@ -289,19 +306,22 @@ final class SandboxApi implements AutoCloseable {
     }
     try {
       if (wantsStream(ctx)) {
-        stream(
-            ctx,
+        Execution ex =
             session == null
                 ? e.sandbox().startCode(req.code(), opts)
-                : e.sandbox().pythonSession(session).start(req.code(), opts));
+                : e.sandbox().pythonSession(session).start(req.code(), opts);
+        ex.result().whenComplete(run::finish);
+        stream(ctx, ex);
       } else {
         ExecResult r =
             session == null
                 ? e.sandbox().runCode(req.code(), opts)
                 : e.sandbox().pythonSession(session).run(req.code(), opts);
+        run.finish(r, null);
         AgentNestServer.json(ctx, 200, Wire.result(r));
       }
     } catch (RuntimeException ex) {
+      run.finish(null, ex);
       throw AgentNestServer.map(ex);
     }
   }

@@ -25,6 +25,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 import org.openqa.selenium.By;
+import org.openqa.selenium.Dimension;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.TakesScreenshot;
@@ -186,6 +187,20 @@ class ConsoleIT {
           .until(x -> x.findElement(By.id("files")).getText().contains(XSS_FILE));
       new WebDriverWait(d, Duration.ofSeconds(15))
           .until(x -> x.findElement(By.id("activity")).getText().contains("<script>"));
+      // An execution's output streams into the open page while it runs.
+      CompletableFuture<Http.Reply> ticking =
+          execAsync("for i in 1 2 3 4; do echo tick$i; sleep 1; done");
+      new WebDriverWait(d, Duration.ofSeconds(20))
+          .until(x -> x.findElement(By.id("runs")).getText().contains("tick1"));
+      assertThat(ticking).as("output shown before the command ended").isNotDone();
+      new WebDriverWait(d, Duration.ofSeconds(30))
+          .until(
+              x -> {
+                String run = x.findElement(By.cssSelector("#runs li:first-child")).getText();
+                return run.contains("tick4") && run.contains("exit 0");
+              });
+      assertThat(d.findElement(By.id("runs")).getText()).doesNotContain("\u001b");
+      assertThat(ticking.get(30, TimeUnit.SECONDS).status()).isEqualTo(200);
       shot(d, "sandbox.png");
 
       // Approve from the page: the sandbox's rm then proceeds.
@@ -266,6 +281,12 @@ class ConsoleIT {
           f.write(was);
         }
       }
+
+      // Usable on a phone: the same page at 390x844.
+      d.manage().window().setSize(new Dimension(390, 844));
+      d.get(base() + "/console/#approvals");
+      waitFor(d, By.id("no-approvals"));
+      shot(d, "phone.png");
 
       // Nothing the sandbox controlled ran as markup or script.
       assertThat(d.findElements(By.tagName("img"))).isEmpty();
