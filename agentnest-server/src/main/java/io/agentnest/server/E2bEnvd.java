@@ -435,7 +435,22 @@ final class E2bEnvd {
         o.env(envs);
       }
     }
+    // The console's live view shows commands started through the E2B face too.
+    ExecutionTaps.Run run = null;
+    if (process != null && process.hasNonNull("cmd")) {
+      E2bProcesses.Command c = E2bProcesses.command(process);
+      run =
+          api.taps()
+              .start(
+                  t.entry.sandbox().id(),
+                  "e2b",
+                  c.shell() != null ? c.shell() : String.join(" ", c.argv()));
+      o.onOutput(run::output);
+    }
     E2bProcesses.Proc p = t.state.processes.start(req, o.build());
+    if (run != null) {
+      p.execution.result().whenComplete(run::finish);
+    }
     BlockingQueue<ObjectNode> q = t.state.processes.attach(p);
     t.state.processes.pump(p);
     follow(ctx, t, p, q);
