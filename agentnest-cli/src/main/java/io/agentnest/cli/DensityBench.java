@@ -19,9 +19,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
+import java.util.TreeMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Future;
+import java.util.stream.Collectors;
 import me.tongfei.progressbar.ProgressBar;
 
 /**
@@ -115,6 +117,7 @@ final class DensityBench {
           usage.size(),
           mean(usage),
           mean(anon));
+      notes.println("density: JVM threads with the sandboxes idle: " + threadGroups());
     } finally {
       destroyAll(backend, made, tag);
       threads.shutdownNow();
@@ -240,6 +243,17 @@ final class DensityBench {
     return Thread.getAllStackTraces().keySet().stream()
         .filter(t -> t.getName().startsWith("agentnest-channel-"))
         .count();
+  }
+
+  /**
+   * Live JVM threads by name, numbers dropped ("agentnest-dispatch-3" counts as one of its kind).
+   */
+  static String threadGroups() {
+    Map<String, Long> groups =
+        Thread.getAllStackTraces().keySet().stream()
+            .map(t -> t.getName().replaceAll("[-#]?[0-9]+$", ""))
+            .collect(Collectors.groupingBy(n -> n, TreeMap::new, Collectors.counting()));
+    return groups.toString();
   }
 
   private static double[] toArray(List<Double> xs) {

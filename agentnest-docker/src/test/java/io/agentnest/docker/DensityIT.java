@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Random;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
@@ -80,6 +81,11 @@ class DensityIT {
     String out = sb.exec("head -c 300000 /dev/zero | tr '\\000' x; echo oops >&2").stdout();
     assertThat(out).hasSize(300000).matches("x+");
     assertThat(sb.runCode("print('y' * 200000)").output()).hasSize(200001);
+    // Stdin faster than the agent reads it: writes wait for room on the non-blocking socket.
+    byte[] data = new byte[6 << 20];
+    new Random(7).nextBytes(data);
+    sb.files().write("big.bin", data);
+    assertThat(sb.files().read("big.bin")).isEqualTo(data);
   }
 
   @Test

@@ -36,12 +36,13 @@ final class UnixSocketAttachment implements BackendSandbox {
 
   private final String id;
   private final SocketChannel ch;
-  private final DockerStreamDemux stdout;
+  // Made on first use: a connection read from the reactor never needs it (nor its 256 KiB).
+  private @Nullable DockerStreamDemux stdout;
   private final DockerStreamPushDemux pushed = new DockerStreamPushDemux();
   private volatile boolean nonBlocking;
-  // Opened on the first write that finds the socket full in non-blocking mode; guarded by itself
-  // through writeWait().
-  private @Nullable Selector writeSelector;
+  // Opened on the first write that finds the socket full in non-blocking mode.
+  private final Object writeWait = new Object();
+  private @Nullable Selector writeSelector; // guarded by writeWait
   private final OutputStream stdin;
   private volatile boolean closed;
 
@@ -66,8 +67,6 @@ final class UnixSocketAttachment implements BackendSandbox {
       throw new BackendUnavailableException(
           "cannot attach to container " + id + " over " + socket + ": " + e.getMessage(), e);
     }
-    // Buffered below the demultiplexer too: its 8-byte headers would each cost a system call.
-    this.stdout = new DockerStreamDemux(new BufferedInputStream(new ChannelIn(), 1 << 18));
     this.stdin = new ChannelOut();
   }
 
@@ -96,19 +95,21 @@ final class UnixSocketAttachment implements BackendSandbox {
     }
   }
 
-  private synchronized void awaitWritable() throws IOException {
-    if (closed) {
-      throw new IOException("sandbox connection closed");
+  private void awaitWritable() throws IOException {
+    synchronized (writeWait) {
+      if (closed) {
+        throw new IOException("sandbox connection closed");
+      }
+      Selector sel = writeSelector;
+      if (sel == null) {
+        sel = Selector.open();
+        ch.register(sel, SelectionKey.OP_WRITE);
+        writeSelector = sel;
+      }
+      // Bounded waits: a close() meanwhile must end the write, not leave it parked.
+      sel.select(200);
+      sel.selectedKeys().clear();
     }
-    Selector sel = writeSelector;
-    if (sel == null) {
-      sel = Selector.open();
-      ch.register(sel, SelectionKey.OP_WRITE);
-      writeSelector = sel;
-    }
-    // Bounded waits: a close() meanwhile must end the write, not leave it parked.
-    sel.select(200);
-    sel.selectedKeys().clear();
   }
 
   @Override
@@ -174,13 +175,15 @@ final class UnixSocketAttachment implements BackendSandbox {
     }
   }
 
-  private synchronized void closeWriteSelector() {
-    Selector sel = writeSelector;
-    if (sel != null) {
-      try {
-        sel.close();
-      } catch (IOException ignored) {
-        // nothing held beyond the descriptor
+  private void closeWriteSelector() {
+    synchronized (writeWait) {
+      Selector sel = writeSelector;
+      if (sel != null) {
+        try {
+          sel.close();
+        } catch (IOException ignored) {
+          // nothing held beyond the descriptor
+        }
       }
     }
   }
@@ -191,8 +194,14 @@ final class UnixSocketAttachment implements BackendSandbox {
   }
 
   @Override
-  public InputStream fromAgent() {
-    return stdout;
+  public synchronized InputStream fromAgent() {
+    DockerStreamDemux s = stdout;
+    if (s == null) {
+      // Buffered below the demultiplexer too: its 8-byte headers would each cost a system call.
+      s = new DockerStreamDemux(new BufferedInputStream(new ChannelIn(), 1 << 18));
+      stdout = s;
+    }
+    return s;
   }
 
   @Override
@@ -202,7 +211,11 @@ final class UnixSocketAttachment implements BackendSandbox {
 
   @Override
   public String diagnostics() {
-    return nonBlocking ? pushed.diagnostics() : stdout.diagnostics();
+    DockerStreamDemux s;
+    synchronized (this) {
+      s = stdout;
+    }
+    return nonBlocking || s == null ? pushed.diagnostics() : s.diagnostics();
   }
 
   @Override
