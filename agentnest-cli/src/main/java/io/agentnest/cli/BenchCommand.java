@@ -70,6 +70,7 @@ import picocli.CommandLine.Option;
       "               time, each to a first Python result), then report the host JVM's RSS, heap",
       "               and threads before and after, each sandbox's memory as its cgroup counts",
       "               it, and a warm session call on one more sandbox while they all idle",
+      "               (after 10 s for the engine to settle, unmeasured)",
       "  server       only with --only server: a warm session call in-process and through an",
       "               in-process `agentnest serve` on loopback (temporary AGENTNEST_HOME), then",
       "               --server-clients clients looping calls for --server-seconds (errors, p99)"

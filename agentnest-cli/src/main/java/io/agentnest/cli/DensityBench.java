@@ -40,6 +40,12 @@ final class DensityBench {
 
   private static final String LABEL = "bench";
 
+  /**
+   * Unmeasured pause after the burst of starts: the engine's own work on them (shims, cgroups, the
+   * daemon's bookkeeping) would otherwise be counted as the idle neighbours' cost.
+   */
+  private static final long SETTLE_MS = 10_000;
+
   private DensityBench() {}
 
   static void run(
@@ -98,6 +104,7 @@ final class DensityBench {
         samples.put("density sandbox-memory_mib", toArray(usage));
         samples.put("density sandbox-anon-rss_mib", toArray(anon));
       }
+      settle();
       samples.put("density neighbour session", neighbour(config, iterations, warmup));
       notes.printf(
           "density: %d idle sandboxes started in %.1f s; host JVM RSS %.0f -> %.0f MiB (%.0f KiB"
@@ -182,6 +189,15 @@ final class DensityBench {
     made.add(sb);
     BenchCommand.check(sb.runCode("1 + 1"), "2");
     return (System.nanoTime() - t0) / 1e6;
+  }
+
+  private static void settle() {
+    try {
+      Thread.sleep(SETTLE_MS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AgentNestException("interrupted while the sandboxes settled", e);
+    }
   }
 
   /** A warm session call on one more sandbox while all the others idle. */
