@@ -36,6 +36,13 @@ import org.slf4j.LoggerFactory;
 public final class AgentChannel implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(AgentChannel.class);
 
+  /**
+   * {@code -Dagentnest.channel.reactor=false} reads every channel on a thread of its own, as before
+   * the reactor: a fallback, and the baseline {@code bench --only density} compares with.
+   */
+  private static final boolean REACTOR =
+      !"false".equalsIgnoreCase(System.getProperty("agentnest.channel.reactor"));
+
   private volatile BackendSandbox connection;
   private final String sandboxId;
   private volatile OutputStream out;
@@ -75,7 +82,8 @@ public final class AgentChannel implements AutoCloseable {
   }
 
   private void startReading(int gen, BackendSandbox from) {
-    Optional<SelectableAgentStream> selectable = from.selectableStream();
+    Optional<SelectableAgentStream> selectable =
+        REACTOR ? from.selectableStream() : Optional.empty();
     if (selectable.isPresent()) {
       reader = null;
       reactorReader = new ReactorReader(gen, selectable.get(), new ReactorSink(), dispatch);
