@@ -143,7 +143,8 @@ final class ChannelReactor {
   }
 
   private void run() {
-    while (true) {
+    long failures = 0;
+    while (selector.isOpen()) {
       try {
         selector.select();
         addIncoming();
@@ -155,8 +156,22 @@ final class ChannelReactor {
         }
       } catch (IOException | RuntimeException e) {
         // The loop must outlive any one channel's failure: every sandbox's reading depends on it.
-        LOG.warn("sandbox channel reactor: {}", e.toString(), e);
+        // Logged at 1, 2, 4, 8... failures and paced: a failure that repeats must neither spin
+        // nor fill the log.
+        failures++;
+        if (Long.bitCount(failures) == 1) {
+          LOG.warn("sandbox channel reactor (failure {}): {}", failures, e.toString(), e);
+        }
+        pause();
       }
+    }
+  }
+
+  private static void pause() {
+    try {
+      Thread.sleep(10);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 
