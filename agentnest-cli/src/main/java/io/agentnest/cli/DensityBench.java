@@ -14,7 +14,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -58,10 +57,17 @@ final class DensityBench {
     String tag = "density-" + ProcessHandle.current().pid();
     SandboxConfig idle = config.toBuilder().label(LABEL, tag).build();
     RuntimeBackend backend = Backends.get(idle.backend());
-    List<Sandbox> made = Collections.synchronizedList(new ArrayList<>());
-    // Ctrl-C or a failure: destroy what this run started, also sandboxes still starting then
-    // (found by the run's label). A normal end does the same and drops the hook.
-    Thread hook = new Thread(() -> destroyAll(backend, made, tag), "agentnest-bench-density-stop");
+    Started made = new Started(backend, tag);
+    // Ctrl-C or a failure: destroy what this run started, also sandboxes still starting then.
+    // The run's own threads go on while the hook runs: it stops them first. A normal end does the
+    // same and drops the hook.
+    Thread hook =
+        new Thread(
+            () -> {
+              System.err.printf("%ndensity: stopped; destroying the sandboxes this run started%n");
+              made.stopAndDestroy();
+            },
+            "agentnest-bench-density-stop");
     Runtime.getRuntime().addShutdownHook(hook);
     ExecutorService threads = DaemonThreads.pool("agentnest-bench-density");
     try {
@@ -88,7 +94,7 @@ final class DensityBench {
 
       List<Double> usage = new ArrayList<>();
       List<Double> anon = new ArrayList<>();
-      for (Sandbox sb : made) {
+      for (Sandbox sb : made.list()) {
         CgroupMemory.of(sb.id())
             .ifPresent(
                 m -> {
@@ -105,7 +111,7 @@ final class DensityBench {
         samples.put("density sandbox-anon-rss_mib", toArray(anon));
       }
       settle();
-      samples.put("density neighbour session", neighbour(config, iterations, warmup));
+      samples.put("density neighbour session", neighbour(idle, iterations, warmup, made));
       notes.printf(
           "density: %d idle sandboxes started in %.1f s; host JVM RSS %.0f -> %.0f MiB (%.0f KiB"
               + " per sandbox), heap after GC %.1f -> %.1f MiB, OS threads %d -> %d, channel"
@@ -126,7 +132,7 @@ final class DensityBench {
           mean(anon));
       notes.println("density: JVM threads with the sandboxes idle: " + threadGroups());
     } finally {
-      destroyAll(backend, made, tag);
+      made.stopAndDestroy();
       threads.shutdownNow();
       try {
         Runtime.getRuntime().removeShutdownHook(hook);
@@ -141,12 +147,12 @@ final class DensityBench {
       SandboxConfig config,
       int count,
       double[] each,
-      List<Sandbox> made,
+      Started made,
       ExecutorService threads,
       PrintStream notes) {
     int started = 0;
     try (ProgressBar pb = Progress.bar("density", count)) {
-      for (int from = 0; from < count; from += CONCURRENCY) {
+      for (int from = 0; from < count && !made.stopping(); from += CONCURRENCY) {
         long available = availableMemory().orElse(Long.MAX_VALUE);
         if (available < MIN_AVAILABLE) {
           notes.printf(
@@ -183,10 +189,9 @@ final class DensityBench {
     return started;
   }
 
-  private static double startOne(SandboxConfig config, List<Sandbox> made) {
+  private static double startOne(SandboxConfig config, Started made) {
     long t0 = System.nanoTime();
-    Sandbox sb = Sandbox.create(config);
-    made.add(sb);
+    Sandbox sb = made.create(config);
     BenchCommand.check(sb.runCode("1 + 1"), "2");
     return (System.nanoTime() - t0) / 1e6;
   }
@@ -201,57 +206,126 @@ final class DensityBench {
   }
 
   /** A warm session call on one more sandbox while all the others idle. */
-  private static double[] neighbour(SandboxConfig config, int iterations, int warmup) {
-    try (Sandbox sb = Sandbox.create(config)) {
-      for (int i = 0; i < warmup; i++) {
-        BenchCommand.check(sb.runCode("x = 1"), null);
-      }
-      double[] ms = new double[iterations];
-      try (ProgressBar pb = Progress.bar("density neighbour", iterations)) {
-        for (int i = 0; i < iterations; i++) {
-          long t0 = System.nanoTime();
-          ExecResult r = sb.runCode("x = 1");
-          ms[i] = (System.nanoTime() - t0) / 1e6;
-          BenchCommand.check(r, null);
-          pb.step();
-        }
-      }
-      return ms;
+  private static double[] neighbour(
+      SandboxConfig config, int iterations, int warmup, Started made) {
+    // Destroyed with the others, at the end or by the hook.
+    Sandbox sb = made.create(config);
+    for (int i = 0; i < warmup; i++) {
+      BenchCommand.check(sb.runCode("x = 1"), null);
     }
+    double[] ms = new double[iterations];
+    try (ProgressBar pb = Progress.bar("density neighbour", iterations)) {
+      for (int i = 0; i < iterations; i++) {
+        long t0 = System.nanoTime();
+        ExecResult r = sb.runCode("x = 1");
+        ms[i] = (System.nanoTime() - t0) / 1e6;
+        BenchCommand.check(r, null);
+        pb.step();
+      }
+    }
+    return ms;
   }
 
-  private static void destroyAll(RuntimeBackend backend, List<Sandbox> made, String tag) {
-    List<Sandbox> copy;
-    synchronized (made) {
-      copy = new ArrayList<>(made);
-      made.clear();
+  /**
+   * What one run started. Destroyed at its end, or by the shutdown hook: the run's own threads go
+   * on while a hook runs, so it first stops new starts and waits for those in flight.
+   */
+  static final class Started {
+    private static final long IN_FLIGHT_WAIT_MS = 60_000;
+    private final RuntimeBackend backend;
+    private final String tag;
+    private final List<Sandbox> list = new ArrayList<>(); // guarded by this
+    private boolean stopping; // guarded by this
+    private int inFlight; // guarded by this
+
+    Started(RuntimeBackend backend, String tag) {
+      this.backend = backend;
+      this.tag = tag;
     }
-    ExecutorService closing = DaemonThreads.pool("agentnest-bench-density-destroy");
-    try {
-      List<Future<?>> done = new ArrayList<>();
-      for (Sandbox sb : copy) {
-        done.add(closing.submit(sb::destroy));
+
+    synchronized boolean stopping() {
+      return stopping;
+    }
+
+    synchronized List<Sandbox> list() {
+      return new ArrayList<>(list);
+    }
+
+    /** Creates a sandbox of this run; once the run stops, one that comes up is destroyed. */
+    Sandbox create(SandboxConfig config) {
+      synchronized (this) {
+        if (stopping) {
+          throw stopped();
+        }
+        inFlight++;
       }
-      for (Future<?> f : done) {
+      try {
+        Sandbox sb = Sandbox.create(config);
+        synchronized (this) {
+          if (!stopping) {
+            list.add(sb);
+            return sb;
+          }
+        }
+        sb.destroy();
+        throw stopped();
+      } finally {
+        synchronized (this) {
+          inFlight--;
+          notifyAll();
+        }
+      }
+    }
+
+    private static AgentNestException stopped() {
+      return new AgentNestException("density: the run was stopped");
+    }
+
+    /** Stops new starts, waits for those in flight (bounded), destroys everything. Idempotent. */
+    void stopAndDestroy() {
+      List<Sandbox> copy;
+      synchronized (this) {
+        stopping = true;
+        long deadline = System.currentTimeMillis() + IN_FLIGHT_WAIT_MS;
         try {
-          f.get();
-        } catch (ExecutionException e) {
-          System.err.println("density: destroying a sandbox failed: " + e.getCause());
+          for (long left = IN_FLIGHT_WAIT_MS;
+              inFlight > 0 && left > 0;
+              left = deadline - System.currentTimeMillis()) {
+            wait(left);
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
         }
+        copy = new ArrayList<>(list);
+        list.clear();
       }
-      // Sandboxes that were still starting when the run was stopped.
-      for (SandboxInfo info : backend.list()) {
-        if (tag.equals(info.labels().get(LABEL))) {
-          backend.destroy(info.id());
+      ExecutorService closing = DaemonThreads.pool("agentnest-bench-density-destroy");
+      try {
+        List<Future<?>> done = new ArrayList<>();
+        for (Sandbox sb : copy) {
+          done.add(closing.submit(sb::destroy));
         }
+        for (Future<?> f : done) {
+          try {
+            f.get();
+          } catch (ExecutionException e) {
+            System.err.println("density: destroying a sandbox failed: " + e.getCause());
+          }
+        }
+        // A start that failed half-way, or one still starting after the wait.
+        for (SandboxInfo info : backend.list()) {
+          if (tag.equals(info.labels().get(LABEL))) {
+            backend.destroy(info.id());
+          }
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (RuntimeException e) {
+        System.err.println(
+            "density: cleaning up failed (" + e.getMessage() + "): run 'agentnest prune'");
+      } finally {
+        closing.shutdownNow();
       }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } catch (RuntimeException e) {
-      System.err.println(
-          "density: cleaning up failed (" + e.getMessage() + "): run 'agentnest prune'");
-    } finally {
-      closing.shutdownNow();
     }
   }
 
