@@ -66,6 +66,11 @@ import picocli.CommandLine.Option;
       "               ('pool acquire') and acquire + first Python result ('pool acquire+first",
       "               result'); between samples the pool refills and settles (1.5 s), outside the",
       "               measured time",
+      "  density      only with --only density: start --density-sandboxes idle sandboxes (4 at a",
+      "               time, each to a first Python result), then report the host JVM's RSS, heap",
+      "               and threads before and after, each sandbox's memory as its cgroup counts",
+      "               it, and a warm session call on one more sandbox while they all idle",
+      "               (after 10 s for the engine to settle, unmeasured)",
       "  server       only with --only server: a warm session call in-process and through an",
       "               in-process `agentnest serve` on loopback (temporary AGENTNEST_HOME), then",
       "               --server-clients clients looping calls for --server-seconds (errors, p99)",
@@ -97,6 +102,12 @@ final class BenchCommand implements Callable<Integer> {
       description = "Sandboxes of --only tenant-fill (default: ${DEFAULT-VALUE}).",
       defaultValue = "50")
   int tenantSandboxes = 50;
+
+  @Option(
+      names = "--density-sandboxes",
+      description = "Idle sandboxes of --only density (default: ${DEFAULT-VALUE}).",
+      defaultValue = "200")
+  int densitySandboxes = 200;
 
   @Option(
       names = "--server-clients",
@@ -135,9 +146,14 @@ final class BenchCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    if (iterations < 1 || coldIterations < 1 || warmup < 0 || tenantSandboxes < 1) {
+    if (iterations < 1
+        || coldIterations < 1
+        || warmup < 0
+        || tenantSandboxes < 1
+        || densitySandboxes < 1) {
       throw new ConfigException(
-          "iterations, --cold-iterations and --tenant-sandboxes must be >= 1, and --warmup >= 0");
+          "iterations, --cold-iterations, --tenant-sandboxes and --density-sandboxes must be >= 1,"
+              + " and --warmup >= 0");
     }
     SandboxConfig config = sandbox.toConfig();
     Map<String, double[]> samples = new LinkedHashMap<>();
@@ -187,6 +203,10 @@ final class BenchCommand implements Callable<Integer> {
     }
     if (only.contains("pool")) {
       PoolBench.run(config, iterations, warmup, samples);
+    }
+    if (only.contains("density")) {
+      DensityBench.run(
+          config, densitySandboxes, iterations, warmup, samples, json ? System.err : System.out);
     }
     if (only.contains("server")) {
       ServerBench.run(

@@ -75,6 +75,12 @@ final class BenchReport {
     if (op.endsWith("_mib")) {
       return "MiB";
     }
+    if (op.endsWith("_kib")) {
+      return "KiB";
+    }
+    if (op.endsWith("_count")) {
+      return "count";
+    }
     return op.equals("redaction") || op.endsWith("MBps") ? "MB/s" : "ms";
   }
 

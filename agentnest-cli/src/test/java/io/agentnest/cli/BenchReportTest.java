@@ -45,6 +45,14 @@ class BenchReportTest {
   }
 
   @Test
+  void densityRowsNameTheirUnits() {
+    assertThat(BenchReport.unit("density host-rss-after_mib")).isEqualTo("MiB");
+    assertThat(BenchReport.unit("density host-heap-per-sandbox_kib")).isEqualTo("KiB");
+    assertThat(BenchReport.unit("density host-threads-after_count")).isEqualTo("count");
+    assertThat(BenchReport.unit("density neighbour session")).isEqualTo("ms");
+  }
+
+  @Test
   void theTableHasAHeaderAndOneRowPerOperation() {
     ByteArrayOutputStream b = new ByteArrayOutputStream();
     BenchReport.print(

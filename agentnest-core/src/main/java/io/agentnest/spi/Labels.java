@@ -27,6 +27,12 @@ public final class Labels {
   /** Host directory mounted read-only at /run/agentnest: the bulk link for fork state. */
   public static final String BULK_DIR = "agentnest.bulk-dir";
 
+  /**
+   * The OCI runtime the engine runs the sandbox with, where the engine's list does not say it
+   * (Docker): listing then needs one request, not one more per sandbox.
+   */
+  public static final String RUNTIME = "agentnest.runtime";
+
   public static final String VERSION = "agentnest.version";
   public static final String EXEC_TIMEOUT_MS = "agentnest.exec-timeout-ms";
   public static final String MAX_OUTPUT = "agentnest.max-output";

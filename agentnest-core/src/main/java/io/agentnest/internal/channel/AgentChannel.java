@@ -5,12 +5,14 @@ import io.agentnest.AgentNestException;
 import io.agentnest.SandboxClosedException;
 import io.agentnest.internal.support.Json;
 import io.agentnest.spi.BackendSandbox;
+import io.agentnest.spi.SelectableAgentStream;
 import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -25,16 +27,24 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The one long-lived, multiplexed channel to a sandbox's agent. Every call gets an id; a reader
- * thread routes the agent's frames to the call they belong to. If the agent dies or breaks the
- * protocol, every pending call fails at once with the reason: nothing waits forever.
+ * The one long-lived, multiplexed channel to a sandbox's agent. Every call gets an id; the agent's
+ * frames are routed to the call they belong to, read either by the shared {@link ChannelReactor}
+ * (backends with a {@link SelectableAgentStream}: an idle sandbox then holds no thread) or by a
+ * reader thread of this channel's own. If the agent dies or breaks the protocol, every pending call
+ * fails at once with the reason: nothing waits forever.
  */
 public final class AgentChannel implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(AgentChannel.class);
 
+  /**
+   * {@code -Dagentnest.channel.reactor=false} reads every channel on a thread of its own, as before
+   * the reactor: a fallback, and the baseline {@code bench --only density} compares with.
+   */
+  private static final boolean REACTOR =
+      !"false".equalsIgnoreCase(System.getProperty("agentnest.channel.reactor"));
+
   private volatile BackendSandbox connection;
   private final String sandboxId;
-  private volatile InputStream in;
   private volatile OutputStream out;
   private final Object writeLock = new Object();
   private final ConcurrentHashMap<Long, Pending> pending = new ConcurrentHashMap<>();
@@ -48,7 +58,11 @@ public final class AgentChannel implements AutoCloseable {
       new AtomicLong(ThreadLocalRandom.current().nextLong(1L << 20, 1L << 50));
 
   private final CompletableFuture<Frame> ready = new CompletableFuture<>();
-  private volatile Thread reader;
+  // The reading side of the current connection: a thread of its own or a reactor registration.
+  private volatile @Nullable Thread reader;
+  private volatile @Nullable ReactorReader reactorReader;
+  // One per channel, across connections: frames, ends and failures reach the channel in order.
+  private final OrderedDispatch dispatch = new OrderedDispatch(ChannelReactor.dispatcher());
   // Bumped by resume(): a reader of an older connection ends silently instead of killing the
   // channel.
   private volatile int generation;
@@ -63,16 +77,51 @@ public final class AgentChannel implements AutoCloseable {
   public AgentChannel(BackendSandbox connection) {
     this.connection = connection;
     this.sandboxId = connection.id();
-    this.in = new BufferedInputStream(connection.fromAgent(), 256 * 1024);
+    startReading(0, connection);
     this.out = connection.toAgent();
-    this.reader = startReader(0, in);
   }
 
-  private Thread startReader(int gen, InputStream from) {
-    Thread t = new Thread(() -> readLoop(gen, from), "agentnest-channel-" + shortId(sandboxId));
+  private void startReading(int gen, BackendSandbox from) {
+    Optional<SelectableAgentStream> selectable =
+        REACTOR ? from.selectableStream() : Optional.empty();
+    if (selectable.isPresent()) {
+      reader = null;
+      reactorReader = new ReactorReader(gen, selectable.get(), new ReactorSink(), dispatch);
+      return;
+    }
+    reactorReader = null;
+    InputStream in = new BufferedInputStream(from.fromAgent(), 256 * 1024);
+    Thread t = new Thread(() -> readLoop(gen, in), "agentnest-channel-" + shortId(sandboxId));
     t.setDaemon(true);
     t.start();
-    return t;
+    reader = t;
+  }
+
+  /** How frames read on the reactor come back into this channel. */
+  private final class ReactorSink implements ReactorReader.Sink {
+    @Override
+    public boolean frame(int gen, Frame f) {
+      if (gen != generation) {
+        return false;
+      }
+      route(f);
+      return true;
+    }
+
+    @Override
+    public void end(int gen) {
+      ended(gen);
+    }
+
+    @Override
+    public void failed(int gen, IOException e) {
+      readFailed(gen, e);
+    }
+
+    @Override
+    public void crashed(Throwable e) {
+      die("channel reader failed: " + e + "; the sandbox is unusable", e);
+    }
   }
 
   /**
@@ -91,13 +140,16 @@ public final class AgentChannel implements AutoCloseable {
   /** Continues on a new connection to the same agent, restored from a checkpoint. */
   public void resume(BackendSandbox next) {
     BackendSandbox old = connection;
+    ReactorReader oldReader = reactorReader;
     synchronized (writeLock) {
       connection = next;
-      in = new BufferedInputStream(next.fromAgent(), 256 * 1024);
-      out = next.toAgent();
       generation++;
       suspended = false;
-      reader = startReader(generation, in);
+      startReading(generation, next);
+      out = next.toAgent();
+    }
+    if (oldReader != null) {
+      oldReader.stop();
     }
     old.close();
   }
@@ -290,36 +342,17 @@ public final class AgentChannel implements AutoCloseable {
     try {
       while (true) {
         Frame f = FrameCodec.read(from);
-        if (gen != generation || (f == null && suspended)) {
+        if (gen != generation) {
           return;
         }
         if (f == null) {
-          die(
-              expired
-                  ? "the sandbox expired (its TTL ran out): create a new one, or extend() it"
-                      + " before expiry"
-                  : closing
-                      ? "the sandbox channel was closed"
-                      : "the sandbox agent exited (channel closed)" + lastWords(),
-              null);
+          ended(gen);
           return;
         }
         route(f);
       }
-    } catch (ProtocolException e) {
-      if (gen != generation || suspended) {
-        return;
-      }
-      die("protocol violation from sandbox: " + e.getMessage() + "; the sandbox is unusable", e);
     } catch (IOException e) {
-      if (gen != generation || suspended) {
-        return;
-      }
-      die(
-          closing
-              ? "the sandbox channel was closed"
-              : "lost the sandbox channel: " + e + lastWords(),
-          e);
+      readFailed(gen, e);
     } catch (RuntimeException e) {
       die("channel reader failed: " + e, e);
     } catch (Throwable e) {
@@ -328,6 +361,34 @@ public final class AgentChannel implements AutoCloseable {
       die("channel reader failed: " + e + "; the sandbox is unusable", e);
       throw e;
     }
+  }
+
+  /** The connection of generation {@code gen} ended cleanly, between frames. */
+  private void ended(int gen) {
+    if (gen != generation || suspended) {
+      return;
+    }
+    die(
+        expired
+            ? "the sandbox expired (its TTL ran out): create a new one, or extend() it"
+                + " before expiry"
+            : closing
+                ? "the sandbox channel was closed"
+                : "the sandbox agent exited (channel closed)" + lastWords(),
+        null);
+  }
+
+  private void readFailed(int gen, IOException e) {
+    if (gen != generation || suspended) {
+      return;
+    }
+    if (e instanceof ProtocolException) {
+      die("protocol violation from sandbox: " + e.getMessage() + "; the sandbox is unusable", e);
+      return;
+    }
+    die(
+        closing ? "the sandbox channel was closed" : "lost the sandbox channel: " + e + lastWords(),
+        e);
   }
 
   private void route(Frame f) {
@@ -413,6 +474,10 @@ public final class AgentChannel implements AutoCloseable {
     // The reason first: closing the connection wakes the reader, which would otherwise fail the
     // calls with a bare "channel was closed" before this reason is set.
     die(reason, null);
+    ReactorReader r = reactorReader;
+    if (r != null) {
+      r.stop();
+    }
     connection.close();
   }
 }

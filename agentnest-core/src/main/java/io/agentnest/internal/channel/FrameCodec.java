@@ -59,22 +59,37 @@ public final class FrameCodec {
     if (m1 < 0) {
       throw new EOFException("channel ended inside a frame");
     }
-    if ((byte) m0 != MAGIC0 || (byte) m1 != MAGIC1) {
-      throw new ProtocolException(
-          String.format("bad frame magic 0x%02x%02x from the sandbox", m0 & 0xff, m1 & 0xff));
-    }
+    checkMagic(m0, m1);
     byte[] lens = readExact(in, 8);
     ByteBuffer lb = ByteBuffer.wrap(lens);
     long hlen = Integer.toUnsignedLong(lb.getInt());
     long plen = Integer.toUnsignedLong(lb.getInt());
+    checkLengths(hlen, plen);
+    byte[] hb = readExact(in, (int) hlen);
+    byte[] pb = plen == 0 ? new byte[0] : readExact(in, (int) plen);
+    return new Frame(parseHeader(hb), pb);
+  }
+
+  // The checks below are shared with FrameDecoder, the push form of read(): both must refuse the
+  // same input with the same words.
+
+  static void checkMagic(int m0, int m1) throws ProtocolException {
+    if ((byte) m0 != MAGIC0 || (byte) m1 != MAGIC1) {
+      throw new ProtocolException(
+          String.format("bad frame magic 0x%02x%02x from the sandbox", m0 & 0xff, m1 & 0xff));
+    }
+  }
+
+  static void checkLengths(long hlen, long plen) throws ProtocolException {
     if (hlen == 0 || hlen > MAX_HEADER) {
       throw new ProtocolException("frame header length " + hlen + " out of bounds");
     }
     if (plen > MAX_PAYLOAD) {
       throw new ProtocolException("frame payload length " + plen + " out of bounds");
     }
-    byte[] hb = readExact(in, (int) hlen);
-    byte[] pb = plen == 0 ? new byte[0] : readExact(in, (int) plen);
+  }
+
+  static ObjectNode parseHeader(byte[] hb) throws ProtocolException {
     JsonNode node;
     try {
       node = JSON.readTree(hb);
@@ -84,7 +99,7 @@ public final class FrameCodec {
     if (node == null || !node.isObject()) {
       throw new ProtocolException("frame header is not a JSON object");
     }
-    return new Frame((ObjectNode) node, pb);
+    return (ObjectNode) node;
   }
 
   private static byte[] readExact(InputStream in, int n) throws IOException {

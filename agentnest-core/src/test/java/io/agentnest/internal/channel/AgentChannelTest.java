@@ -8,11 +8,18 @@ import io.agentnest.AgentNestException;
 import io.agentnest.SandboxClosedException;
 import io.agentnest.internal.support.Json;
 import io.agentnest.spi.BackendSandbox;
+import io.agentnest.spi.SelectableAgentStream;
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.Pipe;
+import java.nio.channels.Pipe.SinkChannel;
+import java.nio.channels.Pipe.SourceChannel;
+import java.nio.channels.SelectableChannel;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -20,12 +27,15 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -35,12 +45,17 @@ import org.junit.jupiter.api.Timeout;
 class AgentChannelTest {
   private static final Duration WAIT = Duration.ofSeconds(5);
 
-  private FakeSandbox sandbox;
-  private AgentChannel channel;
+  FakeSandbox sandbox;
+  AgentChannel channel;
+
+  /** Whether the fake connection is read by the shared reactor instead of a thread. */
+  boolean selectable() {
+    return false;
+  }
 
   @BeforeEach
-  void open() {
-    sandbox = new FakeSandbox();
+  void open() throws IOException {
+    sandbox = new FakeSandbox(selectable());
     channel = new AgentChannel(sandbox);
   }
 
@@ -451,13 +466,13 @@ class AgentChannelTest {
   }
 
   /** An in-memory, unbounded byte pipe; reads block until data, close, or the read timeout. */
-  private static final class Pipe {
+  private static final class MemoryPipe {
     private final long readTimeoutMs;
     private final ArrayDeque<byte[]> chunks = new ArrayDeque<>();
     private int pos;
     private boolean closed;
 
-    Pipe(long readTimeoutMs) {
+    MemoryPipe(long readTimeoutMs) {
       this.readTimeoutMs = readTimeoutMs;
     }
 
@@ -515,13 +530,13 @@ class AgentChannelTest {
         @Override
         public int read() throws IOException {
           byte[] one = new byte[1];
-          int n = Pipe.this.read(one, 0, 1);
+          int n = MemoryPipe.this.read(one, 0, 1);
           return n < 0 ? -1 : one[0] & 0xff;
         }
 
         @Override
         public int read(byte[] b, int off, int len) throws IOException {
-          return Pipe.this.read(b, off, len);
+          return MemoryPipe.this.read(b, off, len);
         }
       };
     }
@@ -530,28 +545,71 @@ class AgentChannelTest {
       return new OutputStream() {
         @Override
         public void write(int b) throws IOException {
-          Pipe.this.write(new byte[] {(byte) b}, 0, 1);
+          MemoryPipe.this.write(new byte[] {(byte) b}, 0, 1);
         }
 
         @Override
         public void write(byte[] b, int off, int len) throws IOException {
-          Pipe.this.write(b, off, len);
+          MemoryPipe.this.write(b, off, len);
         }
       };
     }
   }
 
   /** A sandbox whose "agent" is driven by the test through two in-memory pipes. */
-  private static final class FakeSandbox implements BackendSandbox {
-    private final Pipe agentStdout = new Pipe(0);
-    private final Pipe agentStdin = new Pipe(WAIT.toMillis());
+  static final class FakeSandbox implements BackendSandbox {
+    private final MemoryPipe agentStdout = new MemoryPipe(0);
+    private final MemoryPipe agentStdin = new MemoryPipe(WAIT.toMillis());
     private final InputStream fromAgent = agentStdout.input();
-    private final OutputStream agentWrites = agentStdout.output();
+    private final OutputStream agentWrites;
+    // Selectable mode: the agent's stdout is an NIO pipe that the reactor watches.
+    private final @Nullable SourceChannel selectableOut;
+    private final @Nullable SinkChannel selectableIn;
     private final InputStream agentReads = agentStdin.input();
     private final OutputStream toAgent = agentStdin.output();
     volatile String diagnostics = "";
     volatile boolean closed;
     volatile boolean toAgentBroken;
+
+    FakeSandbox(boolean selectable) throws IOException {
+      if (selectable) {
+        Pipe p = Pipe.open();
+        p.source().configureBlocking(false);
+        selectableOut = p.source();
+        selectableIn = p.sink();
+        agentWrites = Channels.newOutputStream(p.sink());
+      } else {
+        selectableOut = null;
+        selectableIn = null;
+        agentWrites = agentStdout.output();
+      }
+    }
+
+    @Override
+    public Optional<SelectableAgentStream> selectableStream() {
+      SourceChannel src = selectableOut;
+      if (src == null) {
+        return Optional.empty();
+      }
+      return Optional.of(
+          new SelectableAgentStream() {
+            @Override
+            public SelectableChannel channel() {
+              return src;
+            }
+
+            @Override
+            public int read(ByteBuffer scratch, Consumer<ByteBuffer> stdout) throws IOException {
+              scratch.clear();
+              int n = src.read(scratch);
+              if (n > 0) {
+                scratch.flip();
+                stdout.accept(scratch);
+              }
+              return n;
+            }
+          });
+    }
 
     @Override
     public String id() {
@@ -591,6 +649,18 @@ class AgentChannelTest {
       closed = true;
       agentStdout.close();
       agentStdin.close();
+      closeQuietly(selectableIn);
+      closeQuietly(selectableOut);
+    }
+
+    private static void closeQuietly(@Nullable Closeable c) {
+      if (c != null) {
+        try {
+          c.close();
+        } catch (IOException ignored) {
+          // test pipe
+        }
+      }
     }
 
     /** The next frame the host sent (bounded wait). */
@@ -614,6 +684,7 @@ class AgentChannelTest {
 
     void agentExits() {
       agentStdout.close();
+      closeQuietly(selectableIn);
     }
   }
 }

@@ -101,6 +101,7 @@ final class DockerContainers {
     if (dir != null) {
       labels.put(Labels.BULK_DIR, dir.toString());
     }
+    labels.put(Labels.RUNTIME, runtime == null ? runtimes.defaultRuntime() : runtime);
     HostConfig hc = ContainerSpecs.hostConfig(spec, runtime, dir);
     try {
       String id =
@@ -192,7 +193,7 @@ final class DockerContainers {
               c.getId(),
               "docker",
               c.getImage() == null ? "" : c.getImage(),
-              runtimeOf(c.getId()),
+              runtimeOf(c.getId(), labels),
               c.getState() == null ? "unknown" : c.getState(),
               Instant.ofEpochSecond(c.getCreated() == null ? 0 : c.getCreated()),
               labels));
@@ -200,7 +201,15 @@ final class DockerContainers {
     return out;
   }
 
-  private String runtimeOf(String id) {
+  /**
+   * The runtime from the label set at create; only sandboxes made before that label existed cost an
+   * inspect each (Docker's list does not report the runtime).
+   */
+  private String runtimeOf(String id, Map<String, String> labels) {
+    String label = labels.get(Labels.RUNTIME);
+    if (label != null && !label.isBlank()) {
+      return label;
+    }
     try {
       String r = client.inspectContainerCmd(id).exec().getHostConfig().getRuntime();
       return r == null ? "runc" : r;

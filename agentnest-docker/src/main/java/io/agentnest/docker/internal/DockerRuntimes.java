@@ -14,6 +14,7 @@ final class DockerRuntimes {
   private final DockerClient client;
   private final EngineErrors errors;
   private volatile @Nullable Map<String, Object> runtimes;
+  private volatile @Nullable String defaultRuntime;
 
   DockerRuntimes(DockerClient client, EngineErrors errors) {
     this.client = client;
@@ -39,9 +40,19 @@ final class DockerRuntimes {
         found.putAll(info.getRuntimes());
       }
       r = found;
+      // docker-java's Info has no field for it; the engine's JSON has had it since API 1.25.
+      Object def = info.getRawValues().get("DefaultRuntime");
+      defaultRuntime = def instanceof String d && !d.isBlank() ? d : "runc";
       runtimes = r;
     }
     return r;
+  }
+
+  /** The runtime the daemon uses when a container names none. */
+  String defaultRuntime() {
+    registered();
+    String d = defaultRuntime;
+    return d == null ? "runc" : d;
   }
 
   /** Maps the runtime alias to the daemon's name and refuses one the daemon does not know. */

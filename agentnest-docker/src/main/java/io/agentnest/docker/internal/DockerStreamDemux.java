@@ -3,18 +3,16 @@ package io.agentnest.docker.internal;
 import io.agentnest.spi.support.BlockInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 
 /**
  * Reads Docker's multiplexed attach stream (8-byte header per frame: stream type, 3 zero bytes, u32
  * size) and exposes stdout as a plain stream. Stderr goes to a small ring kept for error messages.
  */
 final class DockerStreamDemux extends BlockInputStream {
-  private static final int DIAG_MAX = 4096;
   private final InputStream raw;
   private final byte[] header = new byte[8];
   private long remaining;
-  private final StringBuilder diag = new StringBuilder();
+  private final StderrTail diag = new StderrTail();
 
   DockerStreamDemux(InputStream raw) {
     this.raw = raw;
@@ -55,19 +53,12 @@ final class DockerStreamDemux extends BlockInputStream {
         return;
       }
       left -= n;
-      synchronized (diag) {
-        diag.append(new String(buf, 0, n, StandardCharsets.UTF_8));
-        if (diag.length() > DIAG_MAX) {
-          diag.delete(0, diag.length() - DIAG_MAX);
-        }
-      }
+      diag.append(buf, 0, n);
     }
   }
 
   String diagnostics() {
-    synchronized (diag) {
-      return diag.toString();
-    }
+    return diag.toString();
   }
 
   @Override

@@ -2,15 +2,22 @@ package io.agentnest.docker.internal;
 
 import io.agentnest.BackendUnavailableException;
 import io.agentnest.spi.BackendSandbox;
+import io.agentnest.spi.SelectableAgentStream;
 import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
+import java.nio.channels.SelectableChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.Optional;
+import java.util.function.Consumer;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The attach connection over the engine's Unix socket, upgraded by hand ({@code Upgrade: tcp}) so
@@ -18,13 +25,24 @@ import java.nio.file.Path;
  * copy pump in between. docker-java's hijacking pump moves stdin in 1 KiB writes, which caps file
  * uploads and egress downloads far below what the socket does. Used for {@code unix://} hosts;
  * {@link DockerAttachment} covers the rest.
+ *
+ * <p>The host reads it either as a blocking stream or, once {@link #selectableStream()} was taken,
+ * from the shared selector thread: the socket is then non-blocking, and a write that finds the
+ * socket full waits for it on a selector of its own (the agent reads its stdin slower than we write
+ * only under load, so that selector is rarely opened).
  */
 final class UnixSocketAttachment implements BackendSandbox {
   private static final int MAX_HEAD = 16 * 1024;
 
   private final String id;
   private final SocketChannel ch;
-  private final DockerStreamDemux stdout;
+  // Made on first use: a connection read from the reactor never needs it (nor its 256 KiB).
+  private @Nullable DockerStreamDemux stdout;
+  private final DockerStreamPushDemux pushed = new DockerStreamPushDemux();
+  private volatile boolean nonBlocking;
+  // Opened on the first write that finds the socket full in non-blocking mode.
+  private final Object writeWait = new Object();
+  private @Nullable Selector writeSelector; // guarded by writeWait
   private final OutputStream stdin;
   private volatile boolean closed;
 
@@ -49,8 +67,6 @@ final class UnixSocketAttachment implements BackendSandbox {
       throw new BackendUnavailableException(
           "cannot attach to container " + id + " over " + socket + ": " + e.getMessage(), e);
     }
-    // Buffered below the demultiplexer too: its 8-byte headers would each cost a system call.
-    this.stdout = new DockerStreamDemux(new BufferedInputStream(new ChannelIn(), 1 << 18));
     this.stdin = new ChannelOut();
   }
 
@@ -73,8 +89,55 @@ final class UnixSocketAttachment implements BackendSandbox {
 
   private void writeFully(ByteBuffer b) throws IOException {
     while (b.hasRemaining()) {
-      ch.write(b);
+      if (ch.write(b) == 0 && nonBlocking) {
+        awaitWritable();
+      }
     }
+  }
+
+  private void awaitWritable() throws IOException {
+    synchronized (writeWait) {
+      if (closed) {
+        throw new IOException("sandbox connection closed");
+      }
+      Selector sel = writeSelector;
+      if (sel == null) {
+        sel = Selector.open();
+        ch.register(sel, SelectionKey.OP_WRITE);
+        writeSelector = sel;
+      }
+      // Bounded waits: a close() meanwhile must end the write, not leave it parked.
+      sel.select(200);
+      sel.selectedKeys().clear();
+    }
+  }
+
+  @Override
+  public Optional<SelectableAgentStream> selectableStream() {
+    try {
+      ch.configureBlocking(false);
+    } catch (IOException e) {
+      return Optional.empty();
+    }
+    nonBlocking = true;
+    return Optional.of(
+        new SelectableAgentStream() {
+          @Override
+          public SelectableChannel channel() {
+            return ch;
+          }
+
+          @Override
+          public int read(ByteBuffer scratch, Consumer<ByteBuffer> out) throws IOException {
+            scratch.clear();
+            int n = ch.read(scratch);
+            if (n > 0) {
+              scratch.flip();
+              pushed.push(scratch, out);
+            }
+            return n;
+          }
+        });
   }
 
   // SocketChannel reads and writes proceed concurrently; Channels.newInputStream would serialise
@@ -112,14 +175,33 @@ final class UnixSocketAttachment implements BackendSandbox {
     }
   }
 
+  private void closeWriteSelector() {
+    synchronized (writeWait) {
+      Selector sel = writeSelector;
+      if (sel != null) {
+        try {
+          sel.close();
+        } catch (IOException ignored) {
+          // nothing held beyond the descriptor
+        }
+      }
+    }
+  }
+
   @Override
   public String id() {
     return id;
   }
 
   @Override
-  public InputStream fromAgent() {
-    return stdout;
+  public synchronized InputStream fromAgent() {
+    DockerStreamDemux s = stdout;
+    if (s == null) {
+      // Buffered below the demultiplexer too: its 8-byte headers would each cost a system call.
+      s = new DockerStreamDemux(new BufferedInputStream(new ChannelIn(), 1 << 18));
+      stdout = s;
+    }
+    return s;
   }
 
   @Override
@@ -129,7 +211,11 @@ final class UnixSocketAttachment implements BackendSandbox {
 
   @Override
   public String diagnostics() {
-    return stdout.diagnostics();
+    DockerStreamDemux s;
+    synchronized (this) {
+      s = stdout;
+    }
+    return nonBlocking || s == null ? pushed.diagnostics() : s.diagnostics();
   }
 
   @Override
@@ -141,6 +227,7 @@ final class UnixSocketAttachment implements BackendSandbox {
       } catch (IOException ignored) {
         // already closed
       }
+      closeWriteSelector();
     }
   }
 }
