@@ -120,10 +120,7 @@ public final class AgentNestServer implements AutoCloseable {
 
               @Override
               public void refused(Context ctx) {
-                failedAuth.acquire(
-                    "addr:" + ctx.req().getRemoteAddr(),
-                    FAILED_AUTH_PER_SECOND,
-                    "failed_authentications");
+                refusedAuth(ctx);
               }
             },
             api,
@@ -132,7 +129,7 @@ public final class AgentNestServer implements AutoCloseable {
     this.console =
         new ConsoleApi(
             consoleSessions,
-            this::consoleSignIn,
+            this::keyHolder,
             name -> activeTenant(name),
             approvals,
             registry,
@@ -354,8 +351,7 @@ public final class AgentNestServer implements AutoCloseable {
       } catch (ApiException refused) {
         // Guessing keys costs a store lookup each: a client address that keeps failing is slowed
         // down (429) before it is told 401 again.
-        failedAuth.acquire(
-            "addr:" + ctx.req().getRemoteAddr(), FAILED_AUTH_PER_SECOND, "failed_authentications");
+        refusedAuth(ctx);
         throw refused;
       }
       limiter.acquire(t);
@@ -378,37 +374,36 @@ public final class AgentNestServer implements AutoCloseable {
 
   /** The E2B API's authentication: the same keys, sent as X-API-KEY (or Bearer). */
   private Tenant e2bTenant(@Nullable String key, Context ctx) {
+    if (key == null || key.isEmpty()) {
+      refusedAuth(ctx);
+      throw new ApiException(
+          401,
+          ErrorCode.UNAUTHENTICATED,
+          "no API key: the X-API-KEY header is missing",
+          "set E2B_API_KEY to a tenant key (`agentnest tenant add NAME` prints one)");
+    }
+    return keyHolder(key, ctx);
+  }
+
+  /**
+   * The tenant of {@code key} (the console's sign-in, E2B's X-API-KEY), rate-limited; a refused key
+   * counts against the client address like a refused Bearer key.
+   */
+  private Tenant keyHolder(String key, Context ctx) {
     Tenant t;
     try {
-      if (key == null || key.isEmpty()) {
-        throw new ApiException(
-            401,
-            ErrorCode.UNAUTHENTICATED,
-            "no API key: the X-API-KEY header is missing",
-            "set E2B_API_KEY to a tenant key (`agentnest tenant add NAME` prints one)");
-      }
       t = tenantOfKey(key);
     } catch (ApiException refused) {
-      failedAuth.acquire(
-          "addr:" + ctx.req().getRemoteAddr(), FAILED_AUTH_PER_SECOND, "failed_authentications");
+      refusedAuth(ctx);
       throw refused;
     }
     limiter.acquire(t);
     return t;
   }
 
-  /** The console's sign-in: the same key check and failed-attempt budget as the API. */
-  private Tenant consoleSignIn(String key, Context ctx) {
-    Tenant t;
-    try {
-      t = tenantOfKey(key);
-    } catch (ApiException refused) {
-      failedAuth.acquire(
-          "addr:" + ctx.req().getRemoteAddr(), FAILED_AUTH_PER_SECOND, "failed_authentications");
-      throw refused;
-    }
-    limiter.acquire(t);
-    return t;
+  private void refusedAuth(Context ctx) {
+    failedAuth.acquire(
+        "addr:" + ctx.req().getRemoteAddr(), FAILED_AUTH_PER_SECOND, "failed_authentications");
   }
 
   /** A sandbox's tenant for a call its access token authorised: still there, rate-limited. */

@@ -165,16 +165,11 @@ final class ConsoleApi {
     ConsoleSessions.Session s = session(ctx);
     AtomicInteger open = admit(s);
     try {
-      ctx.status(200);
-      ctx.contentType("text/event-stream");
-      ctx.header("X-Accel-Buffering", "no");
-      OutputStream out = ctx.res().getOutputStream();
+      OutputStream out = eventStream(ctx);
       long end = System.currentTimeMillis() + STREAM_MILLIS;
       long lastPing = 0;
       @Nullable String lastApprovals = null;
       @Nullable String lastSandboxes = null;
-      out.write("retry: 2000\n\n".getBytes(StandardCharsets.US_ASCII));
-      out.flush();
       while (System.currentTimeMillis() < end && sessions.of(ctx) != null) {
         String a = new String(Wire.write(approvals.views(s.tenant)), StandardCharsets.UTF_8);
         if (!a.equals(lastApprovals)) {
@@ -236,12 +231,7 @@ final class ConsoleApi {
     registry.get(s.tenant, id);
     AtomicInteger open = admit(s);
     try {
-      ctx.status(200);
-      ctx.contentType("text/event-stream");
-      ctx.header("X-Accel-Buffering", "no");
-      OutputStream out = ctx.res().getOutputStream();
-      out.write("retry: 2000\n\n".getBytes(StandardCharsets.US_ASCII));
-      out.flush();
+      OutputStream out = eventStream(ctx);
       Map<Long, Long> sent = new LinkedHashMap<>();
       long end = System.currentTimeMillis() + STREAM_MILLIS;
       long lastPing = System.currentTimeMillis();
@@ -273,6 +263,17 @@ final class ConsoleApi {
     } finally {
       open.decrementAndGet();
     }
+  }
+
+  /** Starts a server-sent event stream; the browser retries 2 s after it ends. */
+  private static OutputStream eventStream(Context ctx) throws IOException {
+    ctx.status(200);
+    ctx.contentType("text/event-stream");
+    ctx.header("X-Accel-Buffering", "no");
+    OutputStream out = ctx.res().getOutputStream();
+    out.write("retry: 2000\n\n".getBytes(StandardCharsets.US_ASCII));
+    out.flush();
+    return out;
   }
 
   private static void send(OutputStream out, String event, String json) throws IOException {

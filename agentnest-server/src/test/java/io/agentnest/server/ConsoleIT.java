@@ -67,11 +67,7 @@ class ConsoleIT {
 
   @BeforeAll
   static void start() {
-    running =
-        TestServer.start(
-            dir,
-            ServerConfig.parse(
-                "listen: {host: 127.0.0.1, port: 0}\nmax_json: 64k\nmax_body: 1m\n", "test"));
+    running = TestServer.loopback(dir);
     keyA = running.key(new Tenant("alpha", 3, 2L << 30, 3, 1000, null, null));
     keyB = running.key(new Tenant("beta", 2, 2L << 30, 2, 1000, null, null));
     http = running.http();

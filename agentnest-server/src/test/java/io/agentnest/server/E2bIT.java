@@ -49,16 +49,7 @@ class E2bIT {
 
   @BeforeAll
   static void start() {
-    running =
-        TestServer.start(
-            dir,
-            ServerConfig.parse(
-                """
-                listen: {host: 127.0.0.1, port: 0}
-                max_json: 64k
-                max_body: 1m
-                """,
-                "test"));
+    running = TestServer.loopback(dir);
     keyA = running.key(new Tenant("alpha", 4, 4L << 30, 4, 1000, null, null));
     keyB = running.key(new Tenant("beta", 2, 2L << 30, 2, 1000, null, null));
   }

@@ -14,6 +14,14 @@ record TestServer(TenantStore store, AgentNestServer server, int port) implement
     return new TestServer(store, server, server.start());
   }
 
+  /** A server with the ITs' usual bounds (64 KiB JSON, 1 MiB bodies) and the default policy. */
+  static TestServer loopback(Path dir) {
+    return start(
+        dir,
+        ServerConfig.parse(
+            "listen: {host: 127.0.0.1, port: 0}\nmax_json: 64k\nmax_body: 1m\n", "test"));
+  }
+
   /** Adds {@code tenant} and returns its first API key. */
   String key(Tenant tenant) {
     return store.add(tenant, null);
