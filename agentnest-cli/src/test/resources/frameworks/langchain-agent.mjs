@@ -36,7 +36,8 @@ class ScriptedModel extends BaseChatModel {
 
 const client = new MultiServerMCPClient({
   mcpServers: {
-    agentnest: { transport: 'stdio', command: java, args: ['-jar', jar, 'mcp', ...mcpArgs], stderr: 'inherit' },
+    // env: the MCP SDK passes a child only a few variables by default; AGENTNEST_HOME must reach it.
+    agentnest: { transport: 'stdio', command: java, args: ['-jar', jar, 'mcp', ...mcpArgs], env: process.env, stderr: 'inherit' },
   },
 })
 try {
