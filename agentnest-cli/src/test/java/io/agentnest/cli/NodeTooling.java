@@ -2,7 +2,6 @@ package io.agentnest.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.agentnest.docker.DockerEngineRequired;
 import io.agentnest.tck.NodePackages;
 import java.io.IOException;
 import java.io.InputStream;
@@ -39,9 +38,5 @@ final class NodeTooling {
     }
     dir = d;
     return d;
-  }
-
-  static void missing(String problem) {
-    DockerEngineRequired.missing("the Node.js MCP test clients", problem);
   }
 }

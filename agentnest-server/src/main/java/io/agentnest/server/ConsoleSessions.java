@@ -1,13 +1,9 @@
 package io.agentnest.server;
 
 import io.javalin.http.Context;
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Base64;
 import java.util.Comparator;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -26,8 +22,6 @@ final class ConsoleSessions {
   static final Duration IDLE = Duration.ofHours(1);
   static final Duration ABSOLUTE = Duration.ofHours(8);
   static final int MAX_SESSIONS = 10_000;
-
-  private static final SecureRandom RANDOM = new SecureRandom();
 
   /** One signed-in browser. */
   static final class Session {
@@ -62,7 +56,7 @@ final class ConsoleSessions {
           .min(Comparator.comparing(s -> s.seen))
           .ifPresent(oldest -> byId.remove(oldest.id));
     }
-    Session s = new Session(token(), tenant, token(), clock.instant());
+    Session s = new Session(Tokens.random(), tenant, Tokens.random(), clock.instant());
     byId.put(s.id, s);
     ctx.header(
         "Set-Cookie",
@@ -99,10 +93,7 @@ final class ConsoleSessions {
    * make the browser send the cookie (where SameSite does not hold) but cannot read the token.
    */
   static void checkCsrf(Context ctx, Session s) {
-    String given = ctx.header(CSRF_HEADER);
-    if (given == null
-        || !MessageDigest.isEqual(
-            given.getBytes(StandardCharsets.UTF_8), s.csrf.getBytes(StandardCharsets.UTF_8))) {
+    if (!Tokens.same(ctx.header(CSRF_HEADER), s.csrf)) {
       throw new ApiException(
           403,
           ErrorCode.CSRF,
@@ -117,16 +108,5 @@ final class ConsoleSessions {
     ctx.header(
         "Set-Cookie",
         COOKIE + "=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0" + (secure ? "; Secure" : ""));
-  }
-
-  /** Ends every session of a tenant (removed or revoked). */
-  void closeAll(String tenant) {
-    byId.values().removeIf(s -> s.tenant.equals(tenant));
-  }
-
-  private static String token() {
-    byte[] b = new byte[32];
-    RANDOM.nextBytes(b);
-    return Base64.getUrlEncoder().withoutPadding().encodeToString(b);
   }
 }

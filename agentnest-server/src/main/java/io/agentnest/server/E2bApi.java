@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.Sandbox;
 import io.javalin.http.Context;
 import io.javalin.http.Handler;
-import io.javalin.http.HandlerType;
 import java.io.IOException;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
@@ -712,9 +711,5 @@ final class E2bApi {
       f.cancel(false);
     }
     deadlines.clear();
-  }
-
-  static HandlerType method(String m) {
-    return HandlerType.findOrCreate(m);
   }
 }

@@ -1,6 +1,5 @@
 package io.agentnest.server;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.javalin.http.Context;
@@ -92,15 +91,10 @@ final class E2bConnect {
 
   /** Reads a unary request: a JSON object of at most {@code max} bytes. */
   static ObjectNode readUnary(Context ctx, long max) {
-    String type = contentType(ctx);
-    if (!UNARY_JSON.equals(type)) {
-      throw error(
-          Code.INVALID_ARGUMENT,
-          "content type '"
-              + Escape.id(type)
-              + "' is not served: this server speaks Connect with JSON (the E2B SDK's default), send"
-              + " application/json");
-    }
+    requireType(
+        ctx,
+        UNARY_JSON,
+        ": this server speaks Connect with JSON (the E2B SDK's default), send application/json");
     return object(SandboxApi.body(ctx, max));
   }
 
@@ -109,14 +103,7 @@ final class E2bConnect {
    * second message, a length over {@code max} or a body that ends early is refused.
    */
   static ObjectNode readStreamRequest(Context ctx, long max) {
-    String type = contentType(ctx);
-    if (!STREAM_JSON.equals(type)) {
-      throw error(
-          Code.INVALID_ARGUMENT,
-          "content type '"
-              + Escape.id(type)
-              + "' is not served for a streaming call: send application/connect+json");
-    }
+    requireType(ctx, STREAM_JSON, " for a streaming call: send application/connect+json");
     try (InputStream raw = ctx.req().getInputStream()) {
       DataInputStream in = new DataInputStream(raw);
       int flags;
@@ -158,6 +145,15 @@ final class E2bConnect {
       return object(msg);
     } catch (IOException e) {
       throw error(Code.INVALID_ARGUMENT, "the request could not be read: " + e.getMessage());
+    }
+  }
+
+  /** Refuses a request whose content type is not {@code expected}; {@code why} ends the message. */
+  private static void requireType(Context ctx, String expected, String why) {
+    String type = contentType(ctx);
+    if (!expected.equals(type)) {
+      throw error(
+          Code.INVALID_ARGUMENT, "content type '" + Escape.id(type) + "' is not served" + why);
     }
   }
 
@@ -240,14 +236,6 @@ final class E2bConnect {
       out.write(head.array());
       out.write(json);
       out.flush();
-    }
-  }
-
-  static String json(Object o) {
-    try {
-      return Wire.JSON.writeValueAsString(o);
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException(e);
     }
   }
 }

@@ -1,5 +1,6 @@
 package io.agentnest.server;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
@@ -172,9 +173,9 @@ final class E2bEnvd {
           502, "sandbox " + Escape.id(id) + " is not running (killed or timed out)");
     }
     boolean ok =
-        E2bSandboxes.sameToken(ctx.header("X-Access-Token"), s.envdToken)
+        Tokens.same(ctx.header("X-Access-Token"), s.envdToken)
             || (port == INTERPRETER_PORT
-                && E2bSandboxes.sameToken(ctx.header("E2B-Traffic-Access-Token"), s.trafficToken));
+                && Tokens.same(ctx.header("E2B-Traffic-Access-Token"), s.trafficToken));
     if (!ok) {
       tenants.refused(ctx);
       throw new HttpError(
@@ -418,39 +419,38 @@ final class E2bEnvd {
       }
     }
     api.countExecution(t.tenant);
-    ObjectNode process = req.path("process").isObject() ? (ObjectNode) req.get("process") : null;
+    E2bProcesses.Command c = E2bProcesses.parse(req);
+    JsonNode process = req.get("process");
     ExecOptions.Builder o =
         ExecOptions.builder()
             .timeout(E2bProcesses.timeout(ctx.header("Connect-Timeout-Ms"), MAX_COMMAND));
-    if (process != null) {
-      String cwd = E2bWire.text(process, "cwd");
-      if (cwd != null && !cwd.isEmpty()) {
-        o.workdir(
-            cwd.startsWith(E2bWire.HOME) || cwd.startsWith("/workspace")
-                ? E2bWire.toWorkspace(cwd)
-                : cwd);
-      }
-      Map<String, String> envs = E2bWire.stringMap(process, "envs");
-      if (!envs.isEmpty()) {
-        o.env(envs);
-      }
+    String cwd = E2bWire.text(process, "cwd");
+    if (cwd != null && !cwd.isEmpty()) {
+      o.workdir(
+          cwd.startsWith(E2bWire.HOME) || cwd.startsWith("/workspace")
+              ? E2bWire.toWorkspace(cwd)
+              : cwd);
+    }
+    Map<String, String> envs = E2bWire.stringMap(process, "envs");
+    if (!envs.isEmpty()) {
+      o.env(envs);
     }
     // The console's live view shows commands started through the E2B face too.
-    ExecutionTaps.Run run = null;
-    if (process != null && process.hasNonNull("cmd")) {
-      E2bProcesses.Command c = E2bProcesses.command(process);
-      run =
-          api.taps()
-              .start(
-                  t.entry.sandbox().id(),
-                  "e2b",
-                  c.shell() != null ? c.shell() : String.join(" ", c.argv()));
-      o.onOutput(run::output);
+    ExecutionTaps.Run run =
+        api.taps()
+            .start(
+                t.entry.sandbox().id(),
+                "e2b",
+                c.shell() != null ? c.shell() : String.join(" ", c.argv()));
+    o.onOutput(run::output);
+    E2bProcesses.Proc p;
+    try {
+      p = t.state.processes.start(req, c, o.build());
+    } catch (RuntimeException refused) {
+      run.finish(null, refused);
+      throw refused;
     }
-    E2bProcesses.Proc p = t.state.processes.start(req, o.build());
-    if (run != null) {
-      p.execution.result().whenComplete(run::finish);
-    }
+    p.execution.result().whenComplete(run::finish);
     BlockingQueue<ObjectNode> q = t.state.processes.attach(p);
     t.state.processes.pump(p);
     follow(ctx, t, p, q);

@@ -10,7 +10,6 @@ import io.agentnest.Execution;
 import io.agentnest.OutputChunk;
 import io.agentnest.Sandbox;
 import io.agentnest.server.E2bConnect.Code;
-import io.agentnest.server.E2bConnect.RpcException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -100,8 +99,11 @@ final class E2bProcesses {
     return new Command(null, argv);
   }
 
-  /** Starts a command and returns it; the caller attaches its stream with {@link #attach}. */
-  Proc start(ObjectNode request, ExecOptions options) {
+  /**
+   * Checks a StartRequest and reads what it runs: a process is required; a pseudo-terminal and
+   * interactive stdin are refused.
+   */
+  static Command parse(ObjectNode request) {
     JsonNode process = request.get("process");
     if (process == null || !process.isObject()) {
       throw E2bConnect.error(
@@ -119,16 +121,28 @@ final class E2bProcesses {
           "interactive stdin is not served: AgentNest commands read no stdin; pipe the input in"
               + " the command line (e.g. printf ... | cmd) or write it to a file first");
     }
+    return command(process);
+  }
+
+  /**
+   * Starts {@code c} (from {@link #parse} of {@code request}) and returns it; the caller attaches
+   * its stream with {@link #attach}.
+   */
+  Proc start(ObjectNode request, Command c, ExecOptions options) {
     if (running.size() >= MAX_RUNNING) {
       throw E2bConnect.error(
           Code.RESOURCE_EXHAUSTED,
           "this sandbox already runs " + MAX_RUNNING + " commands: wait for one or kill one");
     }
-    Command c = command(process);
     int pid = nextPid.getAndIncrement();
     Execution ex =
         c.shell() != null ? sandbox.start(c.shell(), options) : sandbox.start(c.argv(), options);
-    Proc p = new Proc(pid, E2bWire.text(request, "tag"), ((ObjectNode) process).deepCopy(), ex);
+    Proc p =
+        new Proc(
+            pid,
+            E2bWire.text(request, "tag"),
+            ((ObjectNode) request.get("process")).deepCopy(),
+            ex);
     running.put(pid, p);
     return p;
   }
@@ -253,10 +267,6 @@ final class E2bProcesses {
     }
   }
 
-  int runningCount() {
-    return running.size();
-  }
-
   static ObjectNode startEvent(int pid) {
     ObjectNode n = Wire.JSON.createObjectNode();
     n.putObject("event").putObject("start").put("pid", pid);
@@ -326,9 +336,5 @@ final class E2bProcesses {
   static @Nullable ObjectNode next(BlockingQueue<ObjectNode> q, long keepaliveMs)
       throws InterruptedException {
     return q.poll(keepaliveMs, TimeUnit.MILLISECONDS);
-  }
-
-  static RpcException gone() {
-    return E2bConnect.error(Code.UNAVAILABLE, "the sandbox is not running anymore");
   }
 }

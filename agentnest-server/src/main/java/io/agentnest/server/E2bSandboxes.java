@@ -1,10 +1,6 @@
 package io.agentnest.server;
 
-import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.SecureRandom;
 import java.time.Instant;
-import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -21,8 +17,6 @@ final class E2bSandboxes {
   /** The envd version this server speaks: picks the SDK's code paths (see docs/e2b.md). */
   static final String ENVD_VERSION = "0.5.7";
 
-  private static final SecureRandom RANDOM = new SecureRandom();
-
   private final Map<String, State> byId = new ConcurrentHashMap<>();
 
   /** One sandbox's E2B state. */
@@ -33,8 +27,8 @@ final class E2bSandboxes {
     final String tenant;
     final String templateId;
     final Map<String, String> metadata;
-    final String envdToken = token();
-    final String trafficToken = token();
+    final String envdToken = Tokens.random();
+    final String trafficToken = Tokens.random();
     final Instant started;
 
     /** The registry's id of the running sandbox (a resumed sandbox is a restored copy). */
@@ -119,20 +113,5 @@ final class E2bSandboxes {
       }
     }
     return null;
-  }
-
-  private static String token() {
-    byte[] b = new byte[32];
-    RANDOM.nextBytes(b);
-    return Base64.getUrlEncoder().withoutPadding().encodeToString(b);
-  }
-
-  /** Constant-time comparison, so a token cannot be guessed byte by byte from response times. */
-  static boolean sameToken(@Nullable String given, String expected) {
-    if (given == null) {
-      return false;
-    }
-    return MessageDigest.isEqual(
-        given.getBytes(StandardCharsets.UTF_8), expected.getBytes(StandardCharsets.UTF_8));
   }
 }
