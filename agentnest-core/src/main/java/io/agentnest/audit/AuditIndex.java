@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -290,7 +291,7 @@ final class AuditIndex implements AutoCloseable {
   @Nullable Sql sql(AuditQuery q) throws SQLException {
     List<Object> args = new ArrayList<>();
     String text = q.text();
-    boolean selective = q.sandbox() != null || q.decision() != null;
+    boolean selective = q.sandbox() != null || q.decision() != null || q.sandboxIds() != null;
     // the search table is clustered by (time, seq): it drives every query that has no selective
     // filter, scanning newest (or oldest) first and stopping at the limit
     boolean searchFirst = !selective && (text != null || q.types().isEmpty());
@@ -312,6 +313,15 @@ final class AuditIndex implements AutoCloseable {
         args.add(prefix);
         args.add(upper(prefix));
       }
+    }
+    Set<String> exact = q.sandboxIds();
+    if (exact != null) {
+      List<Long> ids = sandboxIds(exact);
+      if (ids.isEmpty()) {
+        return null;
+      }
+      where.append(" AND e.sb IN (").append(marks(ids.size())).append(')');
+      args.addAll(ids);
     }
     if (q.types().size() == 1) {
       where.append(" AND e.type = ?");
@@ -424,6 +434,28 @@ final class AuditIndex implements AutoCloseable {
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           ids.add(rs.getLong(1));
+        }
+      }
+    }
+    return ids;
+  }
+
+  /** The index's numbers of these sandbox names (those it has seen), in chunks SQLite takes. */
+  private List<Long> sandboxIds(Set<String> names) throws SQLException {
+    List<Long> ids = new ArrayList<>();
+    List<String> all = new ArrayList<>(names);
+    for (int from = 0; from < all.size(); from += 500) {
+      List<String> chunk = all.subList(from, Math.min(all.size(), from + 500));
+      try (PreparedStatement ps =
+          read.prepareStatement(
+              "SELECT id FROM sandboxes WHERE name IN (" + marks(chunk.size()) + ")")) {
+        for (int i = 0; i < chunk.size(); i++) {
+          ps.setString(i + 1, chunk.get(i));
+        }
+        try (ResultSet rs = ps.executeQuery()) {
+          while (rs.next()) {
+            ids.add(rs.getLong(1));
+          }
         }
       }
     }

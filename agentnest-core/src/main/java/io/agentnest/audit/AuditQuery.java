@@ -17,12 +17,16 @@ public final class AuditQuery {
   public static final int DEFAULT_LIMIT = 100;
 
   /** Result order, by {@code time} then {@code seq}. */
+  /** The most exact sandbox ids one query takes ({@link Builder#sandboxIds}). */
+  public static final int MAX_SANDBOX_IDS = 10_000;
+
   public enum Order {
     NEWEST_FIRST,
     OLDEST_FIRST
   }
 
   private final @Nullable String sandbox;
+  private final @Nullable Set<String> sandboxIds;
   private final Set<String> types;
   private final @Nullable String decision;
   private final @Nullable Instant since;
@@ -33,6 +37,7 @@ public final class AuditQuery {
 
   private AuditQuery(Builder b) {
     this.sandbox = b.sandbox;
+    this.sandboxIds = b.sandboxIds == null ? null : Set.copyOf(b.sandboxIds);
     this.types = Set.copyOf(b.types);
     this.decision = b.decision;
     this.since = b.since;
@@ -54,6 +59,7 @@ public final class AuditQuery {
   public Builder toBuilder() {
     Builder b = new Builder();
     b.sandbox = sandbox;
+    b.sandboxIds = sandboxIds;
     b.types.addAll(types);
     b.decision = decision;
     b.since = since;
@@ -67,6 +73,14 @@ public final class AuditQuery {
   /** Sandbox id or id prefix; null: any. */
   public @Nullable String sandbox() {
     return sandbox;
+  }
+
+  /**
+   * Exact sandbox ids of which a record must name one (e.g. a tenant's sandboxes, destroyed ones
+   * too); null: any. Combines with {@link #sandbox()}.
+   */
+  public @Nullable Set<String> sandboxIds() {
+    return sandboxIds;
   }
 
   /** Event types; empty: any. */
@@ -111,6 +125,9 @@ public final class AuditQuery {
     if (sandbox != null && (e.sandboxId() == null || !e.sandboxId().startsWith(sandbox))) {
       return false;
     }
+    if (sandboxIds != null && (e.sandboxId() == null || !sandboxIds.contains(e.sandboxId()))) {
+      return false;
+    }
     if (!types.isEmpty() && !types.contains(e.type())) {
       return false;
     }
@@ -134,6 +151,8 @@ public final class AuditQuery {
   public String toString() {
     return "AuditQuery[sandbox="
         + sandbox
+        + ", sandboxIds="
+        + (sandboxIds == null ? "any" : sandboxIds.size())
         + ", types="
         + types
         + ", decision="
@@ -154,6 +173,7 @@ public final class AuditQuery {
   /** Builds an {@link AuditQuery}. */
   public static final class Builder {
     private @Nullable String sandbox;
+    private @Nullable Set<String> sandboxIds;
     private final Set<String> types = new LinkedHashSet<>();
     private @Nullable String decision;
     private @Nullable Instant since;
@@ -167,6 +187,22 @@ public final class AuditQuery {
     /** Sandbox id or a prefix of it; null or empty: any. */
     public Builder sandbox(@Nullable String idOrPrefix) {
       this.sandbox = idOrPrefix == null || idOrPrefix.isEmpty() ? null : idOrPrefix;
+      return this;
+    }
+
+    /**
+     * Only records of these exact sandbox ids (at most {@link #MAX_SANDBOX_IDS}); null: any. An
+     * empty set matches nothing.
+     */
+    public Builder sandboxIds(@Nullable Collection<String> ids) {
+      if (ids != null && ids.size() > MAX_SANDBOX_IDS) {
+        throw new IllegalArgumentException(
+            ids.size()
+                + " sandbox ids are more than a query takes ("
+                + MAX_SANDBOX_IDS
+                + "): narrow it with a time range or query fewer sandboxes");
+      }
+      this.sandboxIds = ids == null ? null : new LinkedHashSet<>(ids);
       return this;
     }
 

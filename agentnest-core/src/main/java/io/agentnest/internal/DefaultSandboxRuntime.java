@@ -10,6 +10,7 @@ import io.agentnest.SandboxPool;
 import io.agentnest.SnapshotInfo;
 import io.agentnest.internal.lifecycle.Pruner;
 import io.agentnest.internal.pool.PoolRegistry;
+import io.agentnest.internal.remote.RemoteBackend;
 import io.agentnest.internal.remote.RemoteSandbox;
 import io.agentnest.spi.Backends;
 import io.agentnest.spi.SandboxRuntime;
@@ -24,10 +25,31 @@ import org.jspecify.annotations.Nullable;
 public final class DefaultSandboxRuntime implements SandboxRuntime {
   private static final String DEFAULT_BACKEND = "docker";
 
+  /**
+   * A configuration for the {@code remote} backend names its server; one that selects the backend
+   * without naming one gets the server this process is configured for (AGENTNEST_URL).
+   */
+  private static SandboxConfig remote(SandboxConfig config) {
+    if (config.remote() != null) {
+      return config;
+    }
+    return config.toBuilder().remote(RemoteBackend.server()).build();
+  }
+
+  private static boolean isRemote(@Nullable SandboxConfig config) {
+    return config != null
+        && (config.remote() != null || config.backend().equals(RemoteBackend.NAME));
+  }
+
+  /** Statics with no configuration go to the remote server when this process names one. */
+  private static boolean remoteDefault() {
+    return RemoteBackend.configured().isPresent();
+  }
+
   @Override
   public Sandbox create(SandboxConfig config) {
-    if (config.remote() != null) {
-      return RemoteSandbox.create(config);
+    if (isRemote(config)) {
+      return RemoteSandbox.create(remote(config));
     }
     Optional<SandboxPool> pool = PoolRegistry.match(config);
     return pool.isPresent() ? pool.get().acquire(config) : DefaultSandbox.create(config);
@@ -50,29 +72,42 @@ public final class DefaultSandboxRuntime implements SandboxRuntime {
 
   @Override
   public Sandbox connect(String idOrPrefix) {
+    if (remoteDefault()) {
+      return RemoteSandbox.connect(RemoteBackend.server(), idOrPrefix);
+    }
     return DefaultSandbox.connect(Backends.get(DEFAULT_BACKEND), idOrPrefix);
   }
 
   @Override
   public List<SandboxInfo> list() {
-    return Backends.get(DEFAULT_BACKEND).list();
+    return Backends.get(remoteDefault() ? RemoteBackend.NAME : DEFAULT_BACKEND).list();
   }
 
   @Override
   public Sandbox restore(String name, @Nullable SandboxConfig config) {
-    if (config != null && config.remote() != null) {
-      return RemoteSandbox.restore(name, config);
+    if (config != null && isRemote(config)) {
+      return RemoteSandbox.restore(name, remote(config));
+    }
+    if (config == null && remoteDefault()) {
+      return RemoteSandbox.restore(
+          name, SandboxConfig.builder().remote(RemoteBackend.server()).build());
     }
     return DefaultSandbox.restoreSnapshot(name, config);
   }
 
   @Override
   public List<SnapshotInfo> snapshots() {
+    if (remoteDefault()) {
+      return RemoteSandbox.snapshots(RemoteBackend.server());
+    }
     return DefaultSandbox.snapshots();
   }
 
   @Override
   public boolean removeSnapshot(String name) {
+    if (remoteDefault()) {
+      return RemoteSandbox.removeSnapshot(RemoteBackend.server(), name);
+    }
     return DefaultSandbox.removeSnapshot(name);
   }
 

@@ -94,6 +94,7 @@ public final class AgentNestServer implements AutoCloseable {
     this.config = Objects.requireNonNull(config);
     this.tenants = Objects.requireNonNull(tenants);
     this.registry = new Registry(clock);
+    registry.recordOwners(tenants::recordSandbox);
     this.api = new SandboxApi(config, registry, creator, clock, tenants.storeId(), approvals);
     this.state = new StateApi(config, registry, clock);
     this.e2b =
@@ -313,11 +314,16 @@ public final class AgentNestServer implements AutoCloseable {
       case "delete /v1/sandboxes/{id}/files" -> api::deleteFile;
       case "get /v1/sandboxes/{id}/files/content" -> api::download;
       case "put /v1/sandboxes/{id}/files/content" -> api::upload;
+      case "post /v1/sandboxes/{id}/files/mkdir" -> api::mkdir;
+      case "get /v1/sandboxes/{id}/archive" -> api::archiveOut;
+      case "put /v1/sandboxes/{id}/archive" -> api::archiveIn;
+      case "post /v1/sandboxes/{id}/executions/{execution}/cancel" -> api::cancel;
       case "post /v1/sandboxes/{id}/fork" -> state::fork;
       case "post /v1/sandboxes/{id}/snapshots" -> state::save;
       case "get /v1/sandboxes/{id}/artifacts" -> state::artifacts;
       case "get /v1/sandboxes/{id}/audit" -> state::audit;
       case "get /v1/approvals" -> approvals::list;
+      case "get /v1/audit" -> ctx -> state.tenantAudit(ctx, tenants);
       case "get /v1/audit/verify" -> ConsoleApi::verify;
       case "post /v1/approvals/{id}" -> ctx -> approvals.decide(ctx, config.maxJsonBytes());
       case "get /v1/snapshots" -> state::list;

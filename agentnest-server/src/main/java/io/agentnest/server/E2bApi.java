@@ -229,7 +229,12 @@ final class E2bApi {
             ttl,
             env.isEmpty() ? null : env,
             hosts.isEmpty() ? null : hosts,
-            approvals(metadata));
+            approvals(metadata),
+            null,
+            null,
+            null,
+            null,
+            null);
     sandboxes.retainRegistered(registry);
     Registry.Entry e = api.create(t, create);
     Sandbox sb = e.sandbox();

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The server's policy narrowed by a tenant's: a tenant value can only be tighter (a smaller cap, a
@@ -21,7 +22,29 @@ final class Policies {
       double maxCpus,
       Duration maxTtl,
       List<String> allowHosts,
+      List<String> runtimes,
       String tenant) {
+
+    /** A memory-backed size within what a sandbox may use at most. */
+    long checkSize(String field, long bytes) {
+      if (bytes <= 0 || bytes > maxMemoryBytes) {
+        throw refuse(field, bytes, "1.." + maxMemoryBytes);
+      }
+      return bytes;
+    }
+
+    /**
+     * Refuses a runtime the server does not offer (a 422 naming it and the offered ones); null is
+     * the engine's default runtime, always offered.
+     */
+    void checkRuntime(@Nullable String runtime) {
+      if (runtime != null && !runtimes.contains(runtime)) {
+        throw refuse(
+            "runtime",
+            "'" + Escape.id(runtime) + "'",
+            runtimes.isEmpty() ? "none (the engine's default only)" : "one of " + runtimes);
+      }
+    }
 
     /** Refuses a request outside the policy with a 422 naming the rule and the allowed value. */
     void check(String image, long memory, double cpus, Duration ttl, List<String> hosts) {
@@ -90,7 +113,7 @@ final class Policies {
     if (tenantHosts != null) {
       // Keep only the tenant's hosts that the server's list also allows.
       Effective serverOnly =
-          new Effective(List.of(), 0, 0, Duration.ZERO, server.allowHosts(), t.name());
+          new Effective(List.of(), 0, 0, Duration.ZERO, server.allowHosts(), List.of(), t.name());
       List<String> kept = new ArrayList<>();
       for (String h : tenantHosts) {
         if (serverOnly.allowed(h)) {
@@ -99,7 +122,14 @@ final class Policies {
       }
       hosts = kept;
     }
-    return new Effective(server.images(), mem, server.maxCpus(), server.maxTtl(), hosts, t.name());
+    return new Effective(
+        server.images(),
+        mem,
+        server.maxCpus(),
+        server.maxTtl(),
+        hosts,
+        server.runtimes(),
+        t.name());
   }
 
   static Duration min(Duration a, Duration b) {

@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,6 +35,8 @@ final class Registry {
   private final Map<String, Entry> byId = new ConcurrentHashMap<>();
   private final Map<String, List<Reservation>> pending = new HashMap<>();
   private final Clock clock;
+
+  private volatile BiConsumer<String, String> owners = (tenant, id) -> {};
 
   Registry(Clock clock) {
     this.clock = clock;
@@ -64,6 +67,12 @@ final class Registry {
   synchronized void commit(Reservation r, Entry e) {
     release(r);
     byId.put(e.sandbox().id(), e);
+    owners.accept(e.tenant(), e.sandbox().id());
+  }
+
+  /** Tells {@code recorder} the tenant of every sandbox committed or adopted from now on. */
+  void recordOwners(BiConsumer<String, String> recorder) {
+    owners = recorder;
   }
 
   synchronized void release(Reservation r) {
@@ -131,6 +140,7 @@ final class Registry {
   /** Takes over a sandbox a previous server left running: it counts against its tenant's quota. */
   void adopt(Entry e) {
     byId.putIfAbsent(e.sandbox().id(), e);
+    owners.accept(e.tenant(), e.sandbox().id());
   }
 
   boolean contains(String id) {

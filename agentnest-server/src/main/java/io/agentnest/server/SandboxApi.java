@@ -1,6 +1,7 @@
 package io.agentnest.server;
 
 import io.agentnest.ApprovalPolicy;
+import io.agentnest.Artifact;
 import io.agentnest.ExecEvent;
 import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
@@ -10,15 +11,21 @@ import io.agentnest.NetworkPolicy;
 import io.agentnest.OutputChunk;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
+import io.agentnest.SandboxInfo;
+import io.agentnest.spi.Backends;
 import io.javalin.http.Context;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +36,8 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import java.util.regex.Pattern;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.jspecify.annotations.Nullable;
 
 /** The sandbox routes: lifecycle, exec and code (plain or server-sent events), files. */
@@ -45,6 +54,12 @@ final class SandboxApi implements AutoCloseable {
   private static final int MAX_SESSIONS = 16;
   private static final long KEEPALIVE_SECONDS = 5;
 
+  /** The most files one archive request names. */
+  static final int MAX_ARCHIVE_ENTRIES = 10_000;
+
+  /** The most output one call may ask to keep (the sandbox's own limit may be lower). */
+  static final long MAX_OUTPUT_BYTES = 64L << 20;
+
   private final ServerConfig config;
   private final Registry registry;
   private final Function<SandboxConfig, Sandbox> creator;
@@ -53,6 +68,10 @@ final class SandboxApi implements AutoCloseable {
   private final ApprovalQueue approvals;
   private final ExecutionQuota executions = new ExecutionQuota(System::nanoTime);
   private final ExecutionTaps taps;
+
+  /** Streamed executions while they run, by sandbox id + "/" + execution id (for cancel). */
+  private final Map<String, Execution> streaming = new ConcurrentHashMap<>();
+
   private final ScheduledExecutorService keepalive =
       Executors.newSingleThreadScheduledExecutor(
           r -> {
@@ -128,6 +147,8 @@ final class SandboxApi implements AutoCloseable {
             : Duration.ofSeconds(req.ttlSeconds());
     List<String> hosts = req.allowHosts() == null ? List.of() : req.allowHosts();
     p.check(image, memory, cpus, ttl, hosts);
+    p.checkRuntime(req.runtime());
+    Map<String, String> labels = UserLabels.check(req.labels());
     SandboxConfig.Builder b =
         SandboxConfig.builder()
             .image(image)
@@ -137,6 +158,20 @@ final class SandboxApi implements AutoCloseable {
             .tenant(t.name())
             .label(TENANT_LABEL, t.name())
             .label(STORE_LABEL, storeId);
+    labels.forEach(b::label);
+    if (req.pidsLimit() != null) {
+      b.pidsLimit(req.pidsLimit());
+    }
+    // tmp and the workspace are memory-backed: neither may be larger than a sandbox may use
+    if (req.tmpSizeBytes() != null) {
+      b.tmpSizeBytes(p.checkSize("tmpSizeBytes", req.tmpSizeBytes()));
+    }
+    if (req.workspaceSizeBytes() != null) {
+      b.workspaceSizeBytes(p.checkSize("workspaceSizeBytes", req.workspaceSizeBytes()));
+    }
+    if (req.runtime() != null && !req.runtime().equals("runc")) {
+      b.runtime(req.runtime());
+    }
     if (req.env() != null) {
       b.env(req.env());
     }
@@ -171,8 +206,20 @@ final class SandboxApi implements AutoCloseable {
 
   void list(Context ctx) {
     List<Wire.SandboxView> out = new ArrayList<>();
-    for (Registry.Entry e : registry.list(tenant(ctx).name())) {
-      out.add(view(e));
+    List<Registry.Entry> entries = registry.list(tenant(ctx).name());
+    Map<String, Map<String, String>> engine = new HashMap<>();
+    if (!entries.isEmpty()) {
+      try {
+        for (SandboxInfo i : Backends.get(entries.get(0).sandbox().config().backend()).list()) {
+          engine.put(i.id(), i.labels());
+        }
+      } catch (RuntimeException unreachable) {
+        // each view falls back to its configured labels
+      }
+    }
+    for (Registry.Entry e : entries) {
+      Map<String, String> labels = engine.get(e.sandbox().id());
+      out.add(view(e, labels != null ? labels : e.sandbox().config().labels()));
     }
     AgentNestServer.json(ctx, 200, Map.of("sandboxes", out));
   }
@@ -253,6 +300,7 @@ final class SandboxApi implements AutoCloseable {
     if (req.stdin() != null) {
       o.stdin(req.stdin().getBytes(StandardCharsets.UTF_8));
     }
+    maxOutput(o, req.maxOutputBytes());
     Sandbox sb = e.sandbox();
     String cmd = req.command();
     List<String> argv = req.argv();
@@ -263,7 +311,7 @@ final class SandboxApi implements AutoCloseable {
     if (wantsStream(ctx)) {
       Execution ex = cmd != null ? sb.start(cmd, opts) : sb.start(argv, opts);
       ex.result().whenComplete(run::finish);
-      stream(ctx, ex);
+      stream(ctx, e.sandbox().id(), ex);
     } else {
       ExecResult r;
       try {
@@ -283,6 +331,7 @@ final class SandboxApi implements AutoCloseable {
     Wire.Code req = Wire.read(body(ctx, config.maxJsonBytes()), Wire.Code.class);
     ExecOptions.Builder o = ExecOptions.builder();
     timeout(o, req.timeoutSeconds());
+    maxOutput(o, req.maxOutputBytes());
     ExecutionTaps.Run run = taps.start(e.sandbox().id(), "code", req.code());
     o.onOutput(run::output);
     ExecOptions opts = options(o);
@@ -311,7 +360,7 @@ final class SandboxApi implements AutoCloseable {
                 ? e.sandbox().startCode(req.code(), opts)
                 : e.sandbox().pythonSession(session).start(req.code(), opts);
         ex.result().whenComplete(run::finish);
-        stream(ctx, ex);
+        stream(ctx, e.sandbox().id(), ex);
       } else {
         ExecResult r =
             session == null
@@ -354,6 +403,110 @@ final class SandboxApi implements AutoCloseable {
     ctx.status(204);
   }
 
+  void mkdir(Context ctx) {
+    Registry.Entry e = entry(ctx);
+    Wire.MakeDir req = Wire.read(body(ctx, config.maxJsonBytes()), Wire.MakeDir.class);
+    String path = Paths.check(req.path(), false);
+    try {
+      AgentNestServer.json(ctx, 201, Wire.file(e.sandbox().files().mkdir(path)));
+    } catch (RuntimeException ex) {
+      throw AgentNestServer.map(ex);
+    }
+  }
+
+  /**
+   * GET /v1/sandboxes/{id}/archive?path=P&path=Q&maxBytes=N: a tar of those workspace files (the
+   * remote client's exports; it checks every entry and hashes what it receives itself).
+   */
+  void archiveOut(Context ctx) {
+    Registry.Entry e = entry(ctx);
+    List<String> paths = ctx.queryParams("path");
+    if (paths.isEmpty() || paths.size() > MAX_ARCHIVE_ENTRIES) {
+      throw ApiException.badRequest(
+          ErrorCode.INVALID_FIELD,
+          "an archive takes 1.." + MAX_ARCHIVE_ENTRIES + " 'path' parameters, got " + paths.size(),
+          "name the files, e.g. ?path=out/a.csv&path=out/b.csv");
+    }
+    long max = config.maxBodyBytes();
+    String asked = ctx.queryParam("maxBytes");
+    if (asked != null) {
+      try {
+        max = Math.min(max, Long.parseLong(asked));
+      } catch (NumberFormatException ex) {
+        throw ApiException.badRequest(
+            ErrorCode.INVALID_FIELD, "maxBytes is not a number", "send e.g. maxBytes=1048576");
+      }
+    }
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    long total = 0;
+    try (TarArchiveOutputStream tar = new TarArchiveOutputStream(buf, "UTF-8")) {
+      tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
+      for (String raw : paths) {
+        String path = Paths.check(raw, false);
+        byte[] data = e.sandbox().files().read(path);
+        total += data.length;
+        if (total > max) {
+          throw new ApiException(
+              413,
+              ErrorCode.BODY_TOO_LARGE,
+              "the files are larger than " + max + " bytes together",
+              "export fewer files at a time");
+        }
+        TarArchiveEntry entry = new TarArchiveEntry(path);
+        entry.setSize(data.length);
+        entry.setMode(0644);
+        tar.putArchiveEntry(entry);
+        tar.write(data);
+        tar.closeArchiveEntry();
+      }
+    } catch (IOException ex) {
+      throw new IllegalStateException("building the archive failed: " + ex.getMessage(), ex);
+    } catch (ApiException ex) {
+      throw ex;
+    } catch (RuntimeException ex) {
+      throw AgentNestServer.map(ex);
+    }
+    ctx.status(200);
+    ctx.contentType("application/x-tar");
+    ctx.result(buf.toByteArray());
+  }
+
+  /**
+   * PUT /v1/sandboxes/{id}/archive?path=DIR: unpacks the tar body under DIR; the sandbox's own
+   * checks of an uploaded archive apply (tar-slip, links, devices, sizes).
+   */
+  void archiveIn(Context ctx) {
+    Registry.Entry e = entry(ctx);
+    String dir = Paths.check(ctx.queryParam("path"), true);
+    byte[] tar = body(ctx, config.maxBodyBytes());
+    Path tmp = null;
+    try {
+      tmp = Files.createTempFile("agentnest-server-upload-", ".tar");
+      Files.write(tmp, tar);
+      List<Artifact> in = e.sandbox().uploadArchive(tmp, dir);
+      AgentNestServer.json(
+          ctx,
+          201,
+          Map.of(
+              "artifacts",
+              in.stream()
+                  .map(a -> new Wire.ArtifactView(a.path(), a.size(), a.sha256()))
+                  .toList()));
+    } catch (IOException ex) {
+      throw new IllegalStateException("staging the upload failed: " + ex.getMessage(), ex);
+    } catch (RuntimeException ex) {
+      throw AgentNestServer.map(ex);
+    } finally {
+      if (tmp != null) {
+        try {
+          Files.deleteIfExists(tmp);
+        } catch (IOException ignored) {
+          // a temp file
+        }
+      }
+    }
+  }
+
   void download(Context ctx) {
     Registry.Entry e = entry(ctx);
     String path = Paths.check(ctx.queryParam("path"), false);
@@ -384,14 +537,37 @@ final class SandboxApi implements AutoCloseable {
   }
 
   static Wire.SandboxView view(Registry.Entry e) {
+    return view(e, engineLabels(e));
+  }
+
+  static Wire.SandboxView view(Registry.Entry e, Map<String, String> engineLabels) {
+    Sandbox sb = e.sandbox();
     return new Wire.SandboxView(
-        e.sandbox().id(),
+        sb.id(),
         e.tenant(),
         e.image(),
         e.memoryBytes(),
         e.cpus(),
         e.created().toString(),
-        e.sandbox().expiresAt().toString());
+        sb.expiresAt().toString(),
+        sb.config().runtime(),
+        UserLabels.visible(engineLabels));
+  }
+
+  /**
+   * The labels the engine holds for the sandbox (owner, expiry, the tenant's own): what any process
+   * finds and reaps it by. Its configured labels when the engine cannot be asked.
+   */
+  private static Map<String, String> engineLabels(Registry.Entry e) {
+    Sandbox sb = e.sandbox();
+    try {
+      return Backends.get(sb.config().backend())
+          .inspect(sb.id())
+          .map(SandboxInfo::labels)
+          .orElse(sb.config().labels());
+    } catch (RuntimeException unreachable) {
+      return sb.config().labels();
+    }
   }
 
   private static void timeout(ExecOptions.Builder o, @Nullable Long seconds) {
@@ -405,6 +581,19 @@ final class SandboxApi implements AutoCloseable {
           "send e.g. {\"timeoutSeconds\": 30}");
     }
     o.timeout(Duration.ofSeconds(seconds));
+  }
+
+  private static void maxOutput(ExecOptions.Builder o, @Nullable Long bytes) {
+    if (bytes == null) {
+      return;
+    }
+    if (bytes <= 0 || bytes > MAX_OUTPUT_BYTES) {
+      throw ApiException.badRequest(
+          ErrorCode.INVALID_FIELD,
+          "maxOutputBytes must be in 1.." + MAX_OUTPUT_BYTES + ", got " + bytes,
+          "send e.g. {\"maxOutputBytes\": 65536}");
+    }
+    o.maxOutputBytes(bytes);
   }
 
   private static ExecOptions options(ExecOptions.Builder o) {
@@ -426,7 +615,36 @@ final class SandboxApi implements AutoCloseable {
    * truncated}, then one {@code result}. A client that goes away cancels the execution: the next
    * write (output or the keep-alive comment every few seconds) fails and the command is stopped.
    */
-  private void stream(Context ctx, Execution execution) {
+  private void stream(Context ctx, String sandboxId, Execution execution) {
+    String executionId = "x-" + Tokens.random().substring(0, 16);
+    String key = sandboxId + "/" + executionId;
+    streaming.put(key, execution);
+    try {
+      stream(ctx, executionId, execution, key);
+    } finally {
+      streaming.remove(key);
+    }
+  }
+
+  /**
+   * Cancels a streamed execution of the sandbox by the id its {@code started} event gave; its
+   * stream then ends with the result (limit {@code cancelled}). 404 once it has finished.
+   */
+  void cancel(Context ctx) {
+    Registry.Entry e = entry(ctx);
+    Execution x = streaming.get(e.sandbox().id() + "/" + ctx.pathParam("execution"));
+    if (x == null) {
+      throw new ApiException(
+          404,
+          ErrorCode.NOT_FOUND,
+          "no running execution '" + Escape.id(ctx.pathParam("execution")) + "' on this sandbox",
+          "use the id of a streamed execution's 'started' event while it runs");
+    }
+    x.cancel();
+    ctx.status(202);
+  }
+
+  private void stream(Context ctx, String executionId, Execution execution, String key) {
     ctx.status(200);
     ctx.contentType("text/event-stream");
     ctx.header("Cache-Control", "no-store");
@@ -456,7 +674,9 @@ final class SandboxApi implements AutoCloseable {
             TimeUnit.SECONDS);
     try {
       synchronized (lock) {
-        out.write(": started\n\n".getBytes(StandardCharsets.US_ASCII));
+        out.write(
+            ("event: started\ndata: {\"execution\":\"" + executionId + "\"}\n\n")
+                .getBytes(StandardCharsets.US_ASCII));
         out.flush();
       }
       for (ExecEvent ev : execution) {

@@ -32,6 +32,7 @@ import org.jspecify.annotations.Nullable;
  *   max_cpus: 2
  *   max_ttl: 2h
  *   allow_hosts: [pypi.org, "*.pythonhosted.org"]
+ *   runtimes: [runc, runsc]
  * }</pre>
  */
 public record ServerConfig(
@@ -60,10 +61,15 @@ public record ServerConfig(
       double maxCpus,
       Duration defaultTtl,
       Duration maxTtl,
-      List<String> allowHosts) {
+      List<String> allowHosts,
+      List<String> runtimes) {
+    /** The runtimes a tenant may ask for when the server's policy names none. */
+    public static final List<String> DEFAULT_RUNTIMES = List.of("runc", "runsc");
+
     public Policy {
       images = List.copyOf(images);
       allowHosts = List.copyOf(allowHosts);
+      runtimes = List.copyOf(runtimes);
     }
 
     public static Policy defaults() {
@@ -74,7 +80,8 @@ public record ServerConfig(
           2,
           Duration.ofMinutes(30),
           Duration.ofHours(4),
-          List.of());
+          List.of(),
+          DEFAULT_RUNTIMES);
     }
   }
 
@@ -121,7 +128,8 @@ public record ServerConfig(
       @JsonProperty("max_cpus") @Nullable Double maxCpus,
       @JsonProperty("default_ttl") @Nullable String defaultTtl,
       @JsonProperty("max_ttl") @Nullable String maxTtl,
-      @JsonProperty("allow_hosts") @Nullable List<String> allowHosts) {}
+      @JsonProperty("allow_hosts") @Nullable List<String> allowHosts,
+      @Nullable List<String> runtimes) {}
 
   /** Reads {@code file}; errors name the file, line and column and the fix. */
   public static ServerConfig load(Path file) {
@@ -210,7 +218,8 @@ public record ServerConfig(
                   ? p.defaultTtl()
                   : duration("policy.default_ttl", ps.defaultTtl()),
               ps.maxTtl() == null ? p.maxTtl() : duration("policy.max_ttl", ps.maxTtl()),
-              ps.allowHosts() == null ? p.allowHosts() : ps.allowHosts());
+              ps.allowHosts() == null ? p.allowHosts() : ps.allowHosts(),
+              ps.runtimes() == null ? p.runtimes() : ps.runtimes());
     }
     return new ServerConfig(
         host,

@@ -57,7 +57,21 @@ final class StateApi {
         201,
         new Wire.ForkView(
             SandboxApi.view(entry),
-            report.map(f -> f.mode().name().toLowerCase(Locale.ROOT)).orElse(null)));
+            report.map(f -> f.mode().name().toLowerCase(Locale.ROOT)).orElse(null),
+            report.map(StateApi::report).orElse(null)));
+  }
+
+  private static Wire.ForkReportView report(ForkReport f) {
+    return new Wire.ForkReportView(
+        f.parentId(),
+        f.mode().name().toLowerCase(Locale.ROOT),
+        f.sessions(),
+        f.skipped().stream()
+            .map(k -> new Wire.SkippedView(k.session(), k.name(), k.type(), k.reason()))
+            .toList(),
+        f.fileBytes(),
+        f.stateBytes(),
+        f.duration().toMillis());
   }
 
   /** An independent copy of {@code parent}, registered for {@code t} within its quota. */
@@ -212,7 +226,50 @@ final class StateApi {
   void audit(Context ctx) {
     Tenant t = SandboxApi.tenant(ctx);
     Registry.Entry e = registry.get(t.name(), ctx.pathParam("id"));
-    AuditQuery.Builder q = AuditQuery.builder().sandbox(e.sandbox().id()).newestFirst();
+    answer(ctx, filters(ctx, AuditQuery.builder().sandbox(e.sandbox().id())));
+  }
+
+  /**
+   * GET /v1/audit?sandbox=ID&type=T&since=ISO&until=ISO&text=S&limit=N: the tenant's audit records
+   * across its sandboxes, destroyed ones too (the server keeps which tenant each sandbox was),
+   * newest first. Another tenant's sandbox id is answered as unknown, like every other route.
+   */
+  void tenantAudit(Context ctx, TenantStore tenants) {
+    Tenant t = SandboxApi.tenant(ctx);
+    List<String> ids = tenants.sandboxIds(t.name(), AuditQuery.MAX_SANDBOX_IDS);
+    String sandbox = ctx.queryParam("sandbox");
+    AuditQuery.Builder q = AuditQuery.builder();
+    if (sandbox != null && !sandbox.isEmpty()) {
+      if (!ids.contains(sandbox)) {
+        throw new ApiException(
+            404,
+            ErrorCode.NOT_FOUND,
+            "sandbox '" + Escape.id(sandbox) + "' is not one of this tenant's",
+            "list them with GET /v1/sandboxes; the id must be whole");
+      }
+      q.sandboxIds(List.of(sandbox));
+    } else {
+      q.sandboxIds(ids);
+    }
+    String until = ctx.queryParam("until");
+    if (until != null && !until.isEmpty()) {
+      q.until(instant("until", until));
+    }
+    String text = ctx.queryParam("text");
+    if (text != null && !text.isEmpty()) {
+      if (text.length() > 200) {
+        throw ApiException.badRequest(
+            ErrorCode.INVALID_FIELD,
+            "text is longer than 200 characters",
+            "search for a shorter piece of the record");
+      }
+      q.text(text);
+    }
+    answer(ctx, filters(ctx, q));
+  }
+
+  private static AuditQuery.Builder filters(Context ctx, AuditQuery.Builder q) {
+    q.newestFirst();
     String type = ctx.queryParam("type");
     if (type != null && !type.isEmpty()) {
       if (!AuditEvent.TYPES.contains(type)) {
@@ -225,20 +282,30 @@ final class StateApi {
     }
     String since = ctx.queryParam("since");
     if (since != null && !since.isEmpty()) {
-      try {
-        q.since(Instant.parse(since));
-      } catch (DateTimeParseException ex) {
-        throw ApiException.badRequest(
-            ErrorCode.INVALID_FIELD,
-            "since '" + Escape.id(since) + "' is not an ISO-8601 instant",
-            "send e.g. since=2026-12-04T10:00:00Z");
-      }
+      q.since(instant("since", since));
     }
     q.limit(limit(ctx.queryParam("limit")));
+    return q;
+  }
+
+  private static Instant instant(String field, String raw) {
+    try {
+      return Instant.parse(raw);
+    } catch (DateTimeParseException ex) {
+      throw ApiException.badRequest(
+          ErrorCode.INVALID_FIELD,
+          field + " '" + Escape.id(raw) + "' is not an ISO-8601 instant",
+          "send e.g. " + field + "=2026-12-04T10:00:00Z");
+    }
+  }
+
+  private static void answer(Context ctx, AuditQuery.Builder q) {
     List<AuditEvent> events = AuditLog.shared().query(q.build());
     List<Wire.AuditView> out = new ArrayList<>();
     for (AuditEvent ev : events) {
-      out.add(new Wire.AuditView(ev.seq(), ev.time().toString(), ev.type(), ev.actor(), ev.data()));
+      out.add(
+          new Wire.AuditView(
+              ev.seq(), ev.time().toString(), ev.type(), ev.actor(), ev.sandboxId(), ev.data()));
     }
     AgentNestServer.json(ctx, 200, Map.of("events", out));
   }

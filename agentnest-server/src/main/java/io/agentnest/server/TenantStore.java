@@ -94,6 +94,13 @@ public final class TenantStore implements AutoCloseable {
             "CREATE TABLE IF NOT EXISTS api_keys (id TEXT PRIMARY KEY, tenant TEXT NOT NULL"
                 + " REFERENCES tenants(name), hash TEXT NOT NULL, created TEXT NOT NULL, expires"
                 + " TEXT, revoked TEXT)");
+        // Which tenant each sandbox belonged to, kept after it is gone: the tenant-wide audit
+        // query reads a destroyed sandbox's records by it.
+        s.execute(
+            "CREATE TABLE IF NOT EXISTS sandbox_owners (id TEXT PRIMARY KEY, tenant TEXT NOT NULL,"
+                + " created TEXT NOT NULL)");
+        s.execute(
+            "CREATE INDEX IF NOT EXISTS sandbox_owners_tenant ON sandbox_owners(tenant, created)");
       }
       return new TenantStore(c, clock, file.toAbsolutePath().normalize());
     } catch (SQLException | IOException e) {
@@ -101,6 +108,40 @@ public final class TenantStore implements AutoCloseable {
           "cannot open the tenant store " + file + ": " + e.getMessage() + "; check AGENTNEST_HOME",
           e);
     }
+  }
+
+  /** Records that sandbox {@code id} is {@code tenant}'s (idempotent). */
+  public synchronized void recordSandbox(String tenant, String id) {
+    try (PreparedStatement p =
+        db.prepareStatement(
+            "INSERT OR IGNORE INTO sandbox_owners (id, tenant, created) VALUES (?, ?, ?)")) {
+      p.setString(1, id);
+      p.setString(2, tenant);
+      p.setString(3, clock.instant().toString());
+      p.executeUpdate();
+    } catch (SQLException e) {
+      throw new IllegalStateException("cannot record sandbox " + id + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** The ids of {@code tenant}'s sandboxes, alive or gone, newest first, at most {@code max}. */
+  public synchronized List<String> sandboxIds(String tenant, int max) {
+    List<String> out = new ArrayList<>();
+    try (PreparedStatement p =
+        db.prepareStatement(
+            "SELECT id FROM sandbox_owners WHERE tenant = ? ORDER BY created DESC LIMIT ?")) {
+      p.setString(1, tenant);
+      p.setInt(2, max);
+      try (ResultSet rs = p.executeQuery()) {
+        while (rs.next()) {
+          out.add(rs.getString(1));
+        }
+      }
+    } catch (SQLException e) {
+      throw new IllegalStateException(
+          "cannot read the sandboxes of tenant " + tenant + ": " + e.getMessage(), e);
+    }
+    return out;
   }
 
   /** Checks a tenant name; the message says what is allowed. */

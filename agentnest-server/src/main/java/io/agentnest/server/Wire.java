@@ -37,7 +37,12 @@ final class Wire {
       @Nullable Long ttlSeconds,
       @Nullable Map<String, String> env,
       @Nullable List<String> allowHosts,
-      @Nullable Approvals approvals) {}
+      @Nullable Approvals approvals,
+      @Nullable Map<String, String> labels,
+      @Nullable String runtime,
+      @Nullable Long pidsLimit,
+      @Nullable Long tmpSizeBytes,
+      @Nullable Long workspaceSizeBytes) {}
 
   /** Which operations wait for a person's approval (GET /v1/approvals). */
   enum Approvals {
@@ -69,10 +74,18 @@ final class Wire {
       @Nullable Long timeoutSeconds,
       @Nullable String workdir,
       @Nullable Map<String, String> env,
-      @Nullable String stdin) {}
+      @Nullable String stdin,
+      @Nullable Long maxOutputBytes) {}
 
   /** POST /v1/sandboxes/{id}/code. */
-  record Code(String code, @Nullable String session, @Nullable Long timeoutSeconds) {}
+  record Code(
+      String code,
+      @Nullable String session,
+      @Nullable Long timeoutSeconds,
+      @Nullable Long maxOutputBytes) {}
+
+  /** POST /v1/sandboxes/{id}/files/mkdir. */
+  record MakeDir(String path) {}
 
   record SandboxView(
       String id,
@@ -81,13 +94,27 @@ final class Wire {
       long memoryBytes,
       double cpus,
       String createdAt,
-      String expiresAt) {}
+      String expiresAt,
+      @Nullable String runtime,
+      Map<String, String> labels) {}
 
   /** POST /v1/sandboxes/{id}/snapshots. */
   record SaveSnapshot(String name, @Nullable Boolean replace) {}
 
   /** A fork: the new sandbox and how its state was carried (checkpoint or state transfer). */
-  record ForkView(SandboxView sandbox, @Nullable String mode) {}
+  record ForkView(SandboxView sandbox, @Nullable String mode, @Nullable ForkReportView report) {}
+
+  /** What a fork carried ({@link io.agentnest.ForkReport}). */
+  record ForkReportView(
+      String parentId,
+      String mode,
+      Map<String, List<String>> sessions,
+      List<SkippedView> skipped,
+      long fileBytes,
+      long stateBytes,
+      long durationMillis) {}
+
+  record SkippedView(String session, String name, String type, String reason) {}
 
   record SnapshotView(
       String name,
@@ -99,7 +126,13 @@ final class Wire {
 
   record ArtifactView(String path, long size, String sha256) {}
 
-  record AuditView(long seq, String time, String type, String actor, Map<String, Object> data) {}
+  record AuditView(
+      long seq,
+      String time,
+      String type,
+      String actor,
+      @Nullable String sandboxId,
+      Map<String, Object> data) {}
 
   record ErrorView(String name, String value, String traceback) {}
 

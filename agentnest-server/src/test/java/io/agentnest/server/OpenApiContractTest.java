@@ -71,7 +71,11 @@ class OpenApiContractTest {
       String key = store.add(new Tenant("probe", 1, 1L << 30, 1, 1000, null, null), null);
       Http http = new Http(server.start());
       for (Route r : Route.ALL) {
-        String path = r.path().replace("{id}", "sb-1").replace("{name}", "snap-1");
+        String path =
+            r.path()
+                .replace("{id}", "sb-1")
+                .replace("{name}", "snap-1")
+                .replace("{execution}", "x-1");
         // With a key every route reaches its handler: whatever it answers, it is not the router's
         // "no such route" (404) or "method not allowed" (405).
         Http.Reply keyed = http.send(r.method(), path, key, new byte[0], "");
@@ -83,7 +87,11 @@ class OpenApiContractTest {
       for (Route r :
           Route.ALL.subList(
               0, Math.min(Route.ALL.size(), AgentNestServer.FAILED_AUTH_PER_SECOND - 1))) {
-        String path = r.path().replace("{id}", "sb-1").replace("{name}", "snap-1");
+        String path =
+            r.path()
+                .replace("{id}", "sb-1")
+                .replace("{name}", "snap-1")
+                .replace("{execution}", "x-1");
         Http.Reply reply = http.send(r.method(), path, null, new byte[0], "");
         assertThat(reply.status()).as(r.key()).isEqualTo(r.authenticated() ? 401 : 200);
       }

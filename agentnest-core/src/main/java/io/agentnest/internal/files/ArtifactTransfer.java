@@ -5,6 +5,7 @@ import io.agentnest.FileInfo;
 import io.agentnest.FileOperationException;
 import io.agentnest.SandboxFiles;
 import io.agentnest.WorkspacePaths;
+import io.agentnest.internal.state.ArchiveTransport;
 import io.agentnest.internal.state.SandboxArchives;
 import io.agentnest.internal.support.Bounded;
 import io.agentnest.spi.support.HostFiles;
@@ -54,13 +55,13 @@ public final class ArtifactTransfer {
 
   private static final String MASK = "[REDACTED:";
 
-  private final SandboxArchives archives;
+  private final ArchiveTransport archives;
   private final SandboxFiles files;
   private final long maxBytes;
   private final int maxEntries;
 
   public ArtifactTransfer(
-      SandboxArchives archives, SandboxFiles files, long maxBytes, int maxEntries) {
+      ArchiveTransport archives, SandboxFiles files, long maxBytes, int maxEntries) {
     this.archives = archives;
     this.files = files;
     this.maxBytes = maxBytes;

@@ -12,6 +12,7 @@ import io.agentnest.SnapshotException;
 import io.agentnest.UnsupportedControlException;
 import io.agentnest.internal.support.Json;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -94,13 +95,7 @@ final class RemoteClient {
     try {
       r = http.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
     } catch (IOException e) {
-      throw new BackendUnavailableException(
-          "the AgentNest server at "
-              + server.url()
-              + " is not reachable: "
-              + e.getMessage()
-              + "; check AGENTNEST_URL and that `agentnest serve` runs",
-          e);
+      throw unreachable(e);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new AgentNestException("interrupted while calling " + server.url(), e);
@@ -109,6 +104,50 @@ final class RemoteClient {
       throw error(r.statusCode(), r.body());
     }
     return r.body();
+  }
+
+  /**
+   * A request whose answer is a stream of server-sent events; returns once the server has answered
+   * 200 (its refusals are thrown as by {@link #bytes}). The caller reads and closes the stream.
+   */
+  InputStream stream(String method, String path, byte[] body, Duration timeout) {
+    HttpRequest req =
+        HttpRequest.newBuilder(URI.create(base() + path))
+            .timeout(timeout)
+            .header("Authorization", "Bearer " + server.apiKey().reveal())
+            .header("Accept", "text/event-stream")
+            .header("Content-Type", "application/json")
+            .method(method, HttpRequest.BodyPublishers.ofByteArray(body))
+            .build();
+    HttpResponse<InputStream> r;
+    try {
+      r = http.send(req, HttpResponse.BodyHandlers.ofInputStream());
+    } catch (IOException e) {
+      throw unreachable(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AgentNestException("interrupted while calling " + server.url(), e);
+    }
+    if (r.statusCode() >= 400) {
+      byte[] err;
+      try (InputStream in = r.body()) {
+        err = in.readNBytes(1 << 20);
+      } catch (IOException e) {
+        err = new byte[0];
+      }
+      throw error(r.statusCode(), err);
+    }
+    return r.body();
+  }
+
+  private BackendUnavailableException unreachable(IOException e) {
+    return new BackendUnavailableException(
+        "the AgentNest server at "
+            + server.url()
+            + " is not reachable: "
+            + e.getMessage()
+            + "; check AGENTNEST_URL and that `agentnest serve` runs",
+        e);
   }
 
   private static SnapshotException.Reason snapshotReason(String wire) {

@@ -1,9 +1,11 @@
 package io.agentnest.internal.remote;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.FileInfo;
 import io.agentnest.FileOperationException;
 import io.agentnest.SandboxFiles;
+import io.agentnest.internal.support.Json;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -93,8 +95,9 @@ final class RemoteFiles implements SandboxFiles {
 
   @Override
   public FileInfo mkdir(String path) {
-    throw RemoteSandbox.unsupported(
-        "files().mkdir (write a file below it instead: parents are made)");
+    ObjectNode body = Json.MAPPER.createObjectNode();
+    body.put("path", path);
+    return info(client.json("POST", routes.path("/files/mkdir"), body, Duration.ofMinutes(1)));
   }
 
   static FileInfo info(JsonNode f) {

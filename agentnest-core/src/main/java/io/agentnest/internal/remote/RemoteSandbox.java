@@ -14,11 +14,14 @@ import io.agentnest.Limit;
 import io.agentnest.PythonSession;
 import io.agentnest.RemoteServer;
 import io.agentnest.Sandbox;
+import io.agentnest.SandboxClosedException;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxFiles;
 import io.agentnest.SandboxNotFoundException;
+import io.agentnest.SnapshotException;
 import io.agentnest.SnapshotInfo;
 import io.agentnest.UnsupportedControlException;
+import io.agentnest.internal.files.ArtifactTransfer;
 import io.agentnest.internal.support.Json;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -29,8 +32,10 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 
@@ -42,6 +47,9 @@ import org.jspecify.annotations.Nullable;
 public final class RemoteSandbox implements Sandbox {
   private static final Duration SLACK = Duration.ofSeconds(30);
 
+  /** What a configuration holds when nothing was set: settings still there went unsaid. */
+  private static final SandboxConfig DEFAULTS = SandboxConfig.builder().build();
+
   /** Fork, snapshot and restore copy a sandbox's files and sessions: minutes, not seconds. */
   private static final Duration FORK = Duration.ofMinutes(5);
 
@@ -50,12 +58,19 @@ public final class RemoteSandbox implements Sandbox {
   private final String id;
   private volatile Instant expiresAt;
   private final AtomicBoolean destroyed = new AtomicBoolean();
+  private final @Nullable ForkReport forkReport;
 
-  private RemoteSandbox(RemoteClient client, SandboxConfig config, String id, Instant expiresAt) {
+  private RemoteSandbox(
+      RemoteClient client,
+      SandboxConfig config,
+      String id,
+      Instant expiresAt,
+      @Nullable ForkReport forkReport) {
     this.client = client;
     this.config = config;
     this.id = id;
     this.expiresAt = expiresAt;
+    this.forkReport = forkReport;
   }
 
   /** Creates a sandbox on the configured server; refuses settings the server cannot take. */
@@ -82,10 +97,19 @@ public final class RemoteSandbox implements Sandbox {
       // The server's approvals queue asks the tenant (GET/POST /v1/approvals).
       body.put("approvals", "recommended");
     }
+    if (config.runtime() != null) {
+      body.put("runtime", config.runtime());
+    }
+    body.put("pidsLimit", config.pidsLimit());
+    body.put("tmpSizeBytes", config.tmpSizeBytes());
+    body.put("workspaceSizeBytes", config.workspaceSizeBytes());
+    if (!config.labels().isEmpty()) {
+      ObjectNode labels = body.putObject("labels");
+      config.labels().forEach(labels::put);
+    }
     RemoteClient client = new RemoteClient(server);
     JsonNode made = client.json("POST", "/v1/sandboxes", body, config.startTimeout().plus(SLACK));
-    return new RemoteSandbox(
-        client, config, made.path("id").asText(), Instant.parse(made.path("expiresAt").asText()));
+    return adopt(client, config, made, null);
   }
 
   // Settings that act on this host (listeners, handlers, a local audit log) or that the HTTP API
@@ -108,11 +132,28 @@ public final class RemoteSandbox implements Sandbox {
     if (c.auditLog() != null) {
       refused.add("auditLog (the server keeps the audit)");
     }
-    if (!c.labels().isEmpty()) {
-      refused.add("labels");
+    SandboxConfig d = DEFAULTS;
+    if (!c.workdir().equals(d.workdir())) {
+      refused.add("workdir");
     }
-    if (c.runtime() != null) {
-      refused.add("runtime (the server chooses it)");
+    if (!c.user().equals(d.user())) {
+      refused.add("user");
+    }
+    if (c.readOnlyRootFilesystem() != d.readOnlyRootFilesystem()
+        || c.readOnlyWorkspace() != d.readOnlyWorkspace()) {
+      refused.add("read-only settings");
+    }
+    if (!Objects.equals(c.seccompProfile(), d.seccompProfile())) {
+      refused.add("seccompProfile (the server's applies)");
+    }
+    if (!c.budgets().equals(d.budgets())) {
+      refused.add("budgets");
+    }
+    if (c.redactCredentials() != d.redactCredentials()) {
+      refused.add("redactCredentials");
+    }
+    if (c.tenant() != null) {
+      refused.add("tenant (the API key names it)");
     }
     if (!refused.isEmpty()) {
       throw new UnsupportedControlException(
@@ -131,6 +172,10 @@ public final class RemoteSandbox implements Sandbox {
   }
 
   private String path(String rest) {
+    if (destroyed.get()) {
+      throw new SandboxClosedException(
+          "sandbox " + id + " was destroyed: create a new one with Sandbox.create");
+    }
     return "/v1/sandboxes/" + RemoteClient.q(id) + rest;
   }
 
@@ -157,7 +202,47 @@ public final class RemoteSandbox implements Sandbox {
     }
     Duration timeout = timeout(body, options);
     refuseOptions(options, true);
-    return result(client.json("POST", path("/code"), body, timeout));
+    return call("/code", body, options, timeout);
+  }
+
+  /** A call: one request, or, when the caller listens to output as it comes, a stream. */
+  private ExecResult call(String route, ObjectNode body, ExecOptions options, Duration timeout) {
+    if (options.onOutput() == null) {
+      return result(client.json("POST", path(route), body, timeout));
+    }
+    Execution e = RemoteStream.start(client, path(""), route, body, options, timeout, true);
+    return await(e);
+  }
+
+  private static ExecResult await(Execution e) {
+    try {
+      return e.result().join();
+    } catch (CompletionException ex) {
+      Throwable cause = ex.getCause();
+      if (cause instanceof RuntimeException re) {
+        throw re;
+      }
+      throw ex;
+    }
+  }
+
+  Execution startCall(String route, ObjectNode body, ExecOptions options) {
+    Duration timeout = timeout(body, options);
+    if (route.equals("/code")) {
+      refuseOptions(options, true);
+    } else {
+      execFields(body, options);
+    }
+    return RemoteStream.start(client, path(""), route, body, options, timeout, false);
+  }
+
+  Execution startCode(String code, @Nullable String session, ExecOptions options) {
+    ObjectNode body = Json.MAPPER.createObjectNode();
+    body.put("code", code);
+    if (session != null) {
+      body.put("session", session);
+    }
+    return startCall("/code", body, options);
   }
 
   @Override
@@ -187,6 +272,11 @@ public final class RemoteSandbox implements Sandbox {
 
   private ExecResult exec(ObjectNode body, ExecOptions options) {
     Duration timeout = timeout(body, options);
+    execFields(body, options);
+    return call("/exec", body, options, timeout);
+  }
+
+  private static void execFields(ObjectNode body, ExecOptions options) {
     refuseOptions(options, false);
     if (options.workdir() != null) {
       body.put("workdir", options.workdir());
@@ -199,25 +289,23 @@ public final class RemoteSandbox implements Sandbox {
     if (stdin.length > 0) {
       body.put("stdin", new String(stdin, StandardCharsets.UTF_8));
     }
-    return result(client.json("POST", path("/exec"), body, timeout));
   }
 
+  /** Puts the call's bounds (its own, else the sandbox's) in the body; returns the HTTP wait. */
   private Duration timeout(ObjectNode body, ExecOptions options) {
-    Duration t = options.timeout();
-    if (t != null) {
-      body.put("timeoutSeconds", Math.max(1, (t.toMillis() + 999) / 1000));
-      return t.plus(SLACK);
+    Long max = options.maxOutputBytes();
+    if (max == null && config.maxOutputBytes() != DEFAULTS.maxOutputBytes()) {
+      max = config.maxOutputBytes();
     }
-    return config.execTimeout().plus(SLACK);
+    if (max != null) {
+      body.put("maxOutputBytes", max);
+    }
+    Duration t = options.timeout() != null ? options.timeout() : config.execTimeout();
+    body.put("timeoutSeconds", Math.min(3600, Math.max(1, (t.toMillis() + 999) / 1000)));
+    return t.plus(SLACK);
   }
 
   private static void refuseOptions(ExecOptions o, boolean python) {
-    if (o.onOutput() != null) {
-      throw unsupported("ExecOptions.onOutput (stream with the HTTP API's server-sent events)");
-    }
-    if (o.maxOutputBytes() != null) {
-      throw unsupported("ExecOptions.maxOutputBytes (the server's limit applies)");
-    }
     if (python && (o.workdir() != null || !o.env().isEmpty() || o.stdin().length > 0)) {
       throw unsupported("workdir, env and stdin for Python calls");
     }
@@ -251,17 +339,22 @@ public final class RemoteSandbox implements Sandbox {
 
   @Override
   public Execution start(String command, ExecOptions options) {
-    throw unsupported("start (streamed executions)");
+    ObjectNode body = Json.MAPPER.createObjectNode();
+    body.put("command", command);
+    return startCall("/exec", body, options);
   }
 
   @Override
   public Execution start(List<String> argv, ExecOptions options) {
-    throw unsupported("start (streamed executions)");
+    ObjectNode body = Json.MAPPER.createObjectNode();
+    var a = body.putArray("argv");
+    argv.forEach(a::add);
+    return startCall("/exec", body, options);
   }
 
   @Override
   public Execution startCode(String code, ExecOptions options) {
-    throw unsupported("startCode (streamed executions)");
+    return startCode(code, null, options);
   }
 
   @Override
@@ -281,7 +374,7 @@ public final class RemoteSandbox implements Sandbox {
   @Override
   public Sandbox fork() {
     JsonNode made = client.json("POST", path("/fork"), Json.MAPPER.createObjectNode(), FORK);
-    return adopt(client, config, made.path("sandbox"));
+    return adopt(client, config, made.path("sandbox"), forkReport(made.path("report")));
   }
 
   @Override
@@ -309,7 +402,39 @@ public final class RemoteSandbox implements Sandbox {
 
   @Override
   public Optional<ForkReport> forkReport() {
-    return Optional.empty();
+    return Optional.ofNullable(forkReport);
+  }
+
+  private static @Nullable ForkReport forkReport(JsonNode r) {
+    if (!r.isObject()) {
+      return null;
+    }
+    Map<String, List<String>> sessions = new HashMap<>();
+    r.path("sessions")
+        .fields()
+        .forEachRemaining(
+            f -> {
+              List<String> names = new ArrayList<>();
+              f.getValue().forEach(n -> names.add(n.asText()));
+              sessions.put(f.getKey(), names);
+            });
+    List<ForkReport.Skipped> skipped = new ArrayList<>();
+    for (JsonNode k : r.path("skipped")) {
+      skipped.add(
+          new ForkReport.Skipped(
+              k.path("session").asText(),
+              k.path("name").asText(),
+              k.path("type").asText(),
+              k.path("reason").asText()));
+    }
+    return new ForkReport(
+        r.path("parentId").asText(),
+        ForkReport.Mode.valueOf(r.path("mode").asText().toUpperCase(Locale.ROOT)),
+        sessions,
+        skipped,
+        r.path("fileBytes").asLong(),
+        r.path("stateBytes").asLong(),
+        Duration.ofMillis(r.path("durationMillis").asLong()));
   }
 
   /** Files matching the glob, with size and sha256; download them with {@code files().read}. */
@@ -325,19 +450,31 @@ public final class RemoteSandbox implements Sandbox {
     return out;
   }
 
+  /**
+   * The host-side transfer a local sandbox uses, over the server's archive route: what lands on
+   * this host or leaves it is checked here, checksums are computed here.
+   */
+  private ArtifactTransfer transfer() {
+    return new ArtifactTransfer(
+        new RemoteArchives(client, this::path),
+        files(),
+        ArtifactTransfer.DEFAULT_MAX_BYTES,
+        ArtifactTransfer.DEFAULT_MAX_ENTRIES);
+  }
+
   @Override
   public List<Artifact> exportArtifacts(String glob, Path hostDir) {
-    throw unsupported("exportArtifacts");
+    return transfer().export(glob, hostDir);
   }
 
   @Override
   public List<Artifact> upload(Path hostPath, String sandboxPath) {
-    throw unsupported("upload of host trees (use files().write per file)");
+    return transfer().upload(hostPath, sandboxPath);
   }
 
   @Override
   public List<Artifact> uploadArchive(Path tarFile, String sandboxPath) {
-    throw unsupported("uploadArchive");
+    return transfer().uploadArchive(tarFile, sandboxPath);
   }
 
   /**
@@ -349,7 +486,10 @@ public final class RemoteSandbox implements Sandbox {
     ObjectNode body = Json.MAPPER.createObjectNode();
     body.put("name", name);
     body.put("replace", replace);
-    JsonNode s = client.json("POST", path("/snapshots"), body, FORK);
+    return snapshot(client.json("POST", path("/snapshots"), body, FORK), config);
+  }
+
+  private static SnapshotInfo snapshot(JsonNode s, SandboxConfig config) {
     List<String> sessions = new ArrayList<>();
     s.path("sessions").forEach(x -> sessions.add(x.asText()));
     return new SnapshotInfo(
@@ -378,12 +518,51 @@ public final class RemoteSandbox implements Sandbox {
             "/v1/snapshots/" + RemoteClient.q(name) + "/restore",
             Json.MAPPER.createObjectNode(),
             config.startTimeout().plus(FORK));
-    return adopt(client, config, made);
+    return adopt(client, config, made, null);
   }
 
-  private static RemoteSandbox adopt(RemoteClient client, SandboxConfig config, JsonNode made) {
+  /** The tenant's sandbox {@code id} on {@code server} (a whole id: the server takes no prefix). */
+  public static Sandbox connect(RemoteServer server, String id) {
+    RemoteClient client = new RemoteClient(server);
+    JsonNode s = client.get("/v1/sandboxes/" + RemoteClient.q(id));
+    return adopt(client, SandboxConfig.builder().remote(server).build(), s, null);
+  }
+
+  /** The tenant's snapshots on {@code server}. */
+  public static List<SnapshotInfo> snapshots(RemoteServer server) {
+    RemoteClient client = new RemoteClient(server);
+    SandboxConfig config = SandboxConfig.builder().remote(server).build();
+    List<SnapshotInfo> out = new ArrayList<>();
+    for (JsonNode s : client.get("/v1/snapshots").path("snapshots")) {
+      out.add(snapshot(s, config));
+    }
+    return out;
+  }
+
+  /** Removes the tenant's snapshot {@code name}; false when there was none. */
+  public static boolean removeSnapshot(RemoteServer server, String name) {
+    try {
+      new RemoteClient(server)
+          .bytes(
+              "DELETE",
+              "/v1/snapshots/" + RemoteClient.q(name),
+              new byte[0],
+              null,
+              Duration.ofSeconds(60));
+      return true;
+    } catch (SnapshotException | SandboxNotFoundException none) {
+      return false;
+    }
+  }
+
+  private static RemoteSandbox adopt(
+      RemoteClient client, SandboxConfig config, JsonNode made, @Nullable ForkReport report) {
     return new RemoteSandbox(
-        client, config, made.path("id").asText(), Instant.parse(made.path("expiresAt").asText()));
+        client,
+        config,
+        made.path("id").asText(),
+        Instant.parse(made.path("expiresAt").asText()),
+        report);
   }
 
   @Override
@@ -428,7 +607,12 @@ public final class RemoteSandbox implements Sandbox {
   public void destroy() {
     if (destroyed.compareAndSet(false, true)) {
       try {
-        client.bytes("DELETE", path(""), new byte[0], null, Duration.ofSeconds(60));
+        client.bytes(
+            "DELETE",
+            "/v1/sandboxes/" + RemoteClient.q(id),
+            new byte[0],
+            null,
+            Duration.ofSeconds(60));
       } catch (SandboxNotFoundException gone) {
         // already destroyed (expired, or by another client of the tenant)
       }

@@ -28,7 +28,7 @@ final class RemoteSession implements PythonSession {
 
   @Override
   public Execution start(String code, ExecOptions options) {
-    throw RemoteSandbox.unsupported("PythonSession.start (streamed executions)");
+    return sandbox.startCode(code, name, options);
   }
 
   @Override

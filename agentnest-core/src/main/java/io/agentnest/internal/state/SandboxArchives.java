@@ -26,7 +26,7 @@ import java.util.concurrent.CompletableFuture;
  * archive: callers that unpack it on the host must check every entry; the agent checks every entry
  * it unpacks.
  */
-public final class SandboxArchives {
+public final class SandboxArchives implements ArchiveTransport {
   /** What the agent reported about an archive it wrote or read. */
   public record Summary(long bytes, long entries, List<String> skipped) {}
 
@@ -49,6 +49,7 @@ public final class SandboxArchives {
    * Streams a tar of {@code paths} (relative to {@code root}; empty for all of it) into {@code
    * sink}. {@code filesOnly} leaves out everything but regular files (and reports them skipped).
    */
+  @Override
   public Summary tarOut(
       String root, List<String> paths, boolean filesOnly, long maxBytes, OutputStream sink) {
     ObjectNode h =
@@ -105,6 +106,7 @@ public final class SandboxArchives {
    * refuses symlinks pointing outside, names that differ only in normalisation or case, and
    * group/other write bits.
    */
+  @Override
   public Summary tarIn(String root, String subPath, InputStream in, boolean strict, long maxBytes)
       throws IOException {
     long id = channel.newId();
