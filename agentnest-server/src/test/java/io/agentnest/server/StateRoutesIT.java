@@ -3,9 +3,12 @@ package io.agentnest.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agentnest.docker.DockerEngineRequired;
+import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -210,5 +213,72 @@ class StateRoutesIT {
     assertThat(http.get("/v1/snapshots", keyA).json().get("snapshots").findValuesAsText("name"))
         .allMatch(n -> n.matches("[A-Za-z0-9][A-Za-z0-9_-]{0,35}"))
         .doesNotContain("a", "x".repeat(37));
+  }
+
+  @Test
+  void theTenantWideAuditKeepsADestroyedSandboxsRecordsAndHidesOtherTenants() {
+    String gone = http.created(keyA, "{\"memoryBytes\": 268435456}");
+    http.json("POST", "/v1/sandboxes/" + gone + "/exec", keyA, "{\"command\": \"echo audit-me\"}");
+    assertThat(http.delete("/v1/sandboxes/" + gone, keyA).status()).isEqualTo(204);
+    Http.Reply mine = http.get("/v1/audit?sandbox=" + gone + "&limit=50", keyA);
+    assertThat(mine.status()).as(mine.text()).isEqualTo(200);
+    assertThat(mine.json().get("events").findValuesAsText("type"))
+        .contains("sandbox.created", "exec.finished", "sandbox.destroyed");
+    assertThat(mine.json().get("events").findValuesAsText("sandboxId")).containsOnly(gone);
+    Http.Reply text = http.get("/v1/audit?text=audit-me", keyA);
+    assertThat(text.json().get("events").findValuesAsText("sandboxId")).contains(gone);
+    // Another tenant neither reads it by id nor finds it in its own records.
+    Http.Reply theirs = http.get("/v1/audit?sandbox=" + gone, keyB);
+    assertThat(theirs.status()).isEqualTo(404);
+    assertThat(theirs.text()).doesNotContain("audit-me");
+    assertThat(http.get("/v1/audit?text=audit-me", keyB).json().get("events")).isEmpty();
+    assertThat(http.get("/v1/audit?until=yesterday", keyA).status()).isEqualTo(400);
+  }
+
+  @Test
+  void labelsAndRuntimesAreCheckedBeforeAnythingStarts() {
+    Http.Reply reserved =
+        http.json(
+            "POST", "/v1/sandboxes", keyA, "{\"labels\": {\"agentnest.expires\": \"9999999999\"}}");
+    assertThat(reserved.status()).as(reserved.text()).isEqualTo(400);
+    assertThat(reserved.text()).contains("reserved");
+    Http.Reply control =
+        http.json("POST", "/v1/sandboxes", keyA, "{\"labels\": {\"team\": \"a\\u001b[2Jb\"}}");
+    assertThat(control.status()).as(control.text()).isEqualTo(400);
+    Http.Reply runtime =
+        http.json("POST", "/v1/sandboxes", keyA, "{\"runtime\": \"kata\\u001b[2J\"}");
+    assertThat(runtime.status()).as(runtime.text()).isEqualTo(422);
+    assertThat(runtime.text())
+        .contains("runtime")
+        .doesNotContain("\u001b")
+        .doesNotContain("\\u001b");
+    Http.Reply tmp = http.json("POST", "/v1/sandboxes", keyA, "{\"tmpSizeBytes\": 1099511627776}");
+    assertThat(tmp.status()).as(tmp.text()).isEqualTo(422);
+    assertThat(http.get("/v1/tenant", keyA).json().at("/usage/sandboxes").asInt())
+        .isLessThanOrEqualTo(2);
+  }
+
+  @Test
+  void anArchiveThatLeavesTheWorkspaceIsRefusedAndAnUnknownExecutionCannotBeCancelled()
+      throws Exception {
+    ByteArrayOutputStream buf = new ByteArrayOutputStream();
+    try (TarArchiveOutputStream tar = new TarArchiveOutputStream(buf)) {
+      byte[] data = "owned".getBytes(StandardCharsets.UTF_8);
+      TarArchiveEntry e = new TarArchiveEntry("../../etc/owned");
+      e.setSize(data.length);
+      tar.putArchiveEntry(e);
+      tar.write(data);
+      tar.closeArchiveEntry();
+    }
+    Http.Reply slip =
+        http.send("PUT", sb("/archive?path=in"), keyA, buf.toByteArray(), "application/x-tar");
+    assertThat(slip.status()).as(slip.text()).isBetween(400, 499);
+    Http.Reply out = http.get(sb("/archive?path=../../etc/passwd"), keyA);
+    assertThat(out.status()).as(out.text()).isEqualTo(400);
+    assertThat(out.json().at("/error/code").asText()).isEqualTo("bad_path");
+    Http.Reply cancel = http.json("POST", sb("/executions/x-unknown/cancel"), keyA, "");
+    assertThat(cancel.status()).isEqualTo(404);
+    assertThat(http.json("POST", sb("/executions/x-unknown/cancel"), keyB, "").status())
+        .isEqualTo(404);
   }
 }
