@@ -302,7 +302,7 @@ public final class SandboxConfig {
 
   /** Builder; {@link #build()} validates every field. */
   public static final class Builder {
-    private String backend = "docker";
+    private String backend = defaultBackend();
     private String image = DEFAULT_IMAGE;
     private @Nullable String runtime;
     private double cpus = 1.0;
@@ -339,7 +339,8 @@ public final class SandboxConfig {
      * Sandbox.create} then returns a sandbox that talks to the server (runCode, exec, files,
      * extend, destroy; operations the HTTP API does not carry yet fail with {@link
      * UnsupportedControlException} naming them). The server's and the tenant's policy apply on the
-     * server side. {@code agentnest run} does this from AGENTNEST_URL and AGENTNEST_API_KEY.
+     * server side. With AGENTNEST_URL and AGENTNEST_API_KEY set, every configuration goes to that
+     * server without this call ({@code backend} defaults to {@code remote}).
      */
     public Builder remote(URI url, String apiKey) {
       this.remote = new RemoteServer(url, Secret.of(apiKey));
@@ -353,7 +354,21 @@ public final class SandboxConfig {
     }
 
     /**
-     * Backend name as registered through the {@code RuntimeBackend} SPI; default {@code docker}.
+     * {@code remote} when this process names an {@code agentnest serve} server (AGENTNEST_URL, or
+     * the system property {@code agentnest.url}), so that every tool built on the API (the MCP
+     * server, the LangChain4j and Spring AI tools) goes to it unchanged; {@code docker} otherwise.
+     */
+    private static String defaultBackend() {
+      String url = System.getenv(RemoteServer.ENV_URL);
+      if (url == null || url.isBlank()) {
+        url = System.getProperty("agentnest.url");
+      }
+      return url == null || url.isBlank() ? "docker" : "remote";
+    }
+
+    /**
+     * Backend name as registered through the {@code RuntimeBackend} SPI; default {@code docker}
+     * ({@code remote} when AGENTNEST_URL names a server).
      */
     public Builder backend(String backend) {
       this.backend = Objects.requireNonNull(backend, "backend");

@@ -4,9 +4,12 @@ import io.agentnest.ApprovalPolicy.Action;
 import io.agentnest.ConfigException;
 import io.agentnest.NetworkPolicy;
 import io.agentnest.NetworkPolicy.Mode;
+import io.agentnest.RemoteServer;
 import io.agentnest.SandboxConfig;
+import io.agentnest.Secret;
 import java.math.BigDecimal;
 import java.math.BigInteger;
+import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -388,6 +391,19 @@ final class Schema {
               null,
               null),
           side("pool.max_wait", Kind.DURATION, "30s", (b, v) -> {}),
+          // An agentnest serve server: its URL here, its key never (AGENTNEST_API_KEY).
+          new Field(
+              "remote.url",
+              Kind.STRING,
+              "https://sandbox.internal:8787",
+              List.of(),
+              "an agentnest serve server; the tenant's key comes from AGENTNEST_API_KEY",
+              Schema::remote,
+              null,
+              c -> {
+                RemoteServer r = c.remote();
+                return r == null ? null : r.url().toString();
+              }),
           // The Kubernetes backend's block: read by it through AgentNestConfig.kubernetes();
           // tenant and runtime_class also set the sandbox's own fields.
           kube("kubernetes.context", Kind.STRING, "prod", (b, v) -> nonBlank("context", v)),
@@ -447,6 +463,25 @@ final class Schema {
     if (b.build().backend().equals("kubernetes")) {
       b.runtime(name);
     }
+  }
+
+  private static void remote(SandboxConfig.Builder b, Object v) {
+    String url = nonBlank("remote.url", v);
+    String key = System.getenv(RemoteServer.ENV_API_KEY);
+    if (key == null || key.isBlank()) {
+      throw new ConfigException(
+          "remote.url names a server but "
+              + RemoteServer.ENV_API_KEY
+              + " is not set: export the tenant's API key (`agentnest tenant add` prints one);"
+              + " a key is never written in the configuration file");
+    }
+    URI uri;
+    try {
+      uri = URI.create(url.strip());
+    } catch (IllegalArgumentException e) {
+      throw new ConfigException("remote.url '" + url + "' is not a URL: " + e.getMessage());
+    }
+    b.remote(new RemoteServer(uri, Secret.of(key.strip()))).backend("remote");
   }
 
   private static void namespacePrefix(String v) {

@@ -206,7 +206,7 @@ class AgentNestConfigTest {
           profiles:\\n  data:\\n    imgae: x | agentnest.yaml:3:5: profiles.data.imgae: unknown key; did you mean 'image'?
           defualts: {} | agentnest.yaml:1:1: defualts: unknown key; did you mean 'defaults'?
           image: x | agentnest.yaml:1:1: image: unknown key; settings go under 'defaults:' or a profile
-          defaults:\\n  xyzzy: 1 | agentnest.yaml:2:3: defaults.xyzzy: unknown key; valid keys here: backend, image, runtime, user, workdir, env, labels, limits, budgets, security, network, approvals, pool, kubernetes
+          defaults:\\n  xyzzy: 1 | agentnest.yaml:2:3: defaults.xyzzy: unknown key; valid keys here: backend, image, runtime, user, workdir, env, labels, limits, budgets, security, network, approvals, pool, remote, kubernetes
           defaults:\\n  read_only: true | agentnest.yaml:2:3: defaults.read_only: unknown key; did you mean 'read_only_root' (under 'security:')?
           defaults:\\n  limits:\\n    image: x | agentnest.yaml:3:5: defaults.limits.image: unknown key; 'image' goes directly in the section, not under 'limits:'
           defaults:\\n  limits:\\n    - memory: 1g | agentnest.yaml:3:5: defaults.limits: expected a map, e.g. limits: {cpus: 1.5}; got a list
@@ -339,6 +339,7 @@ class AgentNestConfigTest {
             "AGENTNEST_POOL_REFILL_CONCURRENCY",
             "AGENTNEST_POOL_ON_EXHAUSTED",
             "AGENTNEST_POOL_MAX_WAIT",
+            "AGENTNEST_REMOTE_URL",
             "AGENTNEST_KUBERNETES_CONTEXT",
             "AGENTNEST_KUBERNETES_NAMESPACE_PREFIX",
             "AGENTNEST_KUBERNETES_RUNTIME_CLASS",

@@ -50,6 +50,7 @@ class SuggestionsTest {
             "network",
             "approvals",
             "pool",
+            "remote",
             "kubernetes");
     assertThat(Schema.groups())
         .containsExactly(
@@ -59,6 +60,7 @@ class SuggestionsTest {
             "network",
             "approvals",
             "pool",
+            "remote",
             "kubernetes",
             "kubernetes.quota",
             "kubernetes.pool");

@@ -69,7 +69,11 @@ final class McpSessions {
           McpSandboxSession s = holder[0];
           return new ElicitationApprovalHandler(s, fallback, approvals).decide(request);
         };
-    SandboxConfig.Builder b = base.toBuilder().approvalHandler(perSession);
+    SandboxConfig.Builder b = base.toBuilder();
+    boolean remote = base.remote() != null || base.backend().equals("remote");
+    b.approvalHandler(remote ? null : perSession);
+    // On an agentnest serve server the questions wait in its approvals queue (GET /v1/approvals,
+    // the web console) instead: this process holds no policy over a remote sandbox.
     if (sessionLabel) {
       b.label("mcp-session", labelOf(sessionId));
     }
