@@ -10,7 +10,7 @@ import org.jspecify.annotations.Nullable;
  *     handed to the network)
  * @param dropped records lost for this collector: queue full, collector down, or refused
  * @param gaps synthetic {@code shipping.gap} records sent to tell the collector about drops
- * @param queued records waiting in the queue now
+ * @param queued records waiting in the queue or being sent now
  * @param connected whether the last attempt to reach the collector worked
  * @param lastError the last failure, for an operator ({@code null} when none)
  */

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -43,6 +44,7 @@ final class Shipper implements ShippingSink {
   private final AtomicLong sent = new AtomicLong();
   private final AtomicLong dropped = new AtomicLong();
   private final AtomicLong gaps = new AtomicLong();
+  private final AtomicInteger inFlight = new AtomicInteger();
   private final CountDownLatch closing = new CountDownLatch(1);
   private final Thread sender;
 
@@ -90,7 +92,13 @@ final class Shipper implements ShippingSink {
   @Override
   public ShippingStats stats() {
     return new ShippingStats(
-        target, sent.get(), dropped.get(), gaps.get(), queue.size(), connected, lastError);
+        target,
+        sent.get(),
+        dropped.get(),
+        gaps.get(),
+        queue.size() + inFlight.get(),
+        connected,
+        lastError);
   }
 
   @Override
@@ -182,6 +190,7 @@ final class Shipper implements ShippingSink {
         if (first != null) {
           batch.add(first);
           queue.drainTo(batch, BATCH - 1);
+          inFlight.set(batch.size());
         }
         gap = takeGap();
         if (batch.isEmpty() && gap == null) {
@@ -189,6 +198,7 @@ final class Shipper implements ShippingSink {
         }
         transport.send(batch, gap);
         sent.addAndGet(batch.size());
+        inFlight.set(0);
         if (gap != null) {
           gaps.incrementAndGet();
           synchronized (this) {
@@ -219,6 +229,7 @@ final class Shipper implements ShippingSink {
         if (gap != null) {
           restoreGap(gap);
         }
+        inFlight.set(0);
         if (!batch.isEmpty()) {
           dropped(
               batch.get(0).event().seq(),
