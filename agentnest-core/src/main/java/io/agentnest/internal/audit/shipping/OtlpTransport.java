@@ -112,7 +112,8 @@ final class OtlpTransport implements Transport {
       a.put(TENANT, s.tenant());
     }
     a.put(HASH, e.hash()).put(ACTOR, e.actor());
-    return new Record(resource, nanos(e.time()), SyslogSeverity.of(e), e.toJson(), a.build());
+    return new AuditLogRecord(
+        resource, nanos(e.time()), SyslogSeverity.of(e), e.toJson(), a.build());
   }
 
   private LogRecordData gapRecord(Gap g) {
@@ -123,7 +124,7 @@ final class OtlpTransport implements Transport {
             .put(FIRST_SEQ, g.firstSeq())
             .put(LAST_SEQ, g.lastSeq())
             .build();
-    return new Record(resource, nanos(g.time()), SyslogSeverity.WARNING, g.toJson(), a);
+    return new AuditLogRecord(resource, nanos(g.time()), SyslogSeverity.WARNING, g.toJson(), a);
   }
 
   private static long nanos(Instant t) {
@@ -146,7 +147,7 @@ final class OtlpTransport implements Transport {
   }
 
   @SuppressWarnings("deprecation") // getBody is still abstract in the SDK's interface
-  private record Record(
+  private record AuditLogRecord(
       Resource resource, long time, SyslogSeverity severity, String json, Attributes attributes)
       implements LogRecordData {
     @Override
