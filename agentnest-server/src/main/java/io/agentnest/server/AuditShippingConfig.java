@@ -177,10 +177,10 @@ public record AuditShippingConfig(List<Sink> sinks) {
   }
 
   private static Sink syslog(SinkShape s, String where) {
-    refuse(where, "syslog", "endpoint", s.endpoint());
-    refuse(where, "syslog", "headers_env", s.headersEnv());
-    refuse(where, "syslog", "timeout", s.timeout());
-    refuse(where, "syslog", "compression", s.compression());
+    refuse("syslog", "endpoint", s.endpoint());
+    refuse("syslog", "headers_env", s.headersEnv());
+    refuse("syslog", "timeout", s.timeout());
+    refuse("syslog", "compression", s.compression());
     if (s.host() == null || s.port() == null) {
       throw new IllegalArgumentException(
           "a syslog sink needs host and port, e.g. {type: syslog, transport: tls, host:"
@@ -212,14 +212,14 @@ public record AuditShippingConfig(List<Sink> sinks) {
   }
 
   private static Sink otlp(SinkShape s, String where) {
-    refuse(where, "otlp", "transport", s.transport());
-    refuse(where, "otlp", "host", s.host());
-    refuse(where, "otlp", "port", s.port());
-    refuse(where, "otlp", "facility", s.facility());
-    refuse(where, "otlp", "trust_store", s.trustStore());
-    refuse(where, "otlp", "trust_store_type", s.trustStoreType());
-    refuse(where, "otlp", "trust_store_password_env", s.trustStorePasswordEnv());
-    refuse(where, "otlp", "max_message", s.maxMessage());
+    refuse("otlp", "transport", s.transport());
+    refuse("otlp", "host", s.host());
+    refuse("otlp", "port", s.port());
+    refuse("otlp", "facility", s.facility());
+    refuse("otlp", "trust_store", s.trustStore());
+    refuse("otlp", "trust_store_type", s.trustStoreType());
+    refuse("otlp", "trust_store_password_env", s.trustStorePasswordEnv());
+    refuse("otlp", "max_message", s.maxMessage());
     if (s.endpoint() == null) {
       throw new IllegalArgumentException(
           "an otlp sink needs endpoint, e.g. {type: otlp, endpoint:"
@@ -251,7 +251,7 @@ public record AuditShippingConfig(List<Sink> sinks) {
     return new Sink(where, null, null, "PKCS12", null, b.build(), headersEnv);
   }
 
-  private static void refuse(String where, String type, String key, @Nullable Object value) {
+  private static void refuse(String type, String key, @Nullable Object value) {
     if (value != null) {
       throw new IllegalArgumentException(
           "key '" + key + "' does not apply to type " + type + ": remove it");
