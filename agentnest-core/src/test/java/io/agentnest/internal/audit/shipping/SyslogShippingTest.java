@@ -211,6 +211,23 @@ class SyslogShippingTest {
   }
 
   @Test
+  void closeSendsWhatIsQueuedBeforeItStops() throws Exception {
+    try (Collectors.Tcp c = new Collectors.Tcp(0, true)) {
+      ShippingSink sink = AuditSinks.syslog(SyslogTarget.builder().tcp(HOST, c.port()).build());
+      for (int i = 1; i <= 2000; i++) {
+        sink.accept(Events.exec(i));
+      }
+      sink.close();
+      ShippingStats s = sink.stats();
+      assertThat(s.sent()).isEqualTo(2000);
+      assertThat(s.dropped()).isZero();
+      assertThat(await(() -> c.received.size() == 2000, WAIT)).isTrue();
+      sink.accept(Events.exec(2001));
+      assertThat(sink.stats().dropped()).isEqualTo(1);
+    }
+  }
+
+  @Test
   void aCollectorThatDoesNotReadNeverHoldsUpTheAuditLog(@TempDir Path dir) throws Exception {
     try (Collectors.Tcp stuck = new Collectors.Tcp(0, false);
         AuditLog log = AuditLog.open(dir)) {
