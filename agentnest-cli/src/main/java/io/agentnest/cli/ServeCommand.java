@@ -82,7 +82,16 @@ final class ServeCommand implements Callable<Integer> {
             },
             "agentnest-serve-shutdown");
     Runtime.getRuntime().addShutdownHook(hook);
-    int port = server.start();
+    int port;
+    try {
+      port = server.start();
+    } catch (IllegalArgumentException e) {
+      // A configuration that only shows at start: e.g. an audit sink's environment variable unset.
+      Runtime.getRuntime().removeShutdownHook(hook);
+      server.close();
+      store.close();
+      throw new ConfigException(String.valueOf(e.getMessage()));
+    }
     System.err.println(
         "agentnest serve: listening on "
             + (server.tls() ? "https://" : "http://")

@@ -1,5 +1,6 @@
 package io.agentnest.audit;
 
+import io.agentnest.spi.AuditShipper;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -50,6 +51,28 @@ public final class AuditSinks {
         log.info(e.toJson());
       }
     };
+  }
+
+  /**
+   * Ships every record to a syslog collector (RFC 5424 over UDP, TCP or TLS). The sink queues and
+   * returns at once; one daemon thread sends, reconnects with a backoff capped at 30 s, and counts
+   * what it has to drop ({@link ShippingSink#stats()}). Close it (or the log it is added to) to
+   * flush.
+   */
+  public static ShippingSink syslog(SyslogTarget target) {
+    return AuditShipper.load().syslog(target);
+  }
+
+  /**
+   * Ships every record to an OpenTelemetry collector as OTLP/HTTP logs, with the same queue, drop
+   * counting and reconnects as {@link #syslog}. Needs {@code
+   * io.opentelemetry:opentelemetry-exporter-otlp} and {@code opentelemetry-exporter-sender-jdk} on
+   * the class path (optional dependencies of agentnest-core).
+   *
+   * @throws IllegalStateException naming the missing jars when they are absent
+   */
+  public static ShippingSink otlp(OtlpTarget target) {
+    return AuditShipper.load().otlp(target);
   }
 
   private static final class JsonLines implements AuditSink {

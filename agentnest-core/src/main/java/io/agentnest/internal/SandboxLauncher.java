@@ -216,6 +216,11 @@ final class SandboxLauncher {
     created.put("pids", config.pidsLimit());
     created.put("network", config.network().isNone() ? "none" : config.network().rules());
     created.put("secrets", config.secretEnv().keySet());
+    if (config.tenant() != null) {
+      // Audit shipping tags each later record of this sandbox with it (collectors filter by
+      // tenant).
+      created.put("tenant", config.tenant());
+    }
     return created;
   }
 

@@ -62,6 +62,7 @@ public final class AgentNestServer implements AutoCloseable {
   private final SandboxApi api;
   private final StateApi state;
   private final ApprovalQueue approvals = new ApprovalQueue();
+  private final AuditShipping shipping = new AuditShipping();
   private final Map<String, String> env;
   private final Supplier<List<SandboxInfo>> running;
   private final E2bSandboxes e2bSandboxes = new E2bSandboxes();
@@ -170,6 +171,8 @@ public final class AgentNestServer implements AutoCloseable {
   /** Adopts the sandboxes a previous server on this store left, then listens; returns the port. */
   public int start() {
     checkBind(config);
+    // Before adoption, so that the collectors get every record this server writes.
+    shipping.start(config.audit(), env);
     adopt(running, Sandbox::connect);
     Javalin j =
         Javalin.create(
@@ -325,6 +328,7 @@ public final class AgentNestServer implements AutoCloseable {
       case "get /v1/approvals" -> approvals::list;
       case "get /v1/audit" -> ctx -> state.tenantAudit(ctx, tenants);
       case "get /v1/audit/verify" -> ConsoleApi::verify;
+      case "get /v1/audit/shipping" -> shipping::get;
       case "post /v1/approvals/{id}" -> ctx -> approvals.decide(ctx, config.maxJsonBytes());
       case "get /v1/snapshots" -> state::list;
       case "delete /v1/snapshots/{name}" -> state::delete;
@@ -618,6 +622,7 @@ public final class AgentNestServer implements AutoCloseable {
     e2bTimers.shutdownNow();
     approvals.denyAll();
     registry.detachAll();
+    shipping.stop();
   }
 
   /** Destroys every sandbox this server holds (all tenants). */

@@ -42,6 +42,7 @@ public record Route(String method, String path, boolean authenticated) {
           new Route("GET", "/v1/approvals", true),
           new Route("GET", "/v1/audit", true),
           new Route("GET", "/v1/audit/verify", true),
+          new Route("GET", "/v1/audit/shipping", true),
           new Route("POST", "/v1/approvals/{id}", true),
           new Route("GET", SNAPSHOTS, true),
           new Route("DELETE", SNAPSHOTS + "/{name}", true),

@@ -33,6 +33,8 @@ import org.jspecify.annotations.Nullable;
  *   max_ttl: 2h
  *   allow_hosts: [pypi.org, "*.pythonhosted.org"]
  *   runtimes: [runc, runsc]
+ * audit:
+ *   sinks: [{type: syslog, transport: tls, host: logs.example.org, port: 6514}]
  * }</pre>
  */
 public record ServerConfig(
@@ -42,7 +44,8 @@ public record ServerConfig(
     boolean insecureBehindProxy,
     long maxBodyBytes,
     long maxJsonBytes,
-    Policy policy) {
+    Policy policy,
+    AuditShippingConfig audit) {
 
   /** The port {@code agentnest serve} listens on by default. */
   public static final int DEFAULT_PORT = 8787;
@@ -87,21 +90,29 @@ public record ServerConfig(
 
   public static ServerConfig defaults() {
     return new ServerConfig(
-        "127.0.0.1", DEFAULT_PORT, null, false, 64L << 20, 1L << 20, Policy.defaults());
+        "127.0.0.1",
+        DEFAULT_PORT,
+        null,
+        false,
+        64L << 20,
+        1L << 20,
+        Policy.defaults(),
+        AuditShippingConfig.none());
   }
 
   /** The same configuration on another host and port (the CLI's {@code --listen}). */
   public ServerConfig withListen(String newHost, int newPort) {
     return new ServerConfig(
-        newHost, newPort, tls, insecureBehindProxy, maxBodyBytes, maxJsonBytes, policy);
+        newHost, newPort, tls, insecureBehindProxy, maxBodyBytes, maxJsonBytes, policy, audit);
   }
 
   public ServerConfig withInsecureBehindProxy(boolean on) {
-    return new ServerConfig(host, port, tls, on, maxBodyBytes, maxJsonBytes, policy);
+    return new ServerConfig(host, port, tls, on, maxBodyBytes, maxJsonBytes, policy, audit);
   }
 
   public ServerConfig withPolicy(Policy p) {
-    return new ServerConfig(host, port, tls, insecureBehindProxy, maxBodyBytes, maxJsonBytes, p);
+    return new ServerConfig(
+        host, port, tls, insecureBehindProxy, maxBodyBytes, maxJsonBytes, p, audit);
   }
 
   // The YAML shape, kept apart from the record so that sizes and durations are written as people
@@ -112,7 +123,8 @@ public record ServerConfig(
       @JsonProperty("insecure_behind_proxy") @Nullable Boolean insecureBehindProxy,
       @JsonProperty("max_body") @Nullable String maxBody,
       @JsonProperty("max_json") @Nullable String maxJson,
-      @Nullable PolicyShape policy) {}
+      @Nullable PolicyShape policy,
+      AuditShippingConfig.@Nullable Shape audit) {}
 
   private record Listen(@Nullable String host, @Nullable Integer port) {}
 
@@ -228,7 +240,8 @@ public record ServerConfig(
         Boolean.TRUE.equals(f.insecureBehindProxy()),
         f.maxBody() == null ? d.maxBodyBytes() : Sizes.parse("max_body", f.maxBody()),
         f.maxJson() == null ? d.maxJsonBytes() : Sizes.parse("max_json", f.maxJson()),
-        p);
+        p,
+        AuditShippingConfig.parse(f.audit(), source));
   }
 
   private static final Pattern DURATION = Pattern.compile("([0-9]{1,9})([smhd])");
