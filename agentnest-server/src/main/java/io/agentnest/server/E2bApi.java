@@ -229,7 +229,8 @@ final class E2bApi {
             ttl,
             env.isEmpty() ? null : env,
             hosts.isEmpty() ? null : hosts,
-            approvals(metadata));
+            approvals(metadata),
+            null);
     sandboxes.retainRegistered(registry);
     Registry.Entry e = api.create(t, create);
     Sandbox sb = e.sandbox();

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The server's policy narrowed by a tenant's: a tenant value can only be tighter (a smaller cap, a
@@ -21,6 +22,9 @@ final class Policies {
       double maxCpus,
       Duration maxTtl,
       List<String> allowHosts,
+      List<String> askHosts,
+      @Nullable List<String> tenantHosts,
+      List<String> allowAddresses,
       String tenant) {
 
     /** Refuses a request outside the policy with a 422 naming the rule and the allowed value. */
@@ -49,14 +53,39 @@ final class Policies {
       }
     }
 
+    /** Refuses {@code askUnknownHosts} when this policy lets no host be asked about. */
+    void checkAsk() {
+      if (askHosts.isEmpty() || (tenantHosts != null && tenantHosts.isEmpty())) {
+        throw refuse(
+            "askUnknownHosts",
+            true,
+            askHosts.isEmpty()
+                ? "false (no sandbox on this server may ask: its policy.ask_hosts is empty)"
+                : "false (tenant " + tenant + " may reach no host beyond its allowlist)");
+      }
+    }
+
+    /**
+     * Whether a person may be asked about {@code host} (a name the egress proxy normalised): the
+     * server's {@code ask_hosts} must cover it, and the tenant's own host list if it has one.
+     */
+    boolean mayAsk(String host) {
+      boolean server = askHosts.contains("*") || matches(askHosts, host);
+      return server && (tenantHosts == null || matches(tenantHosts, host));
+    }
+
     private boolean allowed(String host) {
+      return matches(allowHosts, host);
+    }
+
+    static boolean matches(List<String> rules, String host) {
       Optional<String> norm =
           NetworkPolicy.normalizeHost(host.startsWith("*.") ? host.substring(2) : host);
       if (norm.isEmpty()) {
         return false;
       }
       String h = host.startsWith("*.") ? "*." + norm.get() : norm.get();
-      for (String rule : allowHosts) {
+      for (String rule : rules) {
         String r = rule.toLowerCase(Locale.ROOT);
         if (r.equals(h)) {
           return true;
@@ -89,17 +118,24 @@ final class Policies {
     List<String> tenantHosts = t.allowHosts();
     if (tenantHosts != null) {
       // Keep only the tenant's hosts that the server's list also allows.
-      Effective serverOnly =
-          new Effective(List.of(), 0, 0, Duration.ZERO, server.allowHosts(), t.name());
       List<String> kept = new ArrayList<>();
       for (String h : tenantHosts) {
-        if (serverOnly.allowed(h)) {
+        if (Effective.matches(server.allowHosts(), h)) {
           kept.add(h);
         }
       }
       hosts = kept;
     }
-    return new Effective(server.images(), mem, server.maxCpus(), server.maxTtl(), hosts, t.name());
+    return new Effective(
+        server.images(),
+        mem,
+        server.maxCpus(),
+        server.maxTtl(),
+        hosts,
+        server.askHosts(),
+        tenantHosts,
+        server.allowAddresses(),
+        t.name());
   }
 
   static Duration min(Duration a, Duration b) {

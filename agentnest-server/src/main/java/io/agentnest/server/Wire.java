@@ -37,7 +37,8 @@ final class Wire {
       @Nullable Long ttlSeconds,
       @Nullable Map<String, String> env,
       @Nullable List<String> allowHosts,
-      @Nullable Approvals approvals) {}
+      @Nullable Approvals approvals,
+      @Nullable Boolean askUnknownHosts) {}
 
   /** Which operations wait for a person's approval (GET /v1/approvals). */
   enum Approvals {
@@ -52,6 +53,7 @@ final class Wire {
 
   record ApprovalView(
       String id,
+      String tenant,
       String sandboxId,
       String kind,
       String target,
@@ -81,7 +83,9 @@ final class Wire {
       long memoryBytes,
       double cpus,
       String createdAt,
-      String expiresAt) {}
+      String expiresAt,
+      @Nullable Double cpusInUse,
+      @Nullable Long memoryInUseBytes) {}
 
   /** POST /v1/sandboxes/{id}/snapshots. */
   record SaveSnapshot(String name, @Nullable Boolean replace) {}
