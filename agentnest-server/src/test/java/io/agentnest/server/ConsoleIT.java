@@ -660,6 +660,11 @@ class ConsoleIT {
       assertThat(
               d.findElement(By.cssSelector("tr[data-id='" + sandboxB + "'] td.tenant")).getText())
           .isEqualTo("beta");
+      waiting(d, 30)
+          .until(
+              x ->
+                  x.findElements(By.cssSelector("td.mem")).stream()
+                      .noneMatch(e -> e.getText().startsWith("—")));
       shot(d, "admin.png");
     } finally {
       d.quit();
