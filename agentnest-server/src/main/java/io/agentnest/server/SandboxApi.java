@@ -179,6 +179,7 @@ final class SandboxApi implements AutoCloseable {
       throw AgentNestServer.map(e);
     }
     taps.retain(registry);
+    usage.retain(registry);
     Registry.Reservation r = registry.reserve(t, memory, cpus);
     Sandbox sb;
     try {
