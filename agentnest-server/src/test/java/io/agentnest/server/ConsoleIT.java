@@ -223,6 +223,22 @@ class ConsoleIT {
         + "r";
   }
 
+  /**
+   * Python in the sandbox: sends {@code GET target} (a Python bytes literal's text) to the egress
+   * proxy as written, without a client library's checks; the proxy's status line.
+   */
+  static String rawRequest(String host, String target) {
+    return "import os, socket, urllib.parse\n"
+        + "p = urllib.parse.urlsplit(os.environ['HTTP_PROXY'])\n"
+        + "s = socket.create_connection((p.hostname, p.port), timeout=100)\n"
+        + "s.sendall(b'GET "
+        + target
+        + " HTTP/1.1\\r\\nHost: "
+        + host
+        + "\\r\\nConnection: close\\r\\n\\r\\n')\n"
+        + "s.recv(200).split(b'\\r\\n')[0].decode()";
+  }
+
   /** A question in the page's list whose text contains {@code text}. */
   static WebElement question(WebDriver d, String text) {
     return waiting(d, 20)
@@ -343,23 +359,28 @@ class ConsoleIT {
 
       // Another, whose request carries an XSS payload: shown as text, denied, refused (403).
       CompletableFuture<Http.Reply> hostile =
-          codeAsync(
-              "import os, socket, urllib.parse\n"
-                  + "p = urllib.parse.urlsplit(os.environ['HTTP_PROXY'])\n"
-                  + "s = socket.create_connection((p.hostname, p.port), timeout=100)\n"
-                  + "s.sendall(b'GET http://deny.test:"
-                  + port
-                  + XSS_PATH
-                  + " HTTP/1.1\\r\\nHost: deny.test:"
-                  + port
-                  + "\\r\\nConnection: close\\r\\n\\r\\n')\n"
-                  + "s.recv(200).split(b'\\r\\n')[0].decode()");
+          codeAsync(rawRequest("deny.test:" + port, "http://deny.test:" + port + XSS_PATH));
       WebElement net2 = question(d, "deny.test:" + port);
       assertThat(net2.getText()).contains(XSS_PATH);
       net2.findElement(By.cssSelector("button.deny")).click();
       Http.Reply denied = hostile.get(90, TimeUnit.SECONDS);
       assertThat(denied.status()).as(denied.text()).isEqualTo(200);
       assertThat(denied.json().get("result").asText()).contains("403");
+
+      // Terminal escapes never reach a question: the proxy refuses the request line (400).
+      Http.Reply escapes =
+          http.json(
+              "POST",
+              "/v1/sandboxes/" + sandboxA + "/code",
+              keyA,
+              "{\"code\": "
+                  + Wire.JSON.valueToTree(
+                      rawRequest(
+                          "deny.test:" + port,
+                          "http://deny.test:" + port + "/\\x1b]0;pwned\\x07\\x1b[31m"))
+                  + "}");
+      assertThat(escapes.json().get("result").asText()).contains("400");
+      assertThat(http.get("/v1/approvals", keyA).json().get("approvals")).isEmpty();
 
       // A host outside the server's ask_hosts is refused without asking anyone.
       Http.Reply outside =
