@@ -630,6 +630,56 @@ class ConsoleIT {
                 .POST(HttpRequest.BodyPublishers.ofString("{\"seconds\": 30}")));
     assertThat(extended.statusCode()).as(extended.body()).isEqualTo(200);
 
+    // Another tenant's question, answered by the admin: audited as console:admin.
+    String asking =
+        http.created(keyB, "{\"memoryBytes\": 268435456, \"approvals\": \"recommended\"}");
+    upload(keyB, asking, "old.txt", "old");
+    CompletableFuture<Http.Reply> rm =
+        CompletableFuture.supplyAsync(
+            () ->
+                http.json(
+                    "POST",
+                    "/v1/sandboxes/" + asking + "/exec",
+                    keyB,
+                    "{\"command\": \"rm old.txt && echo gone\", \"timeoutSeconds\": 120}"));
+    JsonNode question = null;
+    for (int i = 0; i < 150 && question == null; i++) {
+      JsonNode list =
+          Wire.JSON.readTree(send(req("/v1/approvals").header("Cookie", cookie).GET()).body());
+      for (JsonNode q : list.get("approvals")) {
+        if (q.get("sandboxId").asText().equals(asking)) {
+          question = q;
+        }
+      }
+      if (question == null) {
+        Thread.sleep(100);
+      }
+    }
+    assertThat(question).as("beta's question reaches the admin").isNotNull();
+    assertThat(question.get("tenant").asText()).isEqualTo("beta");
+    assertThat(http.get("/v1/approvals", keyA).text()).doesNotContain(asking);
+    HttpResponse<String> approved =
+        send(
+            req("/v1/approvals/" + question.get("id").asText())
+                .header("Cookie", cookie)
+                .header("X-CSRF-Token", csrf)
+                .POST(
+                    HttpRequest.BodyPublishers.ofString(
+                        "{\"approve\": true, \"reason\": \"admin says yes\"}")));
+    assertThat(approved.statusCode()).as(approved.body()).isEqualTo(204);
+    assertThat(rm.get(60, TimeUnit.SECONDS).json().get("stdout").asText()).isEqualTo("gone\n");
+    assertThat(http.get("/v1/sandboxes/" + asking + "/audit?type=approval.decided", keyB).text())
+        .contains("console:admin")
+        .contains("admin says yes");
+    HttpResponse<String> destroyed =
+        send(
+            req("/v1/sandboxes/" + asking)
+                .header("Cookie", cookie)
+                .header("X-CSRF-Token", csrf)
+                .DELETE());
+    assertThat(destroyed.statusCode()).isEqualTo(204);
+    assertThat(http.get("/v1/sandboxes/" + asking, keyB).status()).isEqualTo(404);
+
     // The admin watches and answers; running code or making sandboxes stays with tenant keys.
     HttpResponse<String> exec =
         send(
