@@ -366,6 +366,15 @@ class E2bIT {
     assertThat(finished.get("output").asText()).isEqualTo("tick 0\ntick 1\ntick 2\n");
     assertThat(finished.get("outcome").asText()).isEqualTo("exit 0");
     assertThat(call.get(60, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    // Gives the tenant's sandbox quota back for the other tests.
+    HttpResponse<String> killed =
+        client.send(
+            HttpRequest.newBuilder(URI.create(base() + "/e2b/sandboxes/" + a.id()))
+                .header("X-API-KEY", keyA)
+                .DELETE()
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(killed.statusCode()).as(killed.body()).isEqualTo(204);
   }
 
   @Test
