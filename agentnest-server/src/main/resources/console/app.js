@@ -4,7 +4,7 @@
 // sandbox can take effect in the page. The Content-Security-Policy forbids any other script.
 'use strict'
 
-const state = { tenant: null, csrf: null, sandboxes: [], approvals: [], selected: null, seen: new Set(), events: null, runs: null }
+const state = { tenant: null, admin: false, csrf: null, sandboxes: [], approvals: [], selected: null, seen: new Set(), events: null, runs: null }
 const $ = (id) => document.getElementById(id)
 
 // Terminal escapes (CSI, OSC) go; other control characters show as U+FFFD.
@@ -52,7 +52,10 @@ function showSignIn() {
 
 function signedIn(session) {
   state.tenant = session.tenant
+  state.admin = session.admin === true
   state.csrf = session.csrf
+  // The admin sees every tenant's rows: each says whose it is.
+  document.body.classList.toggle('admin', state.admin)
   $('who').textContent = clean(session.tenant)
   $('signin').hidden = true
   $('nav').hidden = false
@@ -92,13 +95,24 @@ function left(iso) {
   return s <= 0 ? 'expired' : s < 120 ? `${s} s` : s < 7200 ? `${Math.round(s / 60)} min` : `${Math.round(s / 3600)} h`
 }
 
+const mib = (bytes) => `${Math.round(bytes / 1048576)} MiB`
+
+// In use of the limit; '—' until the engine's first figure arrives (or where it gives none).
+function memory(s) {
+  return s.memoryInUseBytes == null ? `— of ${mib(s.memoryBytes)}` : `${mib(s.memoryInUseBytes)} of ${mib(s.memoryBytes)}`
+}
+
+function cpu(s) {
+  return s.cpusInUse == null ? `— of ${s.cpus}` : `${s.cpusInUse.toFixed(2)} of ${s.cpus}`
+}
+
 function renderSandboxes(list) {
   state.sandboxes = list
   $('no-sandboxes').hidden = list.length > 0
   const rows = list.map((s) =>
     el('tr', { 'data-id': s.id, class: s.id === state.selected ? 'selected' : '', onclick: () => select(s.id) },
-      el('td', {}, el('code', {}, s.id.slice(0, 12))), el('td', {}, s.image), el('td', {}, ago(s.createdAt)),
-      el('td', {}, left(s.expiresAt)), el('td', {}, `${Math.round(s.memoryBytes / 1048576)} MiB`), el('td', {}, String(s.cpus))))
+      el('td', {}, el('code', {}, s.id.slice(0, 12))), el('td', { class: 'tenant' }, s.tenant), el('td', {}, s.image), el('td', {}, ago(s.createdAt)),
+      el('td', {}, left(s.expiresAt)), el('td', { class: 'mem' }, memory(s)), el('td', { class: 'cpu' }, cpu(s))))
   $('sandbox-rows').replaceChildren(...rows)
   if (state.selected && !list.some((s) => s.id === state.selected)) {
     state.selected = null
@@ -196,7 +210,7 @@ function renderApprovals(list) {
     const item = el('li', { 'data-id': a.id },
       el('strong', {}, a.kind), ' ', el('code', { class: 'target' }, a.target),
       el('pre', { class: 'detail' }, a.detail),
-      el('p', {}, 'sandbox ', el('code', {}, a.sandboxId.slice(0, 12)), ', asked ', ago(a.requestedAt), ' ago, ',
+      el('p', {}, state.admin ? `tenant ${a.tenant}, ` : '', 'sandbox ', el('code', {}, a.sandboxId.slice(0, 12)), ', asked ', ago(a.requestedAt), ' ago, ',
         el('span', { class: 'timeout', 'data-expires': a.expiresAt }, `times out in ${left(a.expiresAt)}`)),
       reason, ' ',
       el('button', { type: 'button', class: 'approve', onclick: () => answer(true) }, 'Approve'), ' ',
@@ -221,7 +235,7 @@ function beep() {
 function fillAuditSandboxes() {
   const select = $('audit-sandbox')
   const current = select.value
-  select.replaceChildren(...state.sandboxes.map((s) => el('option', { value: s.id }, s.id.slice(0, 12))))
+  select.replaceChildren(...state.sandboxes.map((s) => el('option', { value: s.id }, state.admin ? `${s.tenant} ${s.id.slice(0, 12)}` : s.id.slice(0, 12))))
   if (current && state.sandboxes.some((s) => s.id === current)) select.value = current
 }
 

@@ -246,6 +246,14 @@ public interface Sandbox extends AutoCloseable {
   /** Pushes the expiry later by {@code more}. */
   void extend(Duration more);
 
+  /**
+   * What the sandbox uses right now, as its engine measures it; empty when the backend cannot tell.
+   * Each call asks the engine (about a second on Docker): cache it when asking often.
+   */
+  default Optional<ResourceUsage> usage() {
+    return Optional.empty();
+  }
+
   /** Whether the sandbox's agent still answers. */
   boolean isAlive();
 

@@ -25,13 +25,15 @@ import picocli.CommandLine.Parameters;
           + " AGENTNEST_HOME/server; a key is printed once, when it is made).",
       "  agentnest tenant add search --max-sandboxes 20 --memory 16g --cpus 8",
       "  agentnest tenant ls",
-      "  agentnest tenant revoke ank_0123456789abcdef"
+      "  agentnest tenant revoke ank_0123456789abcdef",
+      "  agentnest tenant admin-key"
     },
     subcommands = {
       TenantCommand.Add.class,
       TenantCommand.Key.class,
       TenantCommand.Ls.class,
-      TenantCommand.Revoke.class
+      TenantCommand.Revoke.class,
+      TenantCommand.AdminKey.class
     })
 final class TenantCommand {
   private TenantCommand() {}
@@ -177,7 +179,36 @@ final class TenantCommand {
               t.executionsPerMinute(),
               keys);
         }
+        for (ApiKey k : s.adminKeys()) {
+          System.out.println(
+              "admin key "
+                  + k.id()
+                  + (k.revoked() != null ? " (revoked)" : "")
+                  + ", "
+                  + k.created());
+        }
       }
+      return ExitCodes.OK;
+    }
+  }
+
+  @Command(
+      name = "admin-key",
+      mixinStandardHelpOptions = true,
+      description =
+          "Issues an admin key for the web console; prints it once. Signed in with it, the"
+              + " console shows every tenant's sandboxes, approvals and audit and answers any"
+              + " tenant's questions (as console:admin); the /v1 API refuses it. Revoke it with"
+              + " `tenant revoke`.")
+  static final class AdminKey implements Callable<Integer> {
+    @Override
+    public Integer call() {
+      try (TenantStore s = store()) {
+        System.out.println(s.issueAdminKey());
+      }
+      System.err.println(
+          "admin key issued. It is shown once: sign in to /console/ with it; revoke it with"
+              + " `agentnest tenant revoke ID`.");
       return ExitCodes.OK;
     }
   }

@@ -115,6 +115,23 @@ class ServeCliIT {
   }
 
   @Test
+  void anAdminKeyIsPrintedOnceListedByIdAndRevoked(@TempDir Path home) throws Exception {
+    Map<String, String> env = Map.of("AGENTNEST_HOME", home.toString());
+    Run issued = Processes.run(Processes.cli("tenant", "admin-key"), Path.of("."), 120, env);
+    assertThat(issued.exit()).as(issued.err()).isZero();
+    String key = issued.out().strip();
+    assertThat(key).matches("ank_[0-9a-f]{16}_[A-Za-z0-9_-]{43}");
+    assertThat(issued.err()).contains("shown once");
+    String id = key.substring(4, 20);
+    Run ls = Processes.run(Processes.cli("tenant", "ls"), Path.of("."), 120, env);
+    assertThat(ls.out()).contains("admin key " + id).doesNotContain(key);
+    Run revoke = Processes.run(Processes.cli("tenant", "revoke", id), Path.of("."), 120, env);
+    assertThat(revoke.exit()).as(revoke.err()).isZero();
+    Run after = Processes.run(Processes.cli("tenant", "ls"), Path.of("."), 120, env);
+    assertThat(after.out()).contains("admin key " + id + " (revoked)");
+  }
+
+  @Test
   void aNonLoopbackBindWithoutTlsIsRefused(@TempDir Path home) throws Exception {
     Run r =
         Processes.run(

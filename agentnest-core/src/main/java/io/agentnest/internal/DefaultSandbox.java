@@ -10,6 +10,7 @@ import io.agentnest.ExecResult;
 import io.agentnest.Execution;
 import io.agentnest.ForkReport;
 import io.agentnest.PythonSession;
+import io.agentnest.ResourceUsage;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxClosedException;
 import io.agentnest.SandboxConfig;
@@ -586,6 +587,16 @@ public final class DefaultSandbox implements Sandbox {
   public SandboxFiles files() {
     checkUsable();
     return files;
+  }
+
+  @Override
+  public Optional<ResourceUsage> usage() {
+    try {
+      return backend.usage(id);
+    } catch (RuntimeException e) {
+      // A figure for a page, not a control: an engine that cannot answer just shows none.
+      return Optional.empty();
+    }
   }
 
   @Override

@@ -1,5 +1,6 @@
 package io.agentnest.spi;
 
+import io.agentnest.ResourceUsage;
 import io.agentnest.SandboxInfo;
 import io.agentnest.config.AgentNestConfig;
 import java.nio.file.Path;
@@ -46,6 +47,15 @@ public interface RuntimeBackend {
   void destroy(String id);
 
   /** Every resource this backend created for AgentNest, across all owners. */
+  /**
+   * What the sandbox uses right now (CPU, memory), measured once; empty when this backend cannot
+   * tell or the sandbox is gone. May take as long as the engine's sampling interval (about a
+   * second): callers that ask often cache the answer.
+   */
+  default Optional<ResourceUsage> usage(String id) {
+    return Optional.empty();
+  }
+
   default List<ManagedResource> resources() {
     return List.of();
   }

@@ -1,6 +1,7 @@
 package io.agentnest.docker;
 
 import com.github.dockerjava.api.exception.NotFoundException;
+import io.agentnest.ResourceUsage;
 import io.agentnest.SandboxInfo;
 import io.agentnest.docker.internal.DockerDoctor;
 import io.agentnest.docker.internal.DockerEngine;
@@ -103,6 +104,11 @@ public final class DockerBackend implements RuntimeBackend {
   @Override
   public Optional<SandboxInfo> inspect(String id) {
     return engine().inspectManaged(id);
+  }
+
+  @Override
+  public Optional<ResourceUsage> usage(String id) {
+    return engine().usage(id);
   }
 
   @Override

@@ -21,6 +21,7 @@ import java.time.Clock;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
@@ -126,16 +127,18 @@ public final class AgentNestServer implements AutoCloseable {
               }
             },
             api,
-            new E2bCodeInterpreter(clock));
-    this.consoleSessions = new ConsoleSessions(clock, config.tls() != null);
+            new E2bCodeInterpreter(clock, api.taps()));
+    this.consoleSessions =
+        new ConsoleSessions(clock, config.tls() != null, tenants::adminKeyActive);
     this.console =
         new ConsoleApi(
             consoleSessions,
-            this::keyHolder,
+            this::consoleSignIn,
             name -> activeTenant(name),
             approvals,
             registry,
             api.taps(),
+            api::viewWithUsage,
             config.maxJsonBytes());
   }
 
@@ -350,6 +353,11 @@ public final class AgentNestServer implements AutoCloseable {
         if (!ctx.method().name().equals("GET")) {
           ConsoleSessions.checkCsrf(ctx, session);
         }
+        if (session.admin()) {
+          adminScope(r, ctx);
+          h.handle(ctx);
+          return;
+        }
         t = activeTenant(session.tenant);
         ctx.attribute(SandboxApi.TENANT, t);
         ctx.attribute(ApprovalQueue.PRINCIPAL, "console:" + t.name());
@@ -368,6 +376,59 @@ public final class AgentNestServer implements AutoCloseable {
       ctx.attribute(SandboxApi.TENANT, t);
       h.handle(ctx);
     };
+  }
+
+  /** What the console's admin may do: read every tenant's, answer any question, extend, destroy. */
+  static final Set<String> ADMIN_ROUTES =
+      Set.of(
+          "get /v1/sandboxes",
+          "get /v1/sandboxes/{id}",
+          "delete /v1/sandboxes/{id}",
+          "post /v1/sandboxes/{id}/extend",
+          "get /v1/sandboxes/{id}/files",
+          "get /v1/sandboxes/{id}/files/content",
+          "get /v1/sandboxes/{id}/artifacts",
+          "get /v1/sandboxes/{id}/audit",
+          "get /v1/approvals",
+          "post /v1/approvals/{id}",
+          "get /v1/audit/verify");
+
+  /**
+   * An admin console session on a /v1 route: a sandbox's route acts as its owner (its policy, its
+   * tenant's quotas), found across tenants; the lists and approvals span all tenants. Running code,
+   * changing files and making sandboxes stay with tenant keys (403): the admin watches and answers.
+   */
+  private void adminScope(Route r, Context ctx) {
+    if (!ADMIN_ROUTES.contains(r.key())) {
+      throw new ApiException(
+          403,
+          ErrorCode.FORBIDDEN,
+          "the admin console does not " + r.key(),
+          "use a tenant's key for that; the admin key reads every tenant and answers approvals");
+    }
+    ctx.attribute(SandboxApi.ADMIN, Boolean.TRUE);
+    ctx.attribute(ApprovalQueue.PRINCIPAL, "console:admin");
+    if (r.path().startsWith("/v1/sandboxes/{id}")) {
+      Registry.Entry e = registry.getAny(ctx.pathParam("id"));
+      // The owner is checked, not rate-limited: the admin's browsing is not the tenant's traffic.
+      Tenant owner =
+          tenants
+              .find(e.tenant())
+              .orElseThrow(
+                  () -> ApiException.notFound("sandbox '" + Escape.id(e.sandbox().id()) + "'"));
+      ctx.attribute(SandboxApi.TENANT, owner);
+    }
+  }
+
+  /**
+   * The console's sign-in: an admin key, or a tenant key as on the API (rate-limited, refusals
+   * counted).
+   */
+  private ConsoleSessions.SignedIn consoleSignIn(String key, Context ctx) {
+    if (tenants.checkAdminKey(key) == null) {
+      return new ConsoleSessions.SignedIn(ConsoleSessions.ADMIN, TenantStore.keyId(key));
+    }
+    return new ConsoleSessions.SignedIn(keyHolder(key, ctx).name(), null);
   }
 
   private Tenant authenticate(Context ctx) {

@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * The approvals queue: a sandbox's operation that its approval policy marks {@code ASK} waits here
@@ -73,22 +74,25 @@ final class ApprovalQueue {
     return answer;
   }
 
-  /** The waiting questions of {@code tenant}, oldest first. */
-  List<Pending> pending(String tenant) {
+  /** The waiting questions of {@code tenant} (null: every tenant's), oldest first. */
+  List<Pending> pending(@Nullable String tenant) {
     return byId.values().stream()
         // A question answered or timed out a moment ago may still be in the map: not waiting.
-        .filter(p -> p.tenant().equals(tenant) && !p.answer().isDone())
+        .filter(p -> (tenant == null || p.tenant().equals(tenant)) && !p.answer().isDone())
         .sorted((a, b) -> a.request().requestedAt().compareTo(b.request().requestedAt()))
         .toList();
   }
 
   /** GET /v1/approvals: the caller's tenant's waiting questions, oldest first. */
   void list(Context ctx) {
-    AgentNestServer.json(ctx, 200, Map.of("approvals", views(SandboxApi.tenant(ctx).name())));
+    AgentNestServer.json(
+        ctx,
+        200,
+        Map.of("approvals", views(SandboxApi.admin(ctx) ? null : SandboxApi.tenant(ctx).name())));
   }
 
-  /** The tenant's waiting questions as the API shows them. */
-  List<Wire.ApprovalView> views(String tenant) {
+  /** The tenant's (null: every tenant's) waiting questions as the API shows them. */
+  List<Wire.ApprovalView> views(@Nullable String tenant) {
     List<Wire.ApprovalView> out = new ArrayList<>();
     pending(tenant)
         .forEach(
@@ -96,6 +100,7 @@ final class ApprovalQueue {
                 out.add(
                     new Wire.ApprovalView(
                         p.id(),
+                        p.tenant(),
                         p.request().sandboxId(),
                         p.request().kind(),
                         bound(p.request().target()),
@@ -107,7 +112,7 @@ final class ApprovalQueue {
 
   /** POST /v1/approvals/{id} {approve, reason}: answers one of the tenant's questions. */
   void decide(Context ctx, long maxJson) {
-    Tenant t = SandboxApi.tenant(ctx);
+    boolean admin = SandboxApi.admin(ctx);
     String id = ctx.pathParam("id");
     Wire.Decide req = Wire.read(SandboxApi.body(ctx, maxJson), Wire.Decide.class);
     String reason = req.reason() == null ? "" : req.reason();
@@ -121,8 +126,8 @@ final class ApprovalQueue {
     // Another tenant's question is exactly as absent as one that never was.
     String why = reason.isEmpty() ? (req.approve() ? "approved" : "denied") : reason;
     if (p == null
-        || !p.tenant().equals(t.name())
-        || !p.answer().complete(new ApprovalDecision(req.approve(), why, principal(ctx, t)))) {
+        || !(admin || p.tenant().equals(SandboxApi.tenant(ctx).name()))
+        || !p.answer().complete(new ApprovalDecision(req.approve(), why, principal(ctx)))) {
       throw new ApiException(
           404,
           ErrorCode.NOT_FOUND,
@@ -132,9 +137,9 @@ final class ApprovalQueue {
     ctx.status(204);
   }
 
-  private static String principal(Context ctx, Tenant t) {
+  private static String principal(Context ctx) {
     String p = ctx.attribute(PRINCIPAL);
-    return p != null ? p : "api:" + t.name();
+    return p != null ? p : "api:" + SandboxApi.tenant(ctx).name();
   }
 
   /** Denies every waiting question (server shutdown): nothing waits on a server that is gone. */

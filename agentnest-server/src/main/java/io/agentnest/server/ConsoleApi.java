@@ -16,6 +16,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BiFunction;
 import java.util.function.Consumer;
+import java.util.function.Function;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -42,21 +43,23 @@ final class ConsoleApi {
   static final long TICK_MILLIS = 500;
 
   private final ConsoleSessions sessions;
-  private final BiFunction<String, Context, Tenant> signIn;
+  private final BiFunction<String, Context, ConsoleSessions.SignedIn> signIn;
   private final Consumer<String> active;
   private final ApprovalQueue approvals;
   private final Registry registry;
   private final ExecutionTaps taps;
+  private final Function<Registry.Entry, Wire.SandboxView> views;
   private final long maxJson;
   private final Map<String, AtomicInteger> streams = new ConcurrentHashMap<>();
 
   ConsoleApi(
       ConsoleSessions sessions,
-      BiFunction<String, Context, Tenant> signIn,
+      BiFunction<String, Context, ConsoleSessions.SignedIn> signIn,
       Consumer<String> active,
       ApprovalQueue approvals,
       Registry registry,
       ExecutionTaps taps,
+      Function<Registry.Entry, Wire.SandboxView> views,
       long maxJson) {
     this.sessions = sessions;
     this.signIn = signIn;
@@ -64,6 +67,7 @@ final class ConsoleApi {
     this.approvals = approvals;
     this.registry = registry;
     this.taps = taps;
+    this.views = views;
     this.maxJson = maxJson;
   }
 
@@ -118,8 +122,7 @@ final class ConsoleApi {
       throw ApiException.badRequest(
           ErrorCode.INVALID_FIELD, "the key is missing", "send {\"key\": \"ank_...\"}");
     }
-    Tenant t = signIn.apply(key.strip(), ctx);
-    ConsoleSessions.Session s = sessions.open(ctx, t.name());
+    ConsoleSessions.Session s = sessions.open(ctx, signIn.apply(key.strip(), ctx));
     AgentNestServer.json(ctx, 201, view(s));
   }
 
@@ -144,21 +147,24 @@ final class ConsoleApi {
       throw new ApiException(
           401, ErrorCode.UNAUTHENTICATED, "not signed in", "sign in with a tenant key");
     }
-    active.accept(s.tenant);
+    if (!s.admin()) {
+      active.accept(s.tenant);
+    }
     return s;
   }
 
   private static Map<String, Object> view(ConsoleSessions.Session s) {
     Map<String, Object> m = new LinkedHashMap<>();
-    m.put("tenant", s.tenant);
+    m.put("tenant", s.admin() ? "admin (all tenants)" : s.tenant);
+    m.put("admin", s.admin());
     m.put("csrf", s.csrf);
     return m;
   }
 
   /**
-   * GET /console/events: the tenant's waiting approvals and sandboxes as server-sent events, sent
-   * when they change (checked twice a second) and as a comment every 15 s; the stream ends after
-   * {@link #STREAM_MILLIS} or when the browser goes away.
+   * GET /console/events: the tenant's (the admin: every tenant's) waiting approvals and sandboxes
+   * as server-sent events, sent when they change (checked twice a second) and as a comment every 15
+   * s; the stream ends after {@link #STREAM_MILLIS} or when the browser goes away.
    */
   void events(Context ctx) {
     secureHeaders(ctx);
@@ -171,14 +177,16 @@ final class ConsoleApi {
       @Nullable String lastApprovals = null;
       @Nullable String lastSandboxes = null;
       while (System.currentTimeMillis() < end && sessions.of(ctx) != null) {
-        String a = new String(Wire.write(approvals.views(s.tenant)), StandardCharsets.UTF_8);
+        String a =
+            new String(
+                Wire.write(approvals.views(s.admin() ? null : s.tenant)), StandardCharsets.UTF_8);
         if (!a.equals(lastApprovals)) {
           send(out, "approvals", a);
           lastApprovals = a;
         }
         List<Wire.SandboxView> boxes = new ArrayList<>();
-        for (Registry.Entry e : registry.list(s.tenant)) {
-          boxes.add(SandboxApi.view(e));
+        for (Registry.Entry e : s.admin() ? registry.all() : registry.list(s.tenant)) {
+          boxes.add(views.apply(e));
         }
         String b = new String(Wire.write(boxes), StandardCharsets.UTF_8);
         if (!b.equals(lastSandboxes)) {
@@ -228,7 +236,11 @@ final class ConsoleApi {
       throw ApiException.badRequest(
           ErrorCode.INVALID_FIELD, "the sandbox query parameter is missing", "add ?sandbox=ID");
     }
-    registry.get(s.tenant, id);
+    if (s.admin()) {
+      registry.getAny(id);
+    } else {
+      registry.get(s.tenant, id);
+    }
     AtomicInteger open = admit(s);
     try {
       OutputStream out = eventStream(ctx);

@@ -7,6 +7,7 @@ import java.time.Instant;
 import java.util.Comparator;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -23,40 +24,64 @@ final class ConsoleSessions {
   static final Duration ABSOLUTE = Duration.ofHours(8);
   static final int MAX_SESSIONS = 10_000;
 
+  /**
+   * The tenant field of a session signed in with an admin key: no tenant name can be this (names
+   * are lower-case letters, digits and '-'), so no tenant-scoped lookup ever matches it.
+   */
+  static final String ADMIN = "*admin";
+
+  /**
+   * Who a key signed in: a tenant, or ({@link #ADMIN}) the holder of admin key {@code adminKey}.
+   */
+  record SignedIn(String tenant, @Nullable String adminKey) {}
+
   /** One signed-in browser. */
   static final class Session {
     final String id;
+
+    /** The tenant signed in, or {@link #ADMIN}. */
     final String tenant;
+
+    /** The admin key's id (an admin session ends when it is revoked), else null. */
+    final @Nullable String adminKey;
+
     final String csrf;
     final Instant created;
     volatile Instant seen;
 
-    Session(String id, String tenant, String csrf, Instant created) {
+    Session(String id, SignedIn who, String csrf, Instant created) {
       this.id = id;
-      this.tenant = tenant;
+      this.tenant = who.tenant();
+      this.adminKey = who.adminKey();
       this.csrf = csrf;
       this.created = created;
       this.seen = created;
+    }
+
+    boolean admin() {
+      return ADMIN.equals(tenant);
     }
   }
 
   private final Map<String, Session> byId = new ConcurrentHashMap<>();
   private final Clock clock;
   private final boolean secure;
+  private final Predicate<String> adminKeyActive;
 
-  ConsoleSessions(Clock clock, boolean secure) {
+  ConsoleSessions(Clock clock, boolean secure, Predicate<String> adminKeyActive) {
     this.clock = clock;
     this.secure = secure;
+    this.adminKeyActive = adminKeyActive;
   }
 
-  /** Signs {@code tenant} in: a new session, its cookie set on the response. */
-  Session open(Context ctx, String tenant) {
+  /** Signs {@code tenant} (or {@link #ADMIN}) in: a new session, its cookie set on the response. */
+  Session open(Context ctx, SignedIn who) {
     if (byId.size() >= MAX_SESSIONS) {
       byId.values().stream()
           .min(Comparator.comparing(s -> s.seen))
           .ifPresent(oldest -> byId.remove(oldest.id));
     }
-    Session s = new Session(Tokens.random(), tenant, Tokens.random(), clock.instant());
+    Session s = new Session(Tokens.random(), who, Tokens.random(), clock.instant());
     byId.put(s.id, s);
     ctx.header(
         "Set-Cookie",
@@ -80,7 +105,11 @@ final class ConsoleSessions {
       return null;
     }
     Instant now = clock.instant();
-    if (now.isAfter(s.seen.plus(IDLE)) || now.isAfter(s.created.plus(ABSOLUTE))) {
+    // An admin session lasts only while its key does: revoking the key (from the CLI, another
+    // process) ends it on its next request.
+    if (now.isAfter(s.seen.plus(IDLE))
+        || now.isAfter(s.created.plus(ABSOLUTE))
+        || (s.adminKey != null && !adminKeyActive.test(s.adminKey))) {
       byId.remove(id);
       return null;
     }

@@ -234,6 +234,7 @@ final class E2bApi {
             null,
             null,
             null,
+            null,
             null);
     sandboxes.retainRegistered(registry);
     Registry.Entry e = api.create(t, create);

@@ -38,9 +38,11 @@ final class E2bCodeInterpreter {
   record CodeContext(String id, String session, String cwd) {}
 
   private final Clock clock;
+  private final ExecutionTaps taps;
 
-  E2bCodeInterpreter(Clock clock) {
+  E2bCodeInterpreter(Clock clock, ExecutionTaps taps) {
     this.clock = clock;
+    this.taps = taps;
   }
 
   /** Runs {@code POST /execute}. */
@@ -58,19 +60,30 @@ final class E2bCodeInterpreter {
               + " sandbox starts; pass envs to Sandbox.create, or set os.environ in the code");
     }
     Sandbox sb = e.sandbox();
-    Execution ex;
     String contextId = req.path("context_id").isTextual() ? req.get("context_id").asText() : null;
+    CodeContext c = null;
     if (contextId != null && !contextId.isEmpty()) {
-      CodeContext c = s.contexts.get(contextId);
+      c = s.contexts.get(contextId);
       if (c == null) {
         throw new E2bEnvd.HttpError(
             404,
             "context '" + Escape.id(contextId) + "' not found: create it with createCodeContext");
       }
-      ex = sb.pythonSession(c.session()).start(code, ExecOptions.defaults());
-    } else {
-      ex = sb.startCode(code, ExecOptions.defaults());
     }
+    // The console's live view shows the interpreter's calls as it shows commands.
+    ExecutionTaps.Run run = taps.start(sb.id(), "e2b-code", code);
+    ExecOptions options = ExecOptions.builder().onOutput(run::output).build();
+    Execution ex;
+    try {
+      ex =
+          c != null
+              ? sb.pythonSession(c.session()).start(code, options)
+              : sb.startCode(code, options);
+    } catch (RuntimeException refused) {
+      run.finish(null, refused);
+      throw refused;
+    }
+    ex.result().whenComplete(run::finish);
     stream(ctx, ex);
   }
 

@@ -6,6 +6,7 @@ import java.util.Locale;
 public enum ErrorCode {
   UNAUTHENTICATED,
   CSRF,
+  FORBIDDEN,
   KEY_REVOKED,
   KEY_EXPIRED,
   NOT_FOUND,

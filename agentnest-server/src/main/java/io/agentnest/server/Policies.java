@@ -23,6 +23,9 @@ final class Policies {
       Duration maxTtl,
       List<String> allowHosts,
       List<String> runtimes,
+      List<String> askHosts,
+      @Nullable List<String> tenantHosts,
+      List<String> allowAddresses,
       String tenant) {
 
     /** A memory-backed size within what a sandbox may use at most. */
@@ -72,14 +75,39 @@ final class Policies {
       }
     }
 
+    /** Refuses {@code askUnknownHosts} when this policy lets no host be asked about. */
+    void checkAsk() {
+      if (askHosts.isEmpty() || (tenantHosts != null && tenantHosts.isEmpty())) {
+        throw refuse(
+            "askUnknownHosts",
+            true,
+            askHosts.isEmpty()
+                ? "false (no sandbox on this server may ask: its policy.ask_hosts is empty)"
+                : "false (tenant " + tenant + " may reach no host beyond its allowlist)");
+      }
+    }
+
+    /**
+     * Whether a person may be asked about {@code host} (a name the egress proxy normalised): the
+     * server's {@code ask_hosts} must cover it, and the tenant's own host list if it has one.
+     */
+    boolean mayAsk(String host) {
+      boolean server = askHosts.contains("*") || matches(askHosts, host);
+      return server && (tenantHosts == null || matches(tenantHosts, host));
+    }
+
     private boolean allowed(String host) {
+      return matches(allowHosts, host);
+    }
+
+    static boolean matches(List<String> rules, String host) {
       Optional<String> norm =
           NetworkPolicy.normalizeHost(host.startsWith("*.") ? host.substring(2) : host);
       if (norm.isEmpty()) {
         return false;
       }
       String h = host.startsWith("*.") ? "*." + norm.get() : norm.get();
-      for (String rule : allowHosts) {
+      for (String rule : rules) {
         String r = rule.toLowerCase(Locale.ROOT);
         if (r.equals(h)) {
           return true;
@@ -112,11 +140,9 @@ final class Policies {
     List<String> tenantHosts = t.allowHosts();
     if (tenantHosts != null) {
       // Keep only the tenant's hosts that the server's list also allows.
-      Effective serverOnly =
-          new Effective(List.of(), 0, 0, Duration.ZERO, server.allowHosts(), List.of(), t.name());
       List<String> kept = new ArrayList<>();
       for (String h : tenantHosts) {
-        if (serverOnly.allowed(h)) {
+        if (Effective.matches(server.allowHosts(), h)) {
           kept.add(h);
         }
       }
@@ -129,6 +155,9 @@ final class Policies {
         server.maxTtl(),
         hosts,
         server.runtimes(),
+        server.askHosts(),
+        tenantHosts,
+        server.allowAddresses(),
         t.name());
   }
 

@@ -115,6 +115,21 @@ final class Registry {
     return e;
   }
 
+  /** Any tenant's sandbox by id (the admin console): 404 when unknown or expired. */
+  Entry getAny(String id) {
+    Entry e = byId.get(id);
+    if (e == null) {
+      throw ApiException.notFound("sandbox '" + Escape.id(id) + "'");
+    }
+    return get(e.tenant(), id);
+  }
+
+  /** Every tenant's sandboxes (the admin console), oldest first. */
+  synchronized List<Entry> all() {
+    reapExpired();
+    return byId.values().stream().sorted((a, b) -> a.created().compareTo(b.created())).toList();
+  }
+
   synchronized List<Entry> list(String tenant) {
     reapExpired();
     return byId.values().stream()

@@ -1,5 +1,7 @@
 package io.agentnest.server;
 
+import io.agentnest.ApprovalDecision;
+import io.agentnest.ApprovalHandler;
 import io.agentnest.ApprovalPolicy;
 import io.agentnest.Artifact;
 import io.agentnest.ExecEvent;
@@ -9,6 +11,7 @@ import io.agentnest.Execution;
 import io.agentnest.FileInfo;
 import io.agentnest.NetworkPolicy;
 import io.agentnest.OutputChunk;
+import io.agentnest.ResourceUsage;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
@@ -29,6 +32,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -43,6 +47,9 @@ import org.jspecify.annotations.Nullable;
 /** The sandbox routes: lifecycle, exec and code (plain or server-sent events), files. */
 final class SandboxApi implements AutoCloseable {
   static final String TENANT = "agentnest.tenant";
+
+  /** Set on a request of the admin console: lists and approvals span every tenant. */
+  static final String ADMIN = "agentnest.admin";
 
   /** The label naming a sandbox's tenant: written by the server at create, read on adoption. */
   static final String TENANT_LABEL = "agentnest-server/tenant";
@@ -72,6 +79,7 @@ final class SandboxApi implements AutoCloseable {
   /** Streamed executions while they run, by sandbox id + "/" + execution id (for cancel). */
   private final Map<String, Execution> streaming = new ConcurrentHashMap<>();
 
+  private final UsageCache usage = new UsageCache(System::currentTimeMillis);
   private final ScheduledExecutorService keepalive =
       Executors.newSingleThreadScheduledExecutor(
           r -> {
@@ -107,6 +115,10 @@ final class SandboxApi implements AutoCloseable {
       throw new IllegalStateException("route reached without authentication");
     }
     return t;
+  }
+
+  static boolean admin(Context ctx) {
+    return Boolean.TRUE.equals(ctx.attribute(ADMIN));
   }
 
   void whoami(Context ctx) {
@@ -175,12 +187,25 @@ final class SandboxApi implements AutoCloseable {
     if (req.env() != null) {
       b.env(req.env());
     }
-    if (!hosts.isEmpty()) {
-      b.network(NetworkPolicy.allowlist(hosts.toArray(String[]::new)));
+    boolean ask = Boolean.TRUE.equals(req.askUnknownHosts());
+    if (ask) {
+      p.checkAsk();
     }
-    if (req.approvals() == Wire.Approvals.RECOMMENDED) {
-      ApprovalPolicy policy = ApprovalPolicy.recommended();
-      b.approvals(policy).approvalHandler(approvals.handlerFor(t.name(), policy.timeout()));
+    if (!hosts.isEmpty() || ask) {
+      NetworkPolicy.Builder n = NetworkPolicy.builder().allow(hosts);
+      p.allowAddresses().forEach(n::allowAddress);
+      if (ask) {
+        n.onUnknownHost(NetworkPolicy.Mode.ASK);
+      }
+      b.network(n.build());
+    }
+    ApprovalPolicy policy =
+        req.approvals() == Wire.Approvals.RECOMMENDED ? ApprovalPolicy.recommended() : null;
+    if (policy != null) {
+      b.approvals(policy);
+    }
+    if (policy != null || ask) {
+      b.approvalHandler(handler(t, p, policy));
     }
     SandboxConfig sc;
     try {
@@ -189,6 +214,7 @@ final class SandboxApi implements AutoCloseable {
       throw AgentNestServer.map(e);
     }
     taps.retain(registry);
+    usage.retain(registry);
     Registry.Reservation r = registry.reserve(t, memory, cpus);
     Sandbox sb;
     try {
@@ -204,9 +230,36 @@ final class SandboxApi implements AutoCloseable {
     return entry;
   }
 
+  /**
+   * The sandbox's approval handler: its questions go to the tenant's queue, each waiting as long as
+   * the policy that asks it does; a network question about a host outside the server's (and
+   * tenant's) {@code ask_hosts} is denied at once, so no person is asked what the policy forbids.
+   */
+  private ApprovalHandler handler(Tenant t, Policies.Effective p, @Nullable ApprovalPolicy policy) {
+    ApprovalHandler network =
+        approvals.handlerFor(t.name(), NetworkPolicy.DEFAULT_APPROVAL_TIMEOUT);
+    ApprovalHandler operations =
+        policy == null ? network : approvals.handlerFor(t.name(), policy.timeout());
+    return request -> {
+      if (!"network".equals(request.kind())) {
+        return operations.decide(request);
+      }
+      String target = request.target();
+      int colon = target.lastIndexOf(':');
+      String host = colon < 0 ? target : target.substring(0, colon);
+      if (!p.mayAsk(host)) {
+        return CompletableFuture.completedFuture(
+            new ApprovalDecision(
+                false, host + " is outside the server's policy.ask_hosts", "server"));
+      }
+      return network.decide(request);
+    };
+  }
+
   void list(Context ctx) {
     List<Wire.SandboxView> out = new ArrayList<>();
-    List<Registry.Entry> entries = registry.list(tenant(ctx).name());
+    usage.retain(registry);
+    List<Registry.Entry> entries = admin(ctx) ? registry.all() : registry.list(tenant(ctx).name());
     Map<String, Map<String, String>> engine = new HashMap<>();
     if (!entries.isEmpty()) {
       try {
@@ -219,13 +272,18 @@ final class SandboxApi implements AutoCloseable {
     }
     for (Registry.Entry e : entries) {
       Map<String, String> labels = engine.get(e.sandbox().id());
-      out.add(view(e, labels != null ? labels : e.sandbox().config().labels()));
+      out.add(
+          view(
+              e,
+              labels != null ? labels : e.sandbox().config().labels(),
+              usage.get(e.sandbox()).orElse(null)));
     }
     AgentNestServer.json(ctx, 200, Map.of("sandboxes", out));
   }
 
   void get(Context ctx) {
-    AgentNestServer.json(ctx, 200, view(entry(ctx)));
+    Registry.Entry e = entry(ctx);
+    AgentNestServer.json(ctx, 200, view(e, engineLabels(e), usage.get(e.sandbox()).orElse(null)));
   }
 
   void destroy(Context ctx) {
@@ -536,11 +594,21 @@ final class SandboxApi implements AutoCloseable {
     return registry.get(tenant(ctx).name(), ctx.pathParam("id"));
   }
 
+  /** The sandbox as an answer to a change (create, fork, restore): no usage figures yet. */
   static Wire.SandboxView view(Registry.Entry e) {
-    return view(e, engineLabels(e));
+    return view(e, engineLabels(e), null);
   }
 
-  static Wire.SandboxView view(Registry.Entry e, Map<String, String> engineLabels) {
+  /**
+   * The sandbox with the CPU and memory it uses (the last figure the engine gave), if known, and
+   * its configured labels: the console's live list, which must not cost an engine request a row.
+   */
+  Wire.SandboxView viewWithUsage(Registry.Entry e) {
+    return view(e, e.sandbox().config().labels(), usage.get(e.sandbox()).orElse(null));
+  }
+
+  static Wire.SandboxView view(
+      Registry.Entry e, Map<String, String> engineLabels, @Nullable ResourceUsage u) {
     Sandbox sb = e.sandbox();
     return new Wire.SandboxView(
         sb.id(),
@@ -551,7 +619,9 @@ final class SandboxApi implements AutoCloseable {
         e.created().toString(),
         sb.expiresAt().toString(),
         sb.config().runtime(),
-        UserLabels.visible(engineLabels));
+        UserLabels.visible(engineLabels),
+        u == null ? null : Math.round(u.cpus() * 1000) / 1000.0,
+        u == null ? null : u.memoryBytes());
   }
 
   /**
@@ -755,5 +825,6 @@ final class SandboxApi implements AutoCloseable {
   @Override
   public void close() {
     keepalive.shutdownNow();
+    usage.close();
   }
 }

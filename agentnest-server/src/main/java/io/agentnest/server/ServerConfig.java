@@ -7,6 +7,8 @@ import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.agentnest.ConfigException;
+import io.agentnest.NetworkPolicy;
 import io.agentnest.config.Sizes;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -33,6 +35,8 @@ import org.jspecify.annotations.Nullable;
  *   max_ttl: 2h
  *   allow_hosts: [pypi.org, "*.pythonhosted.org"]
  *   runtimes: [runc, runsc]
+ *   ask_hosts: ["*.example.org"]     # hosts a sandbox may ask a person about (none by default)
+ *   allow_addresses: [10.20.0.0/16]  # non-public ranges those names may resolve to (none)
  * audit:
  *   sinks: [{type: syslog, transport: tls, host: logs.example.org, port: 6514}]
  * }</pre>
@@ -54,8 +58,13 @@ public record ServerConfig(
   public record Tls(Path keystore, String passwordEnv, String type) {}
 
   /**
-   * What any sandbox on this server may be: the images it may run, per-sandbox caps and the egress
-   * hosts a request may ask for (none by default). A tenant's own policy only narrows these.
+   * What any sandbox on this server may be: the images it may run, per-sandbox caps, the egress
+   * hosts a request may ask for (none by default), the hosts a sandbox created with {@code
+   * askUnknownHosts} may ask a person about at run time ({@code ask_hosts}: names and wildcards as
+   * in {@code allow_hosts}, or {@code "*"} for any; none by default, so no question reaches a
+   * person unless the operator says so), and the non-public address ranges allowed or approved
+   * names may resolve to ({@code allow_addresses}; none by default: an internal service is reached
+   * only when the operator names its range). A tenant's own policy only narrows these.
    */
   public record Policy(
       String defaultImage,
@@ -65,7 +74,9 @@ public record ServerConfig(
       Duration defaultTtl,
       Duration maxTtl,
       List<String> allowHosts,
-      List<String> runtimes) {
+      List<String> runtimes,
+      List<String> askHosts,
+      List<String> allowAddresses) {
     /** The runtimes a tenant may ask for when the server's policy names none. */
     public static final List<String> DEFAULT_RUNTIMES = List.of("runc", "runsc");
 
@@ -73,6 +84,30 @@ public record ServerConfig(
       images = List.copyOf(images);
       allowHosts = List.copyOf(allowHosts);
       runtimes = List.copyOf(runtimes);
+      askHosts = List.copyOf(askHosts);
+      allowAddresses = List.copyOf(allowAddresses);
+    }
+
+    /** The same policy without ask or address allowances: what a server had before them. */
+    public Policy(
+        String defaultImage,
+        List<String> images,
+        long maxMemoryBytes,
+        double maxCpus,
+        Duration defaultTtl,
+        Duration maxTtl,
+        List<String> allowHosts) {
+      this(
+          defaultImage,
+          images,
+          maxMemoryBytes,
+          maxCpus,
+          defaultTtl,
+          maxTtl,
+          allowHosts,
+          DEFAULT_RUNTIMES,
+          List.of(),
+          List.of());
     }
 
     public static Policy defaults() {
@@ -83,8 +118,7 @@ public record ServerConfig(
           2,
           Duration.ofMinutes(30),
           Duration.ofHours(4),
-          List.of(),
-          DEFAULT_RUNTIMES);
+          List.of());
     }
   }
 
@@ -141,7 +175,9 @@ public record ServerConfig(
       @JsonProperty("default_ttl") @Nullable String defaultTtl,
       @JsonProperty("max_ttl") @Nullable String maxTtl,
       @JsonProperty("allow_hosts") @Nullable List<String> allowHosts,
-      @Nullable List<String> runtimes) {}
+      @Nullable List<String> runtimes,
+      @JsonProperty("ask_hosts") @Nullable List<String> askHosts,
+      @JsonProperty("allow_addresses") @Nullable List<String> allowAddresses) {}
 
   /** Reads {@code file}; errors name the file, line and column and the fix. */
   public static ServerConfig load(Path file) {
@@ -231,7 +267,10 @@ public record ServerConfig(
                   : duration("policy.default_ttl", ps.defaultTtl()),
               ps.maxTtl() == null ? p.maxTtl() : duration("policy.max_ttl", ps.maxTtl()),
               ps.allowHosts() == null ? p.allowHosts() : ps.allowHosts(),
-              ps.runtimes() == null ? p.runtimes() : ps.runtimes());
+              ps.runtimes() == null ? p.runtimes() : ps.runtimes(),
+              ps.askHosts() == null ? p.askHosts() : ps.askHosts(),
+              ps.allowAddresses() == null ? p.allowAddresses() : ps.allowAddresses());
+      checkNetwork(source, p);
     }
     return new ServerConfig(
         host,
@@ -242,6 +281,32 @@ public record ServerConfig(
         f.maxJson() == null ? d.maxJsonBytes() : Sizes.parse("max_json", f.maxJson()),
         p,
         AuditShippingConfig.parse(f.audit(), source));
+  }
+
+  /** Refuses ask patterns and address ranges the sandbox's network policy would refuse later. */
+  private static void checkNetwork(String source, Policy p) {
+    for (String h : p.askHosts()) {
+      if (!h.equals("*")
+          && NetworkPolicy.normalizeHost(h.startsWith("*.") ? h.substring(2) : h).isEmpty()) {
+        throw new IllegalArgumentException(
+            source
+                + ": policy.ask_hosts '"
+                + h
+                + "' is not a host name or wildcard: write e.g. example.org, \"*.example.org\" or"
+                + " \"*\" (any host)");
+      }
+    }
+    try {
+      NetworkPolicy.Builder b = NetworkPolicy.builder();
+      p.allowAddresses().forEach(b::allowAddress);
+      b.build();
+    } catch (ConfigException e) {
+      throw new IllegalArgumentException(
+          source
+              + ": policy.allow_addresses: "
+              + String.valueOf(e.getMessage()).replace("network.allowAddress", "the range"),
+          e);
+    }
   }
 
   private static final Pattern DURATION = Pattern.compile("([0-9]{1,9})([smhd])");

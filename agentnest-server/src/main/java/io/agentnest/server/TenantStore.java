@@ -101,6 +101,9 @@ public final class TenantStore implements AutoCloseable {
                 + " created TEXT NOT NULL)");
         s.execute(
             "CREATE INDEX IF NOT EXISTS sandbox_owners_tenant ON sandbox_owners(tenant, created)");
+        s.execute(
+            "CREATE TABLE IF NOT EXISTS admin_keys (id TEXT PRIMARY KEY, hash TEXT NOT NULL,"
+                + " created TEXT NOT NULL, revoked TEXT)");
       }
       return new TenantStore(c, clock, file.toAbsolutePath().normalize());
     } catch (SQLException | IOException e) {
@@ -192,12 +195,9 @@ public final class TenantStore implements AutoCloseable {
       throw new IllegalArgumentException(
           "no tenant '" + tenant + "': add it first with `agentnest tenant add " + tenant + "`");
     }
-    byte[] idBytes = new byte[8];
-    byte[] secret = new byte[32];
-    RANDOM.nextBytes(idBytes);
-    RANDOM.nextBytes(secret);
-    String id = HexFormat.of().formatHex(idBytes);
-    String key = "ank_" + id + "_" + Base64.getUrlEncoder().withoutPadding().encodeToString(secret);
+    String[] k = newKey();
+    String id = k[0];
+    String key = k[1];
     try (PreparedStatement p =
         db.prepareStatement("INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, NULL)")) {
       p.setString(1, id);
@@ -257,18 +257,123 @@ public final class TenantStore implements AutoCloseable {
     }
   }
 
-  /** Revokes a key by its id (or the whole key); false when there is no such key. */
+  /**
+   * Revokes a key by its id (or the whole key), a tenant's or an admin key; false when there is no
+   * such key.
+   */
   public synchronized boolean revoke(String keyOrId) {
     var m = KEY.matcher(keyOrId);
     String id = m.matches() ? m.group(1) : keyOrId;
+    int n = 0;
+    for (String table : List.of("api_keys", "admin_keys")) {
+      try (PreparedStatement p =
+          db.prepareStatement(
+              "UPDATE " + table + " SET revoked = ? WHERE id = ? AND revoked IS NULL")) {
+        p.setString(1, clock.instant().toString());
+        p.setString(2, id);
+        n += p.executeUpdate();
+      } catch (SQLException e) {
+        throw storeError(e);
+      }
+    }
+    return n > 0;
+  }
+
+  /**
+   * Issues an admin key: the web console signed in with it shows every tenant's sandboxes,
+   * approvals and audit, and answers any tenant's questions (as {@code console:admin}). It is no
+   * tenant's key: the API refuses it. Returned once; only its hash is kept, like a tenant key's.
+   */
+  public synchronized String issueAdminKey() {
+    String[] key = newKey();
     try (PreparedStatement p =
-        db.prepareStatement("UPDATE api_keys SET revoked = ? WHERE id = ? AND revoked IS NULL")) {
-      p.setString(1, clock.instant().toString());
-      p.setString(2, id);
-      return p.executeUpdate() == 1;
+        db.prepareStatement("INSERT INTO admin_keys VALUES (?, ?, ?, NULL)")) {
+      p.setString(1, key[0]);
+      p.setString(2, sha256(key[1]));
+      p.setString(3, clock.instant().toString());
+      p.executeUpdate();
     } catch (SQLException e) {
       throw storeError(e);
     }
+    return key[1];
+  }
+
+  /** Checks a presented admin key: null when it is a valid one, else why not. */
+  public synchronized @Nullable Refusal checkAdminKey(String presented) {
+    var m = KEY.matcher(presented);
+    if (!m.matches()) {
+      return Refusal.MALFORMED;
+    }
+    try (PreparedStatement p =
+        db.prepareStatement("SELECT hash, revoked FROM admin_keys WHERE id = ?")) {
+      p.setString(1, m.group(1));
+      try (ResultSet r = p.executeQuery()) {
+        if (!r.next()
+            || !MessageDigest.isEqual(
+                r.getString(1).getBytes(StandardCharsets.US_ASCII),
+                sha256(presented).getBytes(StandardCharsets.US_ASCII))) {
+          return Refusal.UNKNOWN;
+        }
+        return r.getString(2) != null ? Refusal.REVOKED : null;
+      }
+    } catch (SQLException e) {
+      throw storeError(e);
+    }
+  }
+
+  /** Whether admin key {@code id} exists and is not revoked. */
+  public synchronized boolean adminKeyActive(String id) {
+    try (PreparedStatement p =
+        db.prepareStatement("SELECT 1 FROM admin_keys WHERE id = ? AND revoked IS NULL")) {
+      p.setString(1, id);
+      try (ResultSet r = p.executeQuery()) {
+        return r.next();
+      }
+    } catch (SQLException e) {
+      throw storeError(e);
+    }
+  }
+
+  /** The id part of a well-formed key (what listings and revocation use). */
+  static String keyId(String key) {
+    var m = KEY.matcher(key);
+    if (!m.matches()) {
+      throw new IllegalArgumentException("not a key: keys look like ank_<16 hex>_<43 characters>");
+    }
+    return m.group(1);
+  }
+
+  /** The admin keys (ids and dates, never secrets); their tenant is shown as {@code *admin}. */
+  public synchronized List<ApiKey> adminKeys() {
+    List<ApiKey> out = new ArrayList<>();
+    try (Statement s = db.createStatement();
+        ResultSet r =
+            s.executeQuery("SELECT id, created, revoked FROM admin_keys ORDER BY created")) {
+      while (r.next()) {
+        out.add(
+            new ApiKey(
+                r.getString(1),
+                "*admin",
+                Instant.parse(r.getString(2)),
+                null,
+                instant(r.getString(3))));
+      }
+    } catch (SQLException e) {
+      throw storeError(e);
+    }
+    return out;
+  }
+
+  /** A new random key: its id and the whole key. */
+  private static String[] newKey() {
+    byte[] idBytes = new byte[8];
+    byte[] secret = new byte[32];
+    RANDOM.nextBytes(idBytes);
+    RANDOM.nextBytes(secret);
+    String id = HexFormat.of().formatHex(idBytes);
+    return new String[] {
+      id, "ank_" + id + "_" + Base64.getUrlEncoder().withoutPadding().encodeToString(secret)
+    };
   }
 
   /** A tenant by name. */

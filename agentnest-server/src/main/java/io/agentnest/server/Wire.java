@@ -42,7 +42,8 @@ final class Wire {
       @Nullable String runtime,
       @Nullable Long pidsLimit,
       @Nullable Long tmpSizeBytes,
-      @Nullable Long workspaceSizeBytes) {}
+      @Nullable Long workspaceSizeBytes,
+      @Nullable Boolean askUnknownHosts) {}
 
   /** Which operations wait for a person's approval (GET /v1/approvals). */
   enum Approvals {
@@ -57,6 +58,7 @@ final class Wire {
 
   record ApprovalView(
       String id,
+      String tenant,
       String sandboxId,
       String kind,
       String target,
@@ -96,7 +98,9 @@ final class Wire {
       String createdAt,
       String expiresAt,
       @Nullable String runtime,
-      Map<String, String> labels) {}
+      Map<String, String> labels,
+      @Nullable Double cpusInUse,
+      @Nullable Long memoryInUseBytes) {}
 
   /** POST /v1/sandboxes/{id}/snapshots. */
   record SaveSnapshot(String name, @Nullable Boolean replace) {}

@@ -3,11 +3,16 @@ package io.agentnest.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.sun.net.httpserver.HttpServer;
 import io.agentnest.audit.AuditLog;
 import io.agentnest.docker.DockerEngineRequired;
+import io.agentnest.internal.egress.EgressResolvers;
+import io.agentnest.internal.egress.StaticResolver;
 import io.agentnest.tck.Prerequisites;
 import java.io.File;
+import java.io.OutputStream;
 import java.io.RandomAccessFile;
+import java.net.InetSocketAddress;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
@@ -28,6 +33,7 @@ import org.openqa.selenium.By;
 import org.openqa.selenium.Dimension;
 import org.openqa.selenium.JavascriptExecutor;
 import org.openqa.selenium.OutputType;
+import org.openqa.selenium.StaleElementReferenceException;
 import org.openqa.selenium.TakesScreenshot;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
@@ -56,8 +62,17 @@ class ConsoleIT {
   static final String HOSTILE_NAME =
       "\"$(printf '" + XSS_TARGET + "\\033]0;pwned\\007\\033[31m')\"";
 
+  /**
+   * In the path of a network question's request (a host name cannot hold it: the proxy refuses).
+   */
+  static final String XSS_PATH = "/<img/src=x/onerror=window.__xss=4>";
+
   @TempDir static Path dir;
   static TestServer running;
+
+  /** What the sandbox's approved requests reach: on loopback, through the host's egress proxy. */
+  static HttpServer web;
+
   static Http http;
   static String keyA;
   static String keyB;
@@ -66,19 +81,51 @@ class ConsoleIT {
   static HttpClient client = HttpClient.newHttpClient();
 
   @BeforeAll
-  static void start() {
-    running = TestServer.loopback(dir);
+  static void start() throws Exception {
+    web = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    web.createContext(
+        "/",
+        ex -> {
+          byte[] body =
+              ("hello from " + ex.getRequestURI().getRawPath()).getBytes(StandardCharsets.UTF_8);
+          ex.sendResponseHeaders(200, body.length);
+          try (OutputStream o = ex.getResponseBody()) {
+            o.write(body);
+          }
+        });
+    web.start();
+    // Test names resolve to the test's own server; the server's policy allows that one address.
+    EgressResolvers.replaceForTests(
+        StaticResolver.of("ask.test", "127.0.0.1").with("deny.test", "127.0.0.1"));
+    running =
+        TestServer.start(
+            dir,
+            ServerConfig.parse(
+                "listen: {host: 127.0.0.1, port: 0}\nmax_json: 64k\nmax_body: 1m\n"
+                    + "policy: {ask_hosts: [\"*.test\"], allow_addresses: [127.0.0.1/32]}\n",
+                "test"));
     keyA = running.key(new Tenant("alpha", 3, 2L << 30, 3, 1000, null, null));
     keyB = running.key(new Tenant("beta", 2, 2L << 30, 2, 1000, null, null));
     http = running.http();
-    sandboxA = http.created(keyA, "{\"memoryBytes\": 268435456, \"approvals\": \"recommended\"}");
+    sandboxA =
+        http.created(
+            keyA,
+            "{\"memoryBytes\": 268435456, \"approvals\": \"recommended\","
+                + " \"askUnknownHosts\": true}");
     sandboxB = http.created(keyB, "{\"memoryBytes\": 268435456}");
   }
 
   @AfterAll
   static void stop() {
-    if (running != null) {
-      running.close();
+    try {
+      if (running != null) {
+        running.close();
+      }
+    } finally {
+      EgressResolvers.replaceForTests(null);
+      if (web != null) {
+        web.stop(0);
+      }
     }
   }
 
@@ -127,8 +174,15 @@ class ConsoleIT {
     Files.write(SHOTS.resolve(name), ((TakesScreenshot) d).getScreenshotAs(OutputType.BYTES));
   }
 
+  /** A wait that also retries when the page re-rendered the element it was reading. */
+  static WebDriverWait waiting(WebDriver d, int seconds) {
+    WebDriverWait w = new WebDriverWait(d, Duration.ofSeconds(seconds));
+    w.ignoring(StaleElementReferenceException.class);
+    return w;
+  }
+
   static WebElement waitFor(WebDriver d, By by) {
-    return new WebDriverWait(d, Duration.ofSeconds(15))
+    return waiting(d, 15)
         .until(
             x ->
                 x.findElements(by).stream()
@@ -145,6 +199,55 @@ class ConsoleIT {
                 "/v1/sandboxes/" + sandboxA + "/exec",
                 keyA,
                 "{\"command\": " + Wire.JSON.valueToTree(command) + ", \"timeoutSeconds\": 120}"));
+  }
+
+  static CompletableFuture<Http.Reply> codeAsync(String code) {
+    return CompletableFuture.supplyAsync(
+        () ->
+            http.json(
+                "POST",
+                "/v1/sandboxes/" + sandboxA + "/code",
+                keyA,
+                "{\"code\": " + Wire.JSON.valueToTree(code) + ", \"timeoutSeconds\": 120}"));
+  }
+
+  /** Python in the sandbox: fetches {@code url} through the proxy; the body, or the HTTP error. */
+  static String fetch(String url) {
+    return "import urllib.request, urllib.error\n"
+        + "try:\n"
+        + "    r = urllib.request.urlopen('"
+        + url
+        + "', timeout=100).read().decode()\n"
+        + "except urllib.error.HTTPError as e:\n"
+        + "    r = 'refused %d' % e.code\n"
+        + "r";
+  }
+
+  /**
+   * Python in the sandbox: sends {@code GET target} (a Python bytes literal's text) to the egress
+   * proxy as written, without a client library's checks; the proxy's status line.
+   */
+  static String rawRequest(String host, String target) {
+    return "import os, socket, urllib.parse\n"
+        + "p = urllib.parse.urlsplit(os.environ['HTTP_PROXY'])\n"
+        + "s = socket.create_connection((p.hostname, p.port), timeout=100)\n"
+        + "s.sendall(b'GET "
+        + target
+        + " HTTP/1.1\\r\\nHost: "
+        + host
+        + "\\r\\nConnection: close\\r\\n\\r\\n')\n"
+        + "s.recv(200).split(b'\\r\\n')[0].decode()";
+  }
+
+  /** A question in the page's list whose text contains {@code text}. */
+  static WebElement question(WebDriver d, String text) {
+    return waiting(d, 20)
+        .until(
+            x ->
+                x.findElements(By.cssSelector("#approval-list li")).stream()
+                    .filter(e -> e.getText().contains(text))
+                    .findFirst()
+                    .orElse(null));
   }
 
   @Test
@@ -173,23 +276,27 @@ class ConsoleIT {
       d.get(base() + "/console/");
       waitFor(d, By.id("key")).sendKeys(keyA);
       d.findElement(By.id("signin-button")).click();
-      WebElement row = waitFor(d, By.cssSelector("tr[data-id='" + sandboxA + "']"));
+      waitFor(d, By.cssSelector("tr[data-id='" + sandboxA + "']"));
       assertThat(d.findElement(By.id("who")).getText()).isEqualTo("alpha");
       assertThat(d.findElements(By.cssSelector("tr[data-id='" + sandboxB + "']"))).isEmpty();
+      // The engine's CPU and memory figures arrive in the live list (no reload).
+      By mem = By.cssSelector("tr[data-id='" + sandboxA + "'] td.mem");
+      waiting(d, 30).until(x -> x.findElement(mem).getText().matches("[0-9]+ MiB of 256 MiB"));
+      assertThat(d.findElement(By.cssSelector("tr[data-id='" + sandboxA + "'] td.cpu")).getText())
+          .matches("[0-9]+\\.[0-9]{2} of 1(\\.0)?");
+      JsonNode view = http.get("/v1/sandboxes/" + sandboxA, keyA).json();
+      assertThat(view.get("memoryInUseBytes").asLong()).isPositive().isLessThan(256L << 20);
       shot(d, "sandboxes.png");
 
-      row.click();
-      new WebDriverWait(d, Duration.ofSeconds(15))
-          .until(x -> x.findElement(By.id("files")).getText().contains(XSS_FILE));
-      new WebDriverWait(d, Duration.ofSeconds(15))
-          .until(x -> x.findElement(By.id("activity")).getText().contains("<script>"));
+      d.findElement(By.cssSelector("tr[data-id='" + sandboxA + "']")).click();
+      waiting(d, 15).until(x -> x.findElement(By.id("files")).getText().contains(XSS_FILE));
+      waiting(d, 15).until(x -> x.findElement(By.id("activity")).getText().contains("<script>"));
       // An execution's output streams into the open page while it runs.
       CompletableFuture<Http.Reply> ticking =
           execAsync("for i in 1 2 3 4; do echo tick$i; sleep 1; done");
-      new WebDriverWait(d, Duration.ofSeconds(20))
-          .until(x -> x.findElement(By.id("runs")).getText().contains("tick1"));
+      waiting(d, 20).until(x -> x.findElement(By.id("runs")).getText().contains("tick1"));
       assertThat(ticking).as("output shown before the command ended").isNotDone();
-      new WebDriverWait(d, Duration.ofSeconds(30))
+      waiting(d, 30)
           .until(
               x -> {
                 String run = x.findElement(By.cssSelector("#runs li:first-child")).getText();
@@ -215,7 +322,7 @@ class ConsoleIT {
       // Deny another, whose target is an XSS payload: shown as text, refused in the sandbox.
       CompletableFuture<Http.Reply> rm2 = execAsync("rm " + HOSTILE_NAME);
       WebElement q2 =
-          new WebDriverWait(d, Duration.ofSeconds(15))
+          waiting(d, 15)
               .until(
                   x ->
                       x.findElements(By.cssSelector("#approval-list li")).stream()
@@ -236,21 +343,78 @@ class ConsoleIT {
                   + Wire.JSON.valueToTree("test -e " + HOSTILE_NAME + " && echo kept")
                   + "}");
       assertThat(still.json().get("stdout").asText()).isEqualTo("kept\n");
+
+      // A network question: approved, the blocked request proceeds through the egress proxy.
+      int port = web.getAddress().getPort();
+      CompletableFuture<Http.Reply> get = codeAsync(fetch("http://ask.test:" + port + "/approved"));
+      WebElement net = question(d, "ask.test:" + port);
+      assertThat(net.findElement(By.tagName("strong")).getText()).isEqualTo("network");
+      assertThat(http.get("/v1/approvals", keyA).text()).contains("\"kind\":\"network\"");
+      shot(d, "approvals-network.png");
+      net.findElement(By.cssSelector("input.reason")).sendKeys("docs site");
+      net.findElement(By.cssSelector("button.approve")).click();
+      Http.Reply got = get.get(90, TimeUnit.SECONDS);
+      assertThat(got.status()).as(got.text()).isEqualTo(200);
+      assertThat(got.json().get("result").asText()).contains("hello from /approved");
+
+      // Another, whose request carries an XSS payload: shown as text, denied, refused (403).
+      CompletableFuture<Http.Reply> hostile =
+          codeAsync(rawRequest("deny.test:" + port, "http://deny.test:" + port + XSS_PATH));
+      WebElement net2 = question(d, "deny.test:" + port);
+      assertThat(net2.getText()).contains(XSS_PATH);
+      net2.findElement(By.cssSelector("button.deny")).click();
+      Http.Reply denied = hostile.get(90, TimeUnit.SECONDS);
+      assertThat(denied.status()).as(denied.text()).isEqualTo(200);
+      assertThat(denied.json().get("result").asText()).contains("403");
+
+      // Terminal escapes never reach a question: the proxy refuses the request line (400).
+      Http.Reply escapes =
+          http.json(
+              "POST",
+              "/v1/sandboxes/" + sandboxA + "/code",
+              keyA,
+              "{\"code\": "
+                  + Wire.JSON.valueToTree(
+                      rawRequest(
+                          "deny.test:" + port,
+                          "http://deny.test:" + port + "/\\x1b]0;pwned\\x07\\x1b[31m"))
+                  + "}");
+      assertThat(escapes.json().get("result").asText()).contains("400");
+      assertThat(http.get("/v1/approvals", keyA).json().get("approvals")).isEmpty();
+
+      // A host outside the server's ask_hosts is refused without asking anyone.
+      Http.Reply outside =
+          http.json(
+              "POST",
+              "/v1/sandboxes/" + sandboxA + "/code",
+              keyA,
+              "{\"code\": "
+                  + Wire.JSON.valueToTree(fetch("http://outside.example:" + port + "/"))
+                  + "}");
+      assertThat(outside.json().get("result").asText()).isEqualTo("'refused 403'");
+
       JsonNode decided =
           http.get("/v1/sandboxes/" + sandboxA + "/audit?type=approval.decided", keyA).json();
-      assertThat(decided.toString()).contains("console:alpha").contains("ok, it is a copy");
+      assertThat(decided.toString())
+          .contains("console:alpha")
+          .contains("ok, it is a copy")
+          .contains("docs site")
+          .contains("deny.test:" + port);
+      JsonNode attempts =
+          http.get("/v1/sandboxes/" + sandboxA + "/audit?type=network.attempt", keyA).json();
+      assertThat(attempts.toString()).contains("APPROVED").contains("DENIED");
 
       // Audit: filter, then a tampered record is flagged with its line.
       d.get(base() + "/console/#audit");
       waitFor(d, By.id("audit-filter"));
-      new WebDriverWait(d, Duration.ofSeconds(15))
+      waiting(d, 15)
           .until(
               x ->
                   !x.findElements(By.cssSelector("#audit-sandbox option[value='" + sandboxA + "']"))
                       .isEmpty());
       d.findElement(By.id("audit-text")).sendKeys("report.txt");
       d.findElement(By.id("audit-filter")).click();
-      new WebDriverWait(d, Duration.ofSeconds(15))
+      waiting(d, 15)
           .until(x -> x.findElement(By.id("verify")).getText().startsWith("Chain intact"));
       assertThat(d.findElements(By.cssSelector("#audit-list li"))).isNotEmpty();
       assertThat(d.findElement(By.id("audit-list")).getText()).contains("report.txt");
@@ -265,7 +429,7 @@ class ConsoleIT {
             Character.isUpperCase(was) ? Character.toLowerCase(was) : Character.toUpperCase(was));
         try {
           d.findElement(By.id("audit-filter")).click();
-          new WebDriverWait(d, Duration.ofSeconds(15))
+          waiting(d, 15)
               .until(
                   x ->
                       x.findElement(By.id("verify"))
@@ -407,5 +571,175 @@ class ConsoleIT {
     HttpResponse<String> js = send(req("/console/app.js").GET());
     assertThat(js.statusCode()).isEqualTo(200);
     assertThat(js.headers().firstValue("Content-Type").orElseThrow()).startsWith("text/javascript");
+  }
+
+  /** Signs in with {@code key}; the cookie ("name=value") and the CSRF token. */
+  static String[] signIn(String key) throws Exception {
+    HttpResponse<String> r =
+        send(
+            req("/console/session")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"key\":\"" + key + "\"}")));
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(201);
+    String setCookie = r.headers().firstValue("Set-Cookie").orElseThrow();
+    return new String[] {
+      setCookie.substring(0, setCookie.indexOf(';')),
+      Wire.JSON.readTree(r.body()).get("csrf").asText(),
+      r.body()
+    };
+  }
+
+  @Test
+  void theAdminKeySeesEveryTenantNeedsCsrfAndEndsWhenRevoked() throws Exception {
+    String admin = running.store().issueAdminKey();
+    String[] s = signIn(admin);
+    String cookie = s[0];
+    String csrf = s[1];
+    assertThat(Wire.JSON.readTree(s[2]).get("admin").asBoolean()).isTrue();
+
+    // Every tenant's sandboxes, each with its tenant; another's by id too.
+    JsonNode all =
+        Wire.JSON.readTree(send(req("/v1/sandboxes").header("Cookie", cookie).GET()).body());
+    assertThat(all.findValuesAsText("id")).contains(sandboxA, sandboxB);
+    assertThat(all.findValuesAsText("tenant")).contains("alpha", "beta");
+    HttpResponse<String> b = send(req("/v1/sandboxes/" + sandboxB).header("Cookie", cookie).GET());
+    assertThat(b.statusCode()).isEqualTo(200);
+    assertThat(Wire.JSON.readTree(b.body()).get("tenant").asText()).isEqualTo("beta");
+    assertThat(
+            send(req("/v1/sandboxes/" + sandboxB + "/audit").header("Cookie", cookie).GET())
+                .statusCode())
+        .isEqualTo(200);
+    assertThat(send(req("/v1/approvals").header("Cookie", cookie).GET()).statusCode())
+        .isEqualTo(200);
+    assertThat(send(req("/v1/sandboxes/sb-unknown").header("Cookie", cookie).GET()).statusCode())
+        .isEqualTo(404);
+
+    // A change needs the CSRF token like any session's.
+    String extend = "/v1/sandboxes/" + sandboxB + "/extend";
+    HttpResponse<String> noToken =
+        send(
+            req(extend)
+                .header("Cookie", cookie)
+                .POST(HttpRequest.BodyPublishers.ofString("{\"seconds\": 30}")));
+    assertThat(noToken.statusCode()).isEqualTo(403);
+    assertThat(noToken.body()).contains("\"csrf\"");
+    HttpResponse<String> extended =
+        send(
+            req(extend)
+                .header("Cookie", cookie)
+                .header("X-CSRF-Token", csrf)
+                .POST(HttpRequest.BodyPublishers.ofString("{\"seconds\": 30}")));
+    assertThat(extended.statusCode()).as(extended.body()).isEqualTo(200);
+
+    // Another tenant's question, answered by the admin: audited as console:admin.
+    String asking =
+        http.created(keyB, "{\"memoryBytes\": 268435456, \"approvals\": \"recommended\"}");
+    upload(keyB, asking, "old.txt", "old");
+    CompletableFuture<Http.Reply> rm =
+        CompletableFuture.supplyAsync(
+            () ->
+                http.json(
+                    "POST",
+                    "/v1/sandboxes/" + asking + "/exec",
+                    keyB,
+                    "{\"command\": \"rm old.txt && echo gone\", \"timeoutSeconds\": 120}"));
+    JsonNode question = null;
+    for (int i = 0; i < 150 && question == null; i++) {
+      JsonNode list =
+          Wire.JSON.readTree(send(req("/v1/approvals").header("Cookie", cookie).GET()).body());
+      for (JsonNode q : list.get("approvals")) {
+        if (q.get("sandboxId").asText().equals(asking)) {
+          question = q;
+        }
+      }
+      if (question == null) {
+        Thread.sleep(100);
+      }
+    }
+    assertThat(question).as("beta's question reaches the admin").isNotNull();
+    assertThat(question.get("tenant").asText()).isEqualTo("beta");
+    assertThat(http.get("/v1/approvals", keyA).text()).doesNotContain(asking);
+    HttpResponse<String> approved =
+        send(
+            req("/v1/approvals/" + question.get("id").asText())
+                .header("Cookie", cookie)
+                .header("X-CSRF-Token", csrf)
+                .POST(
+                    HttpRequest.BodyPublishers.ofString(
+                        "{\"approve\": true, \"reason\": \"admin says yes\"}")));
+    assertThat(approved.statusCode()).as(approved.body()).isEqualTo(204);
+    assertThat(rm.get(60, TimeUnit.SECONDS).json().get("stdout").asText()).isEqualTo("gone\n");
+    assertThat(http.get("/v1/sandboxes/" + asking + "/audit?type=approval.decided", keyB).text())
+        .contains("console:admin")
+        .contains("admin says yes");
+    HttpResponse<String> destroyed =
+        send(
+            req("/v1/sandboxes/" + asking)
+                .header("Cookie", cookie)
+                .header("X-CSRF-Token", csrf)
+                .DELETE());
+    assertThat(destroyed.statusCode()).isEqualTo(204);
+    assertThat(http.get("/v1/sandboxes/" + asking, keyB).status()).isEqualTo(404);
+
+    // The admin watches and answers; running code or making sandboxes stays with tenant keys.
+    HttpResponse<String> exec =
+        send(
+            req("/v1/sandboxes/" + sandboxB + "/exec")
+                .header("Cookie", cookie)
+                .header("X-CSRF-Token", csrf)
+                .POST(HttpRequest.BodyPublishers.ofString("{\"command\": \"id\"}")));
+    assertThat(exec.statusCode()).isEqualTo(403);
+    assertThat(exec.body()).contains("\"forbidden\"");
+    assertThat(
+            send(req("/v1/sandboxes")
+                    .header("Cookie", cookie)
+                    .header("X-CSRF-Token", csrf)
+                    .POST(HttpRequest.BodyPublishers.ofString("{}")))
+                .statusCode())
+        .isEqualTo(403);
+    // The admin key is no API key.
+    assertThat(http.get("/v1/sandboxes", admin).status()).isEqualTo(401);
+
+    // A tenant's session still sees only its own: beta's list has no alpha sandbox.
+    String[] beta = signIn(keyB);
+    JsonNode mine =
+        Wire.JSON.readTree(send(req("/v1/sandboxes").header("Cookie", beta[0]).GET()).body());
+    assertThat(mine.findValuesAsText("id")).contains(sandboxB).doesNotContain(sandboxA);
+    assertThat(mine.findValuesAsText("tenant")).containsOnly("beta");
+
+    // Revoked: the open session ends at its next request, and the key no longer signs in.
+    assertThat(running.store().revoke(admin)).isTrue();
+    assertThat(send(req("/v1/sandboxes").header("Cookie", cookie).GET()).statusCode())
+        .isEqualTo(401);
+    assertThat(
+            send(req("/console/session")
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"key\":\"" + admin + "\"}")))
+                .statusCode())
+        .isEqualTo(401);
+  }
+
+  @Test
+  void theAdminSeesEveryTenantsSandboxesInTheBrowser() throws Exception {
+    String admin = running.store().issueAdminKey();
+    WebDriver d = chrome();
+    try {
+      d.get(base() + "/console/");
+      waitFor(d, By.id("key")).sendKeys(admin);
+      d.findElement(By.id("signin-button")).click();
+      waitFor(d, By.cssSelector("tr[data-id='" + sandboxB + "']"));
+      waitFor(d, By.cssSelector("tr[data-id='" + sandboxA + "']"));
+      assertThat(d.findElement(By.id("who")).getText()).isEqualTo("admin (all tenants)");
+      assertThat(
+              d.findElement(By.cssSelector("tr[data-id='" + sandboxB + "'] td.tenant")).getText())
+          .isEqualTo("beta");
+      waiting(d, 30)
+          .until(
+              x ->
+                  x.findElements(By.cssSelector("td.mem")).stream()
+                      .noneMatch(e -> e.getText().startsWith("—")));
+      shot(d, "admin.png");
+    } finally {
+      d.quit();
+      running.store().revoke(admin);
+    }
   }
 }

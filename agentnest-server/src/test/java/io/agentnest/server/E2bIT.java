@@ -19,9 +19,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -291,6 +295,86 @@ class E2bIT {
     String body = new String(call.get(120, TimeUnit.SECONDS).body(), StandardCharsets.UTF_8);
     assertThat(body)
         .contains(Base64.getEncoder().encodeToString("gone\n".getBytes(StandardCharsets.UTF_8)));
+  }
+
+  @Test
+  void codeInterpreterCallsStreamIntoTheConsolesExecutionsWhileTheyRun() throws Exception {
+    Made a = create(keyA);
+    HttpResponse<String> signIn =
+        client.send(
+            HttpRequest.newBuilder(URI.create(base() + "/console/session"))
+                .POST(HttpRequest.BodyPublishers.ofString("{\"key\":\"" + keyA + "\"}"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(signIn.statusCode()).as(signIn.body()).isEqualTo(201);
+    String setCookie = signIn.headers().firstValue("Set-Cookie").orElseThrow();
+    String cookie = setCookie.substring(0, setCookie.indexOf(';'));
+    String code =
+        "import time\nfor i in range(3):\n    print('tick', i, flush=True)\n    time.sleep(1)";
+    CompletableFuture<HttpResponse<byte[]>> call =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                return envd(
+                    "/execute",
+                    Map.of(
+                        "E2b-Sandbox-Id",
+                        a.id(),
+                        "E2b-Sandbox-Port",
+                        "49999",
+                        "X-Access-Token",
+                        a.envdToken()),
+                    "application/json",
+                    Wire.JSON.writeValueAsBytes(Map.of("code", code)));
+              } catch (Exception e) {
+                throw new CompletionException(e);
+              }
+            });
+    HttpResponse<Stream<String>> events =
+        client.send(
+            HttpRequest.newBuilder(URI.create(base() + "/console/executions?sandbox=" + a.id()))
+                .header("Cookie", cookie)
+                .GET()
+                .build(),
+            HttpResponse.BodyHandlers.ofLines());
+    assertThat(events.statusCode()).isEqualTo(200);
+    boolean seenRunning = false;
+    JsonNode finished = null;
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+    try (Stream<String> lines = events.body()) {
+      Iterator<String> it = lines.limit(10_000).iterator();
+      while (finished == null && System.nanoTime() < deadline && it.hasNext()) {
+        String line = it.next();
+        if (!line.startsWith("data: ")) {
+          continue;
+        }
+        JsonNode run = Wire.JSON.readTree(line.substring(6));
+        if (!"e2b-code".equals(run.path("kind").asText())) {
+          continue;
+        }
+        assertThat(run.get("text").asText()).isEqualTo(code);
+        if (run.get("finishedAt").isNull()) {
+          // Output shown while the call still runs: tick 0 before the last tick.
+          seenRunning |= run.get("output").asText().contains("tick 0") && !call.isDone();
+        } else {
+          finished = run;
+        }
+      }
+    }
+    assertThat(seenRunning).as("output seen before the call ended").isTrue();
+    assertThat(finished).isNotNull();
+    assertThat(finished.get("output").asText()).isEqualTo("tick 0\ntick 1\ntick 2\n");
+    assertThat(finished.get("outcome").asText()).isEqualTo("exit 0");
+    assertThat(call.get(60, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    // Gives the tenant's sandbox quota back for the other tests.
+    HttpResponse<String> killed =
+        client.send(
+            HttpRequest.newBuilder(URI.create(base() + "/e2b/sandboxes/" + a.id()))
+                .header("X-API-KEY", keyA)
+                .DELETE()
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(killed.statusCode()).as(killed.body()).isEqualTo(204);
   }
 
   @Test

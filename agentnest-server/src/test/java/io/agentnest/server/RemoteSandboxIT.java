@@ -10,6 +10,7 @@ import io.agentnest.Artifact;
 import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
 import io.agentnest.FileOperationException;
+import io.agentnest.ResourceUsage;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxNotFoundException;
@@ -22,6 +23,7 @@ import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
@@ -79,6 +81,13 @@ class RemoteSandboxIT {
       var before = sb.expiresAt();
       sb.extend(Duration.ofMinutes(1));
       assertThat(sb.expiresAt()).isAfter(before);
+      // The server's engine figures (none until its first sample, taken in the background).
+      ResourceUsage used =
+          await()
+              .atMost(Duration.ofSeconds(20))
+              .until(sb::usage, Optional::isPresent)
+              .orElseThrow();
+      assertThat(used.memoryBytes()).isPositive().isLessThan(used.memoryLimitBytes());
       assertThatThrownBy(() -> sb.exportArtifacts("**", dir))
           .isInstanceOf(UnsupportedControlException.class)
           .hasMessageContaining("exportArtifacts");

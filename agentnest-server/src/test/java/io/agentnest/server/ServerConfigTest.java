@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.time.Duration;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 
 class ServerConfigTest {
@@ -48,5 +49,49 @@ class ServerConfigTest {
         .hasMessageContaining("without TLS")
         .hasMessageContaining("--insecure-behind-proxy");
     AgentNestServer.checkBind(open.withInsecureBehindProxy(true));
+  }
+
+  @Test
+  void askHostsAndAllowAddressesAreReadCheckedAndNarrowedByATenant() {
+    ServerConfig none = ServerConfig.parse("", "server.yaml");
+    assertThat(none.policy().askHosts()).isEmpty();
+    assertThat(none.policy().allowAddresses()).isEmpty();
+    Tenant open = new Tenant("a", 2, 1L << 30, 2, 10, null, null);
+    // Nothing may be asked by default: a create with askUnknownHosts is refused (422).
+    assertThatThrownBy(() -> Policies.effective(none.policy(), open).checkAsk())
+        .hasMessageContaining("askUnknownHosts")
+        .isInstanceOfSatisfying(
+            ApiException.class, e -> assertThat(e.fix()).contains("ask_hosts is empty"));
+
+    ServerConfig c =
+        ServerConfig.parse(
+            "policy:\n  ask_hosts: [\"*.example.org\", docs.test]\n"
+                + "  allow_addresses: [10.20.0.0/16]\n",
+            "server.yaml");
+    assertThat(c.policy().allowAddresses()).containsExactly("10.20.0.0/16");
+    Policies.Effective p = Policies.effective(c.policy(), open);
+    p.checkAsk();
+    assertThat(p.mayAsk("a.example.org")).isTrue();
+    assertThat(p.mayAsk("docs.test")).isTrue();
+    assertThat(p.mayAsk("example.org")).isFalse();
+    assertThat(p.mayAsk("evil-example.org")).isFalse();
+    assertThat(p.mayAsk("other.test")).isFalse();
+    // A tenant with a host list of its own may only be asked about hosts within it too.
+    Tenant narrow = new Tenant("b", 2, 1L << 30, 2, 10, null, List.of("a.example.org"));
+    Policies.Effective q = Policies.effective(c.policy(), narrow);
+    assertThat(q.mayAsk("a.example.org")).isTrue();
+    assertThat(q.mayAsk("b.example.org")).isFalse();
+    assertThat(q.mayAsk("docs.test")).isFalse();
+    assertThat(
+            Policies.effective(
+                    ServerConfig.parse("policy: {ask_hosts: [\"*\"]}", "s.yaml").policy(), open)
+                .mayAsk("anything.example"))
+        .isTrue();
+
+    assertThatThrownBy(() -> ServerConfig.parse("policy: {ask_hosts: [\"a b\"]}", "s.yaml"))
+        .hasMessageContaining("policy.ask_hosts 'a b'");
+    assertThatThrownBy(
+            () -> ServerConfig.parse("policy: {allow_addresses: [10.0.0.0/99]}", "s.yaml"))
+        .hasMessageContaining("policy.allow_addresses");
   }
 }

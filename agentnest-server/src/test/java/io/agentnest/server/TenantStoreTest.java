@@ -83,4 +83,33 @@ class TenantStoreTest {
       assertThatThrownBy(() -> s.issueKey("nobody", null)).hasMessageContaining("tenant add");
     }
   }
+
+  @Test
+  void anAdminKeyIsHashedIsNoTenantKeyAndCanBeRevoked() throws Exception {
+    Path db = dir.resolve("t.db");
+    String admin;
+    try (TenantStore s = TenantStore.open(db, Clock.systemUTC())) {
+      String tenantKey = s.add(tenant("search"), null);
+      admin = s.issueAdminKey();
+      assertThat(admin).matches("ank_[0-9a-f]{16}_[A-Za-z0-9_-]{43}");
+      assertThat(s.checkAdminKey(admin)).isNull();
+      String id = TenantStore.keyId(admin);
+      assertThat(s.adminKeyActive(id)).isTrue();
+      // Neither key stands in for the other.
+      assertThat(s.authenticate(admin).refusal()).isEqualTo(TenantStore.Refusal.UNKNOWN);
+      assertThat(s.checkAdminKey(tenantKey)).isEqualTo(TenantStore.Refusal.UNKNOWN);
+      String forged = admin.substring(0, admin.length() - 1) + (admin.endsWith("A") ? "B" : "A");
+      assertThat(s.checkAdminKey(forged)).isEqualTo(TenantStore.Refusal.UNKNOWN);
+      assertThat(s.checkAdminKey("garbage")).isEqualTo(TenantStore.Refusal.MALFORMED);
+      assertThat(s.adminKeys()).extracting(ApiKey::id).containsExactly(id);
+
+      assertThat(s.revoke(id)).isTrue();
+      assertThat(s.checkAdminKey(admin)).isEqualTo(TenantStore.Refusal.REVOKED);
+      assertThat(s.adminKeyActive(id)).isFalse();
+      assertThat(s.adminKeys().get(0).revoked()).isNotNull();
+    }
+    String secret = admin.substring(admin.lastIndexOf('_') + 1);
+    assertThat(new String(Files.readAllBytes(db), StandardCharsets.ISO_8859_1))
+        .doesNotContain(secret);
+  }
 }

@@ -13,6 +13,7 @@ import io.agentnest.ForkReport;
 import io.agentnest.Limit;
 import io.agentnest.PythonSession;
 import io.agentnest.RemoteServer;
+import io.agentnest.ResourceUsage;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxClosedException;
 import io.agentnest.SandboxConfig;
@@ -586,6 +587,25 @@ public final class RemoteSandbox implements Sandbox {
     body.put("seconds", Math.max(1, more.toSeconds()));
     JsonNode r = client.json("POST", path("/extend"), body, Duration.ofSeconds(60));
     expiresAt = Instant.parse(r.path("expiresAt").asText());
+  }
+
+  /** The server's last engine sample (its sandbox view's cpusInUse and memoryInUseBytes). */
+  @Override
+  public Optional<ResourceUsage> usage() {
+    try {
+      JsonNode r = client.get(path(""));
+      JsonNode cpus = r.path("cpusInUse");
+      JsonNode memory = r.path("memoryInUseBytes");
+      if (!cpus.isNumber() || !memory.isNumber()) {
+        return Optional.empty();
+      }
+      return Optional.of(
+          new ResourceUsage(
+              cpus.asDouble(), memory.asLong(), r.path("memoryBytes").asLong(), Instant.now()));
+    } catch (RuntimeException e) {
+      // Gone, unreachable, or figures out of range: no figure, as on a backend without any.
+      return Optional.empty();
+    }
   }
 
   @Override

@@ -7,6 +7,7 @@ import com.github.dockerjava.core.DockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
 import com.github.dockerjava.httpclient5.ApacheDockerHttpClient;
 import com.github.dockerjava.transport.DockerHttpClient;
+import io.agentnest.ResourceUsage;
 import io.agentnest.SandboxInfo;
 import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.ManagedResource;
@@ -42,6 +43,7 @@ public final class DockerEngine {
   private final DockerContainers containers;
   private final DockerResources resources;
   private final DockerCheckpoints checkpoints;
+  private final DockerStats stats;
 
   private DockerEngine(DockerClient client, URI host) {
     this.client = client;
@@ -54,6 +56,7 @@ public final class DockerEngine {
         new DockerContainers(client, host, errors, images, runtimes, new BulkDirs(host));
     this.resources = new DockerResources(client, errors, containers);
     this.checkpoints = new DockerCheckpoints(client, runtimes, containers, http);
+    this.stats = new DockerStats(client);
   }
 
   public static DockerEngine connect() {
@@ -132,6 +135,11 @@ public final class DockerEngine {
    */
   public Optional<Path> bulkDirectory(String id) {
     return containers.bulkDirectory(id);
+  }
+
+  /** CPU and memory the container uses now (one engine sample, about a second). */
+  public Optional<ResourceUsage> usage(String id) {
+    return stats.usage(id);
   }
 
   /** Force-removes a container; a no-op when it is already gone. */
