@@ -57,11 +57,18 @@ final class UserLabels {
     return out;
   }
 
-  /** What a tenant sees of a sandbox's engine labels: not the server's host, pid or stores. */
+  /**
+   * What a tenant sees of a sandbox's engine labels: not the server's host, pid or stores; the
+   * owner is the server, named so without its host and pid.
+   */
   static Map<String, String> visible(Map<String, String> engine) {
     Map<String, String> out = new LinkedHashMap<>();
     engine.forEach(
         (k, v) -> {
+          if (k.equals(Labels.OWNER)) {
+            out.put(k, "agentnest-server");
+            return;
+          }
           if (!k.startsWith("agentnest-server/")
               && !k.equals(Labels.OWNER_HOST)
               && !k.equals(Labels.OWNER_PID)
