@@ -106,13 +106,19 @@ function cpu(s) {
   return s.cpusInUse == null ? `— of ${s.cpus}` : `${s.cpusInUse.toFixed(2)} of ${s.cpus}`
 }
 
+// Listed sandboxes run; one whose TTL has run out is being removed by the server.
+function status(s) {
+  return Date.parse(s.expiresAt) <= Date.now() ? 'expiring' : 'running'
+}
+
 function renderSandboxes(list) {
   state.sandboxes = list
   $('no-sandboxes').hidden = list.length > 0
   const rows = list.map((s) =>
     el('tr', { 'data-id': s.id, class: s.id === state.selected ? 'selected' : '', onclick: () => select(s.id) },
-      el('td', {}, el('code', {}, s.id.slice(0, 12))), el('td', { class: 'tenant' }, s.tenant), el('td', {}, s.image), el('td', {}, ago(s.createdAt)),
-      el('td', {}, left(s.expiresAt)), el('td', { class: 'mem' }, memory(s)), el('td', { class: 'cpu' }, cpu(s))))
+      el('td', {}, el('code', {}, s.id.slice(0, 12))), el('td', { class: 'status' }, status(s)), el('td', { class: 'tenant' }, s.tenant),
+      el('td', {}, s.image), el('td', { class: 'wide' }, s.runtime ?? 'default'), el('td', { class: 'wide' }, ago(s.createdAt)),
+      el('td', {}, left(s.expiresAt)), el('td', { class: 'mem wide' }, memory(s)), el('td', { class: 'cpu wide' }, cpu(s))))
   $('sandbox-rows').replaceChildren(...rows)
   if (state.selected && !list.some((s) => s.id === state.selected)) {
     state.selected = null

@@ -29,7 +29,7 @@ class RemoteContractIT implements BackendContract {
    * The server outlives this class's context: the suite's shared sandboxes are closed when that
    * context closes, after {@code @AfterAll}, and they need the server to be destroyed.
    */
-  static final class ServerExtension implements BeforeAllCallback, AfterAllCallback {
+  static class ServerExtension implements BeforeAllCallback, AfterAllCallback {
     @Override
     public void beforeAll(ExtensionContext context) {
       ServeProcess s =
@@ -52,6 +52,11 @@ class RemoteContractIT implements BackendContract {
 
   @Override
   public BackendUnderTest target() {
+    return remote();
+  }
+
+  /** The remote backend as this process's AGENTNEST_URL names it (the extension's server). */
+  static BackendUnderTest remote() {
     return new BackendUnderTest(
         Backends.get("remote"),
         SandboxConfig.builder().backend("remote").build(),

@@ -4,16 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agentnest.cli.Processes.Run;
 import io.agentnest.docker.DockerEngineRequired;
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,8 +18,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @ExtendWith(DockerEngineRequired.class)
 class ServeCliIT {
-  private static final Pattern LISTENING =
-      Pattern.compile("listening on (http://127\\.0\\.0\\.1:[0-9]+)");
 
   @Test
   void tenantAddServeAndRunThroughTheServerThenRevoke(@TempDir Path home) throws Exception {
@@ -59,55 +51,28 @@ class ServeCliIT {
         .contains(" 120 ")
         .doesNotContain(key);
 
-    ProcessBuilder pb = new ProcessBuilder(Processes.cli("serve", "--listen", "127.0.0.1:0"));
-    pb.environment().put("AGENTNEST_HOME", home.toString());
-    pb.environment().remove("AGENTNEST_URL");
-    pb.redirectOutput(ProcessBuilder.Redirect.DISCARD);
-    Process server = pb.start();
+    ServeProcess.Started started = ServeProcess.serve(home);
+    Process server = started.process();
     try {
-      String url = null;
-      try (BufferedReader err =
-          new BufferedReader(
-              new InputStreamReader(server.getErrorStream(), StandardCharsets.UTF_8))) {
-        String line;
-        for (int i = 0; i < 200 && url == null && (line = err.readLine()) != null; i++) {
-          Matcher m = LISTENING.matcher(line);
-          url = m.find() ? m.group(1) : null;
-        }
-        assertThat(url).as("the server printed its address").isNotNull();
-        // Keep reading its log so that a full pipe never blocks the server.
-        Thread drain =
-            new Thread(
-                () -> {
-                  try {
-                    while (err.readLine() != null) {
-                      // discard
-                    }
-                  } catch (IOException closed) {
-                    // the server stopped
-                  }
-                });
-        drain.setDaemon(true);
-        drain.start();
-        Map<String, String> client = new HashMap<>(env);
-        client.put("AGENTNEST_URL", url);
-        client.put("AGENTNEST_API_KEY", key);
-        Run run =
-            Processes.run(Processes.cli("run", "-c", "print(6 * 7)"), Path.of("."), 120, client);
-        assertThat(run.exit()).as(run.err()).isZero();
-        assertThat(run.out()).isEqualTo("42\n");
+      String url = started.url();
+      Map<String, String> client = new HashMap<>(env);
+      client.put("AGENTNEST_URL", url);
+      client.put("AGENTNEST_API_KEY", key);
+      Run run =
+          Processes.run(Processes.cli("run", "-c", "print(6 * 7)"), Path.of("."), 120, client);
+      assertThat(run.exit()).as(run.err()).isZero();
+      assertThat(run.out()).isEqualTo("42\n");
 
-        Run revoke =
-            Processes.run(
-                Processes.cli("tenant", "revoke", key.substring(4, 20)), Path.of("."), 120, env);
-        assertThat(revoke.exit()).as(revoke.err()).isZero();
-        Run refused =
-            Processes.run(Processes.cli("run", "-c", "print(1)"), Path.of("."), 120, client);
-        assertThat(refused.exit()).isNotZero();
-        assertThat(refused.err()).contains("revoked");
-        server.destroy();
-        assertThat(server.waitFor(60, TimeUnit.SECONDS)).isTrue();
-      }
+      Run revoke =
+          Processes.run(
+              Processes.cli("tenant", "revoke", key.substring(4, 20)), Path.of("."), 120, env);
+      assertThat(revoke.exit()).as(revoke.err()).isZero();
+      Run refused =
+          Processes.run(Processes.cli("run", "-c", "print(1)"), Path.of("."), 120, client);
+      assertThat(refused.exit()).isNotZero();
+      assertThat(refused.err()).contains("revoked");
+      server.destroy();
+      assertThat(server.waitFor(60, TimeUnit.SECONDS)).isTrue();
     } finally {
       server.destroyForcibly();
       server.waitFor(30, TimeUnit.SECONDS);

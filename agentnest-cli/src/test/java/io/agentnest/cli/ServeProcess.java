@@ -60,40 +60,52 @@ final class ServeProcess implements ExtensionContext.Store.CloseableResource {
               120,
               env);
       assertThat(add.exit()).as(add.err()).isZero();
-      ProcessBuilder pb = new ProcessBuilder(Processes.cli("serve", "--listen", "127.0.0.1:0"));
-      pb.environment().put("AGENTNEST_HOME", h.toString());
-      pb.environment().remove("AGENTNEST_URL");
-      pb.redirectOutput(ProcessBuilder.Redirect.DISCARD);
-      Process p = pb.start();
-      BufferedReader err =
-          new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));
-      String url = null;
-      String line;
-      for (int i = 0; i < 200 && url == null && (line = err.readLine()) != null; i++) {
-        Matcher m = LISTENING.matcher(line);
-        url = m.find() ? m.group(1) : null;
-      }
-      if (url == null) {
-        p.destroyForcibly();
-        throw new IllegalStateException("agentnest serve printed no address");
-      }
-      Thread drain =
-          new Thread(
-              () -> {
-                try {
-                  while (err.readLine() != null) {
-                    // discard: a full pipe would block the server
-                  }
-                } catch (IOException closed) {
-                  // the server stopped
-                }
-              });
-      drain.setDaemon(true);
-      drain.start();
-      return new ServeProcess(p, h, url, add.out().strip());
+      Started started = serve(h);
+      return new ServeProcess(started.process(), h, started.url(), add.out().strip());
     } catch (IOException | InterruptedException e) {
       throw new IllegalStateException("cannot start agentnest serve: " + e, e);
     }
+  }
+
+  /** A running {@code agentnest serve} and the address it printed. */
+  record Started(Process process, String url) {}
+
+  /**
+   * Starts {@code agentnest serve} on {@code home} on a free loopback port and drains its log (a
+   * full pipe would block it); the caller stops the process.
+   */
+  static Started serve(Path home) throws IOException {
+    ProcessBuilder pb = new ProcessBuilder(Processes.cli("serve", "--listen", "127.0.0.1:0"));
+    pb.environment().put("AGENTNEST_HOME", home.toString());
+    pb.environment().remove("AGENTNEST_URL");
+    pb.redirectOutput(ProcessBuilder.Redirect.DISCARD);
+    Process p = pb.start();
+    BufferedReader err =
+        new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));
+    String url = null;
+    String line;
+    for (int i = 0; i < 200 && url == null && (line = err.readLine()) != null; i++) {
+      Matcher m = LISTENING.matcher(line);
+      url = m.find() ? m.group(1) : null;
+    }
+    if (url == null) {
+      p.destroyForcibly();
+      throw new IllegalStateException("agentnest serve printed no address");
+    }
+    Thread drain =
+        new Thread(
+            () -> {
+              try {
+                while (err.readLine() != null) {
+                  // discard
+                }
+              } catch (IOException closed) {
+                // the server stopped
+              }
+            });
+    drain.setDaemon(true);
+    drain.start();
+    return new Started(p, url);
   }
 
   @Override

@@ -14,6 +14,7 @@ import io.javalin.http.Context;
 import io.javalin.http.Handler;
 import io.javalin.http.HandlerType;
 import io.javalin.http.HttpResponseException;
+import io.javalin.websocket.WsHandlerType;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Files;
@@ -61,6 +62,7 @@ public final class AgentNestServer implements AutoCloseable {
   static final int FAILED_AUTH_PER_SECOND = 20;
 
   private final SandboxApi api;
+  private final ExecSocket socket;
   private final StateApi state;
   private final ApprovalQueue approvals = new ApprovalQueue();
   private final AuditShipping shipping = new AuditShipping();
@@ -98,6 +100,7 @@ public final class AgentNestServer implements AutoCloseable {
     this.registry = new Registry(clock);
     registry.recordOwners(tenants::recordSandbox);
     this.api = new SandboxApi(config, registry, creator, clock, tenants.storeId(), approvals);
+    this.socket = new ExecSocket(api, registry, config.maxJsonBytes());
     this.state = new StateApi(config, registry, clock);
     this.e2b =
         new E2bApi(
@@ -190,6 +193,23 @@ public final class AgentNestServer implements AutoCloseable {
                 cfg.routes.addHttpHandler(
                     HandlerType.findOrCreate(r.method()), r.path(), wrap(r, handler(r)));
               }
+              // The WebSocket form of a streamed execution: authenticated before the upgrade with
+              // an API key only (a cookie would let another site's page open it in a browser).
+              Route stream = new Route("GET", ExecSocket.PATH, true);
+              cfg.routes.addHttpHandler(
+                  HandlerType.WEBSOCKET_BEFORE_UPGRADE,
+                  ExecSocket.PATH,
+                  ctx -> {
+                    if (ctx.header("Authorization") == null) {
+                      throw new ApiException(
+                          401,
+                          ErrorCode.UNAUTHENTICATED,
+                          "a stream needs the API key in the Authorization header",
+                          "send Authorization: Bearer <API key> with the upgrade");
+                    }
+                    wrap(stream, c -> {}).handle(ctx);
+                  });
+              cfg.routes.addWsHandler(WsHandlerType.WEBSOCKET, ExecSocket.PATH, socket::configure);
               // E2B's API and its sandboxes' services (docs/e2b.md): errors in E2B's shapes.
               e2b.register(
                   (method, route) ->
@@ -324,6 +344,15 @@ public final class AgentNestServer implements AutoCloseable {
       case "get /v1/sandboxes/{id}/archive" -> api::archiveOut;
       case "put /v1/sandboxes/{id}/archive" -> api::archiveIn;
       case "post /v1/sandboxes/{id}/executions/{execution}/cancel" -> api::cancel;
+      case "get /v1/sandboxes/{id}/stream" ->
+          ctx -> {
+            throw new ApiException(
+                426,
+                ErrorCode.INVALID_FIELD,
+                "this route is a WebSocket",
+                "upgrade the connection (Connection: Upgrade, Upgrade: websocket), or use"
+                    + " Accept: text/event-stream on /exec or /code");
+          };
       case "post /v1/sandboxes/{id}/fork" -> state::fork;
       case "post /v1/sandboxes/{id}/snapshots" -> state::save;
       case "get /v1/sandboxes/{id}/artifacts" -> state::artifacts;
@@ -676,6 +705,7 @@ public final class AgentNestServer implements AutoCloseable {
     if (j != null) {
       j.stop();
     }
+    socket.close();
     api.close();
     e2b.close();
     e2bSandboxes.cancelAll();

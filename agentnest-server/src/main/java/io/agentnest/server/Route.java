@@ -35,6 +35,7 @@ public record Route(String method, String path, boolean authenticated) {
           new Route("GET", SANDBOX + "/archive", true),
           new Route("PUT", SANDBOX + "/archive", true),
           new Route("POST", SANDBOX + "/executions/{execution}/cancel", true),
+          new Route("GET", SANDBOX + "/stream", true),
           new Route("POST", SANDBOX + "/fork", true),
           new Route("POST", SANDBOX + "/snapshots", true),
           new Route("GET", SANDBOX + "/artifacts", true),

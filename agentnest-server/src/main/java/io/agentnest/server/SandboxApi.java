@@ -10,7 +10,6 @@ import io.agentnest.ExecResult;
 import io.agentnest.Execution;
 import io.agentnest.FileInfo;
 import io.agentnest.NetworkPolicy;
-import io.agentnest.OutputChunk;
 import io.agentnest.ResourceUsage;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
@@ -27,9 +26,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -333,10 +330,62 @@ final class SandboxApi implements AutoCloseable {
     executions.acquire(t);
   }
 
+  /** A checked exec or code request with its options and console tap: run it, or start it. */
+  interface Call {
+    ExecResult run();
+
+    Execution start();
+
+    ExecutionTaps.Run tap();
+  }
+
   void exec(Context ctx) {
     Registry.Entry e = entry(ctx);
-    executions.acquire(tenant(ctx));
     Wire.Exec req = Wire.read(body(ctx, config.maxJsonBytes()), Wire.Exec.class);
+    answer(ctx, e, exec(tenant(ctx), e, req));
+  }
+
+  void code(Context ctx) {
+    Registry.Entry e = entry(ctx);
+    Wire.Code req = Wire.read(body(ctx, config.maxJsonBytes()), Wire.Code.class);
+    answer(ctx, e, code(tenant(ctx), e, req));
+  }
+
+  private void answer(Context ctx, Registry.Entry e, Call call) {
+    if (wantsStream(ctx)) {
+      stream(ctx, e.sandbox().id(), start(call));
+    } else {
+      AgentNestServer.json(ctx, 200, Wire.result(run(call)));
+    }
+  }
+
+  static ExecResult run(Call call) {
+    ExecResult r;
+    try {
+      r = call.run();
+    } catch (RuntimeException ex) {
+      call.tap().finish(null, ex);
+      throw AgentNestServer.map(ex);
+    }
+    call.tap().finish(r, null);
+    return r;
+  }
+
+  static Execution start(Call call) {
+    Execution ex;
+    try {
+      ex = call.start();
+    } catch (RuntimeException failed) {
+      call.tap().finish(null, failed);
+      throw AgentNestServer.map(failed);
+    }
+    ex.result().whenComplete(call.tap()::finish);
+    return ex;
+  }
+
+  /** Checks an exec request against the tenant's executions quota and the bounds. */
+  Call exec(Tenant t, Registry.Entry e, Wire.Exec req) {
+    executions.acquire(t);
     if ((req.command() == null) == (req.argv() == null)) {
       throw ApiException.badRequest(
           ErrorCode.INVALID_FIELD,
@@ -361,38 +410,34 @@ final class SandboxApi implements AutoCloseable {
     maxOutput(o, req.maxOutputBytes());
     Sandbox sb = e.sandbox();
     String cmd = req.command();
-    List<String> argv = req.argv();
-    ExecutionTaps.Run run =
-        taps.start(sb.id(), "exec", cmd != null ? cmd : String.join(" ", List.copyOf(argv)));
+    List<String> argv = req.argv() == null ? List.of() : List.copyOf(req.argv());
+    ExecutionTaps.Run run = taps.start(sb.id(), "exec", cmd != null ? cmd : String.join(" ", argv));
     o.onOutput(run::output);
     ExecOptions opts = options(o);
-    if (wantsStream(ctx)) {
-      Execution ex = cmd != null ? sb.start(cmd, opts) : sb.start(argv, opts);
-      ex.result().whenComplete(run::finish);
-      stream(ctx, e.sandbox().id(), ex);
-    } else {
-      ExecResult r;
-      try {
-        r = cmd != null ? sb.exec(cmd, opts) : sb.exec(argv, opts);
-      } catch (RuntimeException ex) {
-        run.finish(null, ex);
-        throw AgentNestServer.map(ex);
+    return new Call() {
+      @Override
+      public ExecResult run() {
+        return cmd != null ? sb.exec(cmd, opts) : sb.exec(argv, opts);
       }
-      run.finish(r, null);
-      AgentNestServer.json(ctx, 200, Wire.result(r));
-    }
+
+      @Override
+      public Execution start() {
+        return cmd != null ? sb.start(cmd, opts) : sb.start(argv, opts);
+      }
+
+      @Override
+      public ExecutionTaps.Run tap() {
+        return run;
+      }
+    };
   }
 
-  void code(Context ctx) {
-    Registry.Entry e = entry(ctx);
-    executions.acquire(tenant(ctx));
-    Wire.Code req = Wire.read(body(ctx, config.maxJsonBytes()), Wire.Code.class);
+  /** Checks a Python request against the quotas (executions, sessions) and the bounds. */
+  Call code(Tenant t, Registry.Entry e, Wire.Code req) {
+    executions.acquire(t);
     ExecOptions.Builder o = ExecOptions.builder();
     timeout(o, req.timeoutSeconds());
     maxOutput(o, req.maxOutputBytes());
-    ExecutionTaps.Run run = taps.start(e.sandbox().id(), "code", req.code());
-    o.onOutput(run::output);
-    ExecOptions opts = options(o);
     String session = req.session();
     if (session != null) {
       if (!SESSION.matcher(session).matches()) {
@@ -411,26 +456,29 @@ final class SandboxApi implements AutoCloseable {
       }
       e.sessions().add(session);
     }
-    try {
-      if (wantsStream(ctx)) {
-        Execution ex =
-            session == null
-                ? e.sandbox().startCode(req.code(), opts)
-                : e.sandbox().pythonSession(session).start(req.code(), opts);
-        ex.result().whenComplete(run::finish);
-        stream(ctx, e.sandbox().id(), ex);
-      } else {
-        ExecResult r =
-            session == null
-                ? e.sandbox().runCode(req.code(), opts)
-                : e.sandbox().pythonSession(session).run(req.code(), opts);
-        run.finish(r, null);
-        AgentNestServer.json(ctx, 200, Wire.result(r));
+    ExecutionTaps.Run run = taps.start(e.sandbox().id(), "code", req.code());
+    o.onOutput(run::output);
+    ExecOptions opts = options(o);
+    Sandbox sb = e.sandbox();
+    String code = req.code();
+    return new Call() {
+      @Override
+      public ExecResult run() {
+        return session == null ? sb.runCode(code, opts) : sb.pythonSession(session).run(code, opts);
       }
-    } catch (RuntimeException ex) {
-      run.finish(null, ex);
-      throw AgentNestServer.map(ex);
-    }
+
+      @Override
+      public Execution start() {
+        return session == null
+            ? sb.startCode(code, opts)
+            : sb.pythonSession(session).start(code, opts);
+      }
+
+      @Override
+      public ExecutionTaps.Run tap() {
+        return run;
+      }
+    };
   }
 
   void listFiles(Context ctx) {
@@ -750,29 +798,12 @@ final class SandboxApi implements AutoCloseable {
         out.flush();
       }
       for (ExecEvent ev : execution) {
-        String name;
-        Object data;
-        if (ev instanceof ExecEvent.Output o) {
-          name = o.chunk().stream() == OutputChunk.Stream.STDOUT ? "stdout" : "stderr";
-          data = Map.of("text", o.chunk().text());
-        } else if (ev instanceof ExecEvent.Truncated t) {
-          name = "truncated";
-          data = Map.of("deliveredBytes", t.deliveredBytes());
-        } else if (ev instanceof ExecEvent.Dropped d) {
-          name = "dropped";
-          data = Map.of("bytes", d.bytes());
-        } else if (ev instanceof ExecEvent.Finished f) {
-          name = "result";
-          data = Wire.result(f.result());
-        } else if (ev instanceof ExecEvent.Rich r) {
-          Map<String, Object> m = new LinkedHashMap<>();
-          m.put("mimeType", r.output().mimeType());
-          m.put("base64", Base64.getEncoder().encodeToString(r.output().data()));
-          name = "rich";
-          data = m;
-        } else {
+        Wire.Event event = Wire.event(ev);
+        if (event == null) {
           continue;
         }
+        String name = event.name();
+        Object data = event.data();
         byte[] frame =
             ("event: "
                     + name

@@ -8,10 +8,13 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import io.agentnest.ExecError;
+import io.agentnest.ExecEvent;
 import io.agentnest.ExecResult;
 import io.agentnest.FileInfo;
 import io.agentnest.Limit;
+import io.agentnest.OutputChunk;
 import java.io.IOException;
+import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -165,6 +168,30 @@ final class Wire {
       int executionsPerMinute,
       Usage usage,
       int executionsLastMinute) {}
+
+  /** One event of a streamed execution, as server-sent events and WebSocket messages name it. */
+  record Event(@JsonProperty("event") String name, Object data) {}
+
+  /** The wire form of an execution's event; null for one the wire does not carry. */
+  static @Nullable Event event(ExecEvent ev) {
+    if (ev instanceof ExecEvent.Output o) {
+      return new Event(
+          o.chunk().stream() == OutputChunk.Stream.STDOUT ? "stdout" : "stderr",
+          Map.of("text", o.chunk().text()));
+    } else if (ev instanceof ExecEvent.Truncated t) {
+      return new Event("truncated", Map.of("deliveredBytes", t.deliveredBytes()));
+    } else if (ev instanceof ExecEvent.Dropped d) {
+      return new Event("dropped", Map.of("bytes", d.bytes()));
+    } else if (ev instanceof ExecEvent.Finished f) {
+      return new Event("result", result(f.result()));
+    } else if (ev instanceof ExecEvent.Rich r) {
+      Map<String, Object> m = new LinkedHashMap<>();
+      m.put("mimeType", r.output().mimeType());
+      m.put("base64", Base64.getEncoder().encodeToString(r.output().data()));
+      return new Event("rich", m);
+    }
+    return null;
+  }
 
   static ResultView result(ExecResult r) {
     ExecError e = r.error();

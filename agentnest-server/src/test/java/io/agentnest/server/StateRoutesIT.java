@@ -1,14 +1,24 @@
 package io.agentnest.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.agentnest.docker.DockerEngineRequired;
 import java.io.ByteArrayOutputStream;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.WebSocket;
+import java.net.http.WebSocketHandshakeException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -280,5 +290,81 @@ class StateRoutesIT {
     assertThat(cancel.status()).isEqualTo(404);
     assertThat(http.json("POST", sb("/executions/x-unknown/cancel"), keyB, "").status())
         .isEqualTo(404);
+  }
+
+  /** Collects a WebSocket's messages and how it closed. */
+  static final class Collect implements WebSocket.Listener {
+    final List<String> messages = new CopyOnWriteArrayList<>();
+    final CompletableFuture<Integer> closed = new CompletableFuture<>();
+    private final StringBuilder part = new StringBuilder();
+
+    @Override
+    public CompletionStage<?> onText(WebSocket ws, CharSequence data, boolean last) {
+      part.append(data);
+      if (last) {
+        messages.add(part.toString());
+        part.setLength(0);
+      }
+      ws.request(1);
+      return null;
+    }
+
+    @Override
+    public CompletionStage<?> onClose(WebSocket ws, int status, String reason) {
+      closed.complete(status);
+      return null;
+    }
+
+    @Override
+    public void onError(WebSocket ws, Throwable error) {
+      closed.complete(-1);
+    }
+  }
+
+  private static CompletableFuture<WebSocket> socket(
+      String sandbox, @Nullable String key, Collect listener) {
+    WebSocket.Builder b = HttpClient.newHttpClient().newWebSocketBuilder();
+    if (key != null) {
+      b.header("Authorization", "Bearer " + key);
+    }
+    return b.buildAsync(
+        URI.create(http.base.replace("http:", "ws:") + "/v1/sandboxes/" + sandbox + "/stream"),
+        listener);
+  }
+
+  @Test
+  void aWebSocketStreamsAnExecutionAndRefusesStrangersAndNonsense() throws Exception {
+    Collect ok = new Collect();
+    WebSocket ws = socket(sandboxA, keyA, ok).get(30, TimeUnit.SECONDS);
+    ws.sendText(
+            "{\"op\": \"exec\", \"request\": {\"command\": \"echo ws-one; echo ws-two >&2\"}}",
+            true)
+        .get(30, TimeUnit.SECONDS);
+    assertThat(ok.closed.get(60, TimeUnit.SECONDS)).isEqualTo(1000);
+    String all = String.join("\n", ok.messages);
+    assertThat(ok.messages.get(0)).contains("\"event\":\"started\"");
+    assertThat(all).contains("ws-one").contains("ws-two").contains("\"event\":\"result\"");
+
+    // No key: the upgrade itself is refused (401), nothing is opened.
+    assertThatThrownBy(() -> socket(sandboxA, null, new Collect()).get(30, TimeUnit.SECONDS))
+        .hasCauseInstanceOf(WebSocketHandshakeException.class);
+    // Another tenant's sandbox: an error event (not found) and a close, no execution.
+    Collect stranger = new Collect();
+    socket(sandboxA, keyB, stranger).get(30, TimeUnit.SECONDS);
+    assertThat(stranger.closed.get(30, TimeUnit.SECONDS)).isEqualTo(1008);
+    assertThat(String.join("", stranger.messages)).contains("not_found");
+    // Nonsense and an unknown op are refused with the fix.
+    Collect nonsense = new Collect();
+    socket(sandboxA, keyA, nonsense)
+        .get(30, TimeUnit.SECONDS)
+        .sendText("{\"op\": \"rm -rf\"}", true);
+    assertThat(nonsense.closed.get(30, TimeUnit.SECONDS)).isEqualTo(1008);
+    assertThat(String.join("", nonsense.messages))
+        .contains("unknown")
+        .contains("exec, code or cancel");
+    // A message past max_json (4k here) is too big: the server closes.
+    Collect big = new Collect();
+    socket(sandboxA, keyA, big).get(30, TimeUnit.SECONDS).sendText("x".repeat(64 * 1024), true);
+    assertThat(big.closed.get(30, TimeUnit.SECONDS)).isIn(1009, -1);
   }
 }

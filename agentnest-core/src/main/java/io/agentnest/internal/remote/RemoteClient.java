@@ -18,8 +18,13 @@ import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.WebSocket;
+import java.net.http.WebSocketHandshakeException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 
 /** HTTP calls to the server, and its JSON errors turned back into the API's exceptions. */
@@ -138,6 +143,33 @@ final class RemoteClient {
       throw error(r.statusCode(), err);
     }
     return r.body();
+  }
+
+  /** Opens a WebSocket on {@code path} with the API key; a refused upgrade is thrown here. */
+  WebSocket webSocket(String path, WebSocket.Listener listener, Duration timeout) {
+    String u = base() + path;
+    URI uri = URI.create(u.startsWith("https:") ? "wss:" + u.substring(6) : "ws:" + u.substring(5));
+    try {
+      return http.newWebSocketBuilder()
+          .header("Authorization", "Bearer " + server.apiKey().reveal())
+          .connectTimeout(timeout)
+          .buildAsync(uri, listener)
+          .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (ExecutionException e) {
+      Throwable c = e.getCause();
+      if (c instanceof WebSocketHandshakeException h) {
+        Object body = h.getResponse().body();
+        throw error(
+            h.getResponse().statusCode(),
+            body instanceof String b ? b.getBytes(StandardCharsets.UTF_8) : new byte[0]);
+      }
+      throw unreachable(c instanceof IOException io ? io : new IOException(String.valueOf(c), c));
+    } catch (TimeoutException e) {
+      throw unreachable(new IOException("no WebSocket within " + timeout, e));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AgentNestException("interrupted while calling " + server.url(), e);
+    }
   }
 
   private BackendUnavailableException unreachable(IOException e) {

@@ -3,6 +3,7 @@ package io.agentnest.internal.remote;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.AgentNestException;
+import io.agentnest.ConfigException;
 import io.agentnest.ExecEvent;
 import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
@@ -16,9 +17,11 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
+import java.net.http.WebSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Flow;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
@@ -39,6 +42,7 @@ final class RemoteStream {
   private final @Nullable Consumer<OutputChunk> onOutput;
   private final Object lock = new Object();
   private @Nullable String executionId;
+  private @Nullable WebSocket socket;
   private boolean cancelAsked;
 
   private RemoteStream(
@@ -68,6 +72,10 @@ final class RemoteStream {
       Duration timeout,
       boolean quiet) {
     RemoteStream s = new RemoteStream(client, sandboxPath, options, quiet);
+    if (webSocket()) {
+      s.openSocket(route, body, timeout);
+      return s.execution;
+    }
     InputStream in =
         client.stream(
             "POST", sandboxPath + route, body.toString().getBytes(StandardCharsets.UTF_8), timeout);
@@ -77,7 +85,117 @@ final class RemoteStream {
     return s.execution;
   }
 
+  /**
+   * Whether this process streams over WebSocket ({@code AGENTNEST_REMOTE_STREAM=websocket} or the
+   * system property {@code agentnest.remote-stream}) instead of server-sent events.
+   */
+  static boolean webSocket() {
+    String v = System.getProperty("agentnest.remote-stream");
+    if (v == null) {
+      v = System.getenv("AGENTNEST_REMOTE_STREAM");
+    }
+    if (v == null || v.isBlank() || v.strip().equalsIgnoreCase("sse")) {
+      return false;
+    }
+    if (v.strip().equalsIgnoreCase("websocket")) {
+      return true;
+    }
+    throw new ConfigException(
+        "AGENTNEST_REMOTE_STREAM '" + v + "' is unknown: use sse (the default) or websocket");
+  }
+
+  /** The stream as a WebSocket: one request message, then the same events as messages. */
+  private void openSocket(String route, ObjectNode body, Duration timeout) {
+    ObjectNode m = Json.MAPPER.createObjectNode();
+    m.put("op", route.equals("/code") ? "code" : "exec");
+    m.set("request", body);
+    WebSocket ws = client.webSocket(sandboxPath + "/stream", new Listener(), timeout);
+    synchronized (lock) {
+      socket = ws;
+    }
+    ws.sendText(m.toString(), true).join();
+  }
+
+  /** Reads the server's messages one at a time: the next is asked for once one is handled. */
+  private final class Listener implements WebSocket.Listener {
+    private final StringBuilder text = new StringBuilder();
+    private boolean done;
+
+    @Override
+    public void onOpen(WebSocket ws) {
+      ws.request(1);
+    }
+
+    @Override
+    public @Nullable CompletionStage<?> onText(WebSocket ws, CharSequence part, boolean last) {
+      text.append(part);
+      if (text.length() > MAX_LINE) {
+        fail("a message from the server is longer than " + MAX_LINE + " characters");
+        ws.abort();
+        return null;
+      }
+      if (last) {
+        String message = text.toString();
+        text.setLength(0);
+        try {
+          JsonNode m = Json.MAPPER.readTree(message);
+          String event = m.path("event").asText("");
+          if (event.equals("error")) {
+            JsonNode e = m.path("data").path("error");
+            fail(
+                "the server refused the stream: "
+                    + e.path("message").asText()
+                    + " ("
+                    + e.path("fix").asText()
+                    + ")");
+            done = true;
+          } else if (dispatch(event, m.path("data").toString())) {
+            done = true;
+          }
+        } catch (IOException | RuntimeException e) {
+          fail("reading the execution's stream from " + client.base() + " failed: " + e);
+          ws.abort();
+          return null;
+        }
+      }
+      ws.request(1);
+      return null;
+    }
+
+    @Override
+    public @Nullable CompletionStage<?> onClose(WebSocket ws, int status, String reason) {
+      if (!done) {
+        fail(
+            "the server closed the stream ("
+                + status
+                + (reason.isEmpty() ? "" : " " + reason)
+                + ") before the execution's result");
+      }
+      return null;
+    }
+
+    @Override
+    public void onError(WebSocket ws, Throwable error) {
+      if (!done) {
+        fail("the stream from " + client.base() + " failed: " + error);
+      }
+    }
+  }
+
+  private void fail(String message) {
+    execution.fail(new AgentNestException(message));
+  }
+
   private void cancel() {
+    WebSocket ws;
+    synchronized (lock) {
+      cancelAsked = true;
+      ws = socket;
+    }
+    if (ws != null) {
+      ws.sendText("{\"op\": \"cancel\"}", true);
+      return;
+    }
     String id;
     synchronized (lock) {
       cancelAsked = true;
@@ -155,7 +273,7 @@ final class RemoteStream {
           executionId = id;
           cancelNow = cancelAsked;
         }
-        if (cancelNow && !id.isEmpty()) {
+        if (cancelNow && !id.isEmpty() && socket == null) {
           sendCancel(id);
         }
       }
