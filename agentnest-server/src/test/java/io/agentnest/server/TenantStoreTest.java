@@ -33,7 +33,7 @@ class TenantStoreTest {
       assertThat(c.refusal()).isNull();
       assertThat(c.tenant().name()).isEqualTo("search");
     }
-    String secret = key.substring(key.lastIndexOf('_') + 1);
+    String secret = key.substring("ank_".length() + 16 + 1);
     assertThat(new String(Files.readAllBytes(db), StandardCharsets.ISO_8859_1))
         .doesNotContain(secret);
   }
