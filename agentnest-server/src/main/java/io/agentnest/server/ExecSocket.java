@@ -22,14 +22,14 @@ import org.eclipse.jetty.websocket.api.Callback;
 /**
  * {@code GET /v1/sandboxes/{id}/stream} upgraded to a WebSocket: the other way to stream an
  * execution (the client picks; server-sent events are the first). The upgrade is authenticated and
- * rate-limited like every route; then the client sends one request, {@code {"op": "exec",
- * "request": Exec}} or {@code {"op": "code", "request": Code}}, and gets the same events as the
+ * rate-limited like every route; then the client sends one request, {@code {"type": "exec",
+ * "request": Exec}} or {@code {"type": "code", "request": Code}}, and gets the same events as the
  * server-sent stream, each a text message {@code {"event": NAME, "data": ...}}: {@code started},
  * {@code stdout}/{@code stderr}, {@code truncated}, {@code dropped}, {@code rich}, {@code result};
- * then the server closes (1000). {@code {"op": "cancel"}} stops the execution (the result then says
- * cancelled); a client that goes away cancels it too. A refusal is an {@code error} event with the
- * same body as an HTTP error, then a close. One execution per socket; each message waits for the
- * client's TCP window, so a slow client holds back only its own execution (bounded queues).
+ * then the server closes (1000). {@code {"type": "cancel"}} stops the execution (the result then
+ * says cancelled); a client that goes away cancels it too. A refusal is an {@code error} event with
+ * the same body as an HTTP error, then a close. One execution per socket; each message waits for
+ * the client's TCP window, so a slow client holds back only its own execution (bounded queues).
  */
 final class ExecSocket implements AutoCloseable {
   static final String PATH = "/v1/sandboxes/{id}/stream";
@@ -76,7 +76,7 @@ final class ExecSocket implements AutoCloseable {
                 ApiException.badRequest(
                     ErrorCode.MALFORMED_JSON,
                     "the message is not a request: " + Escape.id(String.valueOf(e.getMessage())),
-                    "send {\"op\": \"exec\", \"request\": {\"command\": \"ls\"}}"));
+                    "send {\"type\": \"exec\", \"request\": {\"command\": \"ls\"}}"));
           }
         });
     ws.onClose(ctx -> cancel(ctx));
@@ -92,7 +92,7 @@ final class ExecSocket implements AutoCloseable {
   }
 
   private void handle(WsContext ctx, JsonNode m) throws IOException {
-    String op = m.path("op").asText("");
+    String op = m.path("type").asText("");
     if (op.equals("cancel")) {
       cancel(ctx);
       return;
@@ -101,7 +101,7 @@ final class ExecSocket implements AutoCloseable {
       throw ApiException.badRequest(
           ErrorCode.INVALID_FIELD,
           "an execution already runs on this stream",
-          "open another stream for another execution, or send {\"op\": \"cancel\"}");
+          "open another stream for another execution, or send {\"type\": \"cancel\"}");
     }
     Tenant t = ctx.attribute(SandboxApi.TENANT);
     if (t == null) {
@@ -116,8 +116,8 @@ final class ExecSocket implements AutoCloseable {
           default ->
               throw ApiException.badRequest(
                   ErrorCode.INVALID_FIELD,
-                  "op '" + Escape.id(op) + "' is unknown",
-                  "send op exec, code or cancel");
+                  "type '" + Escape.id(op) + "' is unknown",
+                  "send type exec, code or cancel");
         };
     Execution x = SandboxApi.start(call);
     running.put(ctx.sessionId(), x);
@@ -129,7 +129,7 @@ final class ExecSocket implements AutoCloseable {
       throw ApiException.badRequest(
           ErrorCode.INVALID_FIELD,
           "'request' is missing or not an object",
-          "send {\"op\": \"exec\", \"request\": {\"command\": \"ls\"}}");
+          "send {\"type\": \"exec\", \"request\": {\"command\": \"ls\"}}");
     }
     return req.toString().getBytes(StandardCharsets.UTF_8);
   }

@@ -337,7 +337,7 @@ class StateRoutesIT {
     Collect ok = new Collect();
     WebSocket ws = socket(sandboxA, keyA, ok).get(30, TimeUnit.SECONDS);
     ws.sendText(
-            "{\"op\": \"exec\", \"request\": {\"command\": \"echo ws-one; echo ws-two >&2\"}}",
+            "{\"type\": \"exec\", \"request\": {\"command\": \"echo ws-one; echo ws-two >&2\"}}",
             true)
         .get(30, TimeUnit.SECONDS);
     assertThat(ok.closed.get(60, TimeUnit.SECONDS)).isEqualTo(1000);
@@ -357,7 +357,7 @@ class StateRoutesIT {
     Collect nonsense = new Collect();
     socket(sandboxA, keyA, nonsense)
         .get(30, TimeUnit.SECONDS)
-        .sendText("{\"op\": \"rm -rf\"}", true);
+        .sendText("{\"type\": \"rm -rf\"}", true);
     assertThat(nonsense.closed.get(30, TimeUnit.SECONDS)).isEqualTo(1008);
     assertThat(String.join("", nonsense.messages))
         .contains("unknown")

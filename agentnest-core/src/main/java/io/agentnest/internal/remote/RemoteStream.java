@@ -107,7 +107,7 @@ final class RemoteStream {
   /** The stream as a WebSocket: one request message, then the same events as messages. */
   private void openSocket(String route, ObjectNode body, Duration timeout) {
     ObjectNode m = Json.MAPPER.createObjectNode();
-    m.put("op", route.equals("/code") ? "code" : "exec");
+    m.put("type", route.equals("/code") ? "code" : "exec");
     m.set("request", body);
     WebSocket ws = client.webSocket(sandboxPath + "/stream", new Listener(), timeout);
     synchronized (lock) {
@@ -193,7 +193,7 @@ final class RemoteStream {
       ws = socket;
     }
     if (ws != null) {
-      ws.sendText("{\"op\": \"cancel\"}", true);
+      ws.sendText("{\"type\": \"cancel\"}", true);
       return;
     }
     String id;
