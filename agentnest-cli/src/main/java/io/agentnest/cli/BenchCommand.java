@@ -129,6 +129,14 @@ final class BenchCommand implements Callable<Integer> {
       defaultValue = "0")
   int serverPauseMillis = 0;
 
+  @Option(
+      names = "--server-idle",
+      description =
+          "Idle sandboxes --only server makes through the server to report its memory with them"
+              + " (default: ${DEFAULT-VALUE}: none).",
+      defaultValue = "0")
+  int serverIdle = 0;
+
   @Option(names = "--only", split = ",", description = "Run only these operations.")
   List<String> only = new ArrayList<>();
 
@@ -213,7 +221,7 @@ final class BenchCommand implements Callable<Integer> {
           config,
           iterations,
           warmup,
-          new ServerBench.Load(serverClients, serverSeconds, serverPauseMillis),
+          new ServerBench.Load(serverClients, serverSeconds, serverPauseMillis, serverIdle),
           samples,
           json ? System.err : System.out);
     }

@@ -43,7 +43,7 @@ final class ServerBench {
    * @param pauseMillis each client's pause between calls; 0 loops back to back (a closed loop,
    *     where latency is the queue: clients divided by what the machine serves per second)
    */
-  record Load(int clients, int seconds, int pauseMillis) {}
+  record Load(int clients, int seconds, int pauseMillis, int idle) {}
 
   static void run(
       SandboxConfig config,
@@ -52,16 +52,21 @@ final class ServerBench {
       Load load,
       Map<String, double[]> samples,
       PrintStream notes) {
-    if (load.clients() < 1 || load.seconds() < 1 || load.pauseMillis() < 0) {
+    if (load.clients() < 1
+        || load.seconds() < 1
+        || load.pauseMillis() < 0
+        || load.idle() < 0
+        || load.idle() > 1000) {
       throw new ConfigException(
-          "--server-clients and --server-seconds must be >= 1, --server-pause-ms >= 0");
+          "--server-clients and --server-seconds must be >= 1, --server-pause-ms >= 0,"
+              + " --server-idle 0..1000");
     }
     if (!config.backend().equals("docker")) {
       throw new ConfigException(
           "--only server runs its server on the Docker engine: drop --backend " + config.backend());
     }
     int sandboxes = (load.clients() + SESSIONS_PER_SANDBOX - 1) / SESSIONS_PER_SANDBOX;
-    try (BenchServer server = new BenchServer(sandboxes + 1)) {
+    try (BenchServer server = new BenchServer(Math.max(sandboxes + 1, load.idle() + 1))) {
       SandboxConfig remote =
           SandboxConfig.builder().image(config.image()).remote(server.url, server.key).build();
       try (Sandbox local = Sandbox.create(config);
@@ -82,6 +87,61 @@ final class ServerBench {
             Percentiles.nearestRank(out, 95) - Percentiles.nearestRank(in, 95));
       }
       concurrent(remote, sandboxes, load, samples, notes);
+      if (load.idle() > 0) {
+        idle(remote, load.idle(), notes);
+      }
+    }
+  }
+
+  /**
+   * The server's memory with {@code n} idle sandboxes made through its API: this process's RSS,
+   * heap after a GC and OS threads before and after (the bench's own remote handles are a few
+   * hundred bytes each; the sandboxes' own memory is the engine's, in their cgroups).
+   */
+  private static void idle(SandboxConfig remote, int n, PrintStream notes) {
+    DensityBench.Host before = DensityBench.Host.measure();
+    List<Sandbox> boxes = new ArrayList<>();
+    ExecutorService threads = DaemonThreads.pool("agentnest-bench-server-idle");
+    try {
+      List<Future<Sandbox>> made = new ArrayList<>();
+      for (int i = 0; i < n; i++) {
+        made.add(threads.submit(() -> Sandbox.create(remote)));
+        if (made.size() % 4 == 0) {
+          for (Future<Sandbox> f : made) {
+            boxes.add(await(f));
+          }
+          made.clear();
+        }
+      }
+      for (Future<Sandbox> f : made) {
+        boxes.add(await(f));
+      }
+      // Let the starts' garbage and buffers settle before measuring the resting cost.
+      sleep(10_000);
+      DensityBench.Host after = DensityBench.Host.measure();
+      notes.printf(
+          "server: %d idle sandboxes through the server: process RSS %.0f -> %.0f MiB"
+              + " (%.0f KiB per sandbox), heap %.0f -> %.0f MiB, threads %d -> %d%n",
+          n,
+          before.rss() / 1048576.0,
+          after.rss() / 1048576.0,
+          (after.rss() - before.rss()) / 1024.0 / n,
+          before.heap() / 1048576.0,
+          after.heap() / 1048576.0,
+          before.threads(),
+          after.threads());
+    } finally {
+      boxes.forEach(Sandbox::close);
+      threads.shutdown();
+    }
+  }
+
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AgentNestException("interrupted", e);
     }
   }
 

@@ -88,9 +88,17 @@ class RemoteSandboxIT {
               .until(sb::usage, Optional::isPresent)
               .orElseThrow();
       assertThat(used.memoryBytes()).isPositive().isLessThan(used.memoryLimitBytes());
-      assertThatThrownBy(() -> sb.exportArtifacts("**", dir))
+      // Exports land on this host after this host's checks, with checksums computed here.
+      assertThat(sb.exportArtifacts("d/*.txt", dir))
+          .singleElement()
+          .satisfies(
+              a -> {
+                assertThat(a.path()).isEqualTo("d/x.txt");
+                assertThat(a.hostPath()).isNotNull().hasContent("hello");
+              });
+      assertThatThrownBy(() -> sb.prepareForks(2))
           .isInstanceOf(UnsupportedControlException.class)
-          .hasMessageContaining("exportArtifacts");
+          .hasMessageContaining("prepareForks");
       assertThat(server.sandboxCount()).isEqualTo(1);
     }
     assertThat(server.sandboxCount()).isZero();
