@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -27,9 +28,10 @@ import org.eclipse.jetty.websocket.api.Callback;
  * server-sent stream, each a text message {@code {"event": NAME, "data": ...}}: {@code started},
  * {@code stdout}/{@code stderr}, {@code truncated}, {@code dropped}, {@code rich}, {@code result};
  * then the server closes (1000). {@code {"type": "cancel"}} stops the execution (the result then
- * says cancelled); a client that goes away cancels it too. A refusal is an {@code error} event with
- * the same body as an HTTP error, then a close. One execution per socket; each message waits for
- * the client's TCP window, so a slow client holds back only its own execution (bounded queues).
+ * says cancelled); a client that goes away cancels it too, unless the request said {@code
+ * "onDisconnect": "continue"}. A refusal is an {@code error} event with the same body as an HTTP
+ * error, then a close. One execution per socket; each message waits for the client's TCP window, so
+ * a slow client holds back only its own execution (bounded queues).
  */
 final class ExecSocket implements AutoCloseable {
   static final String PATH = "/v1/sandboxes/{id}/stream";
@@ -39,6 +41,10 @@ final class ExecSocket implements AutoCloseable {
   private final Registry registry;
   private final long maxJsonBytes;
   private final Map<String, Execution> running = new ConcurrentHashMap<>();
+
+  /** Sockets whose execution runs on when the client leaves ({@code onDisconnect: continue}). */
+  private final Set<String> keep = ConcurrentHashMap.newKeySet();
+
   private final ExecutorService pumps =
       Executors.newCachedThreadPool(
           r -> {
@@ -79,8 +85,8 @@ final class ExecSocket implements AutoCloseable {
                     "send {\"type\": \"exec\", \"request\": {\"command\": \"ls\"}}"));
           }
         });
-    ws.onClose(ctx -> cancel(ctx));
-    ws.onError(ctx -> cancel(ctx));
+    ws.onClose(ctx -> closed(ctx));
+    ws.onError(ctx -> closed(ctx));
   }
 
   private Registry.Entry entry(WsContext ctx) {
@@ -121,6 +127,9 @@ final class ExecSocket implements AutoCloseable {
         };
     Execution x = SandboxApi.start(call);
     running.put(ctx.sessionId(), x);
+    if (call.keepOnLeave()) {
+      keep.add(ctx.sessionId());
+    }
     pumps.execute(() -> pump(ctx, x));
   }
 
@@ -145,12 +154,28 @@ final class ExecSocket implements AutoCloseable {
       }
       ctx.closeSession(WsCloseStatus.NORMAL_CLOSURE, "done");
     } catch (IOException | RuntimeException | TimeoutException e) {
-      x.cancel();
+      left(ctx, x);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       x.cancel();
     } finally {
       running.remove(ctx.sessionId());
+      keep.remove(ctx.sessionId());
+    }
+  }
+
+  /** The client is gone: stop the execution, or let it run on with its events dropped. */
+  private void left(WsContext ctx, Execution x) {
+    if (!keep.contains(ctx.sessionId())) {
+      x.cancel();
+      return;
+    }
+    try {
+      for (ExecEvent ignored : x) {
+        // dropped: nobody reads them; the execution's own timeout bounds this
+      }
+    } catch (RuntimeException ended) {
+      // it failed or was stopped: nothing more to take
     }
   }
 
@@ -170,6 +195,13 @@ final class ExecSocket implements AutoCloseable {
     Execution x = running.remove(ctx.sessionId());
     if (x != null) {
       x.cancel();
+    }
+  }
+
+  /** The socket closed: its execution stops unless it asked to run on. */
+  private void closed(WsContext ctx) {
+    if (!keep.contains(ctx.sessionId())) {
+      cancel(ctx);
     }
   }
 

@@ -35,6 +35,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import java.util.regex.Pattern;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
@@ -337,6 +338,9 @@ final class SandboxApi implements AutoCloseable {
     Execution start();
 
     ExecutionTaps.Run tap();
+
+    /** Whether a streamed run goes on when its client leaves (its own timeout still applies). */
+    boolean keepOnLeave();
   }
 
   void exec(Context ctx) {
@@ -353,7 +357,7 @@ final class SandboxApi implements AutoCloseable {
 
   private void answer(Context ctx, Registry.Entry e, Call call) {
     if (wantsStream(ctx)) {
-      stream(ctx, e.sandbox().id(), start(call));
+      stream(ctx, e.sandbox().id(), start(call), call.keepOnLeave());
     } else {
       AgentNestServer.json(ctx, 200, Wire.result(run(call)));
     }
@@ -429,6 +433,11 @@ final class SandboxApi implements AutoCloseable {
       public ExecutionTaps.Run tap() {
         return run;
       }
+
+      @Override
+      public boolean keepOnLeave() {
+        return req.onDisconnect() == Wire.OnDisconnect.CONTINUE;
+      }
     };
   }
 
@@ -477,6 +486,11 @@ final class SandboxApi implements AutoCloseable {
       @Override
       public ExecutionTaps.Run tap() {
         return run;
+      }
+
+      @Override
+      public boolean keepOnLeave() {
+        return req.onDisconnect() == Wire.OnDisconnect.CONTINUE;
       }
     };
   }
@@ -733,12 +747,12 @@ final class SandboxApi implements AutoCloseable {
    * truncated}, then one {@code result}. A client that goes away cancels the execution: the next
    * write (output or the keep-alive comment every few seconds) fails and the command is stopped.
    */
-  private void stream(Context ctx, String sandboxId, Execution execution) {
+  private void stream(Context ctx, String sandboxId, Execution execution, boolean keepOnLeave) {
     String executionId = "x-" + Tokens.random().substring(0, 16);
     String key = sandboxId + "/" + executionId;
     streaming.put(key, execution);
     try {
-      stream(ctx, executionId, execution, key);
+      writeEvents(ctx, executionId, execution, keepOnLeave);
     } finally {
       streaming.remove(key);
     }
@@ -762,28 +776,46 @@ final class SandboxApi implements AutoCloseable {
     ctx.status(202);
   }
 
-  private void stream(Context ctx, String executionId, Execution execution, String key) {
+  /**
+   * Writes the events; when the client is gone (a write fails) the execution is cancelled, or, with
+   * {@code keepOnLeave}, runs on to its end with its events dropped here (the console's tap and the
+   * audit still see it; its timeout still bounds it).
+   */
+  private void writeEvents(
+      Context ctx, String executionId, Execution execution, boolean keepOnLeave) {
     ctx.status(200);
     ctx.contentType("text/event-stream");
     ctx.header("Cache-Control", "no-store");
     ctx.header("X-Accel-Buffering", "no");
     Object lock = new Object();
+    AtomicBoolean gone = new AtomicBoolean();
+    Runnable leave =
+        () -> {
+          gone.set(true);
+          if (!keepOnLeave) {
+            execution.cancel();
+          }
+        };
     OutputStream out;
     try {
       out = ctx.res().getOutputStream();
     } catch (IOException e) {
-      execution.cancel();
+      leave.run();
+      drain(execution, keepOnLeave);
       return;
     }
     ScheduledFuture<?> ping =
         keepalive.scheduleAtFixedRate(
             () -> {
               synchronized (lock) {
+                if (gone.get()) {
+                  return;
+                }
                 try {
                   out.write(": keep-alive\n\n".getBytes(StandardCharsets.US_ASCII));
                   out.flush();
                 } catch (IOException | RuntimeException e) {
-                  execution.cancel();
+                  leave.run();
                 }
               }
             },
@@ -791,35 +823,64 @@ final class SandboxApi implements AutoCloseable {
             KEEPALIVE_SECONDS,
             TimeUnit.SECONDS);
     try {
-      synchronized (lock) {
-        out.write(
-            ("event: started\ndata: {\"execution\":\"" + executionId + "\"}\n\n")
-                .getBytes(StandardCharsets.US_ASCII));
-        out.flush();
-      }
+      write(
+          lock,
+          out,
+          gone,
+          leave,
+          ("event: started\ndata: {\"execution\":\"" + executionId + "\"}\n\n")
+              .getBytes(StandardCharsets.US_ASCII));
       for (ExecEvent ev : execution) {
         Wire.Event event = Wire.event(ev);
-        if (event == null) {
+        if (event == null || gone.get()) {
           continue;
         }
-        String name = event.name();
-        Object data = event.data();
-        byte[] frame =
+        write(
+            lock,
+            out,
+            gone,
+            leave,
             ("event: "
-                    + name
+                    + event.name()
                     + "\ndata: "
-                    + new String(Wire.write(data), StandardCharsets.UTF_8)
+                    + new String(Wire.write(event.data()), StandardCharsets.UTF_8)
                     + "\n\n")
-                .getBytes(StandardCharsets.UTF_8);
-        synchronized (lock) {
-          out.write(frame);
-          out.flush();
-        }
+                .getBytes(StandardCharsets.UTF_8));
       }
-    } catch (IOException | RuntimeException e) {
-      execution.cancel();
+    } catch (RuntimeException e) {
+      leave.run();
+      drain(execution, keepOnLeave);
     } finally {
       ping.cancel(false);
+    }
+  }
+
+  private static void write(
+      Object lock, OutputStream out, AtomicBoolean gone, Runnable leave, byte[] frame) {
+    synchronized (lock) {
+      if (gone.get()) {
+        return;
+      }
+      try {
+        out.write(frame);
+        out.flush();
+      } catch (IOException | RuntimeException e) {
+        leave.run();
+      }
+    }
+  }
+
+  /** Takes a left execution's remaining events so that it runs on to its end (bounded by it). */
+  private static void drain(Execution execution, boolean keepOnLeave) {
+    if (!keepOnLeave) {
+      return;
+    }
+    try {
+      for (ExecEvent ignored : execution) {
+        // dropped: nobody reads them
+      }
+    } catch (RuntimeException ended) {
+      // the execution failed or was stopped: nothing more to take
     }
   }
 

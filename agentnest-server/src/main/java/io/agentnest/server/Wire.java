@@ -80,14 +80,24 @@ final class Wire {
       @Nullable String workdir,
       @Nullable Map<String, String> env,
       @Nullable String stdin,
-      @Nullable Long maxOutputBytes) {}
+      @Nullable Long maxOutputBytes,
+      @Nullable OnDisconnect onDisconnect) {}
+
+  /** What a streamed execution does when its client goes away: stop (default) or run on. */
+  enum OnDisconnect {
+    @JsonProperty("cancel")
+    CANCEL,
+    @JsonProperty("continue")
+    CONTINUE
+  }
 
   /** POST /v1/sandboxes/{id}/code. */
   record Code(
       String code,
       @Nullable String session,
       @Nullable Long timeoutSeconds,
-      @Nullable Long maxOutputBytes) {}
+      @Nullable Long maxOutputBytes,
+      @Nullable OnDisconnect onDisconnect) {}
 
   /** POST /v1/sandboxes/{id}/files/mkdir. */
   record MakeDir(String path) {}

@@ -2,15 +2,20 @@ package io.agentnest.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import io.agentnest.docker.DockerEngineRequired;
 import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.net.http.WebSocket;
 import java.net.http.WebSocketHandshakeException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -366,5 +371,40 @@ class StateRoutesIT {
     Collect big = new Collect();
     socket(sandboxA, keyA, big).get(30, TimeUnit.SECONDS).sendText("x".repeat(64 * 1024), true);
     assertThat(big.closed.get(30, TimeUnit.SECONDS)).isIn(1009, -1);
+  }
+
+  @Test
+  void aStreamedCommandAskedToContinueRunsOnAfterItsClientLeaves() throws Exception {
+    HttpRequest req =
+        HttpRequest.newBuilder(URI.create(http.base + sb("/exec")))
+            .timeout(Duration.ofSeconds(30))
+            .header("Authorization", "Bearer " + keyA)
+            .header("Accept", "text/event-stream")
+            .header("Content-Type", "application/json")
+            .POST(
+                HttpRequest.BodyPublishers.ofString(
+                    "{\"command\": \"sleep 2; echo on > left.txt\", \"onDisconnect\":"
+                        + " \"continue\"}"))
+            .build();
+    HttpResponse<InputStream> r =
+        HttpClient.newHttpClient().send(req, HttpResponse.BodyHandlers.ofInputStream());
+    assertThat(r.statusCode()).isEqualTo(200);
+    try (InputStream in = r.body()) {
+      // Read up to the started event, then leave.
+      String first = new String(in.readNBytes(16), StandardCharsets.UTF_8);
+      assertThat(first).startsWith("event: started");
+    }
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .pollInterval(Duration.ofMillis(500))
+        .until(() -> http.get(sb("/files/content?path=left.txt"), keyA).text().equals("on\n"));
+    assertThat(
+            http.json(
+                    "POST",
+                    sb("/exec"),
+                    keyA,
+                    "{\"command\": \"true\", \"onDisconnect\": \"later\"}")
+                .status())
+        .isEqualTo(400);
   }
 }
