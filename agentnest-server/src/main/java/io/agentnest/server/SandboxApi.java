@@ -37,6 +37,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.regex.Pattern;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
@@ -331,16 +332,23 @@ final class SandboxApi implements AutoCloseable {
     executions.acquire(t);
   }
 
-  /** A checked exec or code request with its options and console tap: run it, or start it. */
-  interface Call {
-    ExecResult run();
+  /**
+   * A checked exec or code request with its options and console tap: run it, or start it. {@code
+   * keepOnLeave}: whether a streamed run goes on when its client leaves (its timeout still
+   * applies).
+   */
+  record Call(
+      Supplier<ExecResult> runner,
+      Supplier<Execution> starter,
+      ExecutionTaps.Run tap,
+      boolean keepOnLeave) {
+    ExecResult run() {
+      return runner.get();
+    }
 
-    Execution start();
-
-    ExecutionTaps.Run tap();
-
-    /** Whether a streamed run goes on when its client leaves (its own timeout still applies). */
-    boolean keepOnLeave();
+    Execution start() {
+      return starter.get();
+    }
   }
 
   void exec(Context ctx) {
@@ -418,27 +426,11 @@ final class SandboxApi implements AutoCloseable {
     ExecutionTaps.Run run = taps.start(sb.id(), "exec", cmd != null ? cmd : String.join(" ", argv));
     o.onOutput(run::output);
     ExecOptions opts = options(o);
-    return new Call() {
-      @Override
-      public ExecResult run() {
-        return cmd != null ? sb.exec(cmd, opts) : sb.exec(argv, opts);
-      }
-
-      @Override
-      public Execution start() {
-        return cmd != null ? sb.start(cmd, opts) : sb.start(argv, opts);
-      }
-
-      @Override
-      public ExecutionTaps.Run tap() {
-        return run;
-      }
-
-      @Override
-      public boolean keepOnLeave() {
-        return req.onDisconnect() == Wire.OnDisconnect.CONTINUE;
-      }
-    };
+    return new Call(
+        () -> cmd != null ? sb.exec(cmd, opts) : sb.exec(argv, opts),
+        () -> cmd != null ? sb.start(cmd, opts) : sb.start(argv, opts),
+        run,
+        req.onDisconnect() == Wire.OnDisconnect.CONTINUE);
   }
 
   /** Checks a Python request against the quotas (executions, sessions) and the bounds. */
@@ -470,29 +462,14 @@ final class SandboxApi implements AutoCloseable {
     ExecOptions opts = options(o);
     Sandbox sb = e.sandbox();
     String code = req.code();
-    return new Call() {
-      @Override
-      public ExecResult run() {
-        return session == null ? sb.runCode(code, opts) : sb.pythonSession(session).run(code, opts);
-      }
-
-      @Override
-      public Execution start() {
-        return session == null
-            ? sb.startCode(code, opts)
-            : sb.pythonSession(session).start(code, opts);
-      }
-
-      @Override
-      public ExecutionTaps.Run tap() {
-        return run;
-      }
-
-      @Override
-      public boolean keepOnLeave() {
-        return req.onDisconnect() == Wire.OnDisconnect.CONTINUE;
-      }
-    };
+    return new Call(
+        () -> session == null ? sb.runCode(code, opts) : sb.pythonSession(session).run(code, opts),
+        () ->
+            session == null
+                ? sb.startCode(code, opts)
+                : sb.pythonSession(session).start(code, opts),
+        run,
+        req.onDisconnect() == Wire.OnDisconnect.CONTINUE);
   }
 
   void listFiles(Context ctx) {

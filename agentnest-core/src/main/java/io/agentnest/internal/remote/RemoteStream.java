@@ -149,7 +149,7 @@ final class RemoteStream {
                     + e.path("fix").asText()
                     + ")");
             done = true;
-          } else if (dispatch(event, m.path("data").toString())) {
+          } else if (dispatch(event, m.path("data"))) {
             done = true;
           }
         } catch (IOException | RuntimeException e) {
@@ -232,7 +232,7 @@ final class RemoteStream {
           throw new IOException("a server-sent line is longer than " + MAX_LINE + " characters");
         }
         if (line.isEmpty()) {
-          if (data.length() > 0 && dispatch(event, data.toString())) {
+          if (data.length() > 0 && dispatch(event, Json.MAPPER.readTree(data.toString()))) {
             return;
           }
           event = "message";
@@ -263,8 +263,7 @@ final class RemoteStream {
   }
 
   /** Handles one event; true once the result has arrived. */
-  private boolean dispatch(String event, String data) throws IOException {
-    JsonNode d = Json.MAPPER.readTree(data);
+  private boolean dispatch(String event, JsonNode d) {
     switch (event) {
       case "started" -> {
         String id = d.path("execution").asText("");
