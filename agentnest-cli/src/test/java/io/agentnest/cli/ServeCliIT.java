@@ -4,8 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agentnest.cli.Processes.Run;
 import io.agentnest.docker.DockerEngineRequired;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -76,6 +78,77 @@ class ServeCliIT {
     } finally {
       server.destroyForcibly();
       server.waitFor(30, TimeUnit.SECONDS);
+    }
+  }
+
+  /**
+   * The remote client speaks HTTPS with full verification: it trusts what the JVM trusts (here a
+   * trust store given through JAVA_TOOL_OPTIONS, as a user would for a private CA), and a server
+   * whose certificate it cannot verify is refused with the reason, before any key is sent.
+   */
+  @Test
+  void theRemoteClientVerifiesTheServersCertificate(@TempDir Path home) throws Exception {
+    Map<String, String> env = Map.of("AGENTNEST_HOME", home.toString());
+    Run add = Processes.run(Processes.cli("tenant", "add", "tls"), Path.of("."), 120, env);
+    assertThat(add.exit()).as(add.err()).isZero();
+    String key = add.out().strip();
+    String password = "changeit-test";
+    Path ks = home.resolve("server.p12");
+    Run keytool =
+        Processes.run(
+            List.of(
+                Path.of(System.getProperty("java.home"), "bin", "keytool").toString(),
+                "-genkeypair",
+                "-alias",
+                "server",
+                "-keyalg",
+                "EC",
+                "-groupname",
+                "secp256r1",
+                "-dname",
+                "CN=127.0.0.1",
+                "-ext",
+                "san=ip:127.0.0.1",
+                "-validity",
+                "2",
+                "-storetype",
+                "PKCS12",
+                "-keystore",
+                ks.toString(),
+                "-storepass",
+                password),
+            Path.of("."),
+            60);
+    assertThat(keytool.exit()).as(keytool.err()).isZero();
+    Path config = home.resolve("server.yaml");
+    Files.writeString(config, "tls: {keystore: '" + ks + "', password_env: TLS_PW}\n");
+    ServeProcess.Started started =
+        ServeProcess.serve(
+            home, List.of("--config", config.toString()), Map.of("TLS_PW", password));
+    Process server = started.process();
+    try {
+      assertThat(started.url()).startsWith("https://");
+      Map<String, String> client = new HashMap<>(env);
+      client.put("AGENTNEST_URL", started.url());
+      client.put("AGENTNEST_API_KEY", key);
+      Run untrusted =
+          Processes.run(Processes.cli("run", "-c", "print(1)"), Path.of("."), 120, client);
+      assertThat(untrusted.exit()).isNotZero();
+      assertThat(untrusted.err()).contains("not reachable").containsIgnoringCase("certificat");
+
+      client.put(
+          "JAVA_TOOL_OPTIONS",
+          "-Djavax.net.ssl.trustStore=" + ks + " -Djavax.net.ssl.trustStorePassword=" + password);
+      Run trusted =
+          Processes.run(Processes.cli("run", "-c", "print(6 * 7)"), Path.of("."), 120, client);
+      assertThat(trusted.exit()).as(trusted.err()).isZero();
+      assertThat(trusted.out()).isEqualTo("42\n");
+    } finally {
+      server.destroy();
+      if (!server.waitFor(60, TimeUnit.SECONDS)) {
+        server.destroyForcibly();
+        server.waitFor(30, TimeUnit.SECONDS);
+      }
     }
   }
 

@@ -9,6 +9,7 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -22,7 +23,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  */
 final class ServeProcess implements ExtensionContext.Store.CloseableResource {
   private static final Pattern LISTENING =
-      Pattern.compile("listening on (http://127\\.0\\.0\\.1:[0-9]+)");
+      Pattern.compile("listening on (https?://127\\.0\\.0\\.1:[0-9]+)");
 
   final Process process;
   final Path home;
@@ -75,7 +76,15 @@ final class ServeProcess implements ExtensionContext.Store.CloseableResource {
    * full pipe would block it); the caller stops the process.
    */
   static Started serve(Path home) throws IOException {
-    ProcessBuilder pb = new ProcessBuilder(Processes.cli("serve", "--listen", "127.0.0.1:0"));
+    return serve(home, List.of(), Map.of());
+  }
+
+  /** As {@link #serve(Path)}, with more arguments to {@code serve} and more environment. */
+  static Started serve(Path home, List<String> args, Map<String, String> env) throws IOException {
+    List<String> cmd = new ArrayList<>(Processes.cli("serve", "--listen", "127.0.0.1:0"));
+    cmd.addAll(args);
+    ProcessBuilder pb = new ProcessBuilder(cmd);
+    pb.environment().putAll(env);
     pb.environment().put("AGENTNEST_HOME", home.toString());
     pb.environment().remove("AGENTNEST_URL");
     pb.redirectOutput(ProcessBuilder.Redirect.DISCARD);

@@ -24,6 +24,8 @@ import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
@@ -47,10 +49,62 @@ public final class TenantStore implements AutoCloseable {
 
   private final Path file;
 
+  /**
+   * Rows read by {@link #authenticate} and {@link #find}, so a request does not wait on the one
+   * SQLite connection (under 200 concurrent clients that monitor was the longest queue of the
+   * server). Only rows that exist are kept (an unknown id is read every time and rate-limited as a
+   * failed authentication), so both maps are bounded by the store's own size. A change this store
+   * makes clears them at once; a change another process makes (`agentnest tenant revoke` while the
+   * server runs) is seen through SQLite's data_version at most {@link #RECHECK_NANOS} later.
+   */
+  private final ConcurrentHashMap<String, KeyRow> keys = new ConcurrentHashMap<>();
+
+  private final ConcurrentHashMap<String, Tenant> tenantRows = new ConcurrentHashMap<>();
+  private volatile long checkedAt = System.nanoTime();
+  private long dataVersion;
+
+  /** How stale the caches may be toward another process's change: 100 ms. */
+  static final long RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+  private record KeyRow(String tenant, String hash, @Nullable String expires, boolean revoked) {}
+
   private TenantStore(Connection db, Clock clock, Path file) {
     this.db = db;
     this.clock = clock;
     this.file = file;
+    this.dataVersion = readDataVersion();
+  }
+
+  private long readDataVersion() {
+    try (Statement s = db.createStatement();
+        ResultSet r = s.executeQuery("PRAGMA data_version")) {
+      return r.next() ? r.getLong(1) : 0;
+    } catch (SQLException e) {
+      throw storeError(e);
+    }
+  }
+
+  /** Drops the cached rows when another connection has committed since the last look. */
+  private void recheck() {
+    if (System.nanoTime() - checkedAt < RECHECK_NANOS) {
+      return;
+    }
+    synchronized (this) {
+      if (System.nanoTime() - checkedAt < RECHECK_NANOS) {
+        return;
+      }
+      long v = readDataVersion();
+      if (v != dataVersion) {
+        dataVersion = v;
+        forget();
+      }
+      checkedAt = System.nanoTime();
+    }
+  }
+
+  private void forget() {
+    keys.clear();
+    tenantRows.clear();
   }
 
   /**
@@ -224,33 +278,47 @@ public final class TenantStore implements AutoCloseable {
   public record Check(@Nullable Tenant tenant, @Nullable String keyId, @Nullable Refusal refusal) {}
 
   /** Checks a presented key against the stored hashes. */
-  public synchronized Check authenticate(String presented) {
+  public Check authenticate(String presented) {
     var m = KEY.matcher(presented);
     if (!m.matches()) {
       return new Check(null, null, Refusal.MALFORMED);
     }
     String id = m.group(1);
+    recheck();
+    KeyRow row = keys.get(id);
+    if (row == null) {
+      row = loadKey(id);
+      if (row == null) {
+        return new Check(null, id, Refusal.UNKNOWN);
+      }
+    }
+    byte[] stored = row.hash().getBytes(StandardCharsets.US_ASCII);
+    byte[] given = sha256(presented).getBytes(StandardCharsets.US_ASCII);
+    if (!MessageDigest.isEqual(stored, given)) {
+      return new Check(null, id, Refusal.UNKNOWN);
+    }
+    if (row.revoked()) {
+      return new Check(null, id, Refusal.REVOKED);
+    }
+    String expires = row.expires();
+    if (expires != null && !clock.instant().isBefore(Instant.parse(expires))) {
+      return new Check(null, id, Refusal.EXPIRED);
+    }
+    return new Check(find(row.tenant()).orElse(null), id, null);
+  }
+
+  private synchronized @Nullable KeyRow loadKey(String id) {
     try (PreparedStatement p =
         db.prepareStatement("SELECT tenant, hash, expires, revoked FROM api_keys WHERE id = ?")) {
       p.setString(1, id);
       try (ResultSet r = p.executeQuery()) {
         if (!r.next()) {
-          return new Check(null, id, Refusal.UNKNOWN);
+          return null;
         }
-        byte[] stored = r.getString(2).getBytes(StandardCharsets.US_ASCII);
-        byte[] given = sha256(presented).getBytes(StandardCharsets.US_ASCII);
-        if (!MessageDigest.isEqual(stored, given)) {
-          return new Check(null, id, Refusal.UNKNOWN);
-        }
-        if (r.getString(4) != null) {
-          return new Check(null, id, Refusal.REVOKED);
-        }
-        String expires = r.getString(3);
-        if (expires != null && !clock.instant().isBefore(Instant.parse(expires))) {
-          return new Check(null, id, Refusal.EXPIRED);
-        }
-        String tenant = r.getString(1);
-        return new Check(find(tenant).orElse(null), id, null);
+        KeyRow row =
+            new KeyRow(r.getString(1), r.getString(2), r.getString(3), r.getString(4) != null);
+        keys.put(id, row);
+        return row;
       }
     } catch (SQLException e) {
       throw storeError(e);
@@ -276,6 +344,7 @@ public final class TenantStore implements AutoCloseable {
         throw storeError(e);
       }
     }
+    forget();
     return n > 0;
   }
 
@@ -377,11 +446,22 @@ public final class TenantStore implements AutoCloseable {
   }
 
   /** A tenant by name. */
-  public synchronized Optional<Tenant> find(String name) {
+  public Optional<Tenant> find(String name) {
+    recheck();
+    Tenant t = tenantRows.get(name);
+    return t != null ? Optional.of(t) : loadTenant(name);
+  }
+
+  private synchronized Optional<Tenant> loadTenant(String name) {
     try (PreparedStatement p = db.prepareStatement("SELECT * FROM tenants WHERE name = ?")) {
       p.setString(1, name);
       try (ResultSet r = p.executeQuery()) {
-        return r.next() ? Optional.of(tenant(r)) : Optional.empty();
+        if (!r.next()) {
+          return Optional.empty();
+        }
+        Tenant t = tenant(r);
+        tenantRows.put(name, t);
+        return Optional.of(t);
       }
     } catch (SQLException e) {
       throw storeError(e);

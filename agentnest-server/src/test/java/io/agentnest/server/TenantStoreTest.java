@@ -2,6 +2,7 @@ package io.agentnest.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -10,6 +11,7 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import org.junit.jupiter.api.Test;
@@ -52,6 +54,30 @@ class TenantStoreTest {
       String old = s.issueKey("a", now);
       assertThat(s.authenticate(old).refusal()).isEqualTo(TenantStore.Refusal.EXPIRED);
       assertThat(s.keys("a")).hasSize(2);
+    }
+  }
+
+  /**
+   * A key that authenticated is remembered, but a revocation by another process on the same file
+   * (`agentnest tenant revoke` while the server runs) still takes effect within the store's recheck
+   * interval, and a forged secret for a remembered id is still refused.
+   */
+  @Test
+  void aKeyRevokedByAnotherProcessIsRefusedSoonAfterThoughItWasRemembered() {
+    Path db = dir.resolve("t.db");
+    try (TenantStore server = TenantStore.open(db, Clock.systemUTC());
+        TenantStore cli = TenantStore.open(db, Clock.systemUTC())) {
+      String key = server.add(tenant("a"), null);
+      assertThat(server.authenticate(key).refusal()).isNull();
+      String forged = key.substring(0, key.length() - 1) + (key.endsWith("A") ? "B" : "A");
+      assertThat(server.authenticate(forged).refusal()).isEqualTo(TenantStore.Refusal.UNKNOWN);
+      assertThat(cli.revoke(key)).isTrue();
+      await()
+          .atMost(Duration.ofSeconds(5))
+          .until(() -> server.authenticate(key).refusal() == TenantStore.Refusal.REVOKED);
+      // and a key the other process issues authenticates at once (nothing negative is remembered)
+      String fresh = cli.issueKey("a", null);
+      assertThat(server.authenticate(fresh).refusal()).isNull();
     }
   }
 

@@ -21,10 +21,25 @@ import java.net.http.HttpResponse;
 import java.net.http.WebSocket;
 import java.net.http.WebSocketHandshakeException;
 import java.nio.charset.StandardCharsets;
+import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import javax.net.ssl.SSLContext;
+import org.apache.hc.client5.http.classic.methods.HttpUriRequestBase;
+import org.apache.hc.client5.http.config.ConnectionConfig;
+import org.apache.hc.client5.http.config.RequestConfig;
+import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
+import org.apache.hc.client5.http.impl.classic.HttpClients;
+import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManagerBuilder;
+import org.apache.hc.client5.http.ssl.ClientTlsStrategyBuilder;
+import org.apache.hc.core5.http.ContentType;
+import org.apache.hc.core5.http.HttpEntity;
+import org.apache.hc.core5.http.io.entity.ByteArrayEntity;
+import org.apache.hc.core5.http.io.entity.EntityUtils;
+import org.apache.hc.core5.util.TimeValue;
+import org.apache.hc.core5.util.Timeout;
 import org.jspecify.annotations.Nullable;
 
 /** HTTP calls to the server, and its JSON errors turned back into the API's exceptions. */
@@ -42,6 +57,54 @@ final class RemoteClient {
           .version(HttpClient.Version.HTTP_1_1)
           .connectTimeout(CONNECT_TIMEOUT)
           .build();
+
+  /**
+   * The client of calls that answer once (everything but streams and sockets): blocking I/O on the
+   * caller's thread over pooled kept-alive connections. The JDK client hands every exchange to its
+   * selector thread and an executor and back, which cost about 0.25 ms a call on loopback here and
+   * made the selector and its pool's locks the queue under 200 concurrent callers (`agentnest bench
+   * --only server`). Created on first use, shared by every remote sandbox of the process.
+   */
+  private static final class Unary {
+    static final CloseableHttpClient CLIENT = create();
+
+    private static CloseableHttpClient create() {
+      SSLContext tls;
+      try {
+        // the JDK's default context, so javax.net.ssl.trustStore and friends apply as before
+        tls = SSLContext.getDefault();
+      } catch (NoSuchAlgorithmException e) {
+        throw new IllegalStateException("no default TLS context in this JVM", e);
+      }
+      return HttpClients.custom()
+          .setConnectionManager(
+              PoolingHttpClientConnectionManagerBuilder.create()
+                  .setTlsSocketStrategy(
+                      ClientTlsStrategyBuilder.create().setSslContext(tls).buildClassic())
+                  .setMaxConnTotal(MAX_CONNECTIONS)
+                  .setMaxConnPerRoute(MAX_CONNECTIONS)
+                  .setDefaultConnectionConfig(
+                      ConnectionConfig.custom()
+                          .setConnectTimeout(Timeout.of(CONNECT_TIMEOUT))
+                          // a connection the server closed while idle is found before it is used
+                          .setValidateAfterInactivity(TimeValue.ofSeconds(1))
+                          .build())
+                  .build())
+          .evictIdleConnections(TimeValue.ofSeconds(30))
+          .disableRedirectHandling()
+          .disableCookieManagement()
+          .disableAuthCaching()
+          .disableContentCompression()
+          .disableAutomaticRetries()
+          .setUserAgent("agentnest-remote")
+          .build();
+    }
+  }
+
+  /**
+   * Connections kept per process: a call holds one while it runs, so this bounds parallel calls.
+   */
+  private static final int MAX_CONNECTIONS = 1024;
 
   private final RemoteServer server;
   private final HttpClient http;
@@ -88,27 +151,36 @@ final class RemoteClient {
 
   byte[] bytes(
       String method, String path, byte[] body, @Nullable String contentType, Duration timeout) {
-    HttpRequest.Builder b =
-        HttpRequest.newBuilder(URI.create(base() + path))
-            .timeout(timeout)
-            .header("Authorization", "Bearer " + server.apiKey().reveal())
-            .method(method, HttpRequest.BodyPublishers.ofByteArray(body));
-    if (contentType != null) {
-      b.header("Content-Type", contentType);
+    HttpUriRequestBase req = new HttpUriRequestBase(method, URI.create(base() + path));
+    req.setConfig(
+        RequestConfig.custom()
+            .setResponseTimeout(Timeout.of(timeout))
+            .setConnectionRequestTimeout(Timeout.of(timeout))
+            .build());
+    req.setHeader("Authorization", "Bearer " + server.apiKey().reveal());
+    if (!method.equals("GET") && !method.equals("HEAD")) {
+      req.setEntity(
+          new ByteArrayEntity(
+              body, contentType == null ? null : ContentType.parse(contentType), false));
     }
-    HttpResponse<byte[]> r;
+    int[] status = {0};
+    byte[] answer;
     try {
-      r = http.send(b.build(), HttpResponse.BodyHandlers.ofByteArray());
+      answer =
+          Unary.CLIENT.execute(
+              req,
+              r -> {
+                status[0] = r.getCode();
+                HttpEntity e = r.getEntity();
+                return e == null ? new byte[0] : EntityUtils.toByteArray(e);
+              });
     } catch (IOException e) {
       throw unreachable(e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new AgentNestException("interrupted while calling " + server.url(), e);
     }
-    if (r.statusCode() >= 400) {
-      throw error(r.statusCode(), r.body());
+    if (status[0] >= 400) {
+      throw error(status[0], answer);
     }
-    return r.body();
+    return answer;
   }
 
   /**
