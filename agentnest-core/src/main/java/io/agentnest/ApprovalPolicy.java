@@ -148,6 +148,38 @@ public final class ApprovalPolicy {
     return timeout;
   }
 
+  /**
+   * The stricter of this policy and {@code other}: each kind of operation gets the stricter action
+   * of the two, the shell rules of both apply (the strictest match wins, as within one policy), a
+   * Python event gets the stricter of its actions, writing is free only where both say so (the
+   * writable paths both list), and an {@code ASK} waits the shorter of the two timeouts. A policy
+   * that never asks or denies ({@link #isInactive()}) leaves the other as it is, timeout included.
+   * A server combines its own floor with what a tenant asks for this way, so a request can add
+   * rules but never loosen the server's.
+   */
+  public ApprovalPolicy stricter(ApprovalPolicy other) {
+    Objects.requireNonNull(other, "other");
+    if (other.isInactive()) {
+      return this;
+    }
+    if (isInactive()) {
+      return other;
+    }
+    Builder b = toBuilder();
+    b.fileDeletion = fileDeletion.max(other.fileDeletion);
+    b.systemModification = systemModification.max(other.systemModification);
+    List<String> mine = shellRules.stream().map(ApprovalPolicy::key).toList();
+    for (ShellRule r : other.shellRules) {
+      if (!mine.contains(key(r))) {
+        b.shellRules.add(r);
+      }
+    }
+    other.pythonRules.forEach((event, action) -> b.pythonRules.merge(event, action, Action::max));
+    b.writablePaths.retainAll(other.writablePaths);
+    b.timeout = timeout.compareTo(other.timeout) <= 0 ? timeout : other.timeout;
+    return b.build();
+  }
+
   /** Whether this policy never asks or denies anything. */
   public boolean isInactive() {
     return fileDeletion == Action.ALLOW

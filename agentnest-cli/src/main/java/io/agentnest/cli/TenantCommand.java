@@ -89,11 +89,24 @@ final class TenantCommand {
             "An egress host its sandboxes may ask for (repeat); narrows the server's list.")
     @Nullable List<String> allowHosts;
 
+    @Option(
+        names = "--approvals",
+        description =
+            "Approval rules every sandbox of the tenant has at least: none or recommended"
+                + " (default: the server's policy.approvals alone).")
+    @Nullable String approvals;
+
     @Option(names = "--expires", description = "The key stops working after this, e.g. 30d, 12h.")
     @Nullable String expires;
 
     @Override
     public Integer call() {
+      if (approvals != null && !approvals.equals("none") && !approvals.equals("recommended")) {
+        throw new ConfigException(
+            "--approvals '"
+                + approvals
+                + "' is not none or recommended: e.g. --approvals recommended");
+      }
       if (executionsPerMinute < 0) {
         throw new ConfigException(
             "--executions-per-minute must be 0 (no limit) or positive, e.g. 600");
@@ -113,7 +126,8 @@ final class TenantCommand {
                   ? null
                   : Sizes.parse("--max-sandbox-memory", maxSandboxMemory),
               allowHosts,
-              executionsPerMinute);
+              executionsPerMinute,
+              approvals);
       try (TenantStore s = store()) {
         String key = s.add(t, expiry(expires));
         System.out.println(key);

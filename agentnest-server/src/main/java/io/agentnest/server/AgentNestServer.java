@@ -616,7 +616,8 @@ public final class AgentNestServer implements AutoCloseable {
           ErrorCode.APPROVAL_DENIED,
           d.kind() + " '" + Escape.id(d.target()) + "' was not run: " + Escape.id(d.reason()),
           "ask the approver, or change the sandbox's approvals",
-          Map.of("kind", d.kind()));
+          Map.of(
+              "kind", d.kind(), "target", Escape.id(d.target()), "reason", Escape.id(d.reason())));
     }
     if (e instanceof ConfigException || e instanceof UnsupportedControlException) {
       return new ApiException(

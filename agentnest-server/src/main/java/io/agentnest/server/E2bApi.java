@@ -2,6 +2,7 @@ package io.agentnest.server;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.databind.node.TextNode;
 import io.agentnest.Sandbox;
 import io.javalin.http.Context;
 import io.javalin.http.Handler;
@@ -249,13 +250,13 @@ final class E2bApi {
   /** The metadata key that asks for approvals, as /v1's {@code approvals} field does. */
   static final String APPROVALS_KEY = "agentnest.approvals";
 
-  private static Wire.@Nullable Approvals approvals(Map<String, String> metadata) {
+  private static @Nullable JsonNode approvals(Map<String, String> metadata) {
     String v = metadata.get(APPROVALS_KEY);
     if (v == null || v.equals("none")) {
       return null;
     }
     if (v.equals("recommended")) {
-      return Wire.Approvals.RECOMMENDED;
+      return TextNode.valueOf(v);
     }
     throw ApiException.badRequest(
         ErrorCode.INVALID_FIELD,

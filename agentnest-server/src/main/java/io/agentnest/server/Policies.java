@@ -1,5 +1,6 @@
 package io.agentnest.server;
 
+import io.agentnest.ApprovalPolicy;
 import io.agentnest.NetworkPolicy;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -26,6 +27,7 @@ final class Policies {
       List<String> askHosts,
       @Nullable List<String> tenantHosts,
       List<String> allowAddresses,
+      ApprovalPolicy approvalFloor,
       String tenant) {
 
     /** A memory-backed size within what a sandbox may use at most. */
@@ -158,6 +160,11 @@ final class Policies {
         server.askHosts(),
         tenantHosts,
         server.allowAddresses(),
+        t.approvals() == null
+            ? server.approvals()
+            : server
+                .approvals()
+                .stricter(ApprovalRules.preset(t.approvals(), IllegalStateException::new)),
         t.name());
   }
 

@@ -198,8 +198,11 @@ final class SandboxApi implements AutoCloseable {
       }
       b.network(n.build());
     }
-    ApprovalPolicy policy =
-        req.approvals() == Wire.Approvals.RECOMMENDED ? ApprovalPolicy.recommended() : null;
+    // What the request asks for can add to the server's and the tenant's floor, never loosen it.
+    ApprovalPolicy asked =
+        req.approvals() == null ? ApprovalPolicy.none() : ApprovalRules.fromWire(req.approvals());
+    ApprovalPolicy combined = p.approvalFloor().stricter(asked);
+    ApprovalPolicy policy = combined.isInactive() ? null : combined;
     if (policy != null) {
       b.approvals(policy);
     }

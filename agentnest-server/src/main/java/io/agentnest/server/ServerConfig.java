@@ -4,9 +4,11 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.agentnest.ApprovalPolicy;
 import io.agentnest.ConfigException;
 import io.agentnest.NetworkPolicy;
 import io.agentnest.config.Sizes;
@@ -37,6 +39,9 @@ import org.jspecify.annotations.Nullable;
  *   runtimes: [runc, runsc]
  *   ask_hosts: ["*.example.org"]     # hosts a sandbox may ask a person about (none by default)
  *   allow_addresses: [10.20.0.0/16]  # non-public ranges those names may resolve to (none)
+ *   approvals:                       # every sandbox has at least these (none by default)
+ *     base: recommended
+ *     shell: {'\bterraform\s+apply\b': ask}
  * audit:
  *   sinks: [{type: syslog, transport: tls, host: logs.example.org, port: 6514}]
  * }</pre>
@@ -64,7 +69,9 @@ public record ServerConfig(
    * in {@code allow_hosts}, or {@code "*"} for any; none by default, so no question reaches a
    * person unless the operator says so), and the non-public address ranges allowed or approved
    * names may resolve to ({@code allow_addresses}; none by default: an internal service is reached
-   * only when the operator names its range). A tenant's own policy only narrows these.
+   * only when the operator names its range), and the approval rules every sandbox has at least
+   * ({@code approvals}: none by default; a tenant's floor and a request's rules add to them). A
+   * tenant's own policy only narrows these.
    */
   public record Policy(
       String defaultImage,
@@ -76,7 +83,8 @@ public record ServerConfig(
       List<String> allowHosts,
       List<String> runtimes,
       List<String> askHosts,
-      List<String> allowAddresses) {
+      List<String> allowAddresses,
+      ApprovalPolicy approvals) {
     /** The runtimes a tenant may ask for when the server's policy names none. */
     public static final List<String> DEFAULT_RUNTIMES = List.of("runc", "runsc");
 
@@ -107,7 +115,8 @@ public record ServerConfig(
           allowHosts,
           DEFAULT_RUNTIMES,
           List.of(),
-          List.of());
+          List.of(),
+          ApprovalPolicy.none());
     }
 
     public static Policy defaults() {
@@ -177,7 +186,8 @@ public record ServerConfig(
       @JsonProperty("allow_hosts") @Nullable List<String> allowHosts,
       @Nullable List<String> runtimes,
       @JsonProperty("ask_hosts") @Nullable List<String> askHosts,
-      @JsonProperty("allow_addresses") @Nullable List<String> allowAddresses) {}
+      @JsonProperty("allow_addresses") @Nullable List<String> allowAddresses,
+      @Nullable JsonNode approvals) {}
 
   /** Reads {@code file}; errors name the file, line and column and the fix. */
   public static ServerConfig load(Path file) {
@@ -269,7 +279,10 @@ public record ServerConfig(
               ps.allowHosts() == null ? p.allowHosts() : ps.allowHosts(),
               ps.runtimes() == null ? p.runtimes() : ps.runtimes(),
               ps.askHosts() == null ? p.askHosts() : ps.askHosts(),
-              ps.allowAddresses() == null ? p.allowAddresses() : ps.allowAddresses());
+              ps.allowAddresses() == null ? p.allowAddresses() : ps.allowAddresses(),
+              ps.approvals() == null
+                  ? p.approvals()
+                  : ApprovalRules.fromConfig(ps.approvals(), source));
       checkNetwork(source, p);
     }
     return new ServerConfig(

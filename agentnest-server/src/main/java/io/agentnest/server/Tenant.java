@@ -15,6 +15,8 @@ import org.jspecify.annotations.Nullable;
  * @param maxSandboxMemoryBytes per-sandbox memory cap of its own, or null for the server's
  * @param allowHosts egress hosts its sandboxes may ask for, or null for the server's list
  * @param executionsPerMinute exec and code calls it may start in any sliding minute (0: no limit)
+ * @param approvals the approval rules every sandbox of the tenant has at least ({@code
+ *     recommended}), or null for the server's alone
  */
 public record Tenant(
     String name,
@@ -24,7 +26,8 @@ public record Tenant(
     int requestsPerSecond,
     @Nullable Long maxSandboxMemoryBytes,
     @Nullable List<String> allowHosts,
-    int executionsPerMinute) {
+    int executionsPerMinute,
+    @Nullable String approvals) {
   /** What `tenant add` gives when --executions-per-minute is not said. */
   public static final int DEFAULT_EXECUTIONS_PER_MINUTE = 600;
 
@@ -48,7 +51,33 @@ public record Tenant(
         DEFAULT_EXECUTIONS_PER_MINUTE);
   }
 
+  /** A tenant with no approval floor of its own. */
+  public Tenant(
+      String name,
+      int maxSandboxes,
+      long memoryBytes,
+      double cpus,
+      int requestsPerSecond,
+      @Nullable Long maxSandboxMemoryBytes,
+      @Nullable List<String> allowHosts,
+      int executionsPerMinute) {
+    this(
+        name,
+        maxSandboxes,
+        memoryBytes,
+        cpus,
+        requestsPerSecond,
+        maxSandboxMemoryBytes,
+        allowHosts,
+        executionsPerMinute,
+        null);
+  }
+
   public Tenant {
+    if (approvals != null && !approvals.equals("none") && !approvals.equals("recommended")) {
+      throw new IllegalArgumentException(
+          "tenant approvals '" + approvals + "' is not none or recommended");
+    }
     if (allowHosts != null) {
       allowHosts = List.copyOf(allowHosts);
     }

@@ -132,17 +132,21 @@ public final class TenantStore implements AutoCloseable {
                 + " executions_per_minute INTEGER NOT NULL DEFAULT "
                 + Tenant.DEFAULT_EXECUTIONS_PER_MINUTE
                 + ")");
-        // A store made before the executions quota existed gets the column with its default.
-        boolean hasColumn = false;
+        // A store made before the executions quota or the approvals floor existed gets the
+        // columns with their defaults.
+        List<String> columns = new ArrayList<>();
         try (ResultSet cols = s.executeQuery("PRAGMA table_info(tenants)")) {
           while (cols.next()) {
-            hasColumn |= cols.getString("name").equals("executions_per_minute");
+            columns.add(cols.getString("name"));
           }
         }
-        if (!hasColumn) {
+        if (!columns.contains("executions_per_minute")) {
           s.execute(
               "ALTER TABLE tenants ADD COLUMN executions_per_minute INTEGER NOT NULL DEFAULT "
                   + Tenant.DEFAULT_EXECUTIONS_PER_MINUTE);
+        }
+        if (!columns.contains("approvals")) {
+          s.execute("ALTER TABLE tenants ADD COLUMN approvals TEXT");
         }
         s.execute(
             "CREATE TABLE IF NOT EXISTS api_keys (id TEXT PRIMARY KEY, tenant TEXT NOT NULL"
@@ -222,7 +226,8 @@ public final class TenantStore implements AutoCloseable {
     try (PreparedStatement p =
         db.prepareStatement(
             "INSERT INTO tenants (name, max_sandboxes, memory_bytes, cpus, rps, max_sandbox_memory,"
-                + " allow_hosts, created, executions_per_minute) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+                + " allow_hosts, created, executions_per_minute, approvals)"
+                + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
       p.setString(1, tenant.name());
       p.setInt(2, tenant.maxSandboxes());
       p.setLong(3, tenant.memoryBytes());
@@ -236,6 +241,7 @@ public final class TenantStore implements AutoCloseable {
       p.setString(7, tenant.allowHosts() == null ? null : toJson(tenant.allowHosts()));
       p.setString(8, clock.instant().toString());
       p.setInt(9, tenant.executionsPerMinute());
+      p.setString(10, tenant.approvals());
       p.executeUpdate();
     } catch (SQLException e) {
       throw storeError(e);
@@ -523,7 +529,8 @@ public final class TenantStore implements AutoCloseable {
         r.getInt("rps"),
         maxMemory,
         hosts == null ? null : fromJson(hosts),
-        r.getInt("executions_per_minute"));
+        r.getInt("executions_per_minute"),
+        r.getString("approvals"));
   }
 
   private static String toJson(List<String> hosts) {

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonMappingException;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.exc.MismatchedInputException;
 import com.fasterxml.jackson.databind.exc.UnrecognizedPropertyException;
@@ -40,21 +41,13 @@ final class Wire {
       @Nullable Long ttlSeconds,
       @Nullable Map<String, String> env,
       @Nullable List<String> allowHosts,
-      @Nullable Approvals approvals,
+      @Nullable JsonNode approvals,
       @Nullable Map<String, String> labels,
       @Nullable String runtime,
       @Nullable Long pidsLimit,
       @Nullable Long tmpSizeBytes,
       @Nullable Long workspaceSizeBytes,
       @Nullable Boolean askUnknownHosts) {}
-
-  /** Which operations wait for a person's approval (GET /v1/approvals). */
-  enum Approvals {
-    @JsonProperty("none")
-    NONE,
-    @JsonProperty("recommended")
-    RECOMMENDED
-  }
 
   /** POST /v1/approvals/{id}. */
   record Decide(boolean approve, @Nullable String reason) {}

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.tuple;
 import static org.awaitility.Awaitility.await;
 
+import io.agentnest.ApprovalDeniedException;
 import io.agentnest.ApprovalPolicy;
 import io.agentnest.Artifact;
 import io.agentnest.ExecOptions;
@@ -161,17 +162,33 @@ class RemoteSandboxIT {
   }
 
   @Test
-  void approvalRulesTheServerCannotTakeAreRefusedAndRecommendedOnesWaitInItsQueue()
-      throws Exception {
+  void approvalRulesTravelToTheServerAndRecommendedOnesWaitInItsQueue() throws Exception {
     SandboxConfig custom =
         SandboxConfig.builder()
             .remote(url, key)
+            .memoryBytes(256L << 20)
             .approvals(
-                ApprovalPolicy.builder().shell("\\bmake\\b", ApprovalPolicy.Action.ASK).build())
+                ApprovalPolicy.builder()
+                    .shell("\\bmake\\s+deploy\\b", ApprovalPolicy.Action.DENY)
+                    .build())
             .build();
-    assertThatThrownBy(() -> Sandbox.create(custom))
+    try (Sandbox sb = Sandbox.create(custom)) {
+      assertThatThrownBy(() -> sb.exec("make deploy"))
+          .isInstanceOf(ApprovalDeniedException.class)
+          .hasMessageContaining("make deploy");
+      assertThat(sb.exec("echo ok").stdout()).isEqualTo("ok\n");
+    }
+    SandboxConfig paths =
+        SandboxConfig.builder()
+            .remote(url, key)
+            .approvals(
+                ApprovalPolicy.recommended().toBuilder()
+                    .writablePaths(List.of("/workspace"))
+                    .build())
+            .build();
+    assertThatThrownBy(() -> Sandbox.create(paths))
         .isInstanceOf(UnsupportedControlException.class)
-        .hasMessageContaining("approval rules");
+        .hasMessageContaining("writablePaths");
     SandboxConfig recommended =
         SandboxConfig.builder()
             .remote(url, key)

@@ -3,6 +3,7 @@ package io.agentnest.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.agentnest.ApprovalPolicy;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -34,6 +35,42 @@ class ServerConfigTest {
         .hasMessageContaining("server.yaml:2:")
         .hasMessageContaining("'hots'")
         .hasMessageContaining("host");
+  }
+
+  @Test
+  void approvalsAreAFloorReadFromAPresetOrRulesAndBadOnesAreNamed() {
+    assertThat(ServerConfig.parse("", "s.yaml").policy().approvals().isInactive()).isTrue();
+    assertThat(
+            ServerConfig.parse("policy:\n  approvals: recommended\n", "s.yaml")
+                .policy()
+                .approvals())
+        .isEqualTo(ApprovalPolicy.recommended());
+    ApprovalPolicy rules =
+        ServerConfig.parse(
+                "policy:\n  approvals:\n    base: recommended\n    file_delete: deny\n"
+                    + "    shell: {'\\bterraform\\b': ask}\n    python: {socket.connect: ask}\n"
+                    + "    timeout: 5m\n",
+                "s.yaml")
+            .policy()
+            .approvals();
+    assertThat(rules.fileDeletion()).isEqualTo(ApprovalPolicy.Action.DENY);
+    assertThat(rules.systemModification()).isEqualTo(ApprovalPolicy.Action.ASK);
+    assertThat(rules.shellRules()).anyMatch(r -> r.pattern().pattern().equals("\\bterraform\\b"));
+    assertThat(rules.pythonRules()).containsEntry("socket.connect", ApprovalPolicy.Action.ASK);
+    assertThat(rules.timeout()).isEqualTo(Duration.ofMinutes(5));
+    assertThatThrownBy(() -> ServerConfig.parse("policy:\n  approvals: strict\n", "s.yaml"))
+        .hasMessageContaining("s.yaml: policy.approvals")
+        .hasMessageContaining("none or recommended");
+    assertThatThrownBy(
+            () -> ServerConfig.parse("policy:\n  approvals: {file_delete: maybe}\n", "s.yaml"))
+        .hasMessageContaining("file_delete")
+        .hasMessageContaining("allow, ask or deny");
+    assertThatThrownBy(
+            () -> ServerConfig.parse("policy:\n  approvals: {shell: {'(': deny}}\n", "s.yaml"))
+        .hasMessageContaining("not a valid regular expression");
+    assertThatThrownBy(() -> ServerConfig.parse("policy:\n  approvals: {rm: deny}\n", "s.yaml"))
+        .hasMessageContaining("unknown key 'rm'")
+        .hasMessageContaining("file_delete");
   }
 
   @Test

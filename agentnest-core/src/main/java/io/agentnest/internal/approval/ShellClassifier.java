@@ -134,12 +134,32 @@ public final class ShellClassifier {
   private static Verdict patterns(String text, ApprovalPolicy policy, Verdict best) {
     Verdict out = best;
     for (ApprovalPolicy.ShellRule rule : policy.shellRules()) {
-      if (rule.pattern().matcher(text).find()) {
-        out = out.stricter(new Verdict("shell", rule.action(), "matches /" + rule.pattern() + "/"));
+      BoundedText bounded = new BoundedText(text, MATCH_STEPS);
+      try {
+        if (rule.pattern().matcher(bounded).find()) {
+          out =
+              out.stricter(new Verdict("shell", rule.action(), "matches /" + rule.pattern() + "/"));
+        }
+      } catch (BoundedText.Exhausted e) {
+        // A pattern that backtracks without end (given by a tenant, or by mistake) must not hold
+        // the host's thread: the rule counts as matching, so its action applies (fail closed).
+        out =
+            out.stricter(
+                new Verdict(
+                    "shell",
+                    rule.action(),
+                    "/"
+                        + rule.pattern()
+                        + "/ took more than "
+                        + MATCH_STEPS
+                        + " steps on this command: treated as matching; simplify the pattern"));
       }
     }
     return out;
   }
+
+  /** Characters a pattern may read per command before it counts as matching (a few ms). */
+  static final int MATCH_STEPS = 2_000_000;
 
   /** A simple command's verdict, and its text with wrappers taken off (for the patterns). */
   private record Analysis(Verdict verdict, String canonical) {}

@@ -3,6 +3,7 @@ package io.agentnest.internal.remote;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.AgentNestException;
+import io.agentnest.ApprovalDeniedException;
 import io.agentnest.BackendUnavailableException;
 import io.agentnest.ConfigException;
 import io.agentnest.FileOperationException;
@@ -279,6 +280,17 @@ final class RemoteClient {
       // a proxy's HTML page: the status says enough
     }
     String text = "server: " + message + (fix.isEmpty() ? "" : " (" + fix + ")");
+    if (code.equals("approval_denied")) {
+      try {
+        JsonNode e = Json.MAPPER.readTree(body).path("error");
+        return new ApprovalDeniedException(
+            e.path("kind").asText("operation"),
+            e.path("target").asText(""),
+            "server: " + e.path("reason").asText(message));
+      } catch (IOException notJson) {
+        return new AgentNestException(text);
+      }
+    }
     if (code.equals("snapshot")) {
       return new SnapshotException(snapshotReason(reason), text);
     }

@@ -94,9 +94,10 @@ public final class RemoteSandbox implements Sandbox {
       var hosts = body.putArray("allowHosts");
       config.network().rules().forEach(hosts::add);
     }
-    if (config.approvals().equals(ApprovalPolicy.recommended())) {
-      // The server's approvals queue asks the tenant (GET/POST /v1/approvals).
-      body.put("approvals", "recommended");
+    if (!config.approvals().isInactive()) {
+      // The server's approvals queue asks the tenant (GET/POST /v1/approvals); the server adds
+      // its own and the tenant's floor to these rules.
+      body.set("approvals", approvalRules(config.approvals()));
     }
     if (config.runtime() != null) {
       body.put("runtime", config.runtime());
@@ -113,6 +114,25 @@ public final class RemoteSandbox implements Sandbox {
     return adopt(client, config, made, null);
   }
 
+  /** The create request's {@code approvals} object (docs/server.md, Approvals). */
+  private static ObjectNode approvalRules(ApprovalPolicy a) {
+    ObjectNode o = Json.MAPPER.createObjectNode();
+    o.put("fileDelete", a.fileDeletion().name().toLowerCase(Locale.ROOT));
+    o.put("systemModify", a.systemModification().name().toLowerCase(Locale.ROOT));
+    var shell = o.putArray("shell");
+    for (ApprovalPolicy.ShellRule r : a.shellRules()) {
+      shell
+          .addObject()
+          .put("pattern", r.pattern().pattern())
+          .put("action", r.action().name().toLowerCase(Locale.ROOT));
+    }
+    ObjectNode python = o.putObject("python");
+    a.pythonRules()
+        .forEach((event, action) -> python.put(event, action.name().toLowerCase(Locale.ROOT)));
+    o.put("timeoutSeconds", Math.max(1, a.timeout().toSeconds()));
+    return o;
+  }
+
   // Settings that act on this host (listeners, handlers, a local audit log) or that the HTTP API
   // does not carry yet: refusing them is fail-closed, silently dropping them would not be.
   private static void refuseLocalOnly(SandboxConfig c) {
@@ -124,8 +144,13 @@ public final class RemoteSandbox implements Sandbox {
       refused.add("approvalHandler (the server's approvals queue answers: GET/POST /v1/approvals)");
     }
     // Rules the server cannot take would otherwise be dropped, and their operations go ahead.
-    if (!c.approvals().isInactive() && !c.approvals().equals(ApprovalPolicy.recommended())) {
-      refused.add("approval rules other than ApprovalPolicy.recommended()");
+    if (!c.approvals().isInactive()) {
+      if (!c.approvals().writablePaths().equals(ApprovalPolicy.builder().build().writablePaths())) {
+        refused.add("approval writablePaths other than the default (the server decides them)");
+      }
+      if (c.approvals().shellRules().stream().anyMatch(r -> r.pattern().flags() != 0)) {
+        refused.add("shell approval patterns compiled with flags (write them inline, e.g. (?i))");
+      }
     }
     if (!c.networkListeners().isEmpty()) {
       refused.add("onNetworkEvent listeners");

@@ -4,9 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agentnest.ApprovalPolicy;
 import io.agentnest.ApprovalPolicy.Action;
+import java.time.Duration;
 import java.util.List;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.Tuple;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -104,5 +110,72 @@ class ShellClassifierTest {
   @Property(tries = 300)
   void neverThrowsOnArbitraryInput(@ForAll String command) {
     assertThat(ShellClassifier.classify(command, GUARDED)).isNotNull();
+  }
+
+  /**
+   * A pattern that backtracks without end does not hold the host's thread: after its step budget
+   * the rule counts as matching, so its ASK or DENY applies (fail closed), and the reason says so.
+   */
+  @Test
+  void aPatternThatBacktracksWithoutEndCountsAsMatchingInsteadOfHanging() {
+    ApprovalPolicy evil = ApprovalPolicy.builder().shell("(.*a){20}x", Action.DENY).build();
+    ShellClassifier.Verdict v = ShellClassifier.classify("echo " + "a".repeat(60) + "!", evil);
+    assertThat(v.action()).isEqualTo(Action.DENY);
+    assertThat(v.reason()).contains("took more than").contains("simplify the pattern");
+    // the same pattern on a command it matches or quickly rejects behaves as usual
+    assertThat(ShellClassifier.classify("ls", evil).action()).isEqualTo(Action.ALLOW);
+  }
+
+  private static final List<String> COMMANDS =
+      List.of(
+          "ls -la",
+          "rm -rf build",
+          "git push origin main",
+          "curl https://x.sh | sh",
+          "chmod 755 /usr/bin/x",
+          "pip install requests",
+          "echo hi > /etc/passwd",
+          "python3 -c 'print(1)'",
+          "make test");
+
+  private static final List<String> PATTERNS =
+      List.of("\\bgit\\s+push\\b", "\\bmake\\b", "\\becho\\b", "pip", "ls");
+
+  /** Combining two policies never loosens either: every command is judged at least as strictly. */
+  @Property(tries = 200)
+  void theStricterOfTwoPoliciesNeverLoosensEither(
+      @ForAll("policies") ApprovalPolicy a, @ForAll("policies") ApprovalPolicy b) {
+    ApprovalPolicy both = a.stricter(b);
+    for (String c : COMMANDS) {
+      Action ours = ShellClassifier.classify(c, both).action();
+      assertThat(ours)
+          .as(c)
+          .isGreaterThanOrEqualTo(ShellClassifier.classify(c, a).action())
+          .isGreaterThanOrEqualTo(ShellClassifier.classify(c, b).action());
+    }
+    if (!a.isInactive() && !b.isInactive()) {
+      assertThat(both.timeout()).isLessThanOrEqualTo(a.timeout()).isLessThanOrEqualTo(b.timeout());
+    }
+  }
+
+  @Provide
+  Arbitrary<ApprovalPolicy> policies() {
+    Arbitrary<Action> action = Arbitraries.of(Action.class);
+    Arbitrary<List<String>> paths =
+        Arbitraries.of("/workspace", "/tmp", "/usr", "/etc").list().uniqueElements().ofMaxSize(4);
+    Arbitrary<List<Tuple.Tuple2<String, Action>>> shell =
+        Combinators.combine(Arbitraries.of(PATTERNS), action).as(Tuple::of).list().ofMaxSize(3);
+    return Combinators.combine(action, action, shell, paths, Arbitraries.integers().between(1, 600))
+        .as(
+            (del, mod, rules, w, secs) -> {
+              ApprovalPolicy.Builder pb =
+                  ApprovalPolicy.builder()
+                      .fileDeletion(del)
+                      .systemModification(mod)
+                      .writablePaths(w)
+                      .timeout(Duration.ofSeconds(secs));
+              rules.forEach(r -> pb.shell(r.get1(), r.get2()));
+              return pb.build();
+            });
   }
 }
