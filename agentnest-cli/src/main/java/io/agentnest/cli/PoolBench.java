@@ -7,6 +7,8 @@ import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxPool;
 import io.agentnest.Secret;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import me.tongfei.progressbar.ProgressBar;
 
 /** {@code bench --only pool}: what a warm pool's hand-out costs. */
@@ -48,6 +50,69 @@ final class PoolBench {
     }
     samples.put("pool acquire", acquire);
     samples.put("pool acquire+first result", first);
+    neighbour(config, options, Math.max(200, iterations * 20), samples);
+  }
+
+  /**
+   * Whether refilling starves a running call: a neighbour sandbox's session calls, first while the
+   * pool waits full, then while another thread takes and returns pooled sandboxes back to back, so
+   * that the pool starts a replacement after every hand-out. Each phase is {@code calls} calls.
+   */
+  private static void neighbour(
+      SandboxConfig config, PoolOptions options, int calls, Map<String, double[]> samples) {
+    try (Sandbox neighbour = Sandbox.create(config);
+        SandboxPool pool = SandboxPool.start(config, options)) {
+      awaitIdle(pool, options.minIdle());
+      for (int i = 0; i < 50; i++) {
+        BenchCommand.check(neighbour.runCode("x = 1"), null);
+      }
+      samples.put("pool neighbour call, pool full", calls(neighbour, calls));
+      AtomicBoolean stop = new AtomicBoolean();
+      AtomicLong handedOut = new AtomicLong();
+      Thread churn =
+          new Thread(
+              () -> {
+                // Bounded: stops when the measurement ends, and after 10,000 hand-outs at most.
+                for (int i = 0; i < 10_000 && !stop.get(); i++) {
+                  try (Sandbox sb = pool.acquire()) {
+                    sb.runCode("1 + 1");
+                    handedOut.incrementAndGet();
+                  } catch (RuntimeException e) {
+                    // exhausted for a moment while the refills catch up: try again
+                  }
+                }
+              },
+              "agentnest-bench-pool-churn");
+      churn.setDaemon(true);
+      churn.start();
+      double[] during;
+      try {
+        during = calls(neighbour, calls);
+      } finally {
+        stop.set(true);
+      }
+      try {
+        churn.join(120_000);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new AgentNestException("interrupted", e);
+      }
+      samples.put("pool neighbour call, refilling", during);
+      if (handedOut.get() == 0) {
+        throw new AgentNestException(
+            "the pool handed out nothing during the refill phase: see 'agentnest doctor'");
+      }
+    }
+  }
+
+  private static double[] calls(Sandbox sb, int n) {
+    double[] ms = new double[n];
+    for (int i = 0; i < n; i++) {
+      long t0 = System.nanoTime();
+      BenchCommand.check(sb.runCode("x = 1"), null);
+      ms[i] = (System.nanoTime() - t0) / 1e6;
+    }
+    return ms;
   }
 
   private static void settle() {

@@ -152,16 +152,21 @@ final class SandboxLauncher {
       String pool) {
     requireAuditRoom(config);
     Interception interception = interceptionFor(config);
+    StartTrace.mark("hand-out: policy");
     SecretDelivery.forHandOut(
             config, interception == null ? Map.of() : interception.placeholderEnv())
         .send(channel);
+    StartTrace.mark("hand-out: first frame sent");
     // Built, greeted and told its expiry while the agent takes its first frame: the hello and the
     // expiry go right behind it, and their answers come back with the agent's ready.
     DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), config, channel);
     CompletableFuture<Frame> hello = sb.sendHello();
     CompletableFuture<Frame> expiry = sb.tellExpiry();
+    StartTrace.mark("hand-out: host objects, hello sent");
     channel.awaitReady(config.startTimeout());
+    StartTrace.mark("hand-out: agent ready");
     sb.awaitHello(hello);
+    StartTrace.mark("hand-out: hello");
     sb.startEgress(interception);
     // The expiry is now + the user's TTL (DefaultSandbox's own): never the idle member's label.
     Map<String, String> labels = new LinkedHashMap<>();
@@ -171,10 +176,13 @@ final class SandboxLauncher {
     labels.put(Labels.EXPIRES, Long.toString(sb.expiresAt().getEpochSecond()));
     labels.put(Labels.POOL_ACQUIRED, Long.toString(Instant.now().getEpochSecond()));
     sb.labelling(relabelInBackground(backend, bs.id(), labels, pool));
+    StartTrace.mark("hand-out: egress, labels queued");
     sb.arm(expiry);
+    StartTrace.mark("hand-out: expiry armed");
     Map<String, Object> acquired = auditData(config, sb);
     acquired.put("pool", pool);
     sb.audit(AuditEvent.SANDBOX_ACQUIRED, acquired);
+    StartTrace.mark("hand-out: audited");
     return sb;
   }
 
