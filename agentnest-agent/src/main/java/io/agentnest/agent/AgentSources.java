@@ -23,16 +23,28 @@ public final class AgentSources {
     return BOOTSTRAP;
   }
 
-  /** The bytes the bootstrap expects on stdin: both lengths, the worker, then the agent. */
+  /**
+   * The bytes the bootstrap expects on stdin: three lengths, the worker, the agent, then the agent
+   * compiled on the host ({@link AgentBytecode}; empty when there is none yet).
+   */
   public static byte[] bootstrapPayload() {
+    return payload(AgentBytecode.current());
+  }
+
+  static byte[] payload(byte[] code) {
     byte[] head =
-        String.format("%010d%010d", AGENT.length, WORKER.length)
+        String.format("%010d%010d%010d", AGENT.length, WORKER.length, code.length)
             .getBytes(StandardCharsets.US_ASCII);
-    byte[] out = new byte[head.length + WORKER.length + AGENT.length];
+    byte[] out = new byte[head.length + WORKER.length + AGENT.length + code.length];
     System.arraycopy(head, 0, out, 0, head.length);
     System.arraycopy(WORKER, 0, out, head.length, WORKER.length);
     System.arraycopy(AGENT, 0, out, head.length + WORKER.length, AGENT.length);
+    System.arraycopy(code, 0, out, head.length + WORKER.length + AGENT.length, code.length);
     return out;
+  }
+
+  static byte[] agentSource() {
+    return AGENT;
   }
 
   private static byte[] load(String name) {

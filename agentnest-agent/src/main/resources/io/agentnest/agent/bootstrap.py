@@ -33,7 +33,16 @@ def r(n):
             sys.exit(97)
         b+=c
     return b
-a=int(r(10));w=int(r(10))
+a=int(r(10));w=int(r(10));c=int(r(10))
 g={"__name__":"__main__","AGENTNEST_WORKER_SOURCE":r(w).decode()}
-src=r(a).decode()
-exec(compile(src,"agentnest-agent.py","exec"),g)
+src=r(a)
+b=r(c) if c else b""
+# The agent compiled by the host for this Python version, when it matches: no compile at start.
+import _frozen_importlib_external as x
+if len(b)>4 and b[:4]==x.MAGIC_NUMBER:
+    import marshal
+    code=marshal.loads(b[4:])
+else:
+    code=compile(src.decode(),"agentnest-agent.py","exec")
+del a,w,c,b,src
+exec(code,g)

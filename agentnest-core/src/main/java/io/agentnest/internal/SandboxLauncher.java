@@ -6,6 +6,7 @@ import io.agentnest.Sandbox;
 import io.agentnest.SandboxClosedException;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
+import io.agentnest.agent.AgentBytecode;
 import io.agentnest.agent.AgentSources;
 import io.agentnest.audit.AuditEvent;
 import io.agentnest.audit.AuditLog;
@@ -22,6 +23,7 @@ import io.agentnest.spi.Backends;
 import io.agentnest.spi.Labels;
 import io.agentnest.spi.RuntimeBackend;
 import io.agentnest.spi.SandboxSpec;
+import io.agentnest.spi.support.AgentNestHome;
 import io.agentnest.spi.support.DaemonThreads;
 import io.agentnest.spi.support.StartTrace;
 import java.io.UncheckedIOException;
@@ -53,6 +55,7 @@ final class SandboxLauncher {
    * {@link #ready}. Whatever fails, the container is destroyed.
    */
   static Sandbox create(SandboxConfig config) {
+    AgentBytecode.prepare(AgentNestHome.dir().resolve("cache"));
     requireAuditRoom(config);
     RuntimeBackend backend = Backends.get(config.backend());
     SandboxSpec spec = SecurityPolicy.specFor(config);

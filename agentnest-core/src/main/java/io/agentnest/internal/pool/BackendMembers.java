@@ -3,6 +3,7 @@ package io.agentnest.internal.pool;
 import io.agentnest.PoolOptions;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
+import io.agentnest.agent.AgentBytecode;
 import io.agentnest.agent.AgentSources;
 import io.agentnest.internal.DefaultSandbox;
 import io.agentnest.internal.FailedStart;
@@ -12,6 +13,7 @@ import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.Labels;
 import io.agentnest.spi.RuntimeBackend;
 import io.agentnest.spi.SandboxSpec;
+import io.agentnest.spi.support.AgentNestHome;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -48,6 +50,7 @@ final class BackendMembers implements Members<BackendMembers.Member> {
 
   @Override
   public Member start() {
+    AgentBytecode.prepare(AgentNestHome.dir().resolve("cache"));
     SandboxSpec base = SecurityPolicy.specFor(shape);
     Map<String, String> labels = new LinkedHashMap<>(base.labels());
     labels.put(Labels.POOL, pool);
