@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agentnest.cli.Processes.Run;
 import io.agentnest.docker.DockerEngineRequired;
+import io.agentnest.testing.TestKeyStores;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -93,33 +94,7 @@ class ServeCliIT {
     assertThat(add.exit()).as(add.err()).isZero();
     String key = add.out().strip();
     String password = "changeit-test";
-    Path ks = home.resolve("server.p12");
-    Run keytool =
-        Processes.run(
-            List.of(
-                Path.of(System.getProperty("java.home"), "bin", "keytool").toString(),
-                "-genkeypair",
-                "-alias",
-                "server",
-                "-keyalg",
-                "EC",
-                "-groupname",
-                "secp256r1",
-                "-dname",
-                "CN=127.0.0.1",
-                "-ext",
-                "san=ip:127.0.0.1",
-                "-validity",
-                "2",
-                "-storetype",
-                "PKCS12",
-                "-keystore",
-                ks.toString(),
-                "-storepass",
-                password),
-            Path.of("."),
-            60);
-    assertThat(keytool.exit()).as(keytool.err()).isZero();
+    Path ks = TestKeyStores.selfSigned(home, password);
     Path config = home.resolve("server.yaml");
     Files.writeString(config, "tls: {keystore: '" + ks + "', password_env: TLS_PW}\n");
     ServeProcess.Started started =

@@ -3,6 +3,7 @@ package io.agentnest.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.agentnest.testing.TestKeyStores;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -16,7 +17,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 import org.junit.jupiter.api.Test;
@@ -30,37 +30,7 @@ class TlsTest {
   static final String PASSWORD = "changeit-test";
 
   static Path keystore(Path dir) throws Exception {
-    Path ks = dir.resolve("server.p12");
-    Process p =
-        new ProcessBuilder(
-                Path.of(System.getProperty("java.home"), "bin", "keytool").toString(),
-                "-genkeypair",
-                "-alias",
-                "server",
-                "-keyalg",
-                "EC",
-                "-groupname",
-                "secp256r1",
-                "-dname",
-                "CN=127.0.0.1",
-                "-ext",
-                "san=ip:127.0.0.1",
-                "-validity",
-                "2",
-                "-storetype",
-                "PKCS12",
-                "-keystore",
-                ks.toString(),
-                "-storepass",
-                PASSWORD,
-                "-keypass",
-                PASSWORD)
-            .redirectErrorStream(true)
-            .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-            .start();
-    assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
-    assertThat(p.exitValue()).isZero();
-    return ks;
+    return TestKeyStores.selfSigned(dir, PASSWORD);
   }
 
   static ServerConfig config(Path ks) {
