@@ -14,8 +14,12 @@ import io.agentnest.UnsupportedControlException;
 import io.agentnest.internal.support.Json;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.InterruptedIOException;
+import java.net.ConnectException;
+import java.net.NoRouteToHostException;
 import java.net.URI;
 import java.net.URLEncoder;
+import java.net.UnknownHostException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -24,17 +28,21 @@ import java.net.http.WebSocketHandshakeException;
 import java.nio.charset.StandardCharsets;
 import java.security.NoSuchAlgorithmException;
 import java.time.Duration;
+import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import javax.net.ssl.SSLContext;
+import javax.net.ssl.SSLException;
 import org.apache.hc.client5.http.classic.methods.HttpUriRequestBase;
 import org.apache.hc.client5.http.config.ConnectionConfig;
 import org.apache.hc.client5.http.config.RequestConfig;
+import org.apache.hc.client5.http.impl.DefaultHttpRequestRetryStrategy;
 import org.apache.hc.client5.http.impl.classic.CloseableHttpClient;
 import org.apache.hc.client5.http.impl.classic.HttpClients;
 import org.apache.hc.client5.http.impl.io.PoolingHttpClientConnectionManagerBuilder;
 import org.apache.hc.client5.http.ssl.ClientTlsStrategyBuilder;
+import org.apache.hc.core5.http.ConnectionClosedException;
 import org.apache.hc.core5.http.ContentType;
 import org.apache.hc.core5.http.HttpEntity;
 import org.apache.hc.core5.http.io.entity.ByteArrayEntity;
@@ -96,9 +104,30 @@ final class RemoteClient {
           .disableCookieManagement()
           .disableAuthCaching()
           .disableContentCompression()
-          .disableAutomaticRetries()
+          .setRetryStrategy(new IdempotentRetry())
           .setUserAgent("agentnest-remote")
           .build();
+    }
+  }
+
+  /**
+   * A request the server never answered on a kept-alive connection it had just closed is sent again
+   * once, if its method is idempotent (GET, PUT, DELETE): never an exec or a create, which might
+   * have run. Answers (429, 503) are the caller's: no status is retried.
+   */
+  private static final class IdempotentRetry extends DefaultHttpRequestRetryStrategy {
+    IdempotentRetry() {
+      super(
+          1,
+          TimeValue.ZERO_MILLISECONDS,
+          List.of(
+              InterruptedIOException.class,
+              UnknownHostException.class,
+              ConnectException.class,
+              ConnectionClosedException.class,
+              NoRouteToHostException.class,
+              SSLException.class),
+          List.of());
     }
   }
 
