@@ -164,6 +164,18 @@ final class SandboxEgress {
         m.put("path", path);
         audit(AuditEvent.NETWORK_PLACEHOLDER_LEAK, RedactedViews.auditData(redactor, m));
       }
+
+      @Override
+      public void requestDenied(
+          String host, String method, String path, String rule, String reason) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("host", host);
+        m.put("method", method);
+        m.put("path", path);
+        m.put("rule", rule);
+        m.put("reason", reason);
+        audit(AuditEvent.NETWORK_REQUEST_DENIED, RedactedViews.auditData(redactor, m));
+      }
     };
   }
 

@@ -3,6 +3,7 @@ package io.agentnest.internal.egress;
 import io.agentnest.NetworkPolicy;
 import io.agentnest.NetworkPolicy.Injection;
 import io.agentnest.NetworkPolicy.Placeholder;
+import io.agentnest.RequestRule;
 import io.agentnest.internal.support.Bounded;
 import java.io.BufferedInputStream;
 import java.io.ByteArrayInputStream;
@@ -205,6 +206,9 @@ final class Interceptor {
       refuse(a, cout, 400, "Bad Request", "bad request: " + e.getMessage());
       return false;
     }
+    if (!allowedByRules(a, host, method, path.get(), cout)) {
+      return false; // the body was not read: the connection ends with the refusal
+    }
     boolean close = version.equals("HTTP/1.0") || hasToken(head, "close");
 
     List<Injection> injections = interception.injections(host);
@@ -333,6 +337,53 @@ final class Interceptor {
       boolean untilClose = framing.kind == BodyFraming.Kind.UNTIL_CLOSE;
       return !(close || untilClose);
     }
+  }
+
+  /**
+   * Whether the host's request rules (if any) allow this request; otherwise answers it (400 for a
+   * path the proxy will not compare, 403 for one outside the rules), audits it, and returns false.
+   */
+  private boolean allowedByRules(
+      EgressProxy.Attempt a, String host, String method, String path, OutputStream cout)
+      throws IOException {
+    List<RequestRule> rules = interception.policy().requestRules(host);
+    if (rules.isEmpty()) {
+      return true;
+    }
+    String shown = Bounded.text(path, 512);
+    Optional<String> ambiguous = RequestRule.ambiguity(path);
+    if (ambiguous.isPresent()) {
+      String why =
+          "the path of "
+              + method
+              + " "
+              + shown
+              + " is ambiguous ("
+              + ambiguous.get()
+              + "): "
+              + host
+              + " has request rules, so the proxy forwards only plain paths";
+      audit.requestDenied(host, method, shown, "ambiguous-path", why);
+      refuse(a, cout, 400, "Bad Request", why);
+      return false;
+    }
+    for (RequestRule r : rules) {
+      if (r.allows(method, path)) {
+        return true;
+      }
+    }
+    String why =
+        method
+            + " "
+            + shown
+            + " is outside the request rules of "
+            + host
+            + " ("
+            + String.join("; ", rules.stream().map(RequestRule::describe).toList())
+            + "): not forwarded";
+    audit.requestDenied(host, method, shown, "request-rules", why);
+    refuse(a, cout, 403, "Forbidden", why);
+    return false;
   }
 
   /**
