@@ -5,22 +5,27 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.agentnest.AgentNestException;
 import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
-import io.agentnest.Header;
-import io.agentnest.NetworkPolicy;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
-import io.agentnest.Secret;
+import io.agentnest.audit.AuditEvent;
+import io.agentnest.audit.AuditLog;
+import io.agentnest.audit.AuditQuery;
+import io.agentnest.config.AgentNestConfig;
 import io.agentnest.internal.egress.EgressResolvers;
 import io.agentnest.internal.egress.LoopbackHttpsOrigin;
 import io.agentnest.internal.egress.StaticResolver;
 import io.agentnest.internal.egress.UpstreamTrust;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * curl, Python's requests and git, from Debian packages in an image built for this test, reach an
@@ -34,6 +39,8 @@ class EgressToolsIT {
   static final String TOKEN = "ghp_ToolsITOnlyTheProxyHoldsThis0123456789";
 
   static LoopbackHttpsOrigin api;
+  static AuditLog audit;
+  @TempDir static Path auditDir;
   static Sandbox sandbox;
   static final List<String> outputs = new CopyOnWriteArrayList<>();
 
@@ -43,16 +50,29 @@ class EgressToolsIT {
     api = new LoopbackHttpsOrigin("api.test", "api.test", TOKEN);
     EgressResolvers.replaceForTests(StaticResolver.of("api.test", "127.0.0.1"));
     UpstreamTrust.replaceForTests(LoopbackHttpsOrigin.trusting(api.caCertificate()));
-    sandbox =
-        Sandbox.create(
-            SandboxConfig.builder()
-                .image(IMAGE)
-                .network(
-                    NetworkPolicy.allow("api.test:" + api.port())
-                        .allowAddress("127.0.0.1")
-                        .inject("api.test", Header.bearer(Secret.named("GITHUB_TOKEN", TOKEN)))
-                        .build())
-                .build());
+    audit = AuditLog.open(auditDir.resolve("audit"));
+    // Configured as a user would: agentnest.yaml, the token in the host's environment.
+    String yaml =
+        """
+        version: 1
+        defaults:
+          image: %s
+          network:
+            allow: ["api.test:%d"]
+            allow_addresses: [127.0.0.1]
+            credentials:
+              - host: api.test
+                header: "Authorization: Bearer ${secret:GITHUB_TOKEN}"
+                rules:
+                  - {methods: [GET, HEAD], path: /whoami}
+                  - {methods: [GET], path: /echo}
+                  - {methods: [GET], path: /acme/}
+        """
+            .formatted(IMAGE, api.port());
+    SandboxConfig config =
+        AgentNestConfig.parse(yaml, "agentnest.yaml", Map.of("GITHUB_TOKEN", TOKEN))
+            .sandboxConfig();
+    sandbox = Sandbox.create(config.toBuilder().auditLog(audit).build());
   }
 
   /** Builds the tools image unless an earlier run did; a missing mmdebstrap fails under CI. */
@@ -84,6 +104,9 @@ class EgressToolsIT {
     }
     if (api != null) {
       api.close();
+    }
+    if (audit != null) {
+      audit.close();
     }
     assertThat(outputs).noneMatch(o -> o.contains(TOKEN));
   }
@@ -140,6 +163,37 @@ class EgressToolsIT {
         .contains(LoopbackHttpsOrigin.GIT_COMMIT + "\trefs/heads/main");
     assertThat(api.nextRequestHeadersMatching("Authorization", Duration.ofSeconds(10)))
         .containsExactly("Bearer " + TOKEN);
+  }
+
+  @Test
+  void requestsOutsideTheRulesAreAnsweredByTheProxyAndAudited() throws Exception {
+    // Forget what earlier tests' requests left behind (bounded).
+    for (int i = 0; i < 1000 && api.nextRequestHeaders(Duration.ZERO) != null; i++) {
+      // drained
+    }
+    String delete =
+        sh("curl -sS --max-time 60 -o /dev/null -w '%{http_code}' -X DELETE " + url("/whoami"));
+    String traversal =
+        sh(
+            "curl -sS --max-time 60 --path-as-is -o /dev/null -w '%{http_code}' "
+                + url("/acme/../admin"));
+
+    assertThat(delete).contains("exit 0\n403");
+    assertThat(traversal).contains("exit 0\n400");
+    Awaitility.await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () ->
+                assertThat(
+                        audit.query(
+                            AuditQuery.builder()
+                                .sandbox(sandbox.id())
+                                .type(AuditEvent.NETWORK_REQUEST_DENIED)
+                                .build()))
+                    .extracting(e -> e.data().get("method") + " " + e.data().get("rule"))
+                    .contains("DELETE request-rules", "GET ambiguous-path"));
+    // Neither request reached the server (it would have recorded its headers).
+    assertThat(api.nextRequestHeaders(Duration.ofMillis(500))).isNull();
   }
 
   @Test
