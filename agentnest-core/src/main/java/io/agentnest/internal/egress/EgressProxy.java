@@ -234,26 +234,38 @@ public final class EgressProxy {
     if (addresses == null) {
       return;
     }
-    Socket upstream = connect(a, addresses, authority, out);
-    if (upstream == null) {
-      return;
-    }
     // A name's tunnel must speak TLS to that same name (SNI); an address allowed by a range has
     // no name that could be fronted, so its tunnel stays opaque.
     String sniName = IpAddresses.parseLiteral(authority.host).isPresent() ? null : a.host;
     Interceptor icpt = interceptor;
     Interception i = interception;
-    boolean intercepted = i != null && sniName != null && i.intercepts(a.host);
+    if (icpt != null && i != null && sniName != null && i.intercepts(a.host)) {
+      // The interceptor connects (or reuses a verified connection) once the client's TLS is up;
+      // a server it cannot reach is answered inside that TLS, with a 502.
+      out.write(
+          "HTTP/1.1 200 Connection established\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
+      out.flush();
+      a.note("TLS terminated for credential rules");
+      icpt.serve(a, in, out, a.host, () -> open(a, addresses, authority));
+      return;
+    }
+    Socket upstream = connect(a, addresses, authority, out);
+    if (upstream == null) {
+      return;
+    }
     try (upstream) {
       out.write(
           "HTTP/1.1 200 Connection established\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
       out.flush();
-      if (intercepted && icpt != null) {
-        a.note("TLS terminated for credential rules");
-        icpt.serve(a, in, out, upstream, a.host);
-      } else {
-        tunnel(a, in, out, upstream, sniName);
-      }
+      tunnel(a, in, out, upstream, sniName);
+    }
+  }
+
+  /** Closes what the proxy keeps between connections (verified upstream TLS connections). */
+  public void close() {
+    Interceptor icpt = interceptor;
+    if (icpt != null) {
+      icpt.close();
     }
   }
 
@@ -604,6 +616,20 @@ public final class EgressProxy {
   private @Nullable Socket connect(
       Attempt a, List<InetAddress> addresses, Authority authority, OutputStream out)
       throws IOException {
+    try {
+      return open(a, addresses, authority);
+    } catch (IOException e) {
+      fail(a, out, String.valueOf(e.getMessage()));
+      return null;
+    }
+  }
+
+  /**
+   * Connects to the first reachable validated address; throws an IOException whose message names
+   * the target and the failure when none answers.
+   */
+  private Socket open(Attempt a, List<InetAddress> addresses, Authority authority)
+      throws IOException {
     IOException last = null;
     InetAddress lastAddress = addresses.get(0);
     for (int i = 0; i < addresses.size() && i < MAX_CONNECT_ATTEMPTS; i++) {
@@ -622,9 +648,7 @@ public final class EgressProxy {
       }
     }
     a.resolved = IpAddresses.format(lastAddress);
-    fail(
-        a,
-        out,
+    throw new IOException(
         "cannot connect to "
             + a.host
             + ":"
@@ -633,7 +657,11 @@ public final class EgressProxy {
             + IpAddresses.format(lastAddress)
             + "): "
             + (last == null ? "no address" : HttpSyntax.describe(last)));
-    return null;
+  }
+
+  /** Opens a new connection to the target of a CONNECT that was already authorized. */
+  interface Connector {
+    Socket open() throws IOException;
   }
 
   // ---------------------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 package io.agentnest.internal.egress;
 
+import io.agentnest.IpAddresses;
 import io.agentnest.NetworkPolicy;
 import io.agentnest.NetworkPolicy.Injection;
 import io.agentnest.NetworkPolicy.Placeholder;
@@ -27,6 +28,8 @@ import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
+import org.apache.commons.io.IOUtils;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Serves a CONNECT tunnel to a host with credential rules: terminates the sandbox's TLS with the
@@ -42,6 +45,7 @@ final class Interceptor {
   private final Interception interception;
   private final CredentialAudit audit;
   private final List<byte[]> secrets;
+  private final UpstreamPool pool = new UpstreamPool();
 
   Interceptor(Interception interception, CredentialAudit audit) {
     this.interception = interception;
@@ -57,7 +61,12 @@ final class Interceptor {
    * Serves the tunnel after {@code 200 Connection established}; {@code host} is the canonical
    * CONNECT name. Returns when the connection is over.
    */
-  void serve(EgressProxy.Attempt a, InputStream in, OutputStream out, Socket raw, String host)
+  void serve(
+      EgressProxy.Attempt a,
+      InputStream in,
+      OutputStream out,
+      String host,
+      EgressProxy.Connector connector)
       throws IOException {
     SniCheck.Verdict v = SniCheck.inspect(in, host);
     if (!v.passed()) {
@@ -88,26 +97,154 @@ final class Interceptor {
               + " with credential rules");
       return;
     }
-    SSLSocket up;
+    Link link = new Link(a, host, connector);
     try {
-      up = upstreamTls(raw, host, a.port);
-    } catch (IOException e) {
-      String why =
-          "cannot verify "
-              + host
-              + ":"
-              + a.port
-              + " (its certificate or name did not verify): "
-              + HttpSyntax.describe(e);
-      a.deny("upstream-tls", why);
-      EgressProxy.respond(client.output, 502, "Bad Gateway", why, false);
+      link.start();
+    } catch (UpstreamFailure e) {
+      link.refuse(e, client.output);
       client.closeOutbound();
       return;
     }
-    try (up) {
-      relay(a, host, client, up);
+    try {
+      relay(a, host, client, link);
     } finally {
+      link.release();
       client.closeOutbound();
+    }
+  }
+
+  /** Closes the idle upstream connections (the sandbox is going away). */
+  void close() {
+    pool.close();
+  }
+
+  /** Why no verified upstream connection could be had; {@code code} null: not a refusal. */
+  static final class UpstreamFailure extends IOException {
+    private static final long serialVersionUID = 1L;
+    final @Nullable String code;
+
+    UpstreamFailure(String message, @Nullable String code) {
+      super(message);
+      this.code = code;
+    }
+  }
+
+  /**
+   * The upstream side of one intercepted tunnel: a verified connection from the pool, or a new one;
+   * handed back to the pool at the end when its last response left it open.
+   */
+  private final class Link {
+    final EgressProxy.Attempt a;
+    final String host;
+    final String target;
+    final EgressProxy.Connector connector;
+    UpstreamPool.@Nullable Upstream up;
+
+    /** {@code up} came from the pool and has not answered yet: it may have gone stale. */
+    boolean pooled;
+
+    /** The last response completed and left the connection open. */
+    boolean reusable;
+
+    Link(EgressProxy.Attempt a, String host, EgressProxy.Connector connector) {
+      this.a = a;
+      this.host = host;
+      this.target = host + ":" + a.port;
+      this.connector = connector;
+    }
+
+    void start() throws UpstreamFailure {
+      UpstreamPool.Upstream u = pool.take(target);
+      if (u != null) {
+        up = u;
+        pooled = true;
+        a.resolved = IpAddresses.format(u.socket().getInetAddress());
+        return;
+      }
+      fresh();
+    }
+
+    /** The connection for a request; a pooled one is not trusted with a body it cannot resend. */
+    UpstreamPool.Upstream forRequest(boolean hasBody) throws UpstreamFailure {
+      UpstreamPool.Upstream u = up;
+      if (u == null || (pooled && hasBody)) {
+        discard();
+        return fresh();
+      }
+      return u;
+    }
+
+    /** A stale pooled connection failed before answering: replace it with a new one. */
+    boolean retry() {
+      return pooled;
+    }
+
+    UpstreamPool.Upstream fresh() throws UpstreamFailure {
+      Socket raw;
+      try {
+        raw = connector.open();
+      } catch (IOException e) {
+        throw new UpstreamFailure(String.valueOf(e.getMessage()), null);
+      }
+      SSLSocket s;
+      try {
+        s = upstreamTls(raw, host, a.port);
+      } catch (IOException e) {
+        IOUtils.closeQuietly(raw);
+        throw new UpstreamFailure(
+            "cannot verify "
+                + host
+                + ":"
+                + a.port
+                + " (its certificate or name did not verify): "
+                + HttpSyntax.describe(e),
+            "upstream-tls");
+      }
+      try {
+        UpstreamPool.Upstream u =
+            new UpstreamPool.Upstream(
+                s,
+                new BufferedInputStream(s.getInputStream(), 16 * 1024),
+                s.getOutputStream(),
+                System.nanoTime());
+        up = u;
+        pooled = false;
+        return u;
+      } catch (IOException e) {
+        IOUtils.closeQuietly(s);
+        throw new UpstreamFailure("cannot use the connection to " + target + ": " + e, null);
+      }
+    }
+
+    /** Answers the client with 502 and records why. */
+    void refuse(UpstreamFailure e, OutputStream out) throws IOException {
+      String why = String.valueOf(e.getMessage());
+      if (e.code != null) {
+        a.deny(e.code, why);
+      } else {
+        a.note(why);
+      }
+      EgressProxy.respond(out, 502, "Bad Gateway", why, false);
+    }
+
+    void discard() {
+      UpstreamPool.Upstream u = up;
+      if (u != null) {
+        u.close();
+      }
+      up = null;
+      pooled = false;
+      reusable = false;
+    }
+
+    void release() {
+      UpstreamPool.Upstream u = up;
+      if (u != null && reusable) {
+        up = null;
+        pool.offer(target, u);
+      } else {
+        discard();
+      }
     }
   }
 
@@ -127,17 +264,15 @@ final class Interceptor {
     return s;
   }
 
-  private void relay(EgressProxy.Attempt a, String host, TlsServerStreams client, SSLSocket up)
+  private void relay(EgressProxy.Attempt a, String host, TlsServerStreams client, Link link)
       throws IOException {
     BufferedInputStream cin = new BufferedInputStream(client.input, 16 * 1024);
     OutputStream cout = client.output;
-    BufferedInputStream uin = new BufferedInputStream(up.getInputStream(), 16 * 1024);
-    OutputStream uout = up.getOutputStream();
     AtomicLong upBytes = new AtomicLong();
     AtomicLong downBytes = new AtomicLong();
     try {
       for (int n = 0; n < MAX_REQUESTS_PER_CONNECTION; n++) {
-        if (!exchange(a, host, cin, cout, uin, uout, upBytes, downBytes)) {
+        if (!exchange(a, host, cin, cout, link, upBytes, downBytes)) {
           return;
         }
       }
@@ -153,11 +288,11 @@ final class Interceptor {
       String host,
       BufferedInputStream cin,
       OutputStream cout,
-      BufferedInputStream uin,
-      OutputStream uout,
+      Link link,
       AtomicLong upBytes,
       AtomicLong downBytes)
       throws IOException {
+    link.reusable = false;
     Head head;
     try {
       Head h = Head.read(new LineReader(cin), EgressProxy.MAX_REQUEST_LINE, "request");
@@ -232,24 +367,50 @@ final class Interceptor {
     for (Injection i : injections) {
       sb.append(i.header().name()).append(": ").append(i.header().value()).append("\r\n");
     }
-    if (close) {
-      sb.append("Connection: close\r\n");
-    }
+    // Connection is hop-by-hop: the client's close ends the client's connection only, and the
+    // verified upstream connection may serve the sandbox's next tunnel to this host.
     sb.append("\r\n");
     String shownPath = Bounded.text(path.get(), 512);
     for (Placeholder p : leaked) {
       audit.leakAttempt(p.secretName(), p.host(), host, method, shownPath);
     }
     byte[] requestHead = sb.toString().getBytes(StandardCharsets.ISO_8859_1);
-    uout.write(requestHead);
-    upBytes.addAndGet(requestHead.length);
+    boolean hasBody = framing.kind != BodyFraming.Kind.NONE;
+    UpstreamPool.Upstream up;
+    Head first;
     try {
-      framing.copy(cin, uout, upBytes, false);
+      up = link.forRequest(hasBody);
+      first = send(up, requestHead, framing, cin, upBytes, downBytes);
+      if (first == null && link.retry()) {
+        // The pooled connection was closed by the server while idle: once more on a new one.
+        link.discard();
+        up = link.fresh();
+        first = send(up, requestHead, framing, cin, upBytes, downBytes);
+      }
+    } catch (UpstreamFailure e) {
+      link.refuse(e, cout);
+      return false;
     } catch (BadMessage e) {
       refuse(a, cout, 400, "Bad Request", "bad request body: " + e.getMessage());
       return false;
+    } catch (IOException e) {
+      if (!link.retry() || hasBody) {
+        throw e;
+      }
+      link.discard();
+      try {
+        up = link.fresh();
+        first = send(up, requestHead, framing, cin, upBytes, downBytes);
+      } catch (UpstreamFailure f) {
+        link.refuse(f, cout);
+        return false;
+      } catch (BadMessage f) {
+        refuse(a, cout, 400, "Bad Request", "bad request body: " + f.getMessage());
+        return false;
+      }
     }
-    uout.flush();
+    link.pooled = false;
+    BufferedInputStream uin = up.in();
 
     boolean[] audited = {false};
     IntConsumer auditUses =
@@ -276,14 +437,38 @@ final class Interceptor {
     try {
       // Uses are recorded once the status is known, before the body: a client that has its
       // response can find the record.
-      keep = relayResponse(method, uin, cout, downBytes, auditUses);
+      keep = relayResponse(method, first, close, uin, cout, downBytes, auditUses);
     } catch (BadMessage e) {
       a.note("bad response from " + host + ": " + e.getMessage());
       keep = false;
     } finally {
       auditUses.accept(0);
     }
+    link.reusable = keep;
     return keep && !close;
+  }
+
+  /**
+   * Sends one request (head, then the body from the client) and reads the first response head; null
+   * when the server closed the connection without answering.
+   */
+  private static @Nullable Head send(
+      UpstreamPool.Upstream up,
+      byte[] requestHead,
+      BodyFraming framing,
+      InputStream cin,
+      AtomicLong upBytes,
+      AtomicLong downBytes)
+      throws IOException, BadMessage {
+    OutputStream uout = up.out();
+    uout.write(requestHead);
+    upBytes.addAndGet(requestHead.length);
+    framing.copy(cin, uout, upBytes, false);
+    uout.flush();
+    LineReader reader = new LineReader(up.in());
+    Head h = Head.read(reader, EgressProxy.MAX_REQUEST_LINE, "response");
+    downBytes.addAndGet(reader.bytes);
+    return h;
   }
 
   /**
@@ -292,16 +477,26 @@ final class Interceptor {
    */
   private boolean relayResponse(
       String method,
+      @Nullable Head first,
+      boolean clientClose,
       BufferedInputStream uin,
       OutputStream cout,
       AtomicLong down,
       IntConsumer onStatus)
       throws IOException, BadMessage {
     LineReader reader = new LineReader(uin);
+    Head next = first;
+    boolean firstRead = true;
     while (true) {
-      long before = reader.bytes;
-      Head response = Head.read(reader, EgressProxy.MAX_REQUEST_LINE, "response");
-      down.addAndGet(reader.bytes - before);
+      Head response;
+      if (firstRead) {
+        firstRead = false;
+        response = next;
+      } else {
+        long before = reader.bytes;
+        response = Head.read(reader, EgressProxy.MAX_REQUEST_LINE, "response");
+        down.addAndGet(reader.bytes - before);
+      }
       if (response == null) {
         throw new BadMessage("the server closed the connection without a response");
       }
@@ -319,7 +514,8 @@ final class Interceptor {
       }
       boolean interim = status >= 100 && status < 200;
       boolean close = response.startLine.startsWith("HTTP/1.0") || hasToken(response, "close");
-      if (!interim && close) {
+      if (!interim && (close || clientClose)) {
+        // The client's own close is answered here: upstream, Connection is not forwarded.
         sb.append("Connection: close\r\n");
       }
       sb.append("\r\n");

@@ -37,6 +37,14 @@ import org.jspecify.annotations.Nullable;
 public final class LoopbackHttpsOrigin implements AutoCloseable {
   private static final int MAX_N = 1 << 30;
 
+  static {
+    // The JDK's server leaves Nagle on by default: its handshake messages, written one by one,
+    // would wait for delayed ACKs (tens of ms a connection), which no real API server does.
+    if (System.getProperty("sun.net.httpserver.nodelay") == null) {
+      System.setProperty("sun.net.httpserver.nodelay", "true");
+    }
+  }
+
   /** The commit the Git endpoint advertises. */
   public static final String GIT_COMMIT = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 

@@ -15,7 +15,11 @@ import java.util.List;
 final class MaskingOutputStream extends FilterOutputStream {
   private final byte[][] secrets;
   private final int longest;
-  private byte[] pending = new byte[0];
+
+  /** The held-back tail, then each write appended after it: reused, grown only when needed. */
+  private byte[] buf = new byte[0];
+
+  private int held;
 
   MaskingOutputStream(OutputStream out, List<byte[]> secrets) {
     super(out);
@@ -43,21 +47,25 @@ final class MaskingOutputStream extends FilterOutputStream {
       out.write(b, off, len);
       return;
     }
-    byte[] buf = Arrays.copyOf(pending, pending.length + len);
-    System.arraycopy(b, off, buf, pending.length, len);
-    for (byte[] s : secrets) {
-      maskAll(buf, buf.length, s);
+    int total = held + len;
+    if (buf.length < total) {
+      buf = Arrays.copyOf(buf, Math.max(total, 2 * buf.length));
     }
-    int keep = heldTail(buf);
-    out.write(buf, 0, buf.length - keep);
-    pending = Arrays.copyOfRange(buf, buf.length - keep, buf.length);
+    System.arraycopy(b, off, buf, held, len);
+    for (byte[] s : secrets) {
+      maskAll(buf, total, s);
+    }
+    int keep = heldTail(buf, total);
+    out.write(buf, 0, total - keep);
+    System.arraycopy(buf, total - keep, buf, 0, keep);
+    held = keep;
   }
 
   /** Writes what is held back (the body is over: it cannot continue into a secret). */
   void finish() throws IOException {
-    if (pending.length > 0) {
-      out.write(pending);
-      pending = new byte[0];
+    if (held > 0) {
+      out.write(buf, 0, held);
+      held = 0;
     }
     out.flush();
   }
@@ -69,10 +77,10 @@ final class MaskingOutputStream extends FilterOutputStream {
   }
 
   /** How many trailing bytes could be the start of a secret (at most longest - 1). */
-  private int heldTail(byte[] buf) {
-    int max = Math.min(longest - 1, buf.length);
+  private int heldTail(byte[] buf, int len) {
+    int max = Math.min(longest - 1, len);
     for (int k = max; k > 0; k--) {
-      int start = buf.length - k;
+      int start = len - k;
       for (byte[] s : secrets) {
         if (s.length > k && regionEquals(buf, start, s, k)) {
           return k;
