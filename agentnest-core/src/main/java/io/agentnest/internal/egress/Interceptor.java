@@ -227,6 +227,18 @@ final class Interceptor {
       EgressProxy.respond(out, 502, "Bad Gateway", why, false);
     }
 
+    /**
+     * Whether the server has sent nothing beyond the last response: bytes it sent unasked would be
+     * read as the answer to the next tunnel's request.
+     */
+    private boolean nothingPending(UpstreamPool.Upstream u) {
+      try {
+        return u.in().available() == 0;
+      } catch (IOException e) {
+        return false;
+      }
+    }
+
     void discard() {
       UpstreamPool.Upstream u = up;
       if (u != null) {
@@ -239,7 +251,7 @@ final class Interceptor {
 
     void release() {
       UpstreamPool.Upstream u = up;
-      if (u != null && reusable) {
+      if (u != null && reusable && nothingPending(u)) {
         up = null;
         pool.offer(target, u);
       } else {

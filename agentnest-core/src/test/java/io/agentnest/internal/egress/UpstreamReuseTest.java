@@ -112,6 +112,18 @@ class UpstreamReuseTest {
   }
 
   @Test
+  void aConnectionWithBytesNobodyAskedForIsNotKept() throws Exception {
+    start(false);
+    origin.unasked = "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nSTALE\n";
+    assertThat(exchange(get("/first"))).startsWith("HTTP/1.1 200").doesNotContain("STALE");
+
+    String r = exchange(get("/second"));
+
+    assertThat(r).contains("path=/second").doesNotContain("STALE");
+    assertThat(origin.accepted).hasValue(2);
+  }
+
+  @Test
   void aRequestWithABodyNeverGoesOnAPooledConnection() throws Exception {
     start(false);
     assertThat(exchange(get("/warm"))).startsWith("HTTP/1.1 200");
@@ -204,6 +216,9 @@ class UpstreamReuseTest {
     private final ExecutorService pool = Executors.newCachedThreadPool();
     private final boolean closeAfterEach;
 
+    /** Sent right after each response, in the same write: a server talking out of turn. */
+    volatile String unasked = "";
+
     CountingOrigin(boolean closeAfterEach) throws IOException {
       this.closeAfterEach = closeAfterEach;
       socket =
@@ -267,13 +282,14 @@ class UpstreamReuseTest {
                   + " token-ok="
                   + auth.equals("Bearer " + TOKEN)
                   + "\n";
-          byte[] b = body.getBytes(StandardCharsets.ISO_8859_1);
+          // One write, so one TLS record: head, body and anything said out of turn.
           out.write(
               ("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: "
-                      + b.length
-                      + "\r\n\r\n")
+                      + body.length()
+                      + "\r\n\r\n"
+                      + body
+                      + unasked)
                   .getBytes(StandardCharsets.ISO_8859_1));
-          out.write(b);
           out.flush();
           if (closeAfterEach) {
             // close_notify and FIN now, as a server ending an idle connection does
