@@ -239,6 +239,9 @@ final class Interceptor {
     } catch (UpstreamLink.UpstreamFailure e) {
       link.refuse(e, cout);
       return false;
+    } catch (BadResponse e) {
+      a.note("bad response from " + host + ": " + e.getMessage());
+      return false;
     } catch (BadMessage e) {
       refuse(a, cout, 400, "Bad Request", "bad request body: " + e.getMessage());
       return false;
@@ -252,6 +255,9 @@ final class Interceptor {
         first = send(up, requestHead, framing, cin, upBytes, downBytes);
       } catch (UpstreamLink.UpstreamFailure f) {
         link.refuse(f, cout);
+        return false;
+      } catch (BadResponse f) {
+        a.note("bad response from " + host + ": " + f.getMessage());
         return false;
       } catch (BadMessage f) {
         refuse(a, cout, 400, "Bad Request", "bad request body: " + f.getMessage());
@@ -308,16 +314,29 @@ final class Interceptor {
       InputStream cin,
       AtomicLong upBytes,
       AtomicLong downBytes)
-      throws IOException, BadMessage {
+      throws IOException, BadMessage, BadResponse {
     OutputStream uout = up.out();
     uout.write(requestHead);
     upBytes.addAndGet(requestHead.length);
     framing.copy(cin, uout, upBytes, false);
     uout.flush();
     LineReader reader = new LineReader(up.in());
-    Head h = Head.read(reader, EgressProxy.MAX_REQUEST_LINE, "response");
-    downBytes.addAndGet(reader.bytes);
-    return h;
+    try {
+      return Head.read(reader, EgressProxy.MAX_REQUEST_LINE, "response");
+    } catch (BadMessage e) {
+      throw new BadResponse(String.valueOf(e.getMessage()));
+    } finally {
+      downBytes.addAndGet(reader.bytes);
+    }
+  }
+
+  /** The server's response head could not be read (a request body's problem is a BadMessage). */
+  static final class BadResponse extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    BadResponse(String message) {
+      super(message);
+    }
   }
 
   /**

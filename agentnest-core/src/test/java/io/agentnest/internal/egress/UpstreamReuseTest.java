@@ -124,6 +124,27 @@ class UpstreamReuseTest {
   }
 
   @Test
+  void aMalformedResponseEndsTheTunnelAndIsNotBlamedOnTheRequest() throws Exception {
+    start(false);
+    origin.replacement = "HTTP/1.1 200 OK\r\nBad\u0001Header: x\r\n\r\n";
+
+    String r = exchange(get("/x"));
+
+    assertThat(r).isEmpty();
+    long deadline = System.nanoTime() + WAIT.toNanos();
+    while (events.isEmpty() && System.nanoTime() < deadline) {
+      Thread.sleep(10);
+    }
+    assertThat(events)
+        .singleElement()
+        .satisfies(
+            e -> {
+              assertThat(e.reason()).contains("bad response from api.test");
+              assertThat(e.reason()).doesNotContain("bad request");
+            });
+  }
+
+  @Test
   void aRequestWithABodyNeverGoesOnAPooledConnection() throws Exception {
     start(false);
     assertThat(exchange(get("/warm"))).startsWith("HTTP/1.1 200");
@@ -219,6 +240,9 @@ class UpstreamReuseTest {
     /** Sent right after each response, in the same write: a server talking out of turn. */
     volatile String unasked = "";
 
+    /** Sent instead of the response when set. */
+    volatile String replacement = "";
+
     CountingOrigin(boolean closeAfterEach) throws IOException {
       this.closeAfterEach = closeAfterEach;
       socket =
@@ -283,6 +307,11 @@ class UpstreamReuseTest {
                   + auth.equals("Bearer " + TOKEN)
                   + "\n";
           // One write, so one TLS record: head, body and anything said out of turn.
+          if (!replacement.isEmpty()) {
+            out.write(replacement.getBytes(StandardCharsets.ISO_8859_1));
+            out.flush();
+            continue;
+          }
           out.write(
               ("HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: "
                       + body.length()
