@@ -18,9 +18,11 @@ import org.jspecify.annotations.Nullable;
  * @param resolvedAddress the address connected to (or the address that caused a refusal), or null
  * @param decision what the policy decided
  * @param rule the matching rule ({@code *.pypi.org}, {@code 127.0.0.0/8}) when allowed, {@code
- *     approval} when approved, or a short reason code when denied ({@code not-allowlisted}, {@code
+ *     approval} when approved, {@code approval-remembered} when approved by an answer given earlier
+ *     in the sandbox's life, or a short reason code when denied ({@code not-allowlisted}, {@code
  *     ip-literal}, {@code non-public-address}, {@code host-mismatch}, {@code approval-denied},
- *     {@code approval-timeout}, {@code bad-request}); null when there is none
+ *     {@code approval-denied-remembered}, {@code approval-timeout}, {@code bad-request}); null when
+ *     there is none
  * @param reason a human-readable explanation, including upstream failures (answered with 502)
  * @param bytesUp bytes sent to the destination
  * @param bytesDown bytes received from the destination
@@ -58,6 +60,14 @@ public record NetworkEvent(
     Objects.requireNonNull(decision, "decision");
     Objects.requireNonNull(reason, "reason");
     Objects.requireNonNull(duration, "duration");
+  }
+
+  /**
+   * Whether the decision is a person's earlier answer about the same target, remembered for the
+   * sandbox's life ({@link NetworkPolicy#remembersDecisions()}) rather than asked again.
+   */
+  public boolean remembered() {
+    return "approval-remembered".equals(rule) || "approval-denied-remembered".equals(rule);
   }
 
   /** {@code host:port}, with IPv6 literals in brackets. */

@@ -5,9 +5,12 @@ import java.net.InetAddress;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -226,19 +229,50 @@ public final class NetworkPolicy {
   private final Duration approvalTimeout;
   private final List<Injection> injections;
   private final List<Placeholder> placeholders;
+  private final Map<String, List<RequestRule>> requestRules;
+  private final boolean rememberDecisions;
 
   private NetworkPolicy(
       List<Rule> rules,
       List<IpAddresses.Range> addresses,
       Builder b,
       List<Injection> injections,
-      List<Placeholder> placeholders) {
+      List<Placeholder> placeholders,
+      Map<String, List<RequestRule>> requestRules) {
     this.rules = List.copyOf(rules);
     this.addresses = List.copyOf(addresses);
     this.mode = b.mode;
     this.approvalTimeout = b.approvalTimeout;
     this.injections = List.copyOf(injections);
     this.placeholders = List.copyOf(placeholders);
+    Map<String, List<RequestRule>> r = new LinkedHashMap<>();
+    requestRules.forEach((h, l) -> r.put(h, List.copyOf(l)));
+    this.requestRules = Collections.unmodifiableMap(r);
+    this.rememberDecisions = b.rememberDecisions;
+  }
+
+  /** Most request rules one host may have. */
+  public static final int MAX_REQUEST_RULES = 64;
+
+  /**
+   * The request rules of each credential host that has some ({@link Builder#restrict}); a host
+   * without an entry is not restricted beyond the allowlist.
+   */
+  public Map<String, List<RequestRule>> requestRules() {
+    return requestRules;
+  }
+
+  /** The request rules of {@code host} (canonical name); empty: every request is forwarded. */
+  public List<RequestRule> requestRules(String host) {
+    return requestRules.getOrDefault(host, List.of());
+  }
+
+  /**
+   * Whether a person's answer about a host:port outside the allowlist (ASK mode) holds for the rest
+   * of the sandbox's life (the default), rather than being asked again for every connection.
+   */
+  public boolean remembersDecisions() {
+    return rememberDecisions;
   }
 
   /**
@@ -308,6 +342,8 @@ public final class NetworkPolicy {
     b.approvalTimeout = approvalTimeout;
     b.injections.addAll(injections);
     b.placeholders.addAll(placeholders);
+    requestRules.forEach((h, l) -> b.requestRules.put(h, new ArrayList<>(l)));
+    b.rememberDecisions = rememberDecisions;
     return b;
   }
 
@@ -412,12 +448,22 @@ public final class NetworkPolicy {
         && mode == p.mode
         && approvalTimeout.equals(p.approvalTimeout)
         && injections.equals(p.injections)
-        && placeholders.equals(p.placeholders);
+        && placeholders.equals(p.placeholders)
+        && requestRules.equals(p.requestRules)
+        && rememberDecisions == p.rememberDecisions;
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(rules(), addresses, mode, approvalTimeout, injections, placeholders);
+    return Objects.hash(
+        rules(),
+        addresses,
+        mode,
+        approvalTimeout,
+        injections,
+        placeholders,
+        requestRules,
+        rememberDecisions);
   }
 
   @Override
@@ -491,8 +537,35 @@ public final class NetworkPolicy {
     private Duration approvalTimeout = DEFAULT_APPROVAL_TIMEOUT;
     private final List<Injection> injections = new ArrayList<>();
     private final List<Placeholder> placeholders = new ArrayList<>();
+    private final Map<String, List<RequestRule>> requestRules = new LinkedHashMap<>();
+    private boolean rememberDecisions = true;
 
     private Builder() {}
+
+    /**
+     * Limits the requests the proxy forwards to {@code host}, a host with credential rules (the
+     * only ones whose requests the proxy sees): a request whose method and path match none of the
+     * host's rules gets {@code 403} and is audited ({@code network.request_denied}); it never
+     * reaches the host and never carries the credential. Calling it again for a host adds rules.
+     */
+    public Builder restrict(String host, RequestRule... rules) {
+      Objects.requireNonNull(host, "host");
+      List<RequestRule> l = requestRules.computeIfAbsent(host, h -> new ArrayList<>());
+      for (RequestRule r : rules) {
+        l.add(Objects.requireNonNull(r, "rule"));
+      }
+      return this;
+    }
+
+    /**
+     * Whether an approval or denial of a host:port in ASK mode holds for the sandbox's life (true,
+     * the default) or every new connection asks again (false). A timeout or a failed handler is
+     * never remembered.
+     */
+    public Builder rememberDecisions(boolean remember) {
+      this.rememberDecisions = remember;
+      return this;
+    }
 
     /**
      * The proxy adds {@code header} to every HTTPS request to {@code host} (an exact name that a
@@ -624,7 +697,46 @@ public final class NetworkPolicy {
         }
         ph.add(new Placeholder(host, p.env(), p.secret()));
       }
-      return new NetworkPolicy(parsed, cidrs, this, inj, ph);
+      Set<String> credentialHosts = new LinkedHashSet<>();
+      inj.forEach(i -> credentialHosts.add(i.host()));
+      ph.forEach(p -> credentialHosts.add(p.host()));
+      Map<String, List<RequestRule>> restricted = new LinkedHashMap<>();
+      for (Map.Entry<String, List<RequestRule>> e : requestRules.entrySet()) {
+        String host = credentialHost(e.getKey(), parsed, "request rules");
+        if (!credentialHosts.contains(host)) {
+          throw new ConfigException(
+              "network.credentials: request rules for "
+                  + host
+                  + " apply only to a host with credential rules (the proxy sees the requests of"
+                  + " those hosts only): inject a header or a placeholder for "
+                  + host
+                  + ", or remove its rules");
+        }
+        if (e.getValue().isEmpty()) {
+          throw new ConfigException(
+              "network.credentials: restrict(\""
+                  + host
+                  + "\") names no request rule: give at least one, e.g."
+                  + " RequestRule.of(\"/repos/acme/\", \"GET\")");
+        }
+        List<RequestRule> l = restricted.computeIfAbsent(host, h -> new ArrayList<>());
+        for (RequestRule r : e.getValue()) {
+          if (!l.contains(r)) {
+            l.add(r);
+          }
+        }
+        if (l.size() > MAX_REQUEST_RULES) {
+          throw new ConfigException(
+              "network.credentials: "
+                  + host
+                  + " has "
+                  + l.size()
+                  + " request rules, more than "
+                  + MAX_REQUEST_RULES
+                  + ": use shorter path prefixes that cover several");
+        }
+      }
+      return new NetworkPolicy(parsed, cidrs, this, inj, ph, restricted);
     }
 
     /** The canonical name of a credential rule's host, which a rule must allow on port 443. */

@@ -292,4 +292,44 @@ class NetworkPolicyTest {
   Arbitrary<String> names() {
     return labels().list().ofMinSize(2).ofMaxSize(4).map(l -> String.join(".", l));
   }
+
+  @Test
+  void requestRulesBelongToHostsWithCredentialRules() {
+    NetworkPolicy p =
+        NetworkPolicy.allow("api.github.com", "pypi.org")
+            .inject("API.GitHub.com", Header.bearer(Secret.of("token-value-1234")))
+            .restrict("api.github.com", RequestRule.of("/repos/acme/", "GET"))
+            .restrict(
+                "api.github.com", RequestRule.of("/user"), RequestRule.of("/repos/acme/", "GET"))
+            .build();
+    assertThat(p.requestRules("api.github.com"))
+        .containsExactly(RequestRule.of("/repos/acme/", "GET"), RequestRule.of("/user"));
+    assertThat(p.requestRules("pypi.org")).isEmpty();
+    assertThat(p.toBuilder().build()).isEqualTo(p);
+
+    assertThatThrownBy(
+            () ->
+                NetworkPolicy.allow("api.github.com", "pypi.org")
+                    .inject("api.github.com", Header.bearer(Secret.of("token-value-1234")))
+                    .restrict("pypi.org", RequestRule.of("/simple/"))
+                    .build())
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("apply only to a host with credential rules");
+    assertThatThrownBy(
+            () ->
+                NetworkPolicy.allow("api.github.com")
+                    .inject("api.github.com", Header.bearer(Secret.of("token-value-1234")))
+                    .restrict("api.github.com")
+                    .build())
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("names no request rule");
+  }
+
+  @Test
+  void decisionsAreRememberedByDefault() {
+    assertThat(NetworkPolicy.builder().build().remembersDecisions()).isTrue();
+    NetworkPolicy p = NetworkPolicy.builder().rememberDecisions(false).build();
+    assertThat(p.remembersDecisions()).isFalse();
+    assertThat(p).isNotEqualTo(NetworkPolicy.builder().build());
+  }
 }

@@ -65,6 +65,9 @@ public record AuditEvent(
   /** A credential placeholder went to a host other than its own: not swapped. */
   public static final String NETWORK_PLACEHOLDER_LEAK = "network.placeholder_leak";
 
+  /** A request to a host with credential rules fell outside its request rules: not forwarded. */
+  public static final String NETWORK_REQUEST_DENIED = "network.request_denied";
+
   public static final String APPROVAL_REQUESTED = "approval.requested";
   public static final String APPROVAL_DECIDED = "approval.decided";
   public static final String POLICY_VIOLATION = "policy.violation";
@@ -93,6 +96,7 @@ public record AuditEvent(
           NETWORK_ATTEMPT,
           NETWORK_CREDENTIAL_USED,
           NETWORK_PLACEHOLDER_LEAK,
+          NETWORK_REQUEST_DENIED,
           APPROVAL_REQUESTED,
           APPROVAL_DECIDED,
           POLICY_VIOLATION,

@@ -7,6 +7,7 @@ import io.agentnest.config.Schema.Field;
 import io.agentnest.config.Schema.FileValue;
 import io.agentnest.config.Schema.Kind;
 import io.agentnest.config.YamlTree.Entry;
+import io.agentnest.config.YamlTree.ListNode;
 import io.agentnest.config.YamlTree.MapNode;
 import io.agentnest.config.YamlTree.Node;
 import io.agentnest.config.YamlTree.Pos;
@@ -135,7 +136,7 @@ public final class AgentNestConfig {
     if (file.isPresent()) {
       return load(file.get(), env);
     }
-    return build(null, BUILT_IN, null, null, env);
+    return build(null, BUILT_IN, null, null, env, env);
   }
 
   /** Loads {@code file} and applies the process's environment overrides. */
@@ -146,20 +147,24 @@ public final class AgentNestConfig {
   /** Loads {@code file} and applies the overrides of {@code env}. */
   public static AgentNestConfig load(Path file, Map<String, String> env) {
     String name = file.toString();
-    return build(file, name, read(file, name), baseDir(file), env);
+    return build(file, name, read(file, name), baseDir(file), env, env);
   }
 
   /**
-   * Parses YAML text; {@code sourceName} is used in error messages. No environment overrides apply;
-   * a relative seccomp profile path is resolved against the working directory.
+   * Parses YAML text; {@code sourceName} is used in error messages. No environment overrides apply
+   * (the secrets of {@code network.credentials} are still read from the process's environment); a
+   * relative seccomp profile path is resolved against the working directory.
    */
   public static AgentNestConfig parse(String yaml, String sourceName) {
-    return parse(yaml, sourceName, Map.of());
+    return build(null, sourceName, yaml, Path.of("").toAbsolutePath(), Map.of(), System.getenv());
   }
 
-  /** {@link #parse(String, String)} with the overrides of {@code env}. */
+  /**
+   * {@link #parse(String, String)} with the overrides of {@code env}, which also holds the secrets
+   * {@code network.credentials} names.
+   */
   public static AgentNestConfig parse(String yaml, String sourceName, Map<String, String> env) {
-    return build(null, sourceName, yaml, Path.of("").toAbsolutePath(), env);
+    return build(null, sourceName, yaml, Path.of("").toAbsolutePath(), env, env);
   }
 
   /** The config file discovery would pick, if any (see {@link #load()}). */
@@ -456,8 +461,13 @@ public final class AgentNestConfig {
       String sourceName,
       @Nullable String yaml,
       @Nullable Path baseDir,
-      Map<String, String> env) {
-    Loader loader = new Loader(sourceName, baseDir == null ? Path.of("") : baseDir);
+      Map<String, String> env,
+      Map<String, String> secretEnv) {
+    Loader loader =
+        new Loader(
+            sourceName,
+            baseDir == null ? Path.of("") : baseDir,
+            new Credentials(sourceName, secretEnv));
     Layer defaultsLayer = new Layer();
     Map<String, Layer> profileLayers = new LinkedHashMap<>();
     @Nullable Node root = yaml == null ? null : YamlTree.parse(yaml, sourceName);
@@ -540,6 +550,17 @@ public final class AgentNestConfig {
           apply(v, () -> putEntry.put(b, e.getKey(), (String) v.value()));
           check(b, v);
         }
+      } else if (f.kind == Kind.CREDENTIALS && setter != null) {
+        Value v = layer.values.get(f);
+        if (v != null) {
+          // Each entry is applied and checked on its own, so an error names its line.
+          for (Object o : (List<?>) v.value()) {
+            Credentials.Credential c = (Credentials.Credential) o;
+            Value entry = new Value(c, c.where(), c.path(), v.comment());
+            apply(entry, () -> setter.accept(b, c));
+            check(b, entry);
+          }
+        }
       } else if (setter != null) {
         Value v = layer.values.get(f);
         if (v != null) {
@@ -585,10 +606,12 @@ public final class AgentNestConfig {
   private static final class Loader {
     private final String source;
     private final Path baseDir;
+    private final Credentials credentials;
 
-    Loader(String source, Path baseDir) {
+    Loader(String source, Path baseDir, Credentials credentials) {
       this.source = source;
       this.baseDir = baseDir;
+      this.credentials = credentials;
     }
 
     void version(Node node) {
@@ -682,6 +705,15 @@ public final class AgentNestConfig {
           group(e.value(), childPath, schemaPath, layer);
         } else if (f.kind == Kind.STRING_MAP) {
           stringMap(f, e.value(), childPath, layer);
+        } else if (f.kind == Kind.CREDENTIALS) {
+          Pos pos = e.value().pos();
+          layer.values.put(
+              f,
+              new Value(
+                  credentials.parse(e.value(), childPath),
+                  where(pos),
+                  childPath,
+                  comment(childPath, pos)));
         } else {
           scalar(f, e.value(), childPath, layer);
         }
@@ -690,6 +722,23 @@ public final class AgentNestConfig {
 
     private void scalar(Field f, Node node, String path, Layer layer) {
       String where = where(node.pos());
+      if (node instanceof ListNode list && LISTS.contains(f.path)) {
+        // allow: [pypi.org, "*.pythonhosted.org"] is the same as allow: "pypi.org, ..."
+        List<String> items = new ArrayList<>();
+        for (Node item : list.items()) {
+          if (!(item instanceof ScalarNode s) || s.text() == null) {
+            throw new ConfigException(
+                where
+                    + ": "
+                    + path
+                    + ": expected a list of strings, e.g. [pypi.org, \"*.example.com\"]");
+          }
+          items.add(s.text());
+        }
+        layer.values.put(
+            f, new Value(String.join(", ", items), where, path, comment(path, node.pos())));
+        return;
+      }
       if (!(node instanceof ScalarNode s) || s.text() == null) {
         throw new ConfigException(
             where + ": " + path + ": " + Schema.typeMessage(f, describe(node)));
@@ -764,6 +813,9 @@ public final class AgentNestConfig {
     }
   }
 
+  /** String keys that also take a YAML list of strings. */
+  private static final Set<String> LISTS = Set.of("network.allow", "network.allow_addresses");
+
   private static boolean isNull(Node n) {
     return n instanceof ScalarNode s && s.isNull();
   }
@@ -823,6 +875,12 @@ public final class AgentNestConfig {
       return set == null
           ? new Item(f.key, null, "not set (AgentNest's built-in profile)")
           : new Item(f.key, Schema.output(f, set.value()), comment);
+    }
+    if (f.kind == Kind.CREDENTIALS) {
+      List<Map<String, Object>> list = Credentials.describe(r.config().network());
+      return list.isEmpty()
+          ? new Item(f.key, null, "not set")
+          : new Item(f.key, new YamlWriter.Flow(list), comment);
     }
     if (f.kind == Kind.CHOICE) {
       return new Item(f.key, set == null ? f.choices.get(0) : set.value(), comment);

@@ -58,7 +58,8 @@ final class Schema {
     BOOLEAN("a boolean (true or false)"),
     STRING_MAP("a map of names to strings"),
     FILE("a file path"),
-    CHOICE("one of the supported values");
+    CHOICE("one of the supported values"),
+    CREDENTIALS("a list of credential rules");
 
     final String description;
 
@@ -115,7 +116,7 @@ final class Schema {
      * and files).
      */
     @Nullable String envName() {
-      if (kind == Kind.STRING_MAP || kind == Kind.FILE) {
+      if (kind == Kind.STRING_MAP || kind == Kind.FILE || kind == Kind.CREDENTIALS) {
         return null;
       }
       return ENV_PREFIX + path.replace('.', '_').toUpperCase(Locale.ROOT);
@@ -293,6 +294,22 @@ final class Schema {
                           .build()),
               null,
               null),
+          new Field(
+              "network.credentials",
+              Kind.CREDENTIALS,
+              Credentials.EXAMPLE,
+              List.of(),
+              "",
+              (b, v) -> ((Credentials.Credential) v).applyTo(b),
+              null,
+              c -> Credentials.describe(c.network())),
+          scalar(
+              "network.remember_decisions",
+              Kind.BOOLEAN,
+              "true",
+              (b, v) ->
+                  b.network(b.currentNetwork().toBuilder().rememberDecisions((Boolean) v).build()),
+              c -> c.network().remembersDecisions()),
           scalar(
               "network.approval_timeout",
               Kind.DURATION,
@@ -791,7 +808,7 @@ final class Schema {
         }
         throw typeError(f, "'" + text + "'");
       }
-      case STRING_MAP -> throw typeError(f, "'" + text + "'");
+      case STRING_MAP, CREDENTIALS -> throw typeError(f, "'" + text + "'");
     };
   }
 

@@ -25,6 +25,9 @@ final class YamlWriter {
    */
   record Item(String key, @Nullable Object value, @Nullable String comment) {}
 
+  /** A list of maps, written in flow style (JSON, which is valid YAML). */
+  record Flow(List<Map<String, Object>> items) {}
+
   private YamlWriter() {}
 
   static String yaml(List<String> header, List<Item> items) {
@@ -54,6 +57,9 @@ final class YamlWriter {
         @SuppressWarnings("unchecked")
         List<Item> children = (List<Item>) list;
         write(out, children, indent + 2);
+      } else if (v instanceof Flow flow) {
+        out.append(' ').append(flowJson(flow));
+        comment(out, item.comment());
       } else {
         out.append(' ').append(scalar(v));
         comment(out, item.comment());
@@ -84,11 +90,21 @@ final class YamlWriter {
         @SuppressWarnings("unchecked")
         List<Item> children = (List<Item>) list;
         m.put(item.key(), tree(children));
+      } else if (v instanceof Flow flow) {
+        m.put(item.key(), flow.items());
       } else if (v != null) {
         m.put(item.key(), v);
       }
     }
     return m;
+  }
+
+  private static String flowJson(Flow flow) {
+    try {
+      return JSON.writeValueAsString(flow.items());
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("cannot write JSON", e);
+    }
   }
 
   private static String key(String k) {

@@ -42,6 +42,7 @@ final class SandboxEgress {
   private final Redactor redactor;
   private final HostBudgets budgets;
   private volatile @Nullable EgressTunnels tunnels;
+  private volatile @Nullable EgressProxy proxy;
 
   SandboxEgress(
       String sandboxId,
@@ -88,6 +89,7 @@ final class SandboxEgress {
               + Bounded.text(f.header().path("message").asText(), 500));
     }
     tunnels = t;
+    this.proxy = proxy;
   }
 
   /** Ends the open tunnels (the sandbox is going away). */
@@ -95,6 +97,10 @@ final class SandboxEgress {
     EgressTunnels t = tunnels;
     if (t != null) {
       t.closeAll();
+    }
+    EgressProxy p = proxy;
+    if (p != null) {
+      p.close();
     }
   }
 
@@ -163,6 +169,18 @@ final class SandboxEgress {
         m.put("method", method);
         m.put("path", path);
         audit(AuditEvent.NETWORK_PLACEHOLDER_LEAK, RedactedViews.auditData(redactor, m));
+      }
+
+      @Override
+      public void requestDenied(
+          String host, String method, String path, String rule, String reason) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("host", host);
+        m.put("method", method);
+        m.put("path", path);
+        m.put("rule", rule);
+        m.put("reason", reason);
+        audit(AuditEvent.NETWORK_REQUEST_DENIED, RedactedViews.auditData(redactor, m));
       }
     };
   }

@@ -376,6 +376,13 @@ class EgressIT {
                   + httpPort
                   + "/a', timeout=20).status");
       assertThat(ok.result()).isEqualTo("200");
+      // The answer holds for the sandbox's life: a second connection is not asked about.
+      ExecResult again =
+          ask.runCode(
+              "import urllib.request\nurllib.request.urlopen('http://ask.test:"
+                  + httpPort
+                  + "/b', timeout=20).status");
+      assertThat(again.result()).isEqualTo("200");
       ExecResult denied =
           ask.runCode(
               "import urllib.request, urllib.error\ntry:\n"
@@ -386,10 +393,14 @@ class EgressIT {
       assertThat(denied.result()).isEqualTo("403");
     }
     assertThat(asked).hasSize(2);
-    awaitEvents(2);
+    awaitEvents(3);
     assertThat(events)
         .extracting(NetworkEvent::decision)
-        .containsExactly(NetworkEvent.Decision.APPROVED, NetworkEvent.Decision.DENIED);
+        .containsExactly(
+            NetworkEvent.Decision.APPROVED,
+            NetworkEvent.Decision.APPROVED,
+            NetworkEvent.Decision.DENIED);
+    assertThat(events).extracting(NetworkEvent::remembered).containsExactly(false, true, false);
   }
 
   @Test

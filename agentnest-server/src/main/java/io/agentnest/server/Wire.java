@@ -20,6 +20,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
 
@@ -238,6 +239,10 @@ final class Wire {
     return Map.of("error", body);
   }
 
+  /** Create-request fields that would ask for credential injection: refused with a reason. */
+  private static final Set<String> CREDENTIAL_FIELDS =
+      Set.of("credentials", "secrets", "secretEnv", "inject", "placeholders");
+
   /** Reads a request body as {@code type}; every problem becomes a 400 naming the field. */
   static <T> T read(byte[] body, Class<T> type) {
     if (body.length == 0) {
@@ -249,6 +254,19 @@ final class Wire {
     try {
       return JSON.readValue(body, type);
     } catch (UnrecognizedPropertyException e) {
+      if (type == CreateSandbox.class && CREDENTIAL_FIELDS.contains(e.getPropertyName())) {
+        // The proxy reads secrets from the environment of the process that runs it: here, the
+        // server's. A tenant must never be able to name one of those.
+        throw new ApiException(
+            400,
+            ErrorCode.POLICY,
+            "credential injection cannot be requested over the API: its secrets would be read from"
+                + " the server's environment, which no tenant may name",
+            "remove '"
+                + e.getPropertyName()
+                + "'; pass what the sandbox needs in env, or run AgentNest embedded with"
+                + " network.credentials (agentnest.yaml) or NetworkPolicy.inject");
+      }
       throw ApiException.badRequest(
           ErrorCode.UNKNOWN_FIELD,
           "unknown field '" + e.getPropertyName() + "'",

@@ -36,6 +36,10 @@ public final class NetworkAudit implements Consumer<NetworkEvent> {
     if (e.rule() != null) {
       d.put("rule", e.rule());
     }
+    if (e.remembered()) {
+      // A person's earlier answer about this target: the approval records are not repeated.
+      d.put("remembered", true);
+    }
     d.put("reason", e.reason());
     d.put("bytes_up", e.bytesUp());
     d.put("bytes_down", e.bytesDown());

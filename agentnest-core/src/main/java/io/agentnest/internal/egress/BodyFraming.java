@@ -198,9 +198,21 @@ final class BodyFraming {
     }
   }
 
+  /**
+   * Reads up to {@code len} bytes: at least one (blocking), then whatever more is already there, so
+   * that one write and one flush carry several TLS records rather than one each.
+   */
   private static int readBody(InputStream in, byte[] buf, int len) throws IOException {
     try {
-      return in.read(buf, 0, len);
+      int n = in.read(buf, 0, len);
+      while (n > 0 && n < len && in.available() > 0) {
+        int m = in.read(buf, n, Math.min(len - n, in.available()));
+        if (m <= 0) {
+          break;
+        }
+        n += m;
+      }
+      return n;
     } catch (IOException e) {
       throw new ClientBodyException("reading the body failed: " + HttpSyntax.describe(e), e);
     }

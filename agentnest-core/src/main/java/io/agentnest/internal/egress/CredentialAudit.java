@@ -21,6 +21,13 @@ public interface CredentialAudit {
    */
   void leakAttempt(String secretName, String ownerHost, String host, String method, String path);
 
+  /**
+   * A request to {@code host} was refused by the host's request rules ({@code rule}: {@code
+   * request-rules}, or {@code ambiguous-path} for a path the proxy will not compare) and was not
+   * forwarded; {@code reason} says why.
+   */
+  void requestDenied(String host, String method, String path, String rule, String reason);
+
   CredentialAudit NONE =
       new CredentialAudit() {
         @Override
@@ -30,5 +37,9 @@ public interface CredentialAudit {
         @Override
         public void leakAttempt(
             String secretName, String ownerHost, String host, String method, String path) {}
+
+        @Override
+        public void requestDenied(
+            String host, String method, String path, String rule, String reason) {}
       };
 }

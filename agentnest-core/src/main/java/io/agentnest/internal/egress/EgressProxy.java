@@ -26,6 +26,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -92,6 +93,20 @@ public final class EgressProxy {
   private final @Nullable Interception interception;
   private final @Nullable Interceptor interceptor;
   private final CredentialAudit credentialAudit;
+
+  /** A person's answer about a host:port in ASK mode, held for the sandbox's life. */
+  private record Remembered(boolean allowed, String decidedBy, String reason) {}
+
+  /**
+   * The rule of a connection refused by a remembered denial (an approval is approval-remembered).
+   */
+  static final String REMEMBERED_DENIAL = "approval-denied-remembered";
+
+  /** Bounds the targets remembered: past it, each new target is asked about every time. */
+  static final int MAX_REMEMBERED = 4096;
+
+  private final ConcurrentHashMap<String, CompletableFuture<@Nullable Remembered>> decisions =
+      new ConcurrentHashMap<>();
 
   /**
    * @param policy what may be reached
@@ -219,26 +234,38 @@ public final class EgressProxy {
     if (addresses == null) {
       return;
     }
-    Socket upstream = connect(a, addresses, authority, out);
-    if (upstream == null) {
-      return;
-    }
     // A name's tunnel must speak TLS to that same name (SNI); an address allowed by a range has
     // no name that could be fronted, so its tunnel stays opaque.
     String sniName = IpAddresses.parseLiteral(authority.host).isPresent() ? null : a.host;
     Interceptor icpt = interceptor;
     Interception i = interception;
-    boolean intercepted = i != null && sniName != null && i.intercepts(a.host);
+    if (icpt != null && i != null && sniName != null && i.intercepts(a.host)) {
+      // The interceptor connects (or reuses a verified connection) once the client's TLS is up;
+      // a server it cannot reach is answered inside that TLS, with a 502.
+      out.write(
+          "HTTP/1.1 200 Connection established\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
+      out.flush();
+      a.note("TLS terminated for credential rules");
+      icpt.serve(a, in, out, a.host, () -> open(a, addresses, authority));
+      return;
+    }
+    Socket upstream = connect(a, addresses, authority, out);
+    if (upstream == null) {
+      return;
+    }
     try (upstream) {
       out.write(
           "HTTP/1.1 200 Connection established\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
       out.flush();
-      if (intercepted && icpt != null) {
-        a.note("TLS terminated for credential rules");
-        icpt.serve(a, in, out, upstream, a.host);
-      } else {
-        tunnel(a, in, out, upstream, sniName);
-      }
+      tunnel(a, in, out, upstream, sniName);
+    }
+  }
+
+  /** Closes what the proxy keeps between connections (verified upstream TLS connections). */
+  public void close() {
+    Interceptor icpt = interceptor;
+    if (icpt != null) {
+      icpt.close();
     }
   }
 
@@ -383,7 +410,7 @@ public final class EgressProxy {
     if (match.isPresent()) {
       a.allow(match.get().rule(), "allowed by rule " + match.get().rule());
     } else if (policy.onUnknownHost() == NetworkPolicy.Mode.ASK) {
-      if (!askApproval(a, target, detail, out)) {
+      if (!approved(a, target, detail, out)) {
         return null;
       }
     } else {
@@ -429,8 +456,65 @@ public final class EgressProxy {
     return List.copyOf(resolved);
   }
 
-  /** Asks the approval handler; true when approved, false when denied (answer sent). */
-  private boolean askApproval(Attempt a, String target, String detail, OutputStream out)
+  /**
+   * Whether a person approves {@code target}: the answer remembered for this sandbox when there is
+   * one (and the policy remembers), else the approval handler's. Connections to a target that is
+   * being asked about wait for that one question instead of asking again.
+   */
+  private boolean approved(Attempt a, String target, String detail, OutputStream out)
+      throws IOException {
+    if (!policy.remembersDecisions()) {
+      return askApproval(a, target, detail, out, new CompletableFuture<>());
+    }
+    CompletableFuture<@Nullable Remembered> mine = new CompletableFuture<>();
+    CompletableFuture<@Nullable Remembered> pending =
+        decisions.size() >= MAX_REMEMBERED ? null : decisions.putIfAbsent(target, mine);
+    if (pending == null) {
+      try {
+        return askApproval(a, target, detail, out, mine);
+      } finally {
+        mine.complete(null);
+        if (mine.getNow(null) == null) {
+          decisions.remove(target, mine); // nobody decided: the next connection asks again
+        }
+      }
+    }
+    Remembered r;
+    try {
+      r = pending.get(policy.approvalTimeout().toMillis() + ABORT_JOIN_MS, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      r = null;
+    } catch (ExecutionException | TimeoutException e) {
+      r = null;
+    }
+    if (r == null) {
+      deny(
+          a,
+          out,
+          "approval-timeout",
+          target + " is not on the allowlist and the pending question about it got no decision");
+      return false;
+    }
+    String by = r.decidedBy() + ": " + r.reason() + " (remembered for this sandbox)";
+    if (r.allowed()) {
+      a.approveRemembered("approved by " + by);
+      return true;
+    }
+    deny(a, out, REMEMBERED_DENIAL, target + " is not on the allowlist and was denied by " + by);
+    return false;
+  }
+
+  /**
+   * Asks the approval handler; true when approved, false when denied (answer sent). A person's
+   * answer (not a timeout or a failure) completes {@code decided}.
+   */
+  private boolean askApproval(
+      Attempt a,
+      String target,
+      String detail,
+      OutputStream out,
+      CompletableFuture<@Nullable Remembered> decided)
       throws IOException {
     ApprovalHandler handler = approvals;
     if (handler == null) {
@@ -499,6 +583,13 @@ public final class EgressProxy {
       deny(a, out, "approval-denied", target + ": interrupted while waiting for approval");
       return false;
     }
+    if (decision != null) {
+      decided.complete(
+          new Remembered(
+              decision.allowed(),
+              HttpSyntax.printable(Bounded.text(decision.decidedBy(), 200)),
+              HttpSyntax.printable(Bounded.text(decision.reason(), 400))));
+    }
     if (decision == null || !decision.allowed()) {
       String why =
           decision == null
@@ -525,6 +616,20 @@ public final class EgressProxy {
   private @Nullable Socket connect(
       Attempt a, List<InetAddress> addresses, Authority authority, OutputStream out)
       throws IOException {
+    try {
+      return open(a, addresses, authority);
+    } catch (IOException e) {
+      fail(a, out, String.valueOf(e.getMessage()));
+      return null;
+    }
+  }
+
+  /**
+   * Connects to the first reachable validated address; throws an IOException whose message names
+   * the target and the failure when none answers.
+   */
+  private Socket open(Attempt a, List<InetAddress> addresses, Authority authority)
+      throws IOException {
     IOException last = null;
     InetAddress lastAddress = addresses.get(0);
     for (int i = 0; i < addresses.size() && i < MAX_CONNECT_ATTEMPTS; i++) {
@@ -543,9 +648,7 @@ public final class EgressProxy {
       }
     }
     a.resolved = IpAddresses.format(lastAddress);
-    fail(
-        a,
-        out,
+    throw new IOException(
         "cannot connect to "
             + a.host
             + ":"
@@ -554,7 +657,11 @@ public final class EgressProxy {
             + IpAddresses.format(lastAddress)
             + "): "
             + (last == null ? "no address" : HttpSyntax.describe(last)));
-    return null;
+  }
+
+  /** Opens a new connection to the target of a CONNECT that was already authorized. */
+  interface Connector {
+    Socket open() throws IOException;
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -938,6 +1045,11 @@ public final class EgressProxy {
       decision = Decision.APPROVED;
       rule = "approval";
       reason = HttpSyntax.printable(why);
+    }
+
+    void approveRemembered(String why) {
+      approve(why);
+      rule = "approval-remembered";
     }
 
     /** Adds an outcome (e.g. an upstream failure) to the reason, keeping the decision. */

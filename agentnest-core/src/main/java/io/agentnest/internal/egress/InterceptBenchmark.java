@@ -105,6 +105,8 @@ public final class InterceptBenchmark {
         out.put(GET_INTERCEPTED, x);
         out.put(DOWNLOAD_INTERCEPTED, d);
         return out;
+      } finally {
+        proxy.close();
       }
     }
   }

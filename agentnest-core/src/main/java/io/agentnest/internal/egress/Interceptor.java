@@ -3,6 +3,7 @@ package io.agentnest.internal.egress;
 import io.agentnest.NetworkPolicy;
 import io.agentnest.NetworkPolicy.Injection;
 import io.agentnest.NetworkPolicy.Placeholder;
+import io.agentnest.RequestRule;
 import io.agentnest.internal.support.Bounded;
 import java.io.BufferedInputStream;
 import java.io.ByteArrayInputStream;
@@ -10,7 +11,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.SequenceInputStream;
-import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -21,11 +21,10 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntConsumer;
-import javax.net.ssl.SNIHostName;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLParameters;
-import javax.net.ssl.SSLSocket;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Serves a CONNECT tunnel to a host with credential rules: terminates the sandbox's TLS with the
@@ -41,6 +40,7 @@ final class Interceptor {
   private final Interception interception;
   private final CredentialAudit audit;
   private final List<byte[]> secrets;
+  private final UpstreamPool pool = new UpstreamPool();
 
   Interceptor(Interception interception, CredentialAudit audit) {
     this.interception = interception;
@@ -56,7 +56,12 @@ final class Interceptor {
    * Serves the tunnel after {@code 200 Connection established}; {@code host} is the canonical
    * CONNECT name. Returns when the connection is over.
    */
-  void serve(EgressProxy.Attempt a, InputStream in, OutputStream out, Socket raw, String host)
+  void serve(
+      EgressProxy.Attempt a,
+      InputStream in,
+      OutputStream out,
+      String host,
+      EgressProxy.Connector connector)
       throws IOException {
     SniCheck.Verdict v = SniCheck.inspect(in, host);
     if (!v.passed()) {
@@ -87,56 +92,36 @@ final class Interceptor {
               + " with credential rules");
       return;
     }
-    SSLSocket up;
+    UpstreamLink link = new UpstreamLink(a, host, connector, pool, interception.upstreamContext());
     try {
-      up = upstreamTls(raw, host, a.port);
-    } catch (IOException e) {
-      String why =
-          "cannot verify "
-              + host
-              + ":"
-              + a.port
-              + " (its certificate or name did not verify): "
-              + HttpSyntax.describe(e);
-      a.deny("upstream-tls", why);
-      EgressProxy.respond(client.output, 502, "Bad Gateway", why, false);
+      link.start();
+    } catch (UpstreamLink.UpstreamFailure e) {
+      link.refuse(e, client.output);
       client.closeOutbound();
       return;
     }
-    try (up) {
-      relay(a, host, client, up);
+    try {
+      relay(a, host, client, link);
     } finally {
+      link.release();
       client.closeOutbound();
     }
   }
 
-  private SSLSocket upstreamTls(Socket raw, String host, int port) throws IOException {
-    SSLSocket s =
-        (SSLSocket)
-            interception.upstreamContext().getSocketFactory().createSocket(raw, host, port, true);
-    SSLParameters p = s.getSSLParameters();
-    p.setEndpointIdentificationAlgorithm("HTTPS");
-    p.setServerNames(List.of(new SNIHostName(host)));
-    p.setApplicationProtocols(new String[] {"http/1.1"});
-    s.setSSLParameters(p);
-    // A server that never finishes its handshake must not hold the connection forever.
-    raw.setSoTimeout(EgressProxy.CONNECT_TIMEOUT_MS);
-    s.startHandshake();
-    raw.setSoTimeout(0);
-    return s;
+  /** Closes the idle upstream connections (the sandbox is going away). */
+  void close() {
+    pool.close();
   }
 
-  private void relay(EgressProxy.Attempt a, String host, TlsServerStreams client, SSLSocket up)
+  private void relay(EgressProxy.Attempt a, String host, TlsServerStreams client, UpstreamLink link)
       throws IOException {
     BufferedInputStream cin = new BufferedInputStream(client.input, 16 * 1024);
     OutputStream cout = client.output;
-    BufferedInputStream uin = new BufferedInputStream(up.getInputStream(), 16 * 1024);
-    OutputStream uout = up.getOutputStream();
     AtomicLong upBytes = new AtomicLong();
     AtomicLong downBytes = new AtomicLong();
     try {
       for (int n = 0; n < MAX_REQUESTS_PER_CONNECTION; n++) {
-        if (!exchange(a, host, cin, cout, uin, uout, upBytes, downBytes)) {
+        if (!exchange(a, host, cin, cout, link, upBytes, downBytes)) {
           return;
         }
       }
@@ -152,11 +137,11 @@ final class Interceptor {
       String host,
       BufferedInputStream cin,
       OutputStream cout,
-      BufferedInputStream uin,
-      OutputStream uout,
+      UpstreamLink link,
       AtomicLong upBytes,
       AtomicLong downBytes)
       throws IOException {
+    link.reusable = false;
     Head head;
     try {
       Head h = Head.read(new LineReader(cin), EgressProxy.MAX_REQUEST_LINE, "request");
@@ -205,6 +190,9 @@ final class Interceptor {
       refuse(a, cout, 400, "Bad Request", "bad request: " + e.getMessage());
       return false;
     }
+    if (!allowedByRules(a, host, method, path.get(), cout)) {
+      return false; // the body was not read: the connection ends with the refusal
+    }
     boolean close = version.equals("HTTP/1.0") || hasToken(head, "close");
 
     List<Injection> injections = interception.injections(host);
@@ -228,24 +216,56 @@ final class Interceptor {
     for (Injection i : injections) {
       sb.append(i.header().name()).append(": ").append(i.header().value()).append("\r\n");
     }
-    if (close) {
-      sb.append("Connection: close\r\n");
-    }
+    // Connection is hop-by-hop: the client's close ends the client's connection only, and the
+    // verified upstream connection may serve the sandbox's next tunnel to this host.
     sb.append("\r\n");
     String shownPath = Bounded.text(path.get(), 512);
     for (Placeholder p : leaked) {
       audit.leakAttempt(p.secretName(), p.host(), host, method, shownPath);
     }
     byte[] requestHead = sb.toString().getBytes(StandardCharsets.ISO_8859_1);
-    uout.write(requestHead);
-    upBytes.addAndGet(requestHead.length);
+    boolean hasBody = framing.kind != BodyFraming.Kind.NONE;
+    UpstreamPool.Upstream up;
+    Head first;
     try {
-      framing.copy(cin, uout, upBytes, false);
+      up = link.forRequest(hasBody);
+      first = send(up, requestHead, framing, cin, upBytes, downBytes);
+      if (first == null && link.retry()) {
+        // The pooled connection was closed by the server while idle: once more on a new one.
+        link.discard();
+        up = link.fresh();
+        first = send(up, requestHead, framing, cin, upBytes, downBytes);
+      }
+    } catch (UpstreamLink.UpstreamFailure e) {
+      link.refuse(e, cout);
+      return false;
+    } catch (BadResponse e) {
+      a.note("bad response from " + host + ": " + e.getMessage());
+      return false;
     } catch (BadMessage e) {
       refuse(a, cout, 400, "Bad Request", "bad request body: " + e.getMessage());
       return false;
+    } catch (IOException e) {
+      if (!link.retry() || hasBody) {
+        throw e;
+      }
+      link.discard();
+      try {
+        up = link.fresh();
+        first = send(up, requestHead, framing, cin, upBytes, downBytes);
+      } catch (UpstreamLink.UpstreamFailure f) {
+        link.refuse(f, cout);
+        return false;
+      } catch (BadResponse f) {
+        a.note("bad response from " + host + ": " + f.getMessage());
+        return false;
+      } catch (BadMessage f) {
+        refuse(a, cout, 400, "Bad Request", "bad request body: " + f.getMessage());
+        return false;
+      }
     }
-    uout.flush();
+    link.pooled = false;
+    BufferedInputStream uin = up.in();
 
     boolean[] audited = {false};
     IntConsumer auditUses =
@@ -272,14 +292,51 @@ final class Interceptor {
     try {
       // Uses are recorded once the status is known, before the body: a client that has its
       // response can find the record.
-      keep = relayResponse(method, uin, cout, downBytes, auditUses);
+      keep = relayResponse(method, first, close, uin, cout, downBytes, auditUses);
     } catch (BadMessage e) {
       a.note("bad response from " + host + ": " + e.getMessage());
       keep = false;
     } finally {
       auditUses.accept(0);
     }
+    link.reusable = keep;
     return keep && !close;
+  }
+
+  /**
+   * Sends one request (head, then the body from the client) and reads the first response head; null
+   * when the server closed the connection without answering.
+   */
+  private static @Nullable Head send(
+      UpstreamPool.Upstream up,
+      byte[] requestHead,
+      BodyFraming framing,
+      InputStream cin,
+      AtomicLong upBytes,
+      AtomicLong downBytes)
+      throws IOException, BadMessage, BadResponse {
+    OutputStream uout = up.out();
+    uout.write(requestHead);
+    upBytes.addAndGet(requestHead.length);
+    framing.copy(cin, uout, upBytes, false);
+    uout.flush();
+    LineReader reader = new LineReader(up.in());
+    try {
+      return Head.read(reader, EgressProxy.MAX_REQUEST_LINE, "response");
+    } catch (BadMessage e) {
+      throw new BadResponse(String.valueOf(e.getMessage()));
+    } finally {
+      downBytes.addAndGet(reader.bytes);
+    }
+  }
+
+  /** The server's response head could not be read (a request body's problem is a BadMessage). */
+  static final class BadResponse extends Exception {
+    private static final long serialVersionUID = 1L;
+
+    BadResponse(String message) {
+      super(message);
+    }
   }
 
   /**
@@ -288,16 +345,26 @@ final class Interceptor {
    */
   private boolean relayResponse(
       String method,
+      @Nullable Head first,
+      boolean clientClose,
       BufferedInputStream uin,
       OutputStream cout,
       AtomicLong down,
       IntConsumer onStatus)
       throws IOException, BadMessage {
     LineReader reader = new LineReader(uin);
+    Head next = first;
+    boolean firstRead = true;
     while (true) {
-      long before = reader.bytes;
-      Head response = Head.read(reader, EgressProxy.MAX_REQUEST_LINE, "response");
-      down.addAndGet(reader.bytes - before);
+      Head response;
+      if (firstRead) {
+        firstRead = false;
+        response = next;
+      } else {
+        long before = reader.bytes;
+        response = Head.read(reader, EgressProxy.MAX_REQUEST_LINE, "response");
+        down.addAndGet(reader.bytes - before);
+      }
       if (response == null) {
         throw new BadMessage("the server closed the connection without a response");
       }
@@ -315,7 +382,8 @@ final class Interceptor {
       }
       boolean interim = status >= 100 && status < 200;
       boolean close = response.startLine.startsWith("HTTP/1.0") || hasToken(response, "close");
-      if (!interim && close) {
+      if (!interim && (close || clientClose)) {
+        // The client's own close is answered here: upstream, Connection is not forwarded.
         sb.append("Connection: close\r\n");
       }
       sb.append("\r\n");
@@ -333,6 +401,53 @@ final class Interceptor {
       boolean untilClose = framing.kind == BodyFraming.Kind.UNTIL_CLOSE;
       return !(close || untilClose);
     }
+  }
+
+  /**
+   * Whether the host's request rules (if any) allow this request; otherwise answers it (400 for a
+   * path the proxy will not compare, 403 for one outside the rules), audits it, and returns false.
+   */
+  private boolean allowedByRules(
+      EgressProxy.Attempt a, String host, String method, String path, OutputStream cout)
+      throws IOException {
+    List<RequestRule> rules = interception.policy().requestRules(host);
+    if (rules.isEmpty()) {
+      return true;
+    }
+    String shown = Bounded.text(path, 512);
+    Optional<String> ambiguous = RequestRule.ambiguity(path);
+    if (ambiguous.isPresent()) {
+      String why =
+          "the path of "
+              + method
+              + " "
+              + shown
+              + " is ambiguous ("
+              + ambiguous.get()
+              + "): "
+              + host
+              + " has request rules, so the proxy forwards only plain paths";
+      audit.requestDenied(host, method, shown, "ambiguous-path", why);
+      refuse(a, cout, 400, "Bad Request", why);
+      return false;
+    }
+    for (RequestRule r : rules) {
+      if (r.allows(method, path)) {
+        return true;
+      }
+    }
+    String why =
+        method
+            + " "
+            + shown
+            + " is outside the request rules of "
+            + host
+            + " ("
+            + String.join("; ", rules.stream().map(RequestRule::describe).toList())
+            + "): not forwarded";
+    audit.requestDenied(host, method, shown, "request-rules", why);
+    refuse(a, cout, 403, "Forbidden", why);
+    return false;
   }
 
   /**

@@ -28,12 +28,25 @@ import org.jspecify.annotations.Nullable;
  * An HTTPS server on 127.0.0.1 with a CA of its own, standing in for a real API in the egress
  * benchmark and in tests: {@code /whoami} answers 200 only with the expected bearer token, {@code
  * /echo} returns the request's headers, {@code /bytes?n=N} and {@code /chunked?n=N} return N bytes
- * (with a length, or chunked), {@code POST /upload} answers the number of body bytes it read. Every
+ * (with a length, or chunked), {@code POST /upload} answers the number of body bytes it read, and
+ * {@code /<repo>/info/refs?service=git-upload-pack} answers Git's smart-HTTP ref advertisement
+ * ({@link #GIT_COMMIT} as HEAD and refs/heads/main) only with the expected bearer token. Every
  * request's headers are kept for inspection. Never reachable from a sandbox except through a
  * test-only resolver.
  */
 public final class LoopbackHttpsOrigin implements AutoCloseable {
   private static final int MAX_N = 1 << 30;
+
+  static {
+    // The JDK's server leaves Nagle on by default: its handshake messages, written one by one,
+    // would wait for delayed ACKs (tens of ms a connection), which no real API server does.
+    if (System.getProperty("sun.net.httpserver.nodelay") == null) {
+      System.setProperty("sun.net.httpserver.nodelay", "true");
+    }
+  }
+
+  /** The commit the Git endpoint advertises. */
+  public static final String GIT_COMMIT = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
   private final HttpsServer server;
   private final ExecutorService executor;
@@ -156,9 +169,39 @@ public final class LoopbackHttpsOrigin implements AutoCloseable {
           }
         }
         case "/upload" -> send(x, 200, "read " + read + " bytes\n");
-        default -> send(x, 404, "no such path\n");
+        default -> {
+          if (path.endsWith("/info/refs") && "service=git-upload-pack".equals(query)) {
+            gitRefs(x);
+          } else {
+            send(x, 404, "no such path\n");
+          }
+        }
       }
     }
+  }
+
+  /** Git's smart-HTTP advertisement (protocol v0), for an authenticated caller only. */
+  private void gitRefs(HttpExchange x) throws IOException {
+    String auth = x.getRequestHeaders().getFirst("Authorization");
+    if (expectedToken == null || !("Bearer " + expectedToken).equals(auth)) {
+      send(x, 401, "no valid token\n");
+      return;
+    }
+    String body =
+        pkt("# service=git-upload-pack\n")
+            + "0000"
+            + pkt(GIT_COMMIT + " HEAD\0symref=HEAD:refs/heads/main agent=agentnest-test\n")
+            + pkt(GIT_COMMIT + " refs/heads/main\n")
+            + "0000";
+    byte[] b = body.getBytes(StandardCharsets.ISO_8859_1);
+    x.getResponseHeaders().set("Content-Type", "application/x-git-upload-pack-advertisement");
+    x.getResponseHeaders().set("Cache-Control", "no-cache");
+    x.sendResponseHeaders(200, b.length);
+    x.getResponseBody().write(b);
+  }
+
+  private static String pkt(String line) {
+    return String.format("%04x", line.length() + 4) + line;
   }
 
   private static long size(@Nullable String query) {

@@ -14,12 +14,19 @@ import java.util.List;
  */
 final class MaskingOutputStream extends FilterOutputStream {
   private final byte[][] secrets;
+  private final int[][] shifts;
   private final int longest;
-  private byte[] pending = new byte[0];
+
+  /** The held-back tail, then each write appended after it: reused, grown only when needed. */
+  private byte[] buf = new byte[0];
+
+  private int held;
 
   MaskingOutputStream(OutputStream out, List<byte[]> secrets) {
     super(out);
     this.secrets = secrets.stream().filter(s -> s.length > 0).toArray(byte[][]::new);
+    this.shifts =
+        Arrays.stream(this.secrets).map(MaskingOutputStream::shifts).toArray(int[][]::new);
     this.longest = Arrays.stream(this.secrets).mapToInt(s -> s.length).max().orElse(0);
   }
 
@@ -27,7 +34,9 @@ final class MaskingOutputStream extends FilterOutputStream {
   static byte[] mask(byte[] text, List<byte[]> secrets) {
     byte[] copy = text.clone();
     for (byte[] s : secrets) {
-      maskAll(copy, copy.length, s);
+      if (s.length > 0) {
+        maskAll(copy, copy.length, s, shifts(s));
+      }
     }
     return copy;
   }
@@ -43,21 +52,25 @@ final class MaskingOutputStream extends FilterOutputStream {
       out.write(b, off, len);
       return;
     }
-    byte[] buf = Arrays.copyOf(pending, pending.length + len);
-    System.arraycopy(b, off, buf, pending.length, len);
-    for (byte[] s : secrets) {
-      maskAll(buf, buf.length, s);
+    int total = held + len;
+    if (buf.length < total) {
+      buf = Arrays.copyOf(buf, Math.max(total, 2 * buf.length));
     }
-    int keep = heldTail(buf);
-    out.write(buf, 0, buf.length - keep);
-    pending = Arrays.copyOfRange(buf, buf.length - keep, buf.length);
+    System.arraycopy(b, off, buf, held, len);
+    for (int k = 0; k < secrets.length; k++) {
+      maskAll(buf, total, secrets[k], shifts[k]);
+    }
+    int keep = heldTail(buf, total);
+    out.write(buf, 0, total - keep);
+    System.arraycopy(buf, total - keep, buf, 0, keep);
+    held = keep;
   }
 
   /** Writes what is held back (the body is over: it cannot continue into a secret). */
   void finish() throws IOException {
-    if (pending.length > 0) {
-      out.write(pending);
-      pending = new byte[0];
+    if (held > 0) {
+      out.write(buf, 0, held);
+      held = 0;
     }
     out.flush();
   }
@@ -69,10 +82,10 @@ final class MaskingOutputStream extends FilterOutputStream {
   }
 
   /** How many trailing bytes could be the start of a secret (at most longest - 1). */
-  private int heldTail(byte[] buf) {
-    int max = Math.min(longest - 1, buf.length);
+  private int heldTail(byte[] buf, int len) {
+    int max = Math.min(longest - 1, len);
     for (int k = max; k > 0; k--) {
-      int start = buf.length - k;
+      int start = len - k;
       for (byte[] s : secrets) {
         if (s.length > k && regionEquals(buf, start, s, k)) {
           return k;
@@ -82,15 +95,30 @@ final class MaskingOutputStream extends FilterOutputStream {
     return 0;
   }
 
-  private static void maskAll(byte[] buf, int len, byte[] s) {
-    if (s.length == 0) {
-      return;
+  /**
+   * Horspool's skip table: how far the window may move when its last byte is {@code b} (the body is
+   * scanned about {@code s.length} bytes at a time rather than byte by byte).
+   */
+  private static int[] shifts(byte[] s) {
+    int[] shift = new int[256];
+    Arrays.fill(shift, s.length);
+    for (int i = 0; i < s.length - 1; i++) {
+      shift[s[i] & 0xff] = s.length - 1 - i;
     }
-    byte first = s[0];
-    for (int i = 0; i + s.length <= len; i++) {
-      if (buf[i] == first && regionEquals(buf, i, s, s.length)) {
-        Arrays.fill(buf, i, i + s.length, (byte) '*');
-        i += s.length - 1;
+    return shift;
+  }
+
+  /** Masks every non-overlapping occurrence of {@code s}, left to right. */
+  private static void maskAll(byte[] buf, int len, byte[] s, int[] shift) {
+    int m = s.length;
+    int i = 0;
+    while (i + m <= len) {
+      byte last = buf[i + m - 1];
+      if (last == s[m - 1] && regionEquals(buf, i, s, m - 1)) {
+        Arrays.fill(buf, i, i + m, (byte) '*');
+        i += m;
+      } else {
+        i += shift[last & 0xff];
       }
     }
   }

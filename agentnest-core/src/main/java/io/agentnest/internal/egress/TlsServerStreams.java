@@ -28,6 +28,11 @@ final class TlsServerStreams {
   private ByteBuffer appIn; // plaintext not yet handed out (read mode)
   private ByteBuffer netOut;
   private final byte[] readBuf;
+  private static final ByteBuffer EMPTY = ByteBuffer.allocate(0);
+
+  /** Records wrapped but not yet written: a handshake flight goes out in one write. */
+  private boolean unflushed;
+
   private boolean closed;
 
   TlsServerStreams(SSLEngine engine, InputStream rawIn, OutputStream rawOut) {
@@ -39,7 +44,8 @@ final class TlsServerStreams {
     this.netIn.flip();
     this.appIn = ByteBuffer.allocate(engine.getSession().getApplicationBufferSize());
     this.appIn.flip();
-    this.netOut = ByteBuffer.allocate(packet);
+    // Room for several records: a handshake flight, or a response head with its first records.
+    this.netOut = ByteBuffer.allocate(4 * packet);
     this.readBuf = new byte[packet];
   }
 
@@ -49,7 +55,7 @@ final class TlsServerStreams {
     HandshakeStatus hs = engine.getHandshakeStatus();
     while (hs != HandshakeStatus.FINISHED && hs != HandshakeStatus.NOT_HANDSHAKING) {
       switch (hs) {
-        case NEED_WRAP -> hs = wrap(ByteBuffer.allocate(0));
+        case NEED_WRAP -> hs = wrap(EMPTY);
         case NEED_UNWRAP, NEED_UNWRAP_AGAIN -> {
           SSLEngineResult r = unwrapOnce();
           if (r == null) {
@@ -67,6 +73,7 @@ final class TlsServerStreams {
         default -> throw new SSLException("unexpected TLS handshake state " + hs);
       }
     }
+    flushRecords();
   }
 
   final InputStream input =
@@ -111,7 +118,7 @@ final class TlsServerStreams {
 
         @Override
         public void flush() throws IOException {
-          rawOut.flush();
+          flushRecords();
         }
 
         @Override
@@ -129,8 +136,9 @@ final class TlsServerStreams {
     try {
       engine.closeOutbound();
       while (!engine.isOutboundDone()) {
-        wrap(ByteBuffer.allocate(0));
+        wrap(EMPTY);
       }
+      flushRecords();
     } catch (IOException e) {
       // the client is gone
     }
@@ -145,7 +153,7 @@ final class TlsServerStreams {
   private void drive(HandshakeStatus hs) throws IOException {
     while (true) {
       switch (hs) {
-        case NEED_WRAP -> hs = wrap(ByteBuffer.allocate(0));
+        case NEED_WRAP -> hs = wrap(EMPTY);
         case NEED_TASK -> {
           Runnable task;
           while ((task = engine.getDelegatedTask()) != null) {
@@ -160,23 +168,51 @@ final class TlsServerStreams {
     }
   }
 
+  /**
+   * Wraps into netOut, after what is already waiting there: records are written out when netOut
+   * cannot take another one, and by {@link #flushRecords()} (before the proxy waits to read, and
+   * when the relay flushes), so a handshake flight or a response head and its body's first record
+   * leave in one write instead of one per record.
+   */
   private HandshakeStatus wrap(ByteBuffer src) throws IOException {
     while (true) {
-      netOut.clear();
+      if (netOut.remaining() < packetSize()) {
+        writeRecords();
+        if (netOut.capacity() < packetSize()) {
+          netOut = ByteBuffer.allocate(packetSize());
+        }
+      }
       SSLEngineResult r = engine.wrap(src, netOut);
       switch (r.getStatus()) {
         case OK, CLOSED -> {
-          netOut.flip();
-          if (netOut.hasRemaining()) {
-            rawOut.write(netOut.array(), netOut.arrayOffset(), netOut.remaining());
-            rawOut.flush();
-          }
+          unflushed |= netOut.position() > 0;
           return r.getHandshakeStatus();
         }
-        case BUFFER_OVERFLOW ->
+        case BUFFER_OVERFLOW -> {
+          writeRecords();
+          if (netOut.remaining() < packetSize()) {
             netOut = ByteBuffer.allocate(Math.max(netOut.capacity() * 2, packetSize()));
+          }
+        }
         default -> throw new SSLException("TLS wrap failed: " + r.getStatus());
       }
+    }
+  }
+
+  /** Writes the wrapped records (netOut in write mode: position = bytes waiting). */
+  private void writeRecords() throws IOException {
+    if (netOut.position() > 0) {
+      rawOut.write(netOut.array(), netOut.arrayOffset(), netOut.position());
+      netOut.clear();
+    }
+  }
+
+  /** Writes the waiting records and flushes the raw stream. */
+  private void flushRecords() throws IOException {
+    writeRecords();
+    if (unflushed) {
+      unflushed = false;
+      rawOut.flush();
     }
   }
 
@@ -216,6 +252,8 @@ final class TlsServerStreams {
 
   /** Reads more client bytes into netIn; false at end of stream. */
   private boolean fill() throws IOException {
+    // Whatever we owe the client goes out before we wait for it (it may be waiting for us).
+    flushRecords();
     int n = rawIn.read(readBuf, 0, readBuf.length);
     if (n < 0) {
       return false;

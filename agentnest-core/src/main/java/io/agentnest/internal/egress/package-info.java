@@ -15,6 +15,8 @@
  * name-constrained to those hosts), re-encrypts upstream with full verification ({@code
  * UpstreamTrust}; tests replace it with {@code replaceForTests}), adds headers or swaps
  * placeholders ({@code Interception}) and audits each use by secret name ({@code CredentialAudit});
- * every other host stays an opaque tunnel.
+ * every other host stays an opaque tunnel. The host's request rules ({@code RequestRule}) are
+ * checked before anything is forwarded. Verified upstream connections are kept per sandbox ({@code
+ * UpstreamPool}) and taken or opened by each tunnel's {@code UpstreamLink}.
  */
 package io.agentnest.internal.egress;

@@ -336,6 +336,12 @@ class CredentialInterceptionTest {
           String secretName, String ownerHost, String host, String method, String path) {
         audit.add("leak " + secretName + " " + ownerHost + " " + host + " " + method + " " + path);
       }
+
+      @Override
+      public void requestDenied(
+          String host, String method, String path, String rule, String reason) {
+        audit.add("denied " + host + " " + method + " " + path + " " + rule);
+      }
     };
   }
 

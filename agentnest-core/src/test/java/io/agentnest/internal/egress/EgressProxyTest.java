@@ -404,6 +404,124 @@ class EgressProxyTest {
   }
 
   @Test
+  void anApprovalIsRememberedForTheSandboxsLifeAndLaterUsesSaySo() {
+    AtomicInteger asked = new AtomicInteger();
+    ApprovalHandler handler =
+        request -> {
+          asked.incrementAndGet();
+          return CompletableFuture.completedFuture(new ApprovalDecision(true, "fine", "alice"));
+        };
+    EgressProxy proxy = proxy(ask(allowLoopback(), WAIT), handler);
+    for (int i = 0; i < 3; i++) {
+      assertThat(handle(proxy, connect("ask.test:" + echo.port()) + hello("ask.test")))
+          .startsWith("HTTP/1.1 200");
+    }
+
+    assertThat(asked).hasValue(1);
+    List<NetworkEvent> all = new ArrayList<>(events);
+    assertThat(all)
+        .extracting(NetworkEvent::rule)
+        .containsExactly("approval", "approval-remembered", "approval-remembered");
+    assertThat(all).extracting(NetworkEvent::remembered).containsExactly(false, true, true);
+    assertThat(all).allMatch(e -> e.decision() == Decision.APPROVED);
+    assertThat(all.get(2).reason()).contains("alice", "fine", "remembered for this sandbox");
+  }
+
+  @Test
+  void aDenialIsRememberedAndAnotherHostIsAskedAbout() {
+    AtomicInteger asked = new AtomicInteger();
+    ApprovalHandler handler =
+        request -> {
+          asked.incrementAndGet();
+          return CompletableFuture.completedFuture(new ApprovalDecision(false, "no", "bob"));
+        };
+    EgressProxy proxy = proxy(ask(allowLoopback(), WAIT), handler);
+    Response first = Response.parse(handle(proxy, connect("ask.test:" + echo.port())));
+    Response second = Response.parse(handle(proxy, connect("ask.test:" + echo.port())));
+    Response otherHost = Response.parse(handle(proxy, connect("web.test:" + echo.port())));
+
+    assertThat(first.status).isEqualTo(403);
+    assertThat(second.status).isEqualTo(403);
+    assertThat(second.body).contains("denied by bob: no (remembered for this sandbox)");
+    assertThat(otherHost.status).isEqualTo(403);
+    assertThat(asked).hasValue(2);
+    assertThat(new ArrayList<>(events))
+        .extracting(NetworkEvent::rule)
+        .containsExactly("approval-denied", "approval-denied-remembered", "approval-denied");
+    assertThat(echo.accepted()).isZero();
+  }
+
+  @Test
+  void withRememberingOffEveryConnectionAsksAgain() {
+    AtomicInteger asked = new AtomicInteger();
+    ApprovalHandler handler =
+        request -> {
+          asked.incrementAndGet();
+          return CompletableFuture.completedFuture(ApprovalDecision.allow("ok"));
+        };
+    EgressProxy proxy = proxy(ask(allowLoopback(), WAIT).rememberDecisions(false), handler);
+    for (int i = 0; i < 3; i++) {
+      assertThat(handle(proxy, connect("ask.test:" + echo.port()) + hello("ask.test")))
+          .startsWith("HTTP/1.1 200");
+    }
+    assertThat(asked).hasValue(3);
+    assertThat(new ArrayList<>(events)).extracting(NetworkEvent::rule).containsOnly("approval");
+  }
+
+  @Test
+  void aTimeoutIsNotADecisionAndIsAskedAgain() {
+    AtomicInteger asked = new AtomicInteger();
+    ApprovalHandler handler =
+        request ->
+            asked.incrementAndGet() == 1
+                ? new CompletableFuture<>()
+                : CompletableFuture.completedFuture(ApprovalDecision.allow("now yes"));
+    EgressProxy proxy = proxy(ask(allowLoopback(), Duration.ofMillis(200)), handler);
+    assertThat(Response.parse(handle(proxy, connect("ask.test:" + echo.port()))).status)
+        .isEqualTo(403);
+    assertThat(handle(proxy, connect("ask.test:" + echo.port()) + hello("ask.test")))
+        .startsWith("HTTP/1.1 200");
+    assertThat(asked).hasValue(2);
+    assertThat(new ArrayList<>(events))
+        .extracting(NetworkEvent::rule)
+        .containsExactly("approval-timeout", "approval");
+  }
+
+  @Test
+  void concurrentConnectionsToOneTargetWaitForOneQuestion() throws Exception {
+    AtomicInteger asked = new AtomicInteger();
+    CompletableFuture<ApprovalDecision> answer = new CompletableFuture<>();
+    ApprovalHandler handler =
+        request -> {
+          asked.incrementAndGet();
+          return answer;
+        };
+    EgressProxy proxy = proxy(ask(allowLoopback(), WAIT), handler);
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    try {
+      List<Future<String>> results = new ArrayList<>();
+      for (int i = 0; i < 4; i++) {
+        results.add(
+            pool.submit(
+                () -> handle(proxy, connect("ask.test:" + echo.port()) + hello("ask.test"))));
+      }
+      long deadline = System.nanoTime() + WAIT.toNanos();
+      while (asked.get() == 0 && System.nanoTime() < deadline) {
+        Thread.sleep(10);
+      }
+      Thread.sleep(200); // the other three connections reach the pending question meanwhile
+      answer.complete(ApprovalDecision.allow("once for all"));
+      for (Future<String> f : results) {
+        assertThat(f.get(WAIT.toSeconds(), TimeUnit.SECONDS)).startsWith("HTTP/1.1 200");
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(asked).hasValue(1);
+    assertThat(new ArrayList<>(events)).filteredOn(NetworkEvent::remembered).hasSize(3);
+  }
+
+  @Test
   void askModeTimeoutDeniesAndCancelsTheQuestion() {
     CompletableFuture<ApprovalDecision> never = new CompletableFuture<>();
     EgressProxy proxy = proxy(ask(allowLoopback(), Duration.ofMillis(200)), request -> never);

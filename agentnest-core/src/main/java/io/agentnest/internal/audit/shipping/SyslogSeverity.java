@@ -21,7 +21,10 @@ enum SyslogSeverity {
    */
   static SyslogSeverity of(AuditEvent e) {
     return switch (e.type()) {
-      case AuditEvent.POLICY_VIOLATION, AuditEvent.NETWORK_PLACEHOLDER_LEAK -> WARNING;
+      case AuditEvent.POLICY_VIOLATION,
+          AuditEvent.NETWORK_PLACEHOLDER_LEAK,
+          AuditEvent.NETWORK_REQUEST_DENIED ->
+          WARNING;
       case AuditEvent.NETWORK_ATTEMPT -> "deny".equals(e.decision()) ? WARNING : INFO;
       case AuditEvent.APPROVAL_REQUESTED,
           AuditEvent.APPROVAL_DECIDED,
