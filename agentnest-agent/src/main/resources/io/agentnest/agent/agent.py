@@ -1452,14 +1452,14 @@ class Tunnel:
     the host's egress proxy. Credit-based flow control in both directions keeps every buffer
     bounded: at most TUNNEL_WINDOW bytes are in flight each way."""
 
-    def __init__(self, agent, tid, sock):
+    def __init__(self, agent, tid, sock, window=TUNNEL_WINDOW):
         import collections
 
         self.agent = agent
         self.tid = tid
         self.sock = sock
         self.cond = threading.Condition()
-        self.credit = TUNNEL_WINDOW  # bytes we may still send to the host
+        self.credit = window  # bytes we may still send to the host
         self.outq = collections.deque()  # host -> sandbox code
         self.out_eof = False
         self.close_after_drain = False
@@ -1904,6 +1904,45 @@ def op_egress_listen(agent, call_id, h, payload):
 # Tunnel frames belong to no call: they name a tunnel id, and an unknown one is dropped.
 
 
+def op_port_open(agent, call_id, h, payload):
+    """The host opened a connection to an exposed port: connect to it here and carry it as tunnel
+    tid. The host numbers these tunnels below zero, so they never meet the egress tunnels' ids."""
+    tid = h.get("tid")
+    port = h.get("port")
+    window = h.get("window", TUNNEL_WINDOW)
+    if not isinstance(tid, int) or tid >= 0:
+        return
+    if not isinstance(window, int) or not 0 < window <= TUNNEL_WINDOW:
+        window = TUNNEL_WINDOW
+    if not isinstance(port, int) or not 0 < port < 65536:
+        agent.send({"ev": EV_TCP_CLOSE, "tid": tid})
+        return
+    with agent.tunnels_lock:
+        if tid in agent.tunnels:
+            return
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # The host's window for this connection: sending past it would make the host drop it.
+        t = Tunnel(agent, tid, sock, window)
+        # Registered before the connect: the host's first bytes may arrive meanwhile and queue.
+        agent.tunnels[tid] = t
+
+    def connect():
+        try:
+            sock.settimeout(10)
+            sock.connect(("127.0.0.1", port))
+            sock.settimeout(None)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            t.close(notify=True)
+            return
+        t.start()
+
+    try:
+        threading.Thread(target=connect, daemon=True, name="port-open").start()
+    except RuntimeError:  # out of pids
+        t.close(notify=True)
+
+
 def op_tcp_data(agent, call_id, h, payload):
     t = agent.tunnel(h)
     if t is not None:
@@ -1958,6 +1997,7 @@ OPS = {
     "tar_out": op_tar_out,
     "tar_in": op_tar_in,
     "egress_listen": op_egress_listen,
+    "port_open": op_port_open,
     "tcp_data": op_tcp_data,
     "tcp_eof": op_tcp_eof,
     "tcp_ack": op_tcp_ack,
@@ -1965,7 +2005,9 @@ OPS = {
 }
 
 # Ops that need no call id: the tunnel's frames (and shutdown, which needs none either).
-NO_CALL_OPS = frozenset({"tcp_data", "tcp_eof", "tcp_ack", "tcp_close", "shutdown"})
+NO_CALL_OPS = frozenset(
+    {"port_open", "tcp_data", "tcp_eof", "tcp_ack", "tcp_close", "shutdown"}
+)
 
 
 def protocol():

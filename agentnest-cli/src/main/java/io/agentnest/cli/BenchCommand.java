@@ -76,7 +76,10 @@ import picocli.CommandLine.Option;
       "               --server-clients clients looping calls for --server-seconds (errors, p99)",
       "  e2b          only with --only e2b: through the E2B face of an in-process server, as the",
       "               E2B SDKs call it: create to first code result, warm runCode and",
-      "               commands.run('true'), beside the same calls in-process"
+      "               commands.run('true'), beside the same calls in-process",
+      "  expose       only with --only expose: a 64-byte echo through Sandbox.expose against the",
+      "               same Python echo server on the host's loopback, on a kept connection and",
+      "               with a connection per request (needs python3 on the host)"
     })
 final class BenchCommand implements Callable<Integer> {
   @Option(
@@ -227,6 +230,9 @@ final class BenchCommand implements Callable<Integer> {
     }
     if (only.contains("e2b")) {
       E2bBench.run(config, iterations, warmup, samples, json ? System.err : System.out);
+    }
+    if (only.contains("expose")) {
+      ExposeBench.run(config, iterations, warmup, samples);
     }
     if (want("redaction")) {
       runShipped("redaction", iterations, samples);

@@ -71,6 +71,7 @@ public final class AgentChannel implements AutoCloseable {
   private volatile boolean closing;
   private volatile boolean expired;
   private volatile @Nullable Consumer<Frame> tunnelListener;
+  private volatile @Nullable Consumer<Frame> forwardListener;
 
   private record Pending(Consumer<Frame> events, CompletableFuture<Frame> done) {}
 
@@ -321,6 +322,14 @@ public final class AgentChannel implements AutoCloseable {
     this.tunnelListener = listener;
   }
 
+  /**
+   * Receives the tunnel frames of connections the host opened to an exposed port: their tunnel ids
+   * are negative (the host numbers them), the agent's own egress tunnels count up from 1.
+   */
+  public void onForwardFrames(Consumer<Frame> listener) {
+    this.forwardListener = listener;
+  }
+
   /** The sandbox ended because its TTL ran out, by the host's clock (never the agent's word). */
   public boolean expired() {
     return expired;
@@ -404,7 +413,7 @@ public final class AgentChannel implements AutoCloseable {
       return;
     }
     if (Ops.isTunnelFrame(ev)) {
-      Consumer<Frame> t = tunnelListener;
+      Consumer<Frame> t = f.header().path("tid").asLong(0) < 0 ? forwardListener : tunnelListener;
       if (t != null) {
         t.accept(f);
       }
