@@ -68,14 +68,14 @@ class DispatchTest(unittest.TestCase):
             c.close()
 
         threading.Thread(target=echo, daemon=True).start()
-        self.a.dispatch({"op": "port_open", "tid": -1, "port": srv.getsockname()[1], "window": 4096}, b"")
+        self.a.dispatch({"op": "port_open", "tid": -1, "port": srv.getsockname()[1], "window": 200000}, b"")
         self.a.dispatch({"op": "tcp_data", "tid": -1}, b"hi")
         deadline = time.time() + 10
         while time.time() < deadline and not any(h["ev"] == "tcp_eof" for h, _ in self.a.channel.frames):
             time.sleep(0.01)
         data = b"".join(p for h, p in self.a.channel.frames if h["ev"] == "tcp_data")
         self.assertEqual(data, b"echo:hi")
-        self.assertEqual(self.a.tunnels[-1].credit, 4096 - len(data))
+        self.assertEqual(self.a.tunnels[-1].credit, 200000 - len(data))
         srv.close()
 
     def test_port_open_refuses_agent_ids_and_bad_ports(self):

@@ -1445,6 +1445,7 @@ def op_tar_in(agent, call_id, h, payload):
 # ----------------------------------------------------------------------------------- egress
 
 TUNNEL_WINDOW = 1 << 20
+TUNNEL_ACK_EVERY = 64 * 1024
 
 
 class Tunnel:
@@ -1489,6 +1490,7 @@ class Tunnel:
         self.agent.send({"ev": EV_TCP_EOF, "tid": self.tid})
 
     def _down(self):
+        unacked = 0
         try:
             while True:
                 with self.cond:
@@ -1498,7 +1500,12 @@ class Tunnel:
                         break
                     data = self.outq.popleft()
                 self.sock.sendall(data)
-                self.agent.send({"ev": EV_TCP_ACK, "tid": self.tid, "n": len(data)})
+                # Credit back in batches: the host's window is far larger than TUNNEL_ACK_EVERY, so
+                # it never waits for one, and a small request costs no frame of its own.
+                unacked += len(data)
+                if unacked >= TUNNEL_ACK_EVERY:
+                    self.agent.send({"ev": EV_TCP_ACK, "tid": self.tid, "n": unacked})
+                    unacked = 0
             if self.out_eof and not self.closed:
                 self.sock.shutdown(socket.SHUT_WR)
             if self.close_after_drain:

@@ -180,7 +180,13 @@ class ExposeIT {
       s.setSoTimeout(10_000);
       assertThat(s.getInputStream().read()).isEqualTo(-1);
     }
-    assertThatThrownBy(() -> connect(port).close()).isInstanceOf(ConnectException.class);
+    // The listener's close completes once its accepting thread has let go of it.
+    await()
+        .atMost(Duration.ofSeconds(10))
+        .untilAsserted(
+            () ->
+                assertThatThrownBy(() -> connect(port).close())
+                    .isInstanceOf(ConnectException.class));
     await()
         .atMost(Duration.ofSeconds(10))
         .untilAsserted(

@@ -39,6 +39,9 @@ public final class ChannelTunnel {
   public final Outbound out;
 
   public ChannelTunnel(AgentChannel channel, long tid, int window) {
+    if (window < 2 * ACK_EVERY) {
+      throw new IllegalArgumentException("a tunnel window must be at least " + 2 * ACK_EVERY);
+    }
     this.channel = channel;
     this.tid = tid;
     this.window = window;
@@ -170,7 +173,9 @@ public final class ChannelTunnel {
         buffered -= n;
         unacked += n;
       }
-      if (unacked >= ACK_EVERY || (queue.isEmpty() && (current == null || pos >= current.length))) {
+      // Credit goes back in batches: every window here is far larger than ACK_EVERY, so the
+      // agent never waits for one, and a small request costs no frame of its own.
+      if (unacked >= ACK_EVERY) {
         int ack;
         synchronized (this) {
           ack = unacked;
