@@ -249,6 +249,20 @@ public interface Sandbox extends AutoCloseable {
     return expose(sandboxPort, 0);
   }
 
+  /**
+   * Starts headless Chromium in this sandbox (an image with Chromium: the {@code browser} preset)
+   * and connects to it; see {@link Browser}. Each call starts one more browser.
+   *
+   * @throws UnsupportedControlException where ports cannot be exposed, or the image has no Chromium
+   */
+  default Browser browser() {
+    throw new UnsupportedControlException(
+        "this sandbox ("
+            + getClass().getSimpleName()
+            + ") cannot run a browser: use a sandbox created in this process (Sandbox.create)"
+            + " with the browser preset");
+  }
+
   /** As {@link #expose(int)}, on host port {@code hostPort} of 127.0.0.1 (0: an ephemeral one). */
   default Exposed expose(int sandboxPort, int hostPort) {
     throw new UnsupportedControlException(

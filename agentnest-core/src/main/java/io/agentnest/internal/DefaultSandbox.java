@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.agentnest.AgentNestException;
 import io.agentnest.ApprovalPolicy;
 import io.agentnest.Artifact;
+import io.agentnest.Browser;
 import io.agentnest.ConfigException;
 import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
@@ -25,6 +26,7 @@ import io.agentnest.internal.approval.PythonGuard;
 import io.agentnest.internal.audit.Audit;
 import io.agentnest.internal.audit.Budget;
 import io.agentnest.internal.audit.HostBudgets;
+import io.agentnest.internal.browser.ChromiumBrowser;
 import io.agentnest.internal.call.CallEngine;
 import io.agentnest.internal.call.DefaultPythonSession;
 import io.agentnest.internal.channel.AgentChannel;
@@ -80,6 +82,8 @@ public final class DefaultSandbox implements Sandbox {
 
   /** How long destroy or detach waits for hand-out labels still being written. */
   private static final Duration LABEL_WAIT = Duration.ofSeconds(10);
+
+  private static final Duration BROWSER_START = Duration.ofSeconds(30);
 
   private final RuntimeBackend backend;
   private final String id;
@@ -414,6 +418,12 @@ public final class DefaultSandbox implements Sandbox {
   public SandboxArchives archives() {
     checkUsable();
     return new SandboxArchives(channel, id, redactor);
+  }
+
+  @Override
+  public Browser browser() {
+    checkUsable();
+    return ChromiumBrowser.start(this, SecurityPolicy.EGRESS_PORT, BROWSER_START);
   }
 
   @Override

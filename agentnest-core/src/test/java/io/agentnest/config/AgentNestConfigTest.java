@@ -367,7 +367,6 @@ class AgentNestConfigTest {
             "AGENTNEST_SECURITY_READ_ONLY_ROOT",
             "TRUE",
             "AGENTNEST_LIMITS_PIDS",
-            "AGENTNEST_LIMITS_GPUS",
             " ",
             "AGENTNEST_NETWORK_MODE",
             "none");
