@@ -78,6 +78,33 @@ class DispatchTest(unittest.TestCase):
         self.assertEqual(self.a.tunnels[-1].credit, 200000 - len(data))
         srv.close()
 
+    def test_a_peer_that_hung_up_ends_its_tunnel_not_the_agent(self):
+        import signal
+        import socket
+        import time
+
+        # As in the agent's main(): SIGPIPE at its default would end the process on a write to a
+        # closed socket, unless the write asks for no signal.
+        old = signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        try:
+            srv = socket.socket()
+            srv.bind(("127.0.0.1", 0))
+            srv.listen(1)
+            self.a.dispatch({"op": "port_open", "tid": -3, "port": srv.getsockname()[1]}, b"")
+            conn, _ = srv.accept()
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            conn.close()
+            srv.close()
+            for _ in range(50):
+                self.a.dispatch({"op": "tcp_data", "tid": -3}, b"x" * 65536)
+                time.sleep(0.005)
+            deadline = time.time() + 10
+            while time.time() < deadline and not any(h["ev"] == "tcp_close" for h, _ in self.a.channel.frames):
+                time.sleep(0.01)
+            self.assertIn(({"ev": "tcp_close", "tid": -3}, b""), self.a.channel.frames)
+        finally:
+            signal.signal(signal.SIGPIPE, old)
+
     def test_port_open_refuses_agent_ids_and_bad_ports(self):
         self.a.dispatch({"op": "port_open", "tid": 5, "port": 80}, b"")
         self.assertEqual(self.a.channel.frames, [])

@@ -1153,7 +1153,7 @@ def bulk_connect(token):
     try:
         s.settimeout(120)
         s.connect(BULK_SOCKET)
-        s.sendall(token.encode("ascii") + b"\n")
+        s.sendall(token.encode("ascii") + b"\n", socket.MSG_NOSIGNAL)
     except BaseException:
         s.close()
         raise
@@ -1180,7 +1180,7 @@ class FrameWriter:
 
     def flush(self):
         if self.buf and self.sock is not None:
-            self.sock.sendall(self.buf)
+            self.sock.sendall(self.buf, socket.MSG_NOSIGNAL)
             self.buf = bytearray()
         elif self.buf:
             self.agent.send({"id": self.call_id, "ev": EV_DATA}, bytes(self.buf))
@@ -1499,7 +1499,9 @@ class Tunnel:
                     if self.closed or (not self.outq and self.out_eof):
                         break
                     data = self.outq.popleft()
-                self.sock.sendall(data)
+                # MSG_NOSIGNAL: SIGPIPE is at its default here (for the commands the agent
+                # starts), and a peer that hung up must end this tunnel, never the agent.
+                self.sock.sendall(data, socket.MSG_NOSIGNAL)
                 # Credit back in batches: the host's window is far larger than TUNNEL_ACK_EVERY, so
                 # it never waits for one, and a small request costs no frame of its own.
                 unacked += len(data)

@@ -19,7 +19,10 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -36,6 +39,8 @@ import org.jspecify.annotations.Nullable;
  */
 public final class ChromiumBrowser implements Browser {
   static final int DEVTOOLS_PORT = 9222;
+  static final int WIDTH = 1280;
+  static final int HEIGHT = 800;
   private static final AtomicInteger INSTANCES = new AtomicInteger();
   private static final Duration CALL = Duration.ofSeconds(30);
 
@@ -43,9 +48,18 @@ public final class ChromiumBrowser implements Browser {
   private final Exposed devtools;
   private final Cdp cdp;
   private final AtomicReference<CompletableFuture<Void>> loaded = new AtomicReference<>();
-  // The main document's response of the navigation under way: its loader id and headers.
-  private volatile String loaderId = "";
-  private volatile @Nullable JsonNode documentResponse;
+  // Document responses by loader id: the navigation's may arrive before Page.navigate answers
+  // with its loader id. Bounded: only the last few are kept.
+  private final Map<String, JsonNode> documents =
+      Collections.synchronizedMap(
+          new LinkedHashMap<>() {
+            private static final long serialVersionUID = 1L;
+
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, JsonNode> eldest) {
+              return size() > 16;
+            }
+          });
 
   private ChromiumBrowser(Execution process, Exposed devtools, Cdp cdp) {
     this.process = process;
@@ -96,7 +110,7 @@ public final class ChromiumBrowser implements Browser {
     // Chromium's logging goes nowhere: only the DevTools channel is read.
     Execution p =
         sb.start(
-            concat(List.of("sh", "-c", "exec \"$@\" >/dev/null 2>&1", "sh"), argv),
+            concat(List.of("sh", "-c", "exec \"$@\" >" + profile + ".log 2>&1", "sh"), argv),
             ExecOptions.builder().timeout(sb.config().ttl()).build());
     Exposed ex = null;
     try {
@@ -108,13 +122,32 @@ public final class ChromiumBrowser implements Browser {
       ChromiumBrowser b = new ChromiumBrowser(p, ex, cdp);
       cdp.call("Page.enable", Json.object(), CALL);
       cdp.call("Network.enable", Json.object(), CALL);
+      // The viewport itself is 1280x800 (the window's size counts the browser's frame).
+      cdp.call(
+          "Emulation.setDeviceMetricsOverride",
+          Json.object()
+              .put("width", WIDTH)
+              .put("height", HEIGHT)
+              .put("deviceScaleFactor", 1)
+              .put("mobile", false),
+          CALL);
       return b;
     } catch (RuntimeException e) {
       if (ex != null) {
         ex.close();
       }
       p.cancel();
-      throw e;
+      throw new AgentNestException(
+          e.getMessage() + "; Chromium's log ends: " + logTail(sb, profile), e);
+    }
+  }
+
+  /** The end of Chromium's log in the sandbox (its text is the sandbox's: bounded). */
+  private static String logTail(Sandbox sb, String profile) {
+    try {
+      return Bounded.text(sb.exec("tail -c 1500 " + profile + ".log").stdout().strip(), 1500);
+    } catch (RuntimeException e) {
+      return "(unreadable: " + e.getMessage() + ")";
     }
   }
 
@@ -173,9 +206,8 @@ public final class ChromiumBrowser implements Browser {
     String method = e.path("method").asText();
     if (method.equals("Network.responseReceived")) {
       JsonNode p = e.path("params");
-      if (p.path("type").asText().equals("Document")
-          && p.path("loaderId").asText().equals(loaderId)) {
-        documentResponse = p.path("response");
+      if (p.path("type").asText().equals("Document")) {
+        documents.put(p.path("loaderId").asText(""), p.path("response"));
       }
       return;
     }
@@ -191,10 +223,9 @@ public final class ChromiumBrowser implements Browser {
   public synchronized void open(String url, Duration timeout) {
     CompletableFuture<Void> f = new CompletableFuture<>();
     loaded.set(f);
-    documentResponse = null;
-    loaderId = "";
+    documents.clear();
     JsonNode r = cdp.call("Page.navigate", Json.object().put("url", url), timeout);
-    loaderId = r.path("loaderId").asText("");
+    String loaderId = r.path("loaderId").asText("");
     String error = r.path("errorText").asText("");
     if (!error.isEmpty()) {
       throw new AgentNestException(
@@ -218,7 +249,7 @@ public final class ChromiumBrowser implements Browser {
       Thread.currentThread().interrupt();
       throw new AgentNestException("interrupted while loading " + url, e);
     }
-    String denied = deniedBy(documentResponse);
+    String denied = deniedBy(documents.get(loaderId));
     if (denied != null) {
       throw new AgentNestException(
           "the browser could not load "
