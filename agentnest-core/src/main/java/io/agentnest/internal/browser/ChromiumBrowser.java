@@ -188,7 +188,7 @@ public final class ChromiumBrowser implements Browser {
         throw new AgentNestException("interrupted while Chromium started", e);
       }
       try {
-        Thread.sleep(100);
+        Thread.sleep(25);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
         throw new AgentNestException("interrupted while Chromium started", e);
