@@ -14,6 +14,7 @@ import io.agentnest.SandboxConfig;
 import io.agentnest.audit.AuditEvent;
 import io.agentnest.audit.AuditLog;
 import io.agentnest.audit.AuditQuery;
+import io.agentnest.docker.internal.DockerEngine;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -290,6 +291,35 @@ class ExposeIT {
       // Reading lets it go on.
       s.getInputStream().readNBytes(4 << 20);
       await().atMost(Duration.ofSeconds(10)).until(() -> floodCount() > b);
+    }
+  }
+
+  @Test
+  void connectionsEndWhenTheSandboxDiesUnderThem() throws Exception {
+    try (Sandbox other = Sandbox.create(SandboxConfig.builder().build())) {
+      try (InputStream in = ExposeIT.class.getResourceAsStream("/expose/servers.py")) {
+        other.files().write("servers.py", in.readAllBytes());
+      }
+      other.start(
+          List.of("python3", "servers.py", "echo", "8002"),
+          ExecOptions.builder().timeout(Duration.ofMinutes(5)).build());
+      ExecResult up =
+          other.runCode(
+              "import socket, time\nd = time.time() + 20\nwhile True:\n    try:\n"
+                  + "        socket.create_connection(('127.0.0.1', 8002), 1).close(); break\n"
+                  + "    except OSError:\n"
+                  + "        if time.time() > d: raise\n"
+                  + "        time.sleep(0.05)\n");
+      assertThat(up.exitCode()).as(up.stderr()).isZero();
+      Exposed echo = other.expose(8002);
+      try (Socket s = connect(echo.port())) {
+        assertThat(roundTrip(s, "alive")).isEqualTo("alive");
+        // The engine ends the container behind the host's back: the agent is gone.
+        DockerEngine.connect().client().killContainerCmd(other.id()).exec();
+        s.setSoTimeout(10_000);
+        assertThat(s.getInputStream().read()).isEqualTo(-1);
+      }
+      await().atMost(Duration.ofSeconds(10)).until(() -> !echo.isOpen());
     }
   }
 

@@ -48,6 +48,8 @@ public final class PortForwards {
     this.audit = audit;
     this.reserved = reserved;
     channel.onForwardFrames(this::accept);
+    // An agent that died takes every carried connection with it: end them and the listeners.
+    channel.onDeath(this::closeAll);
   }
 
   /** Opens a host listener for {@code sandboxPort} (see {@link io.agentnest.Sandbox#expose}). */
