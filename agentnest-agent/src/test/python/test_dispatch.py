@@ -52,6 +52,65 @@ class DispatchTest(unittest.TestCase):
             self.a.dispatch({"op": op, "tid": 99}, b"x")
         self.assertEqual(self.a.channel.frames, [])
 
+    def test_port_open_carries_a_connection_to_a_local_server_both_ways(self):
+        import socket
+        import threading
+        import time
+
+        srv = socket.socket()
+        srv.bind(("127.0.0.1", 0))
+        srv.listen(1)
+        srv.settimeout(10)
+
+        def echo():
+            c, _ = srv.accept()
+            c.sendall(b"echo:" + c.recv(100))
+            c.close()
+
+        threading.Thread(target=echo, daemon=True).start()
+        self.a.dispatch({"op": "port_open", "tid": -1, "port": srv.getsockname()[1], "window": 200000}, b"")
+        self.a.dispatch({"op": "tcp_data", "tid": -1}, b"hi")
+        deadline = time.time() + 10
+        while time.time() < deadline and not any(h["ev"] == "tcp_eof" for h, _ in self.a.channel.frames):
+            time.sleep(0.01)
+        data = b"".join(p for h, p in self.a.channel.frames if h["ev"] == "tcp_data")
+        self.assertEqual(data, b"echo:hi")
+        self.assertEqual(self.a.tunnels[-1].credit, 200000 - len(data))
+        srv.close()
+
+    def test_a_peer_that_hung_up_ends_its_tunnel_not_the_agent(self):
+        import signal
+        import socket
+        import time
+
+        # As in the agent's main(): SIGPIPE at its default would end the process on a write to a
+        # closed socket, unless the write asks for no signal.
+        old = signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        try:
+            srv = socket.socket()
+            srv.bind(("127.0.0.1", 0))
+            srv.listen(1)
+            self.a.dispatch({"op": "port_open", "tid": -3, "port": srv.getsockname()[1]}, b"")
+            conn, _ = srv.accept()
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+            conn.close()
+            srv.close()
+            for _ in range(50):
+                self.a.dispatch({"op": "tcp_data", "tid": -3}, b"x" * 65536)
+                time.sleep(0.005)
+            deadline = time.time() + 10
+            while time.time() < deadline and not any(h["ev"] == "tcp_close" for h, _ in self.a.channel.frames):
+                time.sleep(0.01)
+            self.assertIn(({"ev": "tcp_close", "tid": -3}, b""), self.a.channel.frames)
+        finally:
+            signal.signal(signal.SIGPIPE, old)
+
+    def test_port_open_refuses_agent_ids_and_bad_ports(self):
+        self.a.dispatch({"op": "port_open", "tid": 5, "port": 80}, b"")
+        self.assertEqual(self.a.channel.frames, [])
+        self.a.dispatch({"op": "port_open", "tid": -2, "port": 70000}, b"")
+        self.assertEqual(self.a.channel.frames, [({"ev": "tcp_close", "tid": -2}, b"")])
+
     def test_ping_and_hello_answer(self):
         self.assertEqual(self.final({"op": "ping", "id": 6})["ev"], "res")
         hello = self.final({"op": "hello", "id": 7})

@@ -237,6 +237,40 @@ public interface Sandbox extends AutoCloseable {
   /** Path-safe access to the workspace. */
   SandboxFiles files();
 
+  /**
+   * Makes {@code 127.0.0.1:sandboxPort} inside the sandbox reachable from the host, on an ephemeral
+   * port of the host's loopback (see {@link Exposed}). Nothing needs to listen yet: a connection
+   * made before the server is up is closed at once. The sandbox keeps its network policy.
+   *
+   * @throws ExposeException for a port outside 1..65535 or one the sandbox's own plumbing uses
+   * @throws UnsupportedControlException where the backend or client cannot carry connections
+   */
+  default Exposed expose(int sandboxPort) {
+    return expose(sandboxPort, 0);
+  }
+
+  /**
+   * Starts headless Chromium in this sandbox (an image with Chromium: the {@code browser} preset)
+   * and connects to it; see {@link Browser}. Each call starts one more browser.
+   *
+   * @throws UnsupportedControlException where ports cannot be exposed, or the image has no Chromium
+   */
+  default Browser browser() {
+    throw new UnsupportedControlException(
+        "this sandbox ("
+            + getClass().getSimpleName()
+            + ") cannot run a browser: use a sandbox created in this process (Sandbox.create)"
+            + " with the browser preset");
+  }
+
+  /** As {@link #expose(int)}, on host port {@code hostPort} of 127.0.0.1 (0: an ephemeral one). */
+  default Exposed expose(int sandboxPort, int hostPort) {
+    throw new UnsupportedControlException(
+        "this sandbox ("
+            + getClass().getSimpleName()
+            + ") cannot expose ports: use a sandbox created in this process (Sandbox.create)");
+  }
+
   /** The configuration the sandbox was created with. */
   SandboxConfig config();
 

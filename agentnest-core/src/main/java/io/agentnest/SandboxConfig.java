@@ -1,6 +1,7 @@
 package io.agentnest;
 
 import io.agentnest.audit.AuditLog;
+import io.agentnest.config.Presets;
 import io.agentnest.config.Sizes;
 import java.net.URI;
 import java.time.Duration;
@@ -52,6 +53,7 @@ public final class SandboxConfig {
   private final double cpus;
   private final long memoryBytes;
   private final long pidsLimit;
+  private final int gpus;
   private final long tmpSizeBytes;
   private final long workspaceSizeBytes;
   private final Map<String, String> env;
@@ -83,6 +85,7 @@ public final class SandboxConfig {
     this.cpus = b.cpus;
     this.memoryBytes = b.memoryBytes;
     this.pidsLimit = b.pidsLimit;
+    this.gpus = b.gpus;
     this.tmpSizeBytes = b.tmpSizeBytes;
     this.workspaceSizeBytes = b.workspaceSizeBytes;
     this.env = Map.copyOf(b.env);
@@ -113,6 +116,17 @@ public final class SandboxConfig {
     return builder().build();
   }
 
+  /**
+   * A builder that starts from preset {@code name} ({@code data}, {@code browser}, {@code gpu}, or
+   * one of the user's under {@code $AGENTNEST_HOME/presets/}; see {@link Presets}): its image and
+   * limits, which the builder's calls then change like any other.
+   *
+   * @throws ConfigException for an unknown preset, naming the known ones
+   */
+  public static Builder preset(String name) {
+    return Presets.get(name).sandboxConfig().toBuilder();
+  }
+
   public static Builder builder() {
     return new Builder();
   }
@@ -126,6 +140,7 @@ public final class SandboxConfig {
     b.cpus = cpus;
     b.memoryBytes = memoryBytes;
     b.pidsLimit = pidsLimit;
+    b.gpus = gpus;
     b.tmpSizeBytes = tmpSizeBytes;
     b.workspaceSizeBytes = workspaceSizeBytes;
     b.env.putAll(env);
@@ -175,6 +190,11 @@ public final class SandboxConfig {
 
   public long pidsLimit() {
     return pidsLimit;
+  }
+
+  /** NVIDIA GPUs the sandbox gets (0: none); see {@link Builder#gpus}. */
+  public int gpus() {
+    return gpus;
   }
 
   public long tmpSizeBytes() {
@@ -308,6 +328,7 @@ public final class SandboxConfig {
     private double cpus = 1.0;
     private long memoryBytes = 512L << 20;
     private long pidsLimit = 256;
+    private int gpus;
     private long tmpSizeBytes = 64L << 20;
     private long workspaceSizeBytes = 256L << 20;
     private final Map<String, String> env = new LinkedHashMap<>();
@@ -406,6 +427,16 @@ public final class SandboxConfig {
 
     public Builder pidsLimit(long pids) {
       this.pidsLimit = pids;
+      return this;
+    }
+
+    /**
+     * NVIDIA GPUs for the sandbox (Docker device requests, driver nvidia, capability gpu). With no
+     * GPU or no NVIDIA runtime on the engine, creating the sandbox fails with {@link
+     * UnsupportedControlException}: a GPU sandbox never runs on the CPU silently.
+     */
+    public Builder gpus(int n) {
+      this.gpus = n;
       return this;
     }
 
@@ -612,6 +643,9 @@ public final class SandboxConfig {
       if (pidsLimit < 8) {
         throw new ConfigException(
             "pidsLimit must be at least 8 (the agent needs a few), got " + pidsLimit);
+      }
+      if (gpus < 0 || gpus > 64) {
+        throw new ConfigException("gpus must be in [0, 64], got " + gpus + ": e.g. gpus(1)");
       }
       requireAtLeast("tmpSize", tmpSizeBytes, 1L << 20, "1m");
       requireAtLeast("workspaceSize", workspaceSizeBytes, 1L << 20, "1m");

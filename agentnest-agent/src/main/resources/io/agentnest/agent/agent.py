@@ -1153,7 +1153,7 @@ def bulk_connect(token):
     try:
         s.settimeout(120)
         s.connect(BULK_SOCKET)
-        s.sendall(token.encode("ascii") + b"\n")
+        s.sendall(token.encode("ascii") + b"\n", socket.MSG_NOSIGNAL)
     except BaseException:
         s.close()
         raise
@@ -1180,7 +1180,7 @@ class FrameWriter:
 
     def flush(self):
         if self.buf and self.sock is not None:
-            self.sock.sendall(self.buf)
+            self.sock.sendall(self.buf, socket.MSG_NOSIGNAL)
             self.buf = bytearray()
         elif self.buf:
             self.agent.send({"id": self.call_id, "ev": EV_DATA}, bytes(self.buf))
@@ -1445,6 +1445,7 @@ def op_tar_in(agent, call_id, h, payload):
 # ----------------------------------------------------------------------------------- egress
 
 TUNNEL_WINDOW = 1 << 20
+TUNNEL_ACK_EVERY = 64 * 1024
 
 
 class Tunnel:
@@ -1452,14 +1453,14 @@ class Tunnel:
     the host's egress proxy. Credit-based flow control in both directions keeps every buffer
     bounded: at most TUNNEL_WINDOW bytes are in flight each way."""
 
-    def __init__(self, agent, tid, sock):
+    def __init__(self, agent, tid, sock, window=TUNNEL_WINDOW):
         import collections
 
         self.agent = agent
         self.tid = tid
         self.sock = sock
         self.cond = threading.Condition()
-        self.credit = TUNNEL_WINDOW  # bytes we may still send to the host
+        self.credit = window  # bytes we may still send to the host
         self.outq = collections.deque()  # host -> sandbox code
         self.out_eof = False
         self.close_after_drain = False
@@ -1489,6 +1490,7 @@ class Tunnel:
         self.agent.send({"ev": EV_TCP_EOF, "tid": self.tid})
 
     def _down(self):
+        unacked = 0
         try:
             while True:
                 with self.cond:
@@ -1497,8 +1499,15 @@ class Tunnel:
                     if self.closed or (not self.outq and self.out_eof):
                         break
                     data = self.outq.popleft()
-                self.sock.sendall(data)
-                self.agent.send({"ev": EV_TCP_ACK, "tid": self.tid, "n": len(data)})
+                # MSG_NOSIGNAL: SIGPIPE is at its default here (for the commands the agent
+                # starts), and a peer that hung up must end this tunnel, never the agent.
+                self.sock.sendall(data, socket.MSG_NOSIGNAL)
+                # Credit back in batches: the host's window is far larger than TUNNEL_ACK_EVERY, so
+                # it never waits for one, and a small request costs no frame of its own.
+                unacked += len(data)
+                if unacked >= TUNNEL_ACK_EVERY:
+                    self.agent.send({"ev": EV_TCP_ACK, "tid": self.tid, "n": unacked})
+                    unacked = 0
             if self.out_eof and not self.closed:
                 self.sock.shutdown(socket.SHUT_WR)
             if self.close_after_drain:
@@ -1904,6 +1913,45 @@ def op_egress_listen(agent, call_id, h, payload):
 # Tunnel frames belong to no call: they name a tunnel id, and an unknown one is dropped.
 
 
+def op_port_open(agent, call_id, h, payload):
+    """The host opened a connection to an exposed port: connect to it here and carry it as tunnel
+    tid. The host numbers these tunnels below zero, so they never meet the egress tunnels' ids."""
+    tid = h.get("tid")
+    port = h.get("port")
+    window = h.get("window", TUNNEL_WINDOW)
+    if not isinstance(tid, int) or tid >= 0:
+        return
+    if not isinstance(window, int) or not 0 < window <= TUNNEL_WINDOW:
+        window = TUNNEL_WINDOW
+    if not isinstance(port, int) or not 0 < port < 65536:
+        agent.send({"ev": EV_TCP_CLOSE, "tid": tid})
+        return
+    with agent.tunnels_lock:
+        if tid in agent.tunnels:
+            return
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # The host's window for this connection: sending past it would make the host drop it.
+        t = Tunnel(agent, tid, sock, window)
+        # Registered before the connect: the host's first bytes may arrive meanwhile and queue.
+        agent.tunnels[tid] = t
+
+    def connect():
+        try:
+            sock.settimeout(10)
+            sock.connect(("127.0.0.1", port))
+            sock.settimeout(None)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        except OSError:
+            t.close(notify=True)
+            return
+        t.start()
+
+    try:
+        threading.Thread(target=connect, daemon=True, name="port-open").start()
+    except RuntimeError:  # out of pids
+        t.close(notify=True)
+
+
 def op_tcp_data(agent, call_id, h, payload):
     t = agent.tunnel(h)
     if t is not None:
@@ -1958,6 +2006,7 @@ OPS = {
     "tar_out": op_tar_out,
     "tar_in": op_tar_in,
     "egress_listen": op_egress_listen,
+    "port_open": op_port_open,
     "tcp_data": op_tcp_data,
     "tcp_eof": op_tcp_eof,
     "tcp_ack": op_tcp_ack,
@@ -1965,7 +2014,9 @@ OPS = {
 }
 
 # Ops that need no call id: the tunnel's frames (and shutdown, which needs none either).
-NO_CALL_OPS = frozenset({"tcp_data", "tcp_eof", "tcp_ack", "tcp_close", "shutdown"})
+NO_CALL_OPS = frozenset(
+    {"port_open", "tcp_data", "tcp_eof", "tcp_ack", "tcp_close", "shutdown"}
+)
 
 
 def protocol():

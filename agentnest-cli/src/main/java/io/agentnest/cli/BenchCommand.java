@@ -78,7 +78,12 @@ import picocli.CommandLine.Option;
       "               --server-clients clients looping calls for --server-seconds (errors, p99)",
       "  e2b          only with --only e2b: through the E2B face of an in-process server, as the",
       "               E2B SDKs call it: create to first code result, warm runCode and",
-      "               commands.run('true'), beside the same calls in-process"
+      "               commands.run('true'), beside the same calls in-process",
+      "  expose       only with --only expose: a 64-byte echo through Sandbox.expose against the",
+      "               same Python echo server on the host's loopback, on a kept connection and",
+      "               with a connection per request (needs python3 on the host)",
+      "  browser      only with --only browser: Sandbox.browser() to the PNG of a simple page",
+      "               (a data: URL), in a sandbox of the browser preset (its image built first)"
     })
 final class BenchCommand implements Callable<Integer> {
   @Option(
@@ -229,6 +234,12 @@ final class BenchCommand implements Callable<Integer> {
     }
     if (only.contains("e2b")) {
       E2bBench.run(config, iterations, warmup, samples, json ? System.err : System.out);
+    }
+    if (only.contains("browser")) {
+      BrowserBench.run(config, Math.max(5, iterations / 5), Math.min(warmup, 2), samples);
+    }
+    if (only.contains("expose")) {
+      ExposeBench.run(config, iterations, warmup, samples);
     }
     if (want("redaction")) {
       runShipped("redaction", iterations, samples);

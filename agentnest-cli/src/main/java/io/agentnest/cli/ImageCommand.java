@@ -1,12 +1,16 @@
 package io.agentnest.cli;
 
+import io.agentnest.ConfigException;
 import io.agentnest.SandboxConfig;
+import io.agentnest.config.Preset;
+import io.agentnest.config.Presets;
 import io.agentnest.docker.BaseImageBuilder;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.concurrent.Callable;
 import me.tongfei.progressbar.ProgressBar;
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -33,7 +37,8 @@ final class ImageCommand implements Runnable {
             + " engine's image import): no container registry needed. With a registry,"
             + " images/python/Dockerfile builds the same image.",
         "  agentnest image build",
-        "  agentnest image build --include python3-numpy,python3-pandas --tag agentnest/python:data"
+        "  agentnest image build --include python3-numpy,python3-pandas --tag agentnest/python:data",
+        "  agentnest image build --preset data      (also browser, gpu, or your own preset)"
       })
   static final class Build implements Callable<Integer> {
     @Option(
@@ -54,8 +59,21 @@ final class ImageCommand implements Runnable {
     @Option(names = "--force", description = "Rebuild even if the image exists.")
     boolean force;
 
+    @Option(
+        names = "--preset",
+        paramLabel = "NAME",
+        description =
+            "Build the image of a preset (data, browser, gpu, or one under"
+                + " $AGENTNEST_HOME/presets): its tag and Debian packages, plus --include.")
+    @Nullable String preset;
+
+    @CommandLine.Spec CommandLine.Model.CommandSpec buildSpec;
+
     @Override
     public Integer call() {
+      if (preset != null) {
+        return buildPreset(Presets.get(preset));
+      }
       if (!force && BaseImageBuilder.exists(tag)) {
         System.out.println(tag + " already exists (use --force to rebuild)");
         return ExitCodes.OK;
@@ -69,6 +87,39 @@ final class ImageCommand implements Runnable {
         status = BaseImageBuilder.build(tag, include, suite, pb::stepTo);
       }
       System.out.println("built " + tag + " (" + status + ")");
+      return ExitCodes.OK;
+    }
+
+    private int buildPreset(Preset p) {
+      if (buildSpec.commandLine().getParseResult().hasMatchedOption("--tag")) {
+        throw new ConfigException(
+            "--tag and --preset: a preset's image is named by its profile (" + p.image() + ")");
+      }
+      String image = p.image();
+      if (!force && BaseImageBuilder.exists(image)) {
+        System.out.println(
+            image + " (preset " + p.name() + ") already exists (use --force to rebuild)");
+        return ExitCodes.OK;
+      }
+      LinkedHashSet<String> pkgs = new LinkedHashSet<>(BaseImageBuilder.BASE_PACKAGES);
+      pkgs.addAll(p.packages());
+      pkgs.addAll(include);
+      System.out.println(
+          "building "
+              + image
+              + " (preset "
+              + p.name()
+              + ", from "
+              + p.source()
+              + ") from Debian "
+              + suite
+              + " with "
+              + String.join(", ", pkgs));
+      String status;
+      try (ProgressBar pb = Progress.builder("rootfs", -1).setUnit(" MiB", 1 << 20).build()) {
+        status = BaseImageBuilder.buildPreset(p, include, suite, pb::stepTo);
+      }
+      System.out.println("built " + image + " (" + status + ")");
       return ExitCodes.OK;
     }
   }

@@ -29,6 +29,15 @@ final class SandboxOptions {
   @Mixin BackendOptions target = new BackendOptions();
 
   @Option(
+      names = "--preset",
+      paramLabel = "NAME",
+      description =
+          "Start from a preset (data, browser, gpu, or one under $AGENTNEST_HOME/presets) instead"
+              + " of the configuration file's settings; the flags below still apply. Build its"
+              + " image first: agentnest image build --preset NAME.")
+  @Nullable String preset;
+
+  @Option(
       names = "--tenant",
       paramLabel = "NAME",
       description =
@@ -123,7 +132,12 @@ final class SandboxOptions {
                   "profile",
                   profile == null ? "" : profile));
     }
-    SandboxConfig.Builder b = file.sandboxConfig(profile).toBuilder();
+    if (preset != null && profile != null) {
+      throw new ConfigException(
+          "--preset " + preset + " and --profile " + profile + ": give one of them, not both");
+    }
+    SandboxConfig.Builder b =
+        preset != null ? SandboxConfig.preset(preset) : file.sandboxConfig(profile).toBuilder();
     String backend = target.name();
     b.backend(backend);
     // The backend reads its own settings (kubernetes:) from the same file and profile.

@@ -87,7 +87,10 @@ class McpStdioIT {
             "create_sandbox",
             "list_sandboxes",
             "destroy_sandbox",
-            "fork_sandbox");
+            "fork_sandbox",
+            "browser_open",
+            "browser_screenshot",
+            "browser_text");
     JsonNode runPython =
         StreamSupport.stream(out.path("tools").spliterator(), false)
             .filter(t -> t.path("name").asText().equals("run_python"))

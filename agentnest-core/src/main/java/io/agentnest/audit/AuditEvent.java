@@ -81,6 +81,15 @@ public record AuditEvent(
   public static final String ARTIFACTS_EXPORTED = "artifacts.exported";
   public static final String FILES_UPLOADED = "files.uploaded";
 
+  /** A port inside the sandbox was made reachable on the host's loopback (Sandbox.expose). */
+  public static final String PORT_EXPOSED = "port.exposed";
+
+  /** One host connection to an exposed port ended (bytes each way, duration). */
+  public static final String PORT_CONNECTION = "port.connection";
+
+  /** An exposed port stopped listening (closed, or its sandbox went away). */
+  public static final String PORT_CLOSED = "port.closed";
+
   /** Every documented event type; {@link AuditLog#record} refuses others. */
   public static final Set<String> TYPES =
       Set.of(
@@ -108,7 +117,10 @@ public record AuditEvent(
           SNAPSHOT_RESTORED,
           SNAPSHOT_REMOVED,
           ARTIFACTS_EXPORTED,
-          FILES_UPLOADED);
+          FILES_UPLOADED,
+          PORT_EXPOSED,
+          PORT_CONNECTION,
+          PORT_CLOSED);
 
   public AuditEvent {
     Objects.requireNonNull(time, "time");

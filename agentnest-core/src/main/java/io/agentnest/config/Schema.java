@@ -166,6 +166,12 @@ final class Schema {
               (b, v) -> b.pidsLimit((Long) v),
               c -> c.pidsLimit()),
           scalar(
+              "limits.gpus",
+              Kind.INTEGER,
+              "1", // Out of int range clamps to a value build() refuses with its own message.
+              (b, v) -> b.gpus((int) Math.max(-1, Math.min(65, (Long) v))),
+              c -> c.gpus()),
+          scalar(
               "limits.tmp_size",
               Kind.SIZE,
               "64m",

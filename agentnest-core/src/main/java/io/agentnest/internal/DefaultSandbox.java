@@ -4,10 +4,12 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.agentnest.AgentNestException;
 import io.agentnest.ApprovalPolicy;
 import io.agentnest.Artifact;
+import io.agentnest.Browser;
 import io.agentnest.ConfigException;
 import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
 import io.agentnest.Execution;
+import io.agentnest.Exposed;
 import io.agentnest.ForkReport;
 import io.agentnest.PythonSession;
 import io.agentnest.ResourceUsage;
@@ -24,16 +26,19 @@ import io.agentnest.internal.approval.PythonGuard;
 import io.agentnest.internal.audit.Audit;
 import io.agentnest.internal.audit.Budget;
 import io.agentnest.internal.audit.HostBudgets;
+import io.agentnest.internal.browser.ChromiumBrowser;
 import io.agentnest.internal.call.CallEngine;
 import io.agentnest.internal.call.DefaultPythonSession;
 import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.Frame;
 import io.agentnest.internal.channel.Ops;
 import io.agentnest.internal.egress.Interception;
+import io.agentnest.internal.expose.PortForwards;
 import io.agentnest.internal.files.ArtifactTransfer;
 import io.agentnest.internal.files.DefaultSandboxFiles;
 import io.agentnest.internal.lifecycle.HostState;
 import io.agentnest.internal.lifecycle.SandboxExpiry;
+import io.agentnest.internal.lifecycle.SecurityPolicy;
 import io.agentnest.internal.redact.Redactor;
 import io.agentnest.internal.secrets.RedactedViews;
 import io.agentnest.internal.snapshot.SnapshotStore;
@@ -78,6 +83,8 @@ public final class DefaultSandbox implements Sandbox {
   /** How long destroy or detach waits for hand-out labels still being written. */
   private static final Duration LABEL_WAIT = Duration.ofSeconds(10);
 
+  private static final Duration BROWSER_START = Duration.ofSeconds(30);
+
   private final RuntimeBackend backend;
   private final String id;
   private final SandboxConfig config;
@@ -91,6 +98,7 @@ public final class DefaultSandbox implements Sandbox {
   private final HostBudgets budgets;
   private final CallEngine calls;
   private final SandboxEgress egress;
+  private final PortForwards forwards;
   private final SandboxExpiry expiry;
   private volatile @Nullable String destroyReason;
 
@@ -163,6 +171,11 @@ public final class DefaultSandbox implements Sandbox {
         new DefaultSandboxFiles(
             channel, redactor, (type, data) -> audit(type, data), this::checkDelete);
     this.egress = new SandboxEgress(id, config, channel, redactor, budgets);
+    this.forwards =
+        new PortForwards(
+            channel,
+            (type, data) -> audit(type, data),
+            port -> !config.network().isNone() && port == SecurityPolicy.EGRESS_PORT);
     this.expiry =
         new SandboxExpiry(
             id, backend.name(), channel, Instant.now().plus(config.ttl()), this::expire);
@@ -407,6 +420,18 @@ public final class DefaultSandbox implements Sandbox {
     return new SandboxArchives(channel, id, redactor);
   }
 
+  @Override
+  public Browser browser() {
+    checkUsable();
+    return ChromiumBrowser.start(this, SecurityPolicy.EGRESS_PORT, BROWSER_START);
+  }
+
+  @Override
+  public Exposed expose(int sandboxPort, int hostPort) {
+    checkUsable();
+    return forwards.expose(sandboxPort, hostPort);
+  }
+
   public void checkUsable() {
     if (channel.expired()) {
       throw new SandboxClosedException(
@@ -627,6 +652,7 @@ public final class DefaultSandbox implements Sandbox {
     // Left running on purpose: the agent and 'prune' end it at its expiry, not this process.
     awaitLabels();
     expiry.detach();
+    forwards.closeAll();
     channel.close();
     released();
   }
@@ -653,6 +679,7 @@ public final class DefaultSandbox implements Sandbox {
         backend.destroy(id);
         HostState.delete(id);
       } finally {
+        forwards.closeAll();
         egress.close();
         channel.close();
         released();

@@ -33,6 +33,7 @@ import org.jspecify.annotations.Nullable;
  * @param dropAllCapabilities drop every Linux capability
  * @param networkDisabled no network interface but loopback
  * @param openFilesLimit per-process limit of open files
+ * @param gpus NVIDIA GPUs the sandbox needs (0: none); a backend that cannot give them refuses
  */
 public record SandboxSpec(
     String image,
@@ -51,7 +52,8 @@ public record SandboxSpec(
     boolean noNewPrivileges,
     boolean dropAllCapabilities,
     boolean networkDisabled,
-    long openFilesLimit) {
+    long openFilesLimit,
+    int gpus) {
   public SandboxSpec {
     command = List.copyOf(command);
     env = Map.copyOf(env);
@@ -93,7 +95,24 @@ public record SandboxSpec(
         .noNewPrivileges(noNewPrivileges)
         .dropAllCapabilities(dropAllCapabilities)
         .networkDisabled(networkDisabled)
-        .openFilesLimit(openFilesLimit);
+        .openFilesLimit(openFilesLimit)
+        .gpus(gpus);
+  }
+
+  /**
+   * Refuses a spec that asks for GPUs on a backend that has no way to give them: a GPU sandbox
+   * never runs on the CPU silently.
+   */
+  public void refuseGpus(String backend) {
+    if (gpus > 0) {
+      throw new UnsupportedControlException(
+          "the sandbox asks for "
+              + gpus
+              + " GPU(s) (gpus / the gpu preset), which the "
+              + backend
+              + " backend cannot provide; use the docker backend on a host with an NVIDIA GPU and"
+              + " the NVIDIA Container Toolkit ('agentnest doctor' checks it)");
+    }
   }
 
   /**
@@ -145,8 +164,15 @@ public record SandboxSpec(
     private boolean dropAllCapabilities = true;
     private boolean networkDisabled = true;
     private long openFilesLimit;
+    private int gpus;
 
     private Builder() {}
+
+    /** NVIDIA GPUs the sandbox needs (0, the default: none). */
+    public Builder gpus(int gpus) {
+      this.gpus = gpus;
+      return this;
+    }
 
     // Setters only store: build() validates every field (a null from unchecked code included).
 
@@ -285,6 +311,9 @@ public record SandboxSpec(
       requirePositive("memoryBytes", memoryBytes);
       requirePositive("pidsLimit", pidsLimit);
       requirePositive("openFilesLimit", openFilesLimit);
+      if (gpus < 0 || gpus > 64) {
+        throw invalid("gpus", gpus, "ask for 0 to 64 GPUs");
+      }
       tmpfs.forEach(
           (path, size) -> {
             if (!path.startsWith("/") || path.indexOf('\0') >= 0) {
@@ -318,7 +347,8 @@ public record SandboxSpec(
           noNewPrivileges,
           dropAllCapabilities,
           networkDisabled,
-          openFilesLimit);
+          openFilesLimit,
+          gpus);
     }
 
     private static void requirePositive(String field, long value) {

@@ -307,6 +307,7 @@ class AgentNestConfigTest {
             "AGENTNEST_LIMITS_CPUS",
             "AGENTNEST_LIMITS_MEMORY",
             "AGENTNEST_LIMITS_PIDS",
+            "AGENTNEST_LIMITS_GPUS",
             "AGENTNEST_LIMITS_TMP_SIZE",
             "AGENTNEST_LIMITS_WORKSPACE_SIZE",
             "AGENTNEST_LIMITS_EXEC_TIMEOUT",
@@ -358,12 +359,18 @@ class AgentNestConfigTest {
   void environmentOverridesTheDefaultsAndTheProfile(@TempDir Path dir) throws Exception {
     Map<String, String> env =
         Map.of(
-            "AGENTNEST_IMAGE", "from/env:1",
-            "AGENTNEST_LIMITS_MEMORY", "3g",
-            "AGENTNEST_LIMITS_EXEC_TIMEOUT", "45s",
-            "AGENTNEST_SECURITY_READ_ONLY_ROOT", "TRUE",
-            "AGENTNEST_LIMITS_PIDS", " ",
-            "AGENTNEST_NETWORK_MODE", "none");
+            "AGENTNEST_IMAGE",
+            "from/env:1",
+            "AGENTNEST_LIMITS_MEMORY",
+            "3g",
+            "AGENTNEST_LIMITS_EXEC_TIMEOUT",
+            "45s",
+            "AGENTNEST_SECURITY_READ_ONLY_ROOT",
+            "TRUE",
+            "AGENTNEST_LIMITS_PIDS",
+            " ",
+            "AGENTNEST_NETWORK_MODE",
+            "none");
     AgentNestConfig config = AgentNestConfig.load(writeFull(dir), env);
 
     for (SandboxConfig c : List.of(config.sandboxConfig(), config.sandboxConfig("data"))) {

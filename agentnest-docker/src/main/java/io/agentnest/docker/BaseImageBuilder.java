@@ -2,6 +2,7 @@ package io.agentnest.docker;
 
 import io.agentnest.AgentNestException;
 import io.agentnest.ConfigException;
+import io.agentnest.config.Preset;
 import io.agentnest.docker.internal.DockerEngine;
 import java.io.FilterInputStream;
 import java.io.IOException;
@@ -32,6 +33,17 @@ public final class BaseImageBuilder {
       List.of("python3", "python3-dill", "ca-certificates", "procps", "coreutils");
 
   private BaseImageBuilder() {}
+
+  /**
+   * Builds the image of {@code preset} (its tag and Debian packages, plus {@code extraPackages}),
+   * as {@link #build} does.
+   */
+  public static String buildPreset(
+      Preset preset, List<String> extraPackages, String suite, LongConsumer progress) {
+    List<String> pkgs = new ArrayList<>(preset.packages());
+    pkgs.addAll(extraPackages);
+    return build(preset.image(), pkgs, suite, progress);
+  }
 
   /** Whether the image exists in the engine. */
   public static boolean exists(String tag) {

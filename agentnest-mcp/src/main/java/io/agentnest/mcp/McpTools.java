@@ -39,6 +39,7 @@ final class McpTools {
 
   private final McpSessions sessions;
   private final ScheduledExecutorService timer;
+  private final McpBrowserTools browserTools = new McpBrowserTools();
 
   McpTools(McpSessions sessions, ScheduledExecutorService timer) {
     this.sessions = sessions;
@@ -290,12 +291,13 @@ final class McpTools {
                       return ToolOutputs.ok(out.toString().strip());
                     },
                     req)));
+    tools.addAll(browserTools.all(this));
     // Extra tools can also be added without editing this class:
     // AgentNestMcpServer.Builder.extraTool(...).
     return tools;
   }
 
-  private McpSandboxSession session(McpSyncServerExchange exchange) {
+  McpSandboxSession session(McpSyncServerExchange exchange) {
     return sessions.forExchange(exchange);
   }
 
@@ -343,7 +345,7 @@ final class McpTools {
   }
 
   /** A tool that answers at once: a {@link ToolOutput}, or one located in a sandbox. */
-  private CallToolResult simple(
+  CallToolResult simple(
       McpSyncServerExchange exchange,
       Function<Map<String, Object>, Object> work,
       CallToolRequest request) {
@@ -442,7 +444,7 @@ final class McpTools {
 
   // ---- schema helpers
 
-  private static SyncToolSpecification tool(
+  static SyncToolSpecification tool(
       String name,
       String title,
       String description,
@@ -478,13 +480,13 @@ final class McpTools {
         .build();
   }
 
-  private static McpSchema.ToolAnnotations annotations(
+  static McpSchema.ToolAnnotations annotations(
       boolean readOnly, boolean destructive, boolean idempotent) {
     return new McpSchema.ToolAnnotations(null, readOnly, destructive, idempotent, false, null);
   }
 
   @SafeVarargs
-  private static Map<String, Object> schema(List<String> required, Map<String, Object>... props) {
+  static Map<String, Object> schema(List<String> required, Map<String, Object>... props) {
     Map<String, Object> properties = new LinkedHashMap<>();
     for (Map<String, Object> p : props) {
       Map<String, Object> copy = new LinkedHashMap<>(p);
@@ -501,7 +503,7 @@ final class McpTools {
     return s;
   }
 
-  private static Map<String, Object> prop(String name, String type, String description) {
+  static Map<String, Object> prop(String name, String type, String description) {
     Map<String, Object> p = new LinkedHashMap<>();
     p.put("$name", name);
     p.put("type", type);
@@ -509,7 +511,7 @@ final class McpTools {
     return p;
   }
 
-  private static Map<String, Object> sandboxIdProp() {
+  static Map<String, Object> sandboxIdProp() {
     return prop("sandbox_id", "string", SANDBOX_ID_DESCRIPTION);
   }
 
@@ -534,7 +536,7 @@ final class McpTools {
     }
   }
 
-  private static Map<String, Object> args(CallToolRequest request) {
+  static Map<String, Object> args(CallToolRequest request) {
     Map<String, Object> a = request.arguments();
     return a == null ? Map.of() : a;
   }

@@ -43,7 +43,10 @@ class AgentNestMcpServerTest {
               "create_sandbox",
               "list_sandboxes",
               "destroy_sandbox",
-              "fork_sandbox");
+              "fork_sandbox",
+              "browser_open",
+              "browser_screenshot",
+              "browser_text");
       for (McpSchema.Tool t : tools) {
         assertThat(t.description()).as(t.name()).hasSizeGreaterThan(40);
         assertThat(t.inputSchema()).containsEntry("type", "object");
@@ -70,7 +73,7 @@ class AgentNestMcpServerTest {
       stdio.send("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
       stdio.send("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
       JsonNode list = stdio.receive();
-      assertThat(list.at("/result/tools").size()).isEqualTo(10);
+      assertThat(list.at("/result/tools").size()).isEqualTo(13);
       stdio.send(
           "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
               + "\"list_sandboxes\",\"arguments\":{}}}");

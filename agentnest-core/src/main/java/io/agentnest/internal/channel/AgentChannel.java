@@ -6,16 +6,21 @@ import io.agentnest.SandboxClosedException;
 import io.agentnest.internal.support.Json;
 import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.SelectableAgentStream;
+import io.agentnest.spi.support.DaemonThreads;
 import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -35,6 +40,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class AgentChannel implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(AgentChannel.class);
+  private static final ExecutorService DEATH = DaemonThreads.pool("agentnest-channel-death");
 
   /**
    * {@code -Dagentnest.channel.reactor=false} reads every channel on a thread of its own, as before
@@ -71,6 +77,8 @@ public final class AgentChannel implements AutoCloseable {
   private volatile boolean closing;
   private volatile boolean expired;
   private volatile @Nullable Consumer<Frame> tunnelListener;
+  private volatile @Nullable Consumer<Frame> forwardListener;
+  private final List<Runnable> onDeath = new CopyOnWriteArrayList<>();
 
   private record Pending(Consumer<Frame> events, CompletableFuture<Frame> done) {}
 
@@ -321,6 +329,42 @@ public final class AgentChannel implements AutoCloseable {
     this.tunnelListener = listener;
   }
 
+  /**
+   * Receives the tunnel frames of connections the host opened to an exposed port: their tunnel ids
+   * are negative (the host numbers them), the agent's own egress tunnels count up from 1.
+   */
+  public void onForwardFrames(Consumer<Frame> listener) {
+    this.forwardListener = listener;
+  }
+
+  /**
+   * Runs {@code r} once when the channel dies (the agent exited, the protocol broke, or it was
+   * closed), on a thread of its own: what carries connections over the channel ends them then.
+   */
+  public void onDeath(Runnable r) {
+    onDeath.add(r);
+    if (deathReason != null) {
+      fireDeath();
+    }
+  }
+
+  private void fireDeath() {
+    List<Runnable> todo = new ArrayList<>(onDeath);
+    onDeath.removeAll(todo);
+    if (!todo.isEmpty()) {
+      DEATH.execute(
+          () ->
+              todo.forEach(
+                  r -> {
+                    try {
+                      r.run();
+                    } catch (RuntimeException e) {
+                      LOG.warn("channel death listener failed", e);
+                    }
+                  }));
+    }
+  }
+
   /** The sandbox ended because its TTL ran out, by the host's clock (never the agent's word). */
   public boolean expired() {
     return expired;
@@ -404,7 +448,7 @@ public final class AgentChannel implements AutoCloseable {
       return;
     }
     if (Ops.isTunnelFrame(ev)) {
-      Consumer<Frame> t = tunnelListener;
+      Consumer<Frame> t = f.header().path("tid").asLong(0) < 0 ? forwardListener : tunnelListener;
       if (t != null) {
         t.accept(f);
       }
@@ -455,6 +499,7 @@ public final class AgentChannel implements AutoCloseable {
       if (cause != null) {
         LOG.debug("channel of {} died", sandboxId, cause);
       }
+      fireDeath();
     }
     return closed(first);
   }

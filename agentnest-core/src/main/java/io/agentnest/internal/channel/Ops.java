@@ -91,6 +91,13 @@ public final class Ops {
   /** Starts the agent's local proxy listener. */
   public static final String OP_EGRESS_LISTEN = "egress_listen";
 
+  /**
+   * The host opened a connection to an exposed port: the agent connects to {@code 127.0.0.1:port}
+   * in the sandbox and carries it as tunnel {@code tid} (negative: numbered by the host). A refused
+   * connect comes back as {@link #EV_TCP_CLOSE}.
+   */
+  public static final String OP_PORT_OPEN = "port_open";
+
   public static final String OP_TCP_DATA = "tcp_data";
   public static final String OP_TCP_EOF = "tcp_eof";
   public static final String OP_TCP_ACK = "tcp_ack";

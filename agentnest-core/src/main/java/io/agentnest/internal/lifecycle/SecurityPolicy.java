@@ -105,6 +105,7 @@ public final class SecurityPolicy {
         .readOnlyRootFilesystem(config.readOnlyRootFilesystem())
         .seccompProfileJson(seccomp)
         .openFilesLimit(OPEN_FILES_LIMIT)
+        .gpus(config.gpus())
         .build();
   }
 

@@ -102,6 +102,12 @@ public final class RemoteSandbox implements Sandbox {
     if (config.runtime() != null) {
       body.put("runtime", config.runtime());
     }
+    if (config.gpus() > 0) {
+      throw new UnsupportedControlException(
+          "the remote backend cannot give a sandbox GPUs (gpus "
+              + config.gpus()
+              + "): create it on a host with an NVIDIA GPU, backend docker");
+    }
     body.put("pidsLimit", config.pidsLimit());
     body.put("tmpSizeBytes", config.tmpSizeBytes());
     body.put("workspaceSizeBytes", config.workspaceSizeBytes());

@@ -60,6 +60,9 @@ final class ContainerSpecs {
     if (runtime != null) {
       hc.withRuntime(runtime);
     }
+    if (spec.gpus() > 0) {
+      hc.withDeviceRequests(List.of(DockerGpus.request(spec.gpus())));
+    }
     if (bulk != null) {
       hc.withBinds(new Bind(bulk.toString(), new Volume(BulkDirs.MOUNT), AccessMode.ro));
     }

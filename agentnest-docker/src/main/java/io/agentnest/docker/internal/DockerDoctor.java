@@ -71,6 +71,18 @@ public final class DockerDoctor {
                   + RUNSC_SNIPPET
                   + " and restart dockerd (scripts/setup-host.sh does both)"));
     }
+    if (info.getRuntimes() != null && info.getRuntimes().containsKey(DockerGpus.NVIDIA_RUNTIME)) {
+      out.add(
+          HealthCheck.ok(
+              "NVIDIA runtime (gpu preset)", "registered: sandboxes with gpus(n) can start"));
+    } else {
+      out.add(
+          HealthCheck.warn(
+              "NVIDIA runtime (gpu preset)",
+              "not registered: a sandbox asking for GPUs (gpus(n), --preset gpu) is refused",
+              "on a host with an NVIDIA GPU: install the driver and the NVIDIA Container Toolkit,"
+                  + " run 'nvidia-ctk runtime configure --runtime=docker' and restart dockerd"));
+    }
     if (!Boolean.TRUE.equals(v.getExperimental())) {
       out.add(
           HealthCheck.warn(

@@ -208,6 +208,7 @@ public final class KubeCluster {
 
   static void refuseWeakened(SandboxSpec spec) {
     spec.requireHardened("kubernetes");
+    spec.refuseGpus("kubernetes");
   }
 
   /** The RuntimeClass for {@code runtime}: none for the default (runc), else one that exists. */
