@@ -106,6 +106,9 @@ final class ServerBench {
    * hundred bytes each; the sandboxes' own memory is the engine's, in their cgroups).
    */
   private static void idle(SandboxConfig remote, int n, PrintStream notes) {
+    // Settled on both sides alike: right after the load phase, the process still held (and then
+    // gave back) its buffers, and the figure per sandbox came out negative.
+    sleep(10_000);
     DensityBench.Host before = DensityBench.Host.measure();
     List<Sandbox> boxes = new ArrayList<>();
     ExecutorService threads = DaemonThreads.pool("agentnest-bench-server-idle");
@@ -128,13 +131,16 @@ final class ServerBench {
       DensityBench.Host after = DensityBench.Host.measure();
       notes.printf(
           "server: %d idle sandboxes through the server: process RSS %.0f -> %.0f MiB"
-              + " (%.0f KiB per sandbox), heap %.0f -> %.0f MiB, threads %d -> %d%n",
+              + " (%.0f KiB per sandbox; the JVM also returns memory it no longer uses, so this"
+              + " can fall), heap after GC %.0f -> %.0f MiB (%.0f KiB per sandbox), threads %d ->"
+              + " %d%n",
           n,
           before.rss() / 1048576.0,
           after.rss() / 1048576.0,
           (after.rss() - before.rss()) / 1024.0 / n,
           before.heap() / 1048576.0,
           after.heap() / 1048576.0,
+          (after.heap() - before.heap()) / 1024.0 / n,
           before.threads(),
           after.threads());
     } finally {
