@@ -1,5 +1,6 @@
 package io.agentnest;
 
+import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.regex.Pattern;
@@ -37,6 +38,16 @@ public final class Secret {
    * @throws ConfigException when the variable is unset, empty or too short
    */
   public static Secret fromEnv(String name) {
+    return fromEnv(name, System.getenv());
+  }
+
+  /**
+   * The variable {@code name} of {@code environment} (the host's, or one a configuration loader was
+   * given), as {@link #fromEnv(String)}.
+   *
+   * @throws ConfigException when the variable is unset, empty or too short
+   */
+  public static Secret fromEnv(String name, Map<String, String> environment) {
     Objects.requireNonNull(name, "name");
     if (!ENV_NAME.matcher(name).matches()) {
       throw new ConfigException(
@@ -45,7 +56,7 @@ public final class Secret {
               + "' is not an environment variable name: use letters, digits and '_', not"
               + " starting with a digit");
     }
-    String value = System.getenv(name);
+    String value = environment.get(name);
     if (value == null || value.isEmpty()) {
       throw new ConfigException(
           "the secret "
@@ -54,7 +65,8 @@ public final class Secret {
               + name
               + ", which is not set: export "
               + name
-              + " before starting");
+              + "=... before starting AgentNest (a secret is never written in the configuration"
+              + " file)");
     }
     return named(name, value);
   }

@@ -230,19 +230,7 @@ final class Credentials {
 
   /** The host's environment variable {@code name} as a named secret. */
   private Secret secret(String name) {
-    String value = env.get(name);
-    if (value == null || value.isEmpty()) {
-      throw new ConfigException(
-          "the secret "
-              + name
-              + " is read from the host's environment variable "
-              + name
-              + ", which is not set: export "
-              + name
-              + "=... before starting AgentNest (a secret is never written in the configuration"
-              + " file)");
-    }
-    return Secret.named(name, value);
+    return Secret.fromEnv(name, env);
   }
 
   /** The effective credentials of a policy, as the file would write them. */
