@@ -11,16 +11,12 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.net.InetAddress;
-import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import javax.net.ssl.SNIHostName;
-import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLSocket;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -187,34 +183,8 @@ class RequestRulesInterceptionTest {
 
   /** A TLS connection to api.test through the proxy's CONNECT, trusting the sandbox CA. */
   private SSLSocket tunnel() throws IOException {
-    Socket raw = new Socket(InetAddress.getLoopbackAddress(), proxy.port());
-    raw.setSoTimeout((int) WAIT.toMillis());
-    String target = "api.test:" + api.port();
-    raw.getOutputStream()
-        .write(
-            ("CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n")
-                .getBytes(StandardCharsets.ISO_8859_1));
-    InputStream in = raw.getInputStream();
-    StringBuilder head = new StringBuilder();
-    while (!head.toString().endsWith("\r\n\r\n") && head.length() < 4096) {
-      int b = in.read();
-      if (b < 0) {
-        break;
-      }
-      head.append((char) b);
-    }
-    assertThat(head.toString()).startsWith("HTTP/1.1 200");
-    SSLSocket s =
-        (SSLSocket)
-            LoopbackHttpsOrigin.trusting(interception.ca().certificate())
-                .getSocketFactory()
-                .createSocket(raw, "api.test", api.port(), true);
-    SSLParameters p = s.getSSLParameters();
-    p.setServerNames(List.of(new SNIHostName("api.test")));
-    p.setEndpointIdentificationAlgorithm("HTTPS");
-    s.setSSLParameters(p);
-    s.startHandshake();
-    return s;
+    return TlsTunnels.open(
+        proxy.port(), "api.test", api.port(), interception.ca().certificate(), WAIT);
   }
 
   /** Everything until the proxy closes (bounded). */

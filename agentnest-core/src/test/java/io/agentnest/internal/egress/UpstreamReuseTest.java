@@ -9,7 +9,6 @@ import io.agentnest.Secret;
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.Socket;
@@ -23,8 +22,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import javax.net.ssl.SNIHostName;
-import javax.net.ssl.SSLParameters;
 import javax.net.ssl.SSLServerSocket;
 import javax.net.ssl.SSLSocket;
 import org.junit.jupiter.api.AfterEach;
@@ -177,33 +174,10 @@ class UpstreamReuseTest {
 
   /** One tunnel through the proxy, one request on it, everything until the proxy closes. */
   private String exchange(String request) throws IOException {
-    try (Socket raw = new Socket(InetAddress.getLoopbackAddress(), server.port())) {
-      raw.setSoTimeout((int) WAIT.toMillis());
-      String target = "api.test:" + origin.port();
-      raw.getOutputStream()
-          .write(
-              ("CONNECT " + target + " HTTP/1.1\r\nHost: " + target + "\r\n\r\n")
-                  .getBytes(StandardCharsets.ISO_8859_1));
-      InputStream in = raw.getInputStream();
-      StringBuilder head = new StringBuilder();
-      while (!head.toString().endsWith("\r\n\r\n") && head.length() < 4096) {
-        int b = in.read();
-        if (b < 0) {
-          break;
-        }
-        head.append((char) b);
-      }
-      assertThat(head.toString()).startsWith("HTTP/1.1 200");
-      SSLSocket s =
-          (SSLSocket)
-              LoopbackHttpsOrigin.trusting(interception.ca().certificate())
-                  .getSocketFactory()
-                  .createSocket(raw, "api.test", origin.port(), true);
-      SSLParameters p = s.getSSLParameters();
-      p.setServerNames(List.of(new SNIHostName("api.test")));
-      p.setEndpointIdentificationAlgorithm("HTTPS");
-      s.setSSLParameters(p);
-      s.startHandshake();
+    String target = "api.test:" + origin.port();
+    try (SSLSocket s =
+        TlsTunnels.open(
+            server.port(), "api.test", origin.port(), interception.ca().certificate(), WAIT)) {
       s.getOutputStream()
           .write(
               request
