@@ -871,6 +871,16 @@ final class SandboxApi implements AutoCloseable {
   static byte[] body(Context ctx, long max) {
     long declared = ctx.req().getContentLengthLong();
     if (declared > max) {
+      if (declared - max <= DRAIN_BYTES) {
+        // Read (and drop) a body not much over the bound before answering: closing with it
+        // unread resets the connection while the client still sends, and the client then sees
+        // no answer at all instead of this 413. Larger ones are not read.
+        try (InputStream in = ctx.req().getInputStream()) {
+          in.skipNBytes(declared);
+        } catch (IOException e) {
+          // the client went away: nobody reads the answer either
+        }
+      }
       throw tooLarge(declared, max);
     }
     try (InputStream in = ctx.req().getInputStream()) {
@@ -884,6 +894,9 @@ final class SandboxApi implements AutoCloseable {
           ErrorCode.MALFORMED_JSON, "the body could not be read: " + e.getMessage(), "send again");
     }
   }
+
+  /** How far over its bound a declared body is still read before the 413 (see {@link #body}). */
+  static final long DRAIN_BYTES = 1L << 20;
 
   private static ApiException tooLarge(long size, long max) {
     return new ApiException(
