@@ -416,8 +416,14 @@ class ConsoleIT {
       d.findElement(By.id("audit-filter")).click();
       waiting(d, 15)
           .until(x -> x.findElement(By.id("verify")).getText().startsWith("Chain intact"));
-      assertThat(d.findElements(By.cssSelector("#audit-list li"))).isNotEmpty();
-      assertThat(d.findElement(By.id("audit-list")).getText()).contains("report.txt");
+      // The filtered list and the chain check are two requests of the page: either may land
+      // first, so the list is waited for too (it was read right after the check, now and then
+      // before its answer).
+      waiting(d, 15)
+          .until(
+              x ->
+                  !x.findElements(By.cssSelector("#audit-list li")).isEmpty()
+                      && x.findElement(By.id("audit-list")).getText().contains("report.txt"));
       shot(d, "audit.png");
       Path log = AuditLog.shared().dir().resolve("events.jsonl");
       long offset = offsetOfSecondLineType(log);
