@@ -47,6 +47,9 @@ public final class SandboxConfig {
   /** A DNS-1123 label: a tenant names a Kubernetes namespace. */
   private static final Pattern TENANT = Pattern.compile("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");
 
+  /** The runtime, and backend, that runs each sandbox as a microVM guest. */
+  public static final String MICROVM = "microvm";
+
   private final String backend;
   private final String image;
   private final @Nullable String runtime;
@@ -79,7 +82,9 @@ public final class SandboxConfig {
   private final @Nullable RemoteServer remote;
 
   private SandboxConfig(Builder b) {
-    this.backend = b.backend;
+    // 'runtime: microvm' is how users ask for a VM boundary; it is its own backend, not an OCI
+    // runtime of Docker's, so it moves the default backend with it.
+    this.backend = MICROVM.equals(b.runtime) && b.backend.equals("docker") ? MICROVM : b.backend;
     this.image = b.image;
     this.runtime = b.runtime;
     this.cpus = b.cpus;
@@ -402,7 +407,8 @@ public final class SandboxConfig {
     }
 
     /**
-     * OCI runtime: {@code runc}, {@code gvisor} (alias of {@code runsc}), or any registered one.
+     * OCI runtime: {@code runc}, {@code gvisor} (alias of {@code runsc}), or any registered one;
+     * {@code microvm} runs the sandbox as a virtual machine (the microvm backend).
      */
     public Builder runtime(@Nullable String runtime) {
       this.runtime = runtime;

@@ -19,7 +19,7 @@ final class BackendOptions {
       names = "--backend",
       paramLabel = "NAME",
       description =
-          "Backend: docker or kubernetes (default: $AGENTNEST_BACKEND, else the configuration's"
+          "Backend: docker, kubernetes or microvm (default: $AGENTNEST_BACKEND, else the configuration's"
               + " 'backend:', else docker).")
   @Nullable String backend;
 

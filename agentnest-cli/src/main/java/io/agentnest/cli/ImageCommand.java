@@ -5,6 +5,7 @@ import io.agentnest.SandboxConfig;
 import io.agentnest.config.Preset;
 import io.agentnest.config.Presets;
 import io.agentnest.docker.BaseImageBuilder;
+import io.agentnest.microvm.MicrovmImageBuilder;
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -38,7 +39,9 @@ final class ImageCommand implements Runnable {
             + " images/python/Dockerfile builds the same image.",
         "  agentnest image build",
         "  agentnest image build --include python3-numpy,python3-pandas --tag agentnest/python:data",
-        "  agentnest image build --preset data      (also browser, gpu, or your own preset)"
+        "  agentnest image build --preset data      (also browser, gpu, or your own preset)",
+        "  agentnest image build --microvm          (kernel, initramfs and root disk for the"
+            + " microvm backend)"
       })
   static final class Build implements Callable<Integer> {
     @Option(
@@ -67,10 +70,20 @@ final class ImageCommand implements Runnable {
                 + " $AGENTNEST_HOME/presets): its tag and Debian packages, plus --include.")
     @Nullable String preset;
 
+    @Option(
+        names = "--microvm",
+        description =
+            "Build a microVM guest image (Debian's cloud kernel, an initramfs and a read-only ext4"
+                + " root disk, under $AGENTNEST_HOME/microvm/images) instead of a container image.")
+    boolean microvm;
+
     @CommandLine.Spec CommandLine.Model.CommandSpec buildSpec;
 
     @Override
     public Integer call() {
+      if (microvm) {
+        return buildMicrovm();
+      }
       if (preset != null) {
         return buildPreset(Presets.get(preset));
       }
@@ -87,6 +100,48 @@ final class ImageCommand implements Runnable {
         status = BaseImageBuilder.build(tag, include, suite, pb::stepTo);
       }
       System.out.println("built " + tag + " (" + status + ")");
+      return ExitCodes.OK;
+    }
+
+    private int buildMicrovm() {
+      String image = tag;
+      List<String> pkgs = new ArrayList<>(include);
+      if (preset != null) {
+        if (buildSpec.commandLine().getParseResult().hasMatchedOption("--tag")) {
+          throw new ConfigException("--tag and --preset: a preset's image is named by its profile");
+        }
+        Preset p = Presets.get(preset);
+        image = p.image();
+        pkgs.addAll(0, p.packages());
+      }
+      if (!force && MicrovmImageBuilder.exists(image)) {
+        System.out.println(
+            image
+                + " (microVM) already exists in "
+                + MicrovmImageBuilder.directory(image)
+                + " (use --force to rebuild)");
+        return ExitCodes.OK;
+      }
+      System.out.println("building microVM image " + image + " from Debian " + suite);
+      long started = System.nanoTime();
+      String[] steps = {"root filesystem", "root disk", "kernel", "initramfs", "built"};
+      try (ProgressBar pb = Progress.builder("microvm", steps.length).build()) {
+        MicrovmImageBuilder.build(
+            image,
+            pkgs,
+            suite,
+            stage -> {
+              pb.setExtraMessage(stage.length() > 60 ? stage.substring(0, 60) : stage);
+              for (int i = 0; i < steps.length; i++) {
+                if (stage.startsWith(steps[i])) {
+                  pb.stepTo(i + 1L);
+                }
+              }
+            });
+      }
+      System.out.printf(
+          "built microVM image %s in %s (%.0f s)%n",
+          image, MicrovmImageBuilder.directory(image), (System.nanoTime() - started) / 1e9);
       return ExitCodes.OK;
     }
 

@@ -56,6 +56,9 @@ public final class EscapeSuite {
 
   /** The backend name a config runs on: its runtime with the gVisor alias resolved. */
   public static String backendOf(SandboxConfig config) {
+    if (config.backend().equals(SandboxConfig.MICROVM)) {
+      return SandboxConfig.MICROVM;
+    }
     String r = config.runtime();
     if (r == null || r.isBlank()) {
       return "runc";

@@ -1,0 +1,91 @@
+package io.agentnest.microvm;
+
+import io.agentnest.SandboxInfo;
+import io.agentnest.microvm.internal.Guests;
+import io.agentnest.microvm.internal.MicrovmDoctor;
+import io.agentnest.microvm.internal.MicrovmSettings;
+import io.agentnest.spi.BackendSandbox;
+import io.agentnest.spi.HealthCheck;
+import io.agentnest.spi.ManagedResource;
+import io.agentnest.spi.RuntimeBackend;
+import io.agentnest.spi.SandboxSpec;
+import java.util.List;
+import java.util.Optional;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * Sandboxes as virtual machines: each one is a QEMU {@code microvm} guest with its own kernel, so
+ * code that breaks the guest kernel is still inside a hardware (KVM) or emulated (TCG) boundary.
+ * Selected with {@code backend: microvm} or {@code runtime: microvm}; guest images come from {@code
+ * agentnest image build --microvm}. Fork and snapshots carry files and sessions (state transfer
+ * through the agent), as on runc.
+ */
+public final class MicrovmBackend implements RuntimeBackend {
+  public static final String NAME = "microvm";
+
+  private volatile @Nullable Guests guests;
+
+  /** ServiceLoader constructor; reads its settings on first use. */
+  public MicrovmBackend() {}
+
+  private Guests guests() {
+    Guests g = guests;
+    if (g == null) {
+      synchronized (this) {
+        g = guests;
+        if (g == null) {
+          g = new Guests(MicrovmSettings.fromEnvironment());
+          guests = g;
+        }
+      }
+    }
+    return g;
+  }
+
+  @Override
+  public String name() {
+    return NAME;
+  }
+
+  @Override
+  public BackendSandbox create(SandboxSpec spec) {
+    return guests().create(spec);
+  }
+
+  @Override
+  public BackendSandbox attach(String id) {
+    return guests().attach(id);
+  }
+
+  @Override
+  public List<SandboxInfo> list() {
+    return guests().list();
+  }
+
+  @Override
+  public Optional<SandboxInfo> inspect(String id) {
+    return guests().inspect(id);
+  }
+
+  @Override
+  public void destroy(String id) {
+    guests().destroy(id);
+  }
+
+  @Override
+  public List<ManagedResource> resources() {
+    return guests().resources();
+  }
+
+  @Override
+  public void remove(ManagedResource resource) {
+    if (resource.kind().equals("microvm")) {
+      destroy(resource.id());
+    }
+  }
+
+  @Override
+  public List<HealthCheck> diagnose() {
+    return MicrovmDoctor.run();
+  }
+}

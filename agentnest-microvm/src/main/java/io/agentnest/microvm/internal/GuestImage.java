@@ -1,0 +1,75 @@
+package io.agentnest.microvm.internal;
+
+import io.agentnest.ImageNotFoundException;
+import io.agentnest.spi.support.AgentNestHome;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * A guest image as {@code agentnest image build --microvm} leaves it: a kernel, an initramfs that
+ * loads the virtio drivers and mounts the root disk, and the root filesystem as an ext4 disk image
+ * that every guest of this image opens read-only.
+ *
+ * @param name the image name it was built under, e.g. {@code agentnest/python:latest}
+ * @param dir the directory holding the files
+ */
+public record GuestImage(String name, Path dir) {
+  public static final String KERNEL = "vmlinuz";
+  public static final String INITRD = "initrd.img";
+  public static final String ROOTFS = "root.ext4";
+  public static final String META = "image.json";
+
+  /** Where microVM images live: {@code AGENTNEST_HOME/microvm/images}. */
+  public static Path root() {
+    return AgentNestHome.dir().resolve("microvm").resolve("images");
+  }
+
+  /** {@code agentnest/python} and {@code agentnest/python:latest} name the same image. */
+  public static String normalise(String image) {
+    int slash = image.lastIndexOf('/');
+    return image.indexOf(':', slash + 1) >= 0 ? image : image + ":latest";
+  }
+
+  /** The directory an image name maps to (its characters other than [a-z0-9.-] become '_'). */
+  public static Path dirFor(String image) {
+    return root().resolve(normalise(image).replaceAll("[^A-Za-z0-9.-]", "_"));
+  }
+
+  public static GuestImage of(String image) {
+    return new GuestImage(normalise(image), dirFor(image));
+  }
+
+  public Path kernel() {
+    return dir.resolve(KERNEL);
+  }
+
+  public Path initrd() {
+    return dir.resolve(INITRD);
+  }
+
+  public Path rootfs() {
+    return dir.resolve(ROOTFS);
+  }
+
+  public boolean exists() {
+    return Files.isRegularFile(kernel())
+        && Files.isRegularFile(initrd())
+        && Files.isRegularFile(rootfs())
+        && Files.isRegularFile(dir.resolve(META));
+  }
+
+  /** This image, or an error that says how to build it. */
+  public GuestImage require() {
+    if (!exists()) {
+      throw new ImageNotFoundException(
+          "microVM image '"
+              + name
+              + "' is not built (looked in "
+              + dir
+              + "): run 'agentnest image build --microvm"
+              + (name.equals("agentnest/python:latest") ? "" : " --tag " + name)
+              + "' (offline from Debian packages, about a minute)");
+    }
+    return this;
+  }
+}
