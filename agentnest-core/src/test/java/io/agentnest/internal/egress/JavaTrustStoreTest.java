@@ -43,6 +43,24 @@ class JavaTrustStoreTest {
     assertThat(aliases).allMatch(a -> uncheckedIsCertificateEntry(ks, a));
     assertThat(ks.getCertificate(JavaTrustStore.SANDBOX_CA_ALIAS)).isEqualTo(CA.certificate());
     assertThat(der.length).isLessThanOrEqualTo(JavaTrustStore.MAX_BYTES);
+    // No MAC and no encrypted bags: any password opens it, as does none.
+    KeyStore noPassword = KeyStore.getInstance("PKCS12");
+    noPassword.load(new ByteArrayInputStream(der), null);
+    assertThat(noPassword.getCertificate(JavaTrustStore.SANDBOX_CA_ALIAS))
+        .isEqualTo(CA.certificate());
+  }
+
+  @Test
+  void eachSandboxGetsAStoreWithItsOwnCaOnly() throws Exception {
+    InterceptionCa second =
+        InterceptionCa.create("second", List.of("api.example.com"), Duration.ofDays(1));
+    KeyStore first = load(JavaTrustStore.build(CA.certificate()));
+    KeyStore other = load(JavaTrustStore.build(second.certificate()));
+
+    assertThat(first.getCertificateAlias(second.certificate())).isNull();
+    assertThat(other.getCertificateAlias(CA.certificate())).isNull();
+    assertThat(other.getCertificate(JavaTrustStore.SANDBOX_CA_ALIAS))
+        .isEqualTo(second.certificate());
   }
 
   @Test
