@@ -304,21 +304,27 @@ class EgressToolsIT {
   @Test
   void theTokenIsInNoVariableOrFileTheToolsCouldRead() {
     sh("curl -sS --max-time 60 -o /dev/null " + url("/whoami"));
-    // Written reversed: the scanning command itself must not contain what it looks for.
-    String needle = new StringBuilder(TOKEN).reverse().toString();
-    String out =
-        sh(
-            "n=$(echo '"
-                + needle
-                + "' | rev); env | grep -c \"$n\"; "
-                + "grep -rlsF \"$n\" /tmp /workspace /etc /proc/[0-9]*/environ 2>/dev/null | wc -l; "
-                + "env | grep -E '^(SSL_CERT_FILE|CURL_CA_BUNDLE|GIT_SSL_CAINFO|REQUESTS_CA_BUNDLE)='"
-                + " | sort");
+    java(
+        "url",
+        "https://keys.test:" + keys.port() + "/whoami",
+        "Authorization: Bearer $KEYS_API_KEY");
+    for (String secret : List.of(TOKEN, KEY)) {
+      // Written reversed: the scanning command itself must not contain what it looks for.
+      String needle = new StringBuilder(secret).reverse().toString();
+      String out =
+          sh(
+              "n=$(echo '"
+                  + needle
+                  + "' | rev); env | grep -c \"$n\"; "
+                  + "grep -rlsF \"$n\" /tmp /workspace /etc /proc/[0-9]*/environ 2>/dev/null | wc -l; "
+                  + "env | grep -E '^(SSL_CERT_FILE|CURL_CA_BUNDLE|GIT_SSL_CAINFO|REQUESTS_CA_BUNDLE)='"
+                  + " | sort");
 
-    assertThat(out)
-        .contains("exit 0")
-        .contains("\n0\n0\n")
-        .contains("CURL_CA_BUNDLE=/tmp/.agentnest/ca-bundle.pem")
-        .contains("GIT_SSL_CAINFO=/tmp/.agentnest/ca-bundle.pem");
+      assertThat(out)
+          .contains("exit 0")
+          .contains("\n0\n0\n")
+          .contains("CURL_CA_BUNDLE=/tmp/.agentnest/ca-bundle.pem")
+          .contains("GIT_SSL_CAINFO=/tmp/.agentnest/ca-bundle.pem");
+    }
   }
 }
