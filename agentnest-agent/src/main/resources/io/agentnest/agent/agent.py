@@ -1873,7 +1873,21 @@ def op_tar_out(agent, call_id, h, payload):
 
 SYSTEM_CA_BUNDLES = ("/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt")
 CA_BUNDLE = "/tmp/.agentnest/ca-bundle.pem"
+# Java reads no PEM bundle: the host sends a PKCS12 trust store too (its default CAs and the
+# sandbox's); JAVA_TOOL_OPTIONS (set by the host) points every JVM here.
+CA_TRUST_STORE = "/tmp/.agentnest/ca-trust.p12"
 MAX_CA_PEM = 64 * 1024
+MAX_TRUST_STORE = 1 << 20
+
+
+def write_public_file(path, data):
+    """Replaces path atomically with data, readable by every user (it holds certificates only)."""
+    os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
+    tmp = path + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.chmod(tmp, 0o644)
+    os.replace(tmp, path)
 
 
 def write_ca_bundle(pem):
@@ -1889,21 +1903,51 @@ def write_ca_bundle(pem):
             break
         except OSError:
             continue
-    os.makedirs(os.path.dirname(CA_BUNDLE), mode=0o755, exist_ok=True)
-    tmp = CA_BUNDLE + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(system)
-        if system and not system.endswith(b"\n"):
-            f.write(b"\n")
-        f.write(pem)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, CA_BUNDLE)
+    if system and not system.endswith(b"\n"):
+        system += b"\n"
+    write_public_file(CA_BUNDLE, system + pem)
+
+
+def is_pkcs12(der):
+    """Whether der is one DER SEQUENCE filling it exactly and starting with version 3 (a PFX)."""
+    if len(der) < 8 or der[0] != 0x30:
+        return False
+    if der[1] < 0x80:
+        length, start = der[1], 2
+    elif 0x81 <= der[1] <= 0x83:
+        n = der[1] & 0x7F
+        length, start = int.from_bytes(der[2 : 2 + n], "big"), 2 + n
+    else:
+        return False
+    return start + length == len(der) and der[start : start + 3] == b"\x02\x01\x03"
+
+
+def write_trust_store(p12):
+    if not 0 < len(p12) <= MAX_TRUST_STORE or not is_pkcs12(p12):
+        raise OSError("the Java trust store is not PKCS12 of at most %d bytes" % MAX_TRUST_STORE)
+    write_public_file(CA_TRUST_STORE, p12)
+
+
+def split_trust_payload(h, payload):
+    """The payload is the CA's PEM, then (an older host sends none) a PKCS12 trust store of
+    h["trust_store"] bytes."""
+    n = h.get("trust_store", 0)
+    if type(n) is not int or not 0 <= n <= len(payload):
+        raise ValueError("trust_store is not the length of the payload's tail")
+    return payload[: len(payload) - n], payload[len(payload) - n :]
 
 
 def op_egress_listen(agent, call_id, h, payload):
+    pem, p12 = split_trust_payload(h, bytes(payload))
     try:
-        if payload:
-            write_ca_bundle(bytes(payload))
+        if pem:
+            write_ca_bundle(pem)
+        if p12:
+            write_trust_store(p12)
+    except OSError as e:
+        agent.send_error(call_id, "EGRESS", "cannot install the sandbox's CA: %s" % e)
+        return
+    try:
         port = agent.egress_listen(int(h.get("port", 3128)))
         agent.send_result(call_id, port=port)
     except OSError as e:

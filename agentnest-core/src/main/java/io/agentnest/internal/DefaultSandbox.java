@@ -193,8 +193,10 @@ public final class DefaultSandbox implements Sandbox {
       AgentChannel channel,
       SandboxConfig config,
       String pool,
+      boolean restoreCpuShares,
       Runnable onRelease) {
-    DefaultSandbox sb = SandboxLauncher.handOut(backend, bs, channel, config, pool);
+    DefaultSandbox sb =
+        SandboxLauncher.handOut(backend, bs, channel, config, pool, restoreCpuShares);
     sb.onRelease = onRelease;
     return sb;
   }

@@ -1,5 +1,6 @@
 package io.agentnest.internal;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.ApprovalHandler;
 import io.agentnest.NetworkEvent;
 import io.agentnest.SandboxConfig;
@@ -16,6 +17,7 @@ import io.agentnest.internal.egress.CredentialAudit;
 import io.agentnest.internal.egress.EgressProxy;
 import io.agentnest.internal.egress.EgressResolvers;
 import io.agentnest.internal.egress.Interception;
+import io.agentnest.internal.egress.JavaTrustStore;
 import io.agentnest.internal.lifecycle.SecurityPolicy;
 import io.agentnest.internal.redact.Redactor;
 import io.agentnest.internal.secrets.RedactedViews;
@@ -23,6 +25,7 @@ import io.agentnest.internal.support.Bounded;
 import io.agentnest.internal.support.Json;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -75,14 +78,19 @@ final class SandboxEgress {
         new EgressTunnels(
             channel, proxy, budgets.tunnels(), budgets.overBudget(Budget.Kind.EGRESS_TUNNELS));
     channel.onTunnelFrames(t);
-    Frame f =
-        channel.request(
-            Json.object().put(Ops.OP, Ops.OP_EGRESS_LISTEN).put("port", SecurityPolicy.EGRESS_PORT),
-            // The CA certificate (never its key): the agent writes the trust bundle with it.
-            interception == null
-                ? new byte[0]
-                : interception.ca().certificatePem().getBytes(StandardCharsets.US_ASCII),
-            Duration.ofSeconds(10));
+    ObjectNode listen =
+        Json.object().put(Ops.OP, Ops.OP_EGRESS_LISTEN).put("port", SecurityPolicy.EGRESS_PORT);
+    byte[] payload = new byte[0];
+    if (interception != null) {
+      // The CA certificate (never its key) as PEM, for the bundle the agent writes, then the Java
+      // trust store; "trust_store" is the length of that tail.
+      byte[] pem = interception.ca().certificatePem().getBytes(StandardCharsets.US_ASCII);
+      byte[] p12 = JavaTrustStore.build(interception.ca().certificate());
+      payload = Arrays.copyOf(pem, pem.length + p12.length);
+      System.arraycopy(p12, 0, payload, pem.length, p12.length);
+      listen.put("trust_store", p12.length);
+    }
+    Frame f = channel.request(listen, payload, Duration.ofSeconds(10));
     if (f.ev().equals(Ops.EV_ERROR)) {
       throw new UnsupportedControlException(
           "cannot start the egress proxy endpoint in the sandbox: "

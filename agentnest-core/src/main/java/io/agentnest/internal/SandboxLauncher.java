@@ -144,7 +144,8 @@ final class SandboxLauncher {
    * Hands a pooled sandbox to its user: the agent of {@code bs} has started and waits for its first
    * frame, so nothing has run in it. Its secrets and plain environment go in that frame, its TTL
    * starts now (on the host, in the agent, and in the labels where the backend can change them),
-   * and the hand-out is audited as {@code sandbox.acquired}. The caller destroys the sandbox when
+   * and the hand-out is audited as {@code sandbox.acquired}. A member that waited at a low CPU
+   * weight ({@code restoreCpuShares}) gets the usual one back. The caller destroys the sandbox when
    * this throws.
    */
   static DefaultSandbox handOut(
@@ -152,7 +153,8 @@ final class SandboxLauncher {
       BackendSandbox bs,
       AgentChannel channel,
       SandboxConfig config,
-      String pool) {
+      String pool,
+      boolean restoreCpuShares) {
     requireAuditRoom(config);
     Interception interception = interceptionFor(config);
     StartTrace.mark("hand-out: policy");
@@ -178,7 +180,7 @@ final class SandboxLauncher {
     labels.put(Labels.OWNER_HOST, SecurityPolicy.hostName());
     labels.put(Labels.EXPIRES, Long.toString(sb.expiresAt().getEpochSecond()));
     labels.put(Labels.POOL_ACQUIRED, Long.toString(Instant.now().getEpochSecond()));
-    sb.labelling(relabelInBackground(backend, bs.id(), labels, pool));
+    sb.labelling(afterHandOutInBackground(backend, bs.id(), labels, pool, restoreCpuShares));
     StartTrace.mark("hand-out: egress, labels queued");
     sb.arm(expiry);
     StartTrace.mark("hand-out: expiry armed");
@@ -195,12 +197,30 @@ final class SandboxLauncher {
    * a claim. Nothing waits on them for safety: the agent holds the user's TTL and this host reaps
    * it, the host state (written by {@code arm}) already marks the member as taken here, and until
    * they land the pod's labels still carry the member's shorter expiry, so a prune elsewhere can
-   * only end it sooner, never keep it longer.
+   * only end it sooner, never keep it longer. The CPU weight goes back up the same way (a Docker
+   * update is an engine round trip of a few ms, as long as the rest of a hand-out): until it lands
+   * the user's first calls run at the member's low weight, which only matters under contention.
    */
-  private static CompletableFuture<Void> relabelInBackground(
-      RuntimeBackend backend, String id, Map<String, String> labels, String pool) {
+  private static CompletableFuture<Void> afterHandOutInBackground(
+      RuntimeBackend backend,
+      String id,
+      Map<String, String> labels,
+      String pool,
+      boolean restoreCpuShares) {
     return CompletableFuture.runAsync(
         () -> {
+          if (restoreCpuShares) {
+            try {
+              backend.setCpuShares(id, SandboxSpec.DEFAULT_CPU_SHARES);
+            } catch (RuntimeException e) {
+              LOG.warn(
+                  "pool {}: cannot give sandbox {} its CPU weight back ({}); it keeps the low"
+                      + " weight of a waiting member, which only matters under contention",
+                  pool,
+                  id,
+                  e.toString());
+            }
+          }
           try {
             backend.relabel(id, labels);
           } catch (RuntimeException e) {

@@ -128,6 +128,22 @@ public interface RuntimeBackend {
     return false;
   }
 
+  /**
+   * Whether {@link #setCpuShares} can change the CPU weight of a running sandbox made from {@code
+   * spec}. The pool starts its members at a low weight only where it can restore it at hand-out.
+   */
+  default boolean canSetCpuShares(SandboxSpec spec) {
+    return false;
+  }
+
+  /**
+   * Sets the relative CPU weight of running sandbox {@code id} ({@link SandboxSpec#cpuShares}, 2 to
+   * {@link SandboxSpec#MAX_CPU_SHARES}); false where the backend cannot.
+   */
+  default boolean setCpuShares(String id, int shares) {
+    return false;
+  }
+
   /** The engine's id (content digest) of a local image, if it has one. */
   default Optional<String> imageId(String image) {
     return Optional.empty();

@@ -34,6 +34,8 @@ import org.jspecify.annotations.Nullable;
  * @param networkDisabled no network interface but loopback
  * @param openFilesLimit per-process limit of open files
  * @param gpus NVIDIA GPUs the sandbox needs (0: none); a backend that cannot give them refuses
+ * @param cpuShares relative CPU weight under contention (0: the engine's default); a hint, not a
+ *     control: a backend without one ignores it
  */
 public record SandboxSpec(
     String image,
@@ -53,7 +55,14 @@ public record SandboxSpec(
     boolean dropAllCapabilities,
     boolean networkDisabled,
     long openFilesLimit,
-    int gpus) {
+    int gpus,
+    int cpuShares) {
+  /** The weight of a sandbox whose spec leaves {@code cpuShares} at 0 (Docker's, cgroup v1's). */
+  public static final int DEFAULT_CPU_SHARES = 1024;
+
+  /** The highest CPU weight a spec may ask for (the kernel's cgroup v1 maximum). */
+  public static final int MAX_CPU_SHARES = 262_144;
+
   public SandboxSpec {
     command = List.copyOf(command);
     env = Map.copyOf(env);
@@ -96,7 +105,8 @@ public record SandboxSpec(
         .dropAllCapabilities(dropAllCapabilities)
         .networkDisabled(networkDisabled)
         .openFilesLimit(openFilesLimit)
-        .gpus(gpus);
+        .gpus(gpus)
+        .cpuShares(cpuShares);
   }
 
   /**
@@ -165,8 +175,18 @@ public record SandboxSpec(
     private boolean networkDisabled = true;
     private long openFilesLimit;
     private int gpus;
+    private int cpuShares;
 
     private Builder() {}
+
+    /**
+     * Relative CPU weight under contention, in [2, {@value SandboxSpec#MAX_CPU_SHARES}] (Docker's
+     * {@code --cpu-shares}; 1024 is the usual default); 0, the default, leaves the engine's.
+     */
+    public Builder cpuShares(int shares) {
+      this.cpuShares = shares;
+      return this;
+    }
 
     /** NVIDIA GPUs the sandbox needs (0, the default: none). */
     public Builder gpus(int gpus) {
@@ -314,6 +334,10 @@ public record SandboxSpec(
       if (gpus < 0 || gpus > 64) {
         throw invalid("gpus", gpus, "ask for 0 to 64 GPUs");
       }
+      if (cpuShares != 0 && (cpuShares < 2 || cpuShares > MAX_CPU_SHARES)) {
+        throw invalid(
+            "cpuShares", cpuShares, "give 0 (the engine's default) or 2 to " + MAX_CPU_SHARES);
+      }
       tmpfs.forEach(
           (path, size) -> {
             if (!path.startsWith("/") || path.indexOf('\0') >= 0) {
@@ -348,7 +372,8 @@ public record SandboxSpec(
           dropAllCapabilities,
           networkDisabled,
           openFilesLimit,
-          gpus);
+          gpus,
+          cpuShares);
     }
 
     private static void requirePositive(String field, long value) {

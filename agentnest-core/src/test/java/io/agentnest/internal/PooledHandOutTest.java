@@ -63,7 +63,7 @@ class PooledHandOutTest {
     agent.answerWith(side);
     SandboxConfig config =
         SandboxConfig.builder().auditLog(log).startTimeout(Duration.ofSeconds(5)).build();
-    return SandboxLauncher.handOut(backend, agent, new AgentChannel(agent), config, "p");
+    return SandboxLauncher.handOut(backend, agent, new AgentChannel(agent), config, "p", false);
   }
 
   @Test

@@ -56,9 +56,11 @@ class SandboxSpecBuilderTest {
             .labels(Map.of("k", "v"))
             .tmpfs(Map.of("/tmp", 8L))
             .readOnlyRootFilesystem(false)
+            .cpuShares(128)
             .build();
 
     assertThat(s.toBuilder().build()).isEqualTo(s);
+    assertThat(s.toBuilder().build().cpuShares()).isEqualTo(128);
     SandboxSpec open = s.toBuilder().networkDisabled(false).build();
     assertThat(open.networkDisabled()).isFalse();
     assertThat(open.toBuilder().networkDisabled(true).build()).isEqualTo(s);
@@ -94,6 +96,17 @@ class SandboxSpecBuilderTest {
     assertRefused(b -> b.memoryBytes(0), "memoryBytes", "positive");
     assertRefused(b -> b.pidsLimit(-1), "pidsLimit", "positive");
     assertRefused(b -> b.openFilesLimit(0), "openFilesLimit", "positive");
+  }
+
+  @Test
+  void aCpuWeightIsTheEnginesDefaultOrWithinTheKernelsRange() {
+    assertThat(minimal().build().cpuShares()).isZero();
+    assertThat(minimal().cpuShares(2).build().cpuShares()).isEqualTo(2);
+    assertThat(minimal().cpuShares(SandboxSpec.MAX_CPU_SHARES).build().cpuShares())
+        .isEqualTo(SandboxSpec.MAX_CPU_SHARES);
+    assertRefused(b -> b.cpuShares(1), "cpuShares", "0 (the engine's default) or 2 to 262144");
+    assertRefused(b -> b.cpuShares(-5), "cpuShares");
+    assertRefused(b -> b.cpuShares(SandboxSpec.MAX_CPU_SHARES + 1), "cpuShares");
   }
 
   @Test

@@ -102,6 +102,17 @@ public final class DockerBackend implements RuntimeBackend {
   }
 
   @Override
+  public boolean canSetCpuShares(SandboxSpec spec) {
+    return engine().canUpdateCpuShares(spec);
+  }
+
+  @Override
+  public boolean setCpuShares(String id, int shares) {
+    engine().updateCpuShares(id, shares);
+    return true;
+  }
+
+  @Override
   public Optional<SandboxInfo> inspect(String id) {
     return engine().inspectManaged(id);
   }

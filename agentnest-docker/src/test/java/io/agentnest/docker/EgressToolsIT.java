@@ -12,12 +12,15 @@ import io.agentnest.audit.AuditLog;
 import io.agentnest.audit.AuditQuery;
 import io.agentnest.config.AgentNestConfig;
 import io.agentnest.internal.egress.EgressResolvers;
+import io.agentnest.internal.egress.JavaTrustStore;
 import io.agentnest.internal.egress.LoopbackHttpsOrigin;
 import io.agentnest.internal.egress.StaticResolver;
 import io.agentnest.internal.egress.UpstreamTrust;
+import io.agentnest.internal.lifecycle.SecurityPolicy;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import org.awaitility.Awaitility;
@@ -28,17 +31,27 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * curl, Python's requests and git, from Debian packages in an image built for this test, reach an
- * HTTPS server on the host's loopback through the intercepting proxy: the server sees the injected
- * token, the sandbox never holds it. The image is built once ({@link BaseImageBuilder}) and kept.
+ * curl, Python's requests, git and a Java program, from Debian packages in an image built for this
+ * test, reach an HTTPS server on the host's loopback through the intercepting proxy: the server
+ * sees the injected token, the sandbox never holds it. The image is built once ({@link
+ * BaseImageBuilder}) and kept.
  */
 @ExtendWith(DockerEngineRequired.class)
 class EgressToolsIT {
-  static final String IMAGE = "agentnest-test/egress-tools:latest";
-  static final List<String> PACKAGES = List.of("curl", "python3-requests", "git");
+  // The tag names the package list: change it with PACKAGES, or a kept older image is reused.
+  static final String IMAGE = "agentnest-test/egress-tools:jre";
+  static final List<String> PACKAGES =
+      List.of("curl", "python3-requests", "git", "openjdk-17-jre-headless");
   static final String TOKEN = "ghp_ToolsITOnlyTheProxyHoldsThis0123456789";
+  static final String KEY = "sk-ToolsITPlaceholderSwappedByTheProxy0123";
 
   static LoopbackHttpsOrigin api;
+  // A placeholder host (intercepted), a host without rules whose CA the test hook makes one of
+  // the host's default CAs (an opaque tunnel the sandbox verifies), and one whose CA nobody trusts.
+  static LoopbackHttpsOrigin keys;
+  static LoopbackHttpsOrigin other;
+  static LoopbackHttpsOrigin rogue;
+  @TempDir static Path classes;
   static AuditLog audit;
   @TempDir static Path auditDir;
   static Sandbox sandbox;
@@ -48,8 +61,17 @@ class EgressToolsIT {
   static void start() throws Exception {
     ensureImage();
     api = new LoopbackHttpsOrigin("api.test", "api.test", TOKEN);
-    EgressResolvers.replaceForTests(StaticResolver.of("api.test", "127.0.0.1"));
-    UpstreamTrust.replaceForTests(LoopbackHttpsOrigin.trusting(api.caCertificate()));
+    keys = new LoopbackHttpsOrigin("keys.test", "keys.test", KEY);
+    other = new LoopbackHttpsOrigin("other.test", "other.test", null);
+    rogue = new LoopbackHttpsOrigin("rogue.test", "rogue.test", null);
+    EgressResolvers.replaceForTests(
+        StaticResolver.of("api.test", "127.0.0.1")
+            .with("keys.test", "127.0.0.1")
+            .with("other.test", "127.0.0.1")
+            .with("rogue.test", "127.0.0.1"));
+    UpstreamTrust.replaceForTests(
+        LoopbackHttpsOrigin.trusting(api.caCertificate(), keys.caCertificate()));
+    JavaTrustStore.addDefaultsForTests(List.of(other.caCertificate()));
     audit = AuditLog.open(auditDir.resolve("audit"));
     // Configured as a user would: agentnest.yaml, the token in the host's environment.
     String yaml =
@@ -57,8 +79,9 @@ class EgressToolsIT {
         version: 1
         defaults:
           image: %s
+          env: {JAVA_TOOL_OPTIONS: "-Dagentnest.it=kept"}
           network:
-            allow: ["api.test:%d"]
+            allow: ["api.test:%d", "keys.test:%d", "other.test:%d", "rogue.test:%d"]
             allow_addresses: [127.0.0.1]
             credentials:
               - host: api.test
@@ -67,12 +90,16 @@ class EgressToolsIT {
                   - {methods: [GET, HEAD], path: /whoami}
                   - {methods: [GET], path: /echo}
                   - {methods: [GET], path: /acme/}
+              - host: keys.test
+                placeholder: KEYS_API_KEY
         """
-            .formatted(IMAGE, api.port());
+            .formatted(IMAGE, api.port(), keys.port(), other.port(), rogue.port());
     SandboxConfig config =
-        AgentNestConfig.parse(yaml, "agentnest.yaml", Map.of("GITHUB_TOKEN", TOKEN))
+        AgentNestConfig.parse(
+                yaml, "agentnest.yaml", Map.of("GITHUB_TOKEN", TOKEN, "KEYS_API_KEY", KEY))
             .sandboxConfig();
     sandbox = Sandbox.create(config.toBuilder().auditLog(audit).build());
+    sandbox.files().write("Get.class", JavaGet.compile(classes));
   }
 
   /** Builds the tools image unless an earlier run did; a missing mmdebstrap fails under CI. */
@@ -99,16 +126,19 @@ class EgressToolsIT {
   static void stop() {
     EgressResolvers.replaceForTests(null);
     UpstreamTrust.replaceForTests(null);
+    JavaTrustStore.addDefaultsForTests(List.of());
     if (sandbox != null) {
       sandbox.close();
     }
-    if (api != null) {
-      api.close();
+    for (LoopbackHttpsOrigin o : new LoopbackHttpsOrigin[] {api, keys, other, rogue}) {
+      if (o != null) {
+        o.close();
+      }
     }
     if (audit != null) {
       audit.close();
     }
-    assertThat(outputs).noneMatch(o -> o.contains(TOKEN));
+    assertThat(outputs).noneMatch(o -> o.contains(TOKEN) || o.contains(KEY));
   }
 
   static String sh(String command) {
@@ -121,6 +151,81 @@ class EgressToolsIT {
 
   String url(String path) {
     return "https://api.test:" + api.port() + path;
+  }
+
+  /** Runs the compiled {@link JavaGet} program in the sandbox's JRE through the agent's proxy. */
+  static String java(String mode, String url, String... headers) {
+    return javaWith("", mode, url, headers);
+  }
+
+  static String javaWith(String envPrefix, String mode, String url, String... headers) {
+    StringBuilder cmd =
+        new StringBuilder(
+            "cd /workspace && "
+                + envPrefix
+                + "java -Dhttps.proxyHost=127.0.0.1 -Dhttps.proxyPort="
+                + SecurityPolicy.EGRESS_PORT
+                + " -cp . Get "
+                + mode
+                + " "
+                + url);
+    for (String h : headers) {
+      cmd.append(" \"").append(h).append('"');
+    }
+    return sh(cmd.toString());
+  }
+
+  @Test
+  void javaGetsAnAuthenticatedAnswerWithAPlaceholderAndTheServerSeesTheSecret() throws Exception {
+    String out =
+        java(
+            "url",
+            "https://keys.test:" + keys.port() + "/whoami",
+            "Authorization: Bearer $KEYS_API_KEY");
+
+    assertThat(out)
+        .contains("exit 0")
+        .contains("status 200")
+        .contains("hello, authenticated caller");
+    assertThat(keys.nextRequestHeadersMatching("Authorization", Duration.ofSeconds(10)))
+        .containsExactly("Bearer " + KEY);
+    // Every JVM says it read the variable; the user's own option survived ours being appended.
+    assertThat(out)
+        .contains("Picked up JAVA_TOOL_OPTIONS: -Dagentnest.it=kept " + JavaTrustStore.OPTIONS)
+        .contains("property agentnest.it=kept");
+    assertThat(sh("echo \"$KEYS_API_KEY\"; stat -c '%a %s' " + JavaTrustStore.PATH))
+        .contains("agentnest-placeholder-")
+        .containsPattern("\\n644 [0-9]{5,}\\n");
+  }
+
+  @Test
+  void javasHttpClientGetsTheInjectedHeaderFromTheProxy() throws Exception {
+    String out = java("client", url("/whoami"));
+    String withoutTheStore = javaWith("env -u JAVA_TOOL_OPTIONS ", "client", url("/whoami"));
+
+    assertThat(out)
+        .contains("exit 0")
+        .contains("status 200")
+        .contains("hello, authenticated caller");
+    assertThat(api.nextRequestHeadersMatching("Authorization", Duration.ofSeconds(10)))
+        .containsExactly("Bearer " + TOKEN);
+    // It is the variable that makes the JVM trust the proxy: the image's own cacerts does not.
+    assertThat(withoutTheStore).contains("exit 3").contains("PKIX path building failed");
+  }
+
+  @Test
+  void javaVerifiesAHostWithoutRulesAgainstTheDefaultCasThroughAnOpaqueTunnel() throws Exception {
+    String trusted = java("url", "https://other.test:" + other.port() + "/echo");
+    String untrusted = java("client", "https://rogue.test:" + rogue.port() + "/echo");
+
+    // The origin's own certificate reached the JVM (the proxy terminated nothing), verified by a
+    // CA the store holds as a default; no credential went along.
+    assertThat(trusted).contains("exit 0").contains("status 200");
+    assertThat(trusted.toLowerCase(Locale.ROOT)).doesNotContain("authorization");
+    assertThat(untrusted)
+        .contains("exit 3")
+        .contains("SSLHandshakeException")
+        .contains("PKIX path building failed");
   }
 
   @Test
@@ -199,21 +304,27 @@ class EgressToolsIT {
   @Test
   void theTokenIsInNoVariableOrFileTheToolsCouldRead() {
     sh("curl -sS --max-time 60 -o /dev/null " + url("/whoami"));
-    // Written reversed: the scanning command itself must not contain what it looks for.
-    String needle = new StringBuilder(TOKEN).reverse().toString();
-    String out =
-        sh(
-            "n=$(echo '"
-                + needle
-                + "' | rev); env | grep -c \"$n\"; "
-                + "grep -rlsF \"$n\" /tmp /workspace /etc /proc/[0-9]*/environ 2>/dev/null | wc -l; "
-                + "env | grep -E '^(SSL_CERT_FILE|CURL_CA_BUNDLE|GIT_SSL_CAINFO|REQUESTS_CA_BUNDLE)='"
-                + " | sort");
+    java(
+        "url",
+        "https://keys.test:" + keys.port() + "/whoami",
+        "Authorization: Bearer $KEYS_API_KEY");
+    for (String secret : List.of(TOKEN, KEY)) {
+      // Written reversed: the scanning command itself must not contain what it looks for.
+      String needle = new StringBuilder(secret).reverse().toString();
+      String out =
+          sh(
+              "n=$(echo '"
+                  + needle
+                  + "' | rev); env | grep -c \"$n\"; "
+                  + "grep -rlsF \"$n\" /tmp /workspace /etc /proc/[0-9]*/environ 2>/dev/null | wc -l; "
+                  + "env | grep -E '^(SSL_CERT_FILE|CURL_CA_BUNDLE|GIT_SSL_CAINFO|REQUESTS_CA_BUNDLE)='"
+                  + " | sort");
 
-    assertThat(out)
-        .contains("exit 0")
-        .contains("\n0\n0\n")
-        .contains("CURL_CA_BUNDLE=/tmp/.agentnest/ca-bundle.pem")
-        .contains("GIT_SSL_CAINFO=/tmp/.agentnest/ca-bundle.pem");
+      assertThat(out)
+          .contains("exit 0")
+          .contains("\n0\n0\n")
+          .contains("CURL_CA_BUNDLE=/tmp/.agentnest/ca-bundle.pem")
+          .contains("GIT_SSL_CAINFO=/tmp/.agentnest/ca-bundle.pem");
+    }
   }
 }

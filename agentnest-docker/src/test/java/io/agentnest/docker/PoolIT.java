@@ -145,6 +145,42 @@ class PoolIT {
     assertThat(Backends.get("docker").inspect(idle)).isEmpty();
   }
 
+  static int cpuShares(String id) {
+    Integer shares =
+        DockerEngine.connect()
+            .client()
+            .inspectContainerCmd(id)
+            .exec()
+            .getHostConfig()
+            .getCpuShares();
+    return shares == null ? 0 : shares;
+  }
+
+  @Test
+  void aWaitingMemberHasALowCpuWeightUntilItIsHandedOut() {
+    SandboxPool p = start("cpu", PoolOptions.builder().minIdle(1));
+    awaitIdle(p, 1);
+    String idle = members(p.name()).get(0);
+    // runsc has no update command: a gVisor member keeps the engine's default weight throughout.
+    boolean lowered = runtime.equals("runc");
+    assertThat(cpuShares(idle)).isEqualTo(lowered ? 128 : 0);
+
+    try (Sandbox sb = Sandbox.create(template())) {
+      assertThat(sb.id()).isEqualTo(idle);
+      await()
+          .atMost(Duration.ofSeconds(30))
+          .untilAsserted(() -> assertThat(cpuShares(sb.id())).isEqualTo(lowered ? 1024 : 0));
+      assertThat(sb.exec("echo ok").stdout()).isEqualTo("ok\n");
+      // The replacement waits at the low weight again.
+      await()
+          .atMost(Duration.ofSeconds(60))
+          .until(() -> members(p.name()).stream().anyMatch(id -> !id.equals(idle)));
+      String next =
+          members(p.name()).stream().filter(id -> !id.equals(idle)).findFirst().orElseThrow();
+      assertThat(cpuShares(next)).isEqualTo(lowered ? 128 : 0);
+    }
+  }
+
   @Test
   void aVariableOnlyReadAtInterpreterStartGetsAnInterpreterStartedWithIt() {
     SandboxPool p = start("startup-env", PoolOptions.builder().minIdle(1));

@@ -61,7 +61,9 @@ public final class LoopbackHttpsOrigin implements AutoCloseable {
    */
   public LoopbackHttpsOrigin(String name, String certificateName, @Nullable String expectedToken)
       throws IOException {
-    this.ca = InterceptionCa.create("test-origin", List.of(certificateName), Duration.ofDays(1));
+    // Named after the origin: CAs of one name would make a client try the wrong one's key.
+    this.ca =
+        InterceptionCa.create("test-origin-" + name, List.of(certificateName), Duration.ofDays(1));
     this.expectedToken = expectedToken;
     this.server =
         HttpsServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 64);

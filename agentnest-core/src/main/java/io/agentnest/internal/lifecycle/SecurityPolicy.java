@@ -3,6 +3,7 @@ package io.agentnest.internal.lifecycle;
 import io.agentnest.SandboxConfig;
 import io.agentnest.agent.AgentSources;
 import io.agentnest.internal.egress.Interception;
+import io.agentnest.internal.egress.JavaTrustStore;
 import io.agentnest.internal.snapshot.ConfigCodec;
 import io.agentnest.spi.Labels;
 import io.agentnest.spi.SandboxSpec;
@@ -76,6 +77,11 @@ public final class SecurityPolicy {
         for (String k : Interception.TRUST_VARIABLES) {
           env.putIfAbsent(k, Interception.BUNDLE_PATH);
         }
+        // Java reads none of those: the agent also writes a PKCS12 store, and every JVM picks
+        // this up (each prints "Picked up JAVA_TOOL_OPTIONS: ..." on stderr, as the JVM does).
+        env.put(
+            JavaTrustStore.TOOL_OPTIONS_VARIABLE,
+            JavaTrustStore.javaToolOptions(env.get(JavaTrustStore.TOOL_OPTIONS_VARIABLE)));
       }
     }
 

@@ -35,8 +35,17 @@ final class BackendMembers implements Members<BackendMembers.Member> {
    */
   private static final Duration LABEL_SLACK = Duration.ofMinutes(2);
 
-  /** A started member: its connection and the channel its agent waits on. */
-  record Member(BackendSandbox connection, AgentChannel channel) {}
+  /**
+   * A waiting member's CPU weight, an eighth of the usual: a refill (the agent's start) yields to
+   * running sandboxes on a busy host; the hand-out gives the usual weight back.
+   */
+  static final int MEMBER_CPU_SHARES = SandboxSpec.DEFAULT_CPU_SHARES / 8;
+
+  /**
+   * A started member: its connection, the channel its agent waits on, and whether it waits at
+   * {@link #MEMBER_CPU_SHARES}.
+   */
+  record Member(BackendSandbox connection, AgentChannel channel, boolean lowCpuWeight) {}
 
   private final RuntimeBackend backend;
   private final SandboxConfig shape;
@@ -54,12 +63,18 @@ final class BackendMembers implements Members<BackendMembers.Member> {
     SandboxSpec base = SecurityPolicy.specFor(shape);
     Map<String, String> labels = new LinkedHashMap<>(base.labels());
     labels.put(Labels.POOL, pool);
-    BackendSandbox bs = backend.create(base.toBuilder().labels(labels).build());
+    SandboxSpec.Builder spec = base.toBuilder().labels(labels);
+    // Only where the weight can be given back at hand-out (not gVisor: runsc cannot update).
+    boolean low = backend.canSetCpuShares(base);
+    if (low) {
+      spec.cpuShares(MEMBER_CPU_SHARES);
+    }
+    BackendSandbox bs = backend.create(spec.build());
     AgentChannel channel = null;
     try {
       channel = new AgentChannel(bs);
       channel.sendRaw(AgentSources.bootstrapPayload());
-      return new Member(bs, channel);
+      return new Member(bs, channel, low);
     } catch (RuntimeException | Error e) {
       FailedStart.discard(backend, bs, channel, e);
       throw e;
@@ -93,6 +108,12 @@ final class BackendMembers implements Members<BackendMembers.Member> {
   @Override
   public Sandbox handOut(Member member, SandboxConfig config, Runnable onRelease) {
     return DefaultSandbox.handOut(
-        backend, member.connection(), member.channel(), config, pool, onRelease);
+        backend,
+        member.connection(),
+        member.channel(),
+        config,
+        pool,
+        member.lowCpuWeight(),
+        onRelease);
   }
 }

@@ -6,6 +6,7 @@ import io.agentnest.ConfigException;
 import io.agentnest.SandboxConfig;
 import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.Ops;
+import io.agentnest.internal.egress.JavaTrustStore;
 import io.agentnest.internal.support.Json;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -81,6 +82,12 @@ public final class SecretDelivery {
     ObjectNode env = Json.object();
     if (withEnv) {
       config.env().forEach(env::put);
+      String javaOptions = config.env().get(JavaTrustStore.TOOL_OPTIONS_VARIABLE);
+      if (javaOptions != null && config.network().hasCredentials()) {
+        // A pooled member's spec has only our options: the user's value sent here replaces
+        // them, so it goes with ours appended, as SecurityPolicy#specFor does.
+        env.put(JavaTrustStore.TOOL_OPTIONS_VARIABLE, JavaTrustStore.javaToolOptions(javaOptions));
+      }
     }
     config.secretEnv().forEach((name, secret) -> env.put(name, secret.reveal()));
     extra.forEach(env::put);

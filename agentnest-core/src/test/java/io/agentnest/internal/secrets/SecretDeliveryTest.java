@@ -4,8 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.agentnest.ConfigException;
+import io.agentnest.Header;
+import io.agentnest.NetworkPolicy;
 import io.agentnest.SandboxConfig;
 import io.agentnest.Secret;
+import io.agentnest.internal.egress.JavaTrustStore;
 import io.agentnest.internal.lifecycle.SecurityPolicy;
 import io.agentnest.spi.SandboxSpec;
 import org.junit.jupiter.api.Test;
@@ -49,5 +52,25 @@ class SecretDeliveryTest {
   void withoutSecretsTheInitFrameIsEmpty() {
     assertThat(SecretDelivery.of(SandboxConfig.builder().build()).payloadText())
         .isEqualTo("{\"env\":{}}");
+  }
+
+  @Test
+  void aPooledSandboxGetsTheUsersJavaToolOptionsWithOursAppendedAtHandOut() {
+    NetworkPolicy credentials =
+        NetworkPolicy.allow("api.example.com")
+            .inject("api.example.com", Header.bearer(Secret.of("token-value-1234")))
+            .build();
+    SandboxConfig userSet =
+        SandboxConfig.builder().network(credentials).env("JAVA_TOOL_OPTIONS", "-Xmx256m").build();
+    SandboxConfig noCredentials =
+        SandboxConfig.builder()
+            .network(NetworkPolicy.allow("api.example.com").build())
+            .env("JAVA_TOOL_OPTIONS", "-Xmx256m")
+            .build();
+
+    assertThat(SecretDelivery.forHandOut(userSet).payloadText())
+        .contains("\"JAVA_TOOL_OPTIONS\":\"-Xmx256m " + JavaTrustStore.OPTIONS + "\"");
+    assertThat(SecretDelivery.forHandOut(noCredentials).payloadText())
+        .contains("\"JAVA_TOOL_OPTIONS\":\"-Xmx256m\"");
   }
 }

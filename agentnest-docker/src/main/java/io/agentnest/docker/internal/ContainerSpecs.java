@@ -60,6 +60,9 @@ final class ContainerSpecs {
     if (runtime != null) {
       hc.withRuntime(runtime);
     }
+    if (spec.cpuShares() > 0) {
+      hc.withCpuShares(spec.cpuShares());
+    }
     if (spec.gpus() > 0) {
       hc.withDeviceRequests(List.of(DockerGpus.request(spec.gpus())));
     }

@@ -1,12 +1,14 @@
 package io.agentnest.docker.internal;
 
 import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.exception.DockerException;
 import com.github.dockerjava.api.model.Info;
 import com.github.dockerjava.core.DefaultDockerClientConfig;
 import com.github.dockerjava.core.DockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
 import com.github.dockerjava.httpclient5.ApacheDockerHttpClient;
 import com.github.dockerjava.transport.DockerHttpClient;
+import io.agentnest.AgentNestException;
 import io.agentnest.ResourceUsage;
 import io.agentnest.SandboxInfo;
 import io.agentnest.spi.BackendSandbox;
@@ -140,6 +142,27 @@ public final class DockerEngine {
   /** CPU and memory the container uses now (one engine sample, about a second). */
   public Optional<ResourceUsage> usage(String id) {
     return stats.usage(id);
+  }
+
+  /**
+   * Whether a container of {@code spec} could have its CPU weight changed while it runs: runc can
+   * ({@code docker update}); runsc has no update command, so a gVisor sandbox keeps its weight.
+   */
+  public boolean canUpdateCpuShares(SandboxSpec spec) {
+    String runtime = runtimes.resolve(spec.runtime());
+    return "runc".equals(runtime == null ? runtimes.defaultRuntime() : runtime);
+  }
+
+  /** {@code docker update --cpu-shares}: the container's relative CPU weight. */
+  public void updateCpuShares(String id, int shares) {
+    try {
+      client.updateContainerCmd(id).withCpuShares(shares).exec();
+    } catch (DockerException e) {
+      throw new AgentNestException(
+          "cannot set the CPU weight of sandbox " + id + ": " + e.getMessage(), e);
+    } catch (RuntimeException e) {
+      throw errors.unavailable(e);
+    }
   }
 
   /** Force-removes a container; a no-op when it is already gone. */

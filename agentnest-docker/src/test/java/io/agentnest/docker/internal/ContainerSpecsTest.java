@@ -69,6 +69,16 @@ class ContainerSpecsTest {
   }
 
   @Test
+  void aCpuWeightIsSetOnlyWhenTheSpecAsksForOne() {
+    SandboxSpec plain = spec(true, true, true);
+    assertThat(ContainerSpecs.hostConfig(plain, null, null).getCpuShares()).isNull();
+    assertThat(
+            ContainerSpecs.hostConfig(plain.toBuilder().cpuShares(128).build(), null, null)
+                .getCpuShares())
+        .isEqualTo(128);
+  }
+
+  @Test
   void tmpIsStickyAndOtherScratchMountsBelongToTheSandboxUser() {
     Map<String, String> t = ContainerSpecs.tmpfs(spec(true, true, true));
     assertThat(t.get("/tmp")).isEqualTo("rw,nosuid,nodev,size=1024,mode=1777");
