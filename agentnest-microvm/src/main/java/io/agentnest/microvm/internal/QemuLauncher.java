@@ -93,11 +93,7 @@ public final class QemuLauncher {
     // The console goes to a ring buffer in QEMU's memory, read over the monitor for diagnostics.
     c.addAll(List.of("-chardev", "ringbuf,id=console,size=65536", "-serial", "chardev:console"));
     c.addAll(List.of("-kernel", image.kernel().toString(), "-initrd", image.initrd().toString()));
-    c.addAll(
-        List.of(
-            "-append",
-            ("console=ttyS0 quiet panic=-1 reboot=t random.trust_cpu=on " + m.appendExtra())
-                .strip()));
+    c.addAll(List.of("-append", kernelArguments(m)));
     c.addAll(
         List.of(
             "-drive",
@@ -142,6 +138,41 @@ public final class QemuLauncher {
       c.add(0, setsid.toString());
     }
     return c;
+  }
+
+  /**
+   * The guest kernel's command line. Under TCG the guest's TSC runs at the host's rate, but the
+   * kernel cannot measure it against the emulated PIT on a busy host and then hangs in its timer
+   * set-up; so it is told the rate. Speculation mitigations cost much under emulation and guard
+   * against nothing there (TCG does not speculate).
+   */
+  static String kernelArguments(Machine m) {
+    StringBuilder a =
+        new StringBuilder("console=ttyS0 quiet panic=-1 reboot=t random.trust_cpu=on");
+    if (!m.accel().equals("kvm")) {
+      a.append(" mitigations=off tsc_early_khz=").append(hostTscKhz());
+    }
+    if (!m.appendExtra().isBlank()) {
+      a.append(' ').append(m.appendExtra().strip());
+    }
+    return a.toString();
+  }
+
+  /** The host CPU's clock in kHz from /proc/cpuinfo (the TSC rate on current x86), or 2 GHz. */
+  static long hostTscKhz() {
+    try {
+      for (String line : Files.readAllLines(Path.of("/proc/cpuinfo"), StandardCharsets.US_ASCII)) {
+        if (line.startsWith("cpu MHz")) {
+          double mhz = Double.parseDouble(line.substring(line.indexOf(':') + 1).strip());
+          if (mhz > 100 && mhz < 100_000) {
+            return Math.round(mhz * 1000);
+          }
+        }
+      }
+    } catch (IOException | RuntimeException e) {
+      // fall through to the default
+    }
+    return 2_000_000;
   }
 
   /**
