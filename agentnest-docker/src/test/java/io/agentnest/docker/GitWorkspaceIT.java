@@ -209,7 +209,7 @@ class GitWorkspaceIT {
           .contains("username allow", "password allow");
       assertThat(events(AuditEvent.GIT_OPERATION))
           .filteredOn(e -> sb.id().equals(e.sandboxId()))
-          .extracting(e -> e.data().get("op") + " " + e.data().get("ok"))
+          .extracting(e -> e.data().get("operation") + " " + e.data().get("ok"))
           .contains("clone true", "push true", "fetch true");
       assertThat(audit.query(AuditQuery.all()).toString()).doesNotContain(TOKEN);
     }

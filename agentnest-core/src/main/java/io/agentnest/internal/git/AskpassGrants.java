@@ -158,7 +158,8 @@ public final class AskpassGrants {
     }
     String value = asked.equals("username") ? g.user : g.secret.reveal();
     if (value.indexOf('\n') >= 0 || value.indexOf('\0') >= 0) {
-      // Git's credential protocol is line-based: such a value would be read as more fields.
+      // Git's credential protocol is line-based: such a value would be read as more fields
+      // (Secret refuses these already; this keeps it so should that change).
       return new Decision(null, asked, host, "the credential contains a line break or NUL");
     }
     return new Decision(value, asked, host, null);

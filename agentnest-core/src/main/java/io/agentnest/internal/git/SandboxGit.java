@@ -219,7 +219,14 @@ public final class SandboxGit implements Git {
       sb.audit(
           AuditEvent.GIT_OPERATION,
           Map.of(
-              "op", op, "host", remote.getHost(), "ok", r.exitCode() == 0, "exit", r.exitCode()));
+              "operation",
+              op,
+              "host",
+              remote.getHost(),
+              "ok",
+              r.exitCode() == 0,
+              "exit",
+              r.exitCode()));
       return new Run(op, r, remote, this);
     } finally {
       if (grant != null) {
