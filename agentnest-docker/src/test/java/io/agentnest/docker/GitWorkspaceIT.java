@@ -203,6 +203,19 @@ class GitWorkspaceIT {
       repo.fetch();
       assertNoTokenInside(sb);
 
+      // The branch's change, as a diff, applied to main's working tree; a second time it fails.
+      String change = repo.diff("main");
+      outputs.add(change);
+      repo.checkout("main");
+      assertThat(repo.branch()).isEqualTo("main");
+      assertThat(repo.diff()).isEmpty();
+      repo.apply(change);
+      assertThat(repo.diff()).contains("+line 2, changed");
+      assertThatThrownBy(() -> repo.apply(change))
+          .isInstanceOfSatisfying(
+              GitException.class, e -> assertThat(e.reason()).isEqualTo(GitException.Reason.FAILED))
+          .hasMessageContaining("apply");
+
       assertThat(events(AuditEvent.GIT_CREDENTIAL))
           .filteredOn(e -> sb.id().equals(e.sandboxId()))
           .extracting(e -> e.data().get("asked") + " " + e.data().get("decision"))
