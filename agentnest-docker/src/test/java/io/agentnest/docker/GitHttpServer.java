@@ -8,7 +8,9 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
@@ -16,27 +18,29 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Git's smart HTTP protocol on the host's loopback for tests: {@code git http-backend} run as a CGI
  * per request against the bare repositories under a root directory, behind basic auth that accepts
- * any user with the one token. Bodies are bounded; every request's outcome is recorded.
+ * any user with the one token (none when the token is null). Bodies are bounded; every request's
+ * outcome is recorded.
  */
-final class GitHttpServer implements AutoCloseable {
+public final class GitHttpServer implements AutoCloseable {
   private static final int MAX_BODY = 16 << 20;
 
   private final HttpServer server;
   private final ExecutorService pool = Executors.newFixedThreadPool(4);
   private final Path root;
-  private final String token;
+  private final @Nullable String token;
 
   /** Each request: method, path, status ("GET /app.git/info/refs 401"). */
-  final List<String> requests = new CopyOnWriteArrayList<>();
+  public final List<String> requests = new CopyOnWriteArrayList<>();
 
   /** The Authorization headers that came in (to show the token went over the wire). */
   final List<String> authorizations = new CopyOnWriteArrayList<>();
 
-  GitHttpServer(Path root, String token) throws IOException {
+  public GitHttpServer(Path root, @Nullable String token) throws IOException {
     this.root = root;
     this.token = token;
     server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 16);
@@ -45,7 +49,7 @@ final class GitHttpServer implements AutoCloseable {
     server.start();
   }
 
-  int port() {
+  public int port() {
     return server.getAddress().getPort();
   }
 
@@ -114,7 +118,10 @@ final class GitHttpServer implements AutoCloseable {
     }
   }
 
-  private boolean authorized(String auth) {
+  private boolean authorized(@Nullable String auth) {
+    if (token == null) {
+      return true;
+    }
     if (auth == null || !auth.startsWith("Basic ")) {
       return false;
     }
@@ -190,6 +197,54 @@ final class GitHttpServer implements AutoCloseable {
       out.write(buf, 0, n);
     }
     return out.toByteArray();
+  }
+
+  /**
+   * A bare repository {@code name} under {@code root} with one commit on main: README.md ("A test
+   * repository.") and src/app.txt ("line one", "line two"), made with host git in {@code work}.
+   */
+  public static void seed(Path root, String name, Path work) throws IOException {
+    git(root, "init", "-q", "--bare", "-b", "main", name);
+    Path seed = work.resolve("seed-" + name);
+    git(work, "init", "-q", "-b", "main", seed.toString());
+    Files.writeString(seed.resolve("README.md"), "# app\n\nA test repository.\n");
+    Files.createDirectories(seed.resolve("src"));
+    Files.writeString(seed.resolve("src/app.txt"), "line one\nline two\n");
+    git(seed, "add", "-A");
+    git(seed, "-c", "user.name=Seed", "-c", "user.email=seed@test", "commit", "-q", "-m", "init");
+    git(seed, "push", "-q", root.resolve(name).toString(), "main");
+  }
+
+  /** Host git is there, or the test fails under CI (skips visibly elsewhere). */
+  public static void requireHostGit() {
+    if (BaseImageBuilder.findOnPath("git") == null) {
+      DockerEngineRequired.missing(
+          "git on the host", "the test's git server runs git http-backend");
+    }
+  }
+
+  /** Runs host git in {@code dir}; its output (bounded), or an exception naming its failure. */
+  public static String git(Path dir, String... args) throws IOException {
+    List<String> cmd = new ArrayList<>(List.of("git", "-C", dir.toString()));
+    cmd.addAll(List.of(args));
+    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).start();
+    String text;
+    try (InputStream in = p.getInputStream()) {
+      text = new String(readBounded(in), StandardCharsets.UTF_8);
+    }
+    try {
+      if (!p.waitFor(60, TimeUnit.SECONDS)) {
+        p.destroyForcibly();
+        throw new IOException("git " + cmd + " did not finish");
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted", e);
+    }
+    if (p.exitValue() != 0) {
+      throw new IOException("git " + cmd + " failed: " + text);
+    }
+    return text;
   }
 
   @Override

@@ -58,21 +58,10 @@ class GitWorkspaceIT {
 
   @BeforeAll
   static void start() throws Exception {
-    if (BaseImageBuilder.findOnPath("git") == null) {
-      DockerEngineRequired.missing(
-          "git on the host", "the test's git server runs git http-backend");
-    }
+    GitHttpServer.requireHostGit();
     EgressToolsIT.ensureImage();
     Path repos = Files.createDirectories(tmp.resolve("repos"));
-    host(repos, "init", "-q", "--bare", "-b", "main", "app.git");
-    Path seed = tmp.resolve("seed");
-    host(tmp, "init", "-q", "-b", "main", seed.toString());
-    Files.writeString(seed.resolve("README.md"), "# app\n\nA test repository.\n");
-    Files.createDirectories(seed.resolve("src"));
-    Files.writeString(seed.resolve("src/app.txt"), "line one\nline two\n");
-    host(seed, "add", "-A");
-    host(seed, "-c", "user.name=Seed", "-c", "user.email=seed@test", "commit", "-q", "-m", "init");
-    host(seed, "push", "-q", repos.resolve("app.git").toString(), "main");
+    GitHttpServer.seed(repos, "app.git", tmp);
     server = new GitHttpServer(repos, TOKEN);
     url = "http://git.test:" + server.port() + "/app.git";
     EgressResolvers.replaceForTests(
