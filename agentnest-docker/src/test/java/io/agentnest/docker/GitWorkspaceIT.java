@@ -56,6 +56,9 @@ class GitWorkspaceIT {
   static String url;
   static final List<String> outputs = new CopyOnWriteArrayList<>();
 
+  /** The OCI runtime under test; {@link GvisorGitWorkspaceIT} runs the same tests on gVisor. */
+  static String runtime = "runc";
+
   @BeforeAll
   static void start() throws Exception {
     GitHttpServer.requireHostGit();
@@ -85,6 +88,7 @@ class GitWorkspaceIT {
     return Sandbox.create(
         SandboxConfig.builder()
             .image(EgressToolsIT.IMAGE)
+            .runtime(runtime)
             .network(
                 NetworkPolicy.builder()
                     .allow("git.test:" + server.port())
