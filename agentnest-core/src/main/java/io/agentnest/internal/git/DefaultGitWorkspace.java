@@ -97,10 +97,10 @@ final class DefaultGitWorkspace implements GitWorkspace {
       commits.add(
           new GitCommit(
               f[0],
-              Bounded.text(f[1], 256),
-              Bounded.text(f[2], 256),
+              SandboxGit.printable(Bounded.text(f[1], 256)),
+              SandboxGit.printable(Bounded.text(f[2], 256)),
               Instant.ofEpochSecond(Long.parseLong(f[3])),
-              Bounded.text(f[4], 1000)));
+              SandboxGit.printable(Bounded.text(f[4], 1000))));
       if (commits.size() >= n) {
         break;
       }
@@ -111,7 +111,7 @@ final class DefaultGitWorkspace implements GitWorkspace {
   @Override
   public String branch() {
     String b = local(List.of("rev-parse", "--abbrev-ref", "HEAD"), 4096, "rev-parse").strip();
-    return Bounded.text(b, 255);
+    return SandboxGit.printable(Bounded.text(b, 255));
   }
 
   @Override

@@ -110,7 +110,7 @@ public final class SandboxGit implements Git {
   }
 
   /** A git run's outcome; {@link #check} turns a failure into the right {@link GitException}. */
-  record Run(String what, ExecResult result, @Nullable URI remote, SandboxGit git) {
+  record Run(ExecResult result, @Nullable URI remote, SandboxGit git) {
     boolean ok() {
       return result.exitCode() == 0 && result.limit() == null;
     }
@@ -128,7 +128,9 @@ public final class SandboxGit implements Git {
       if (ok()) {
         return this;
       }
-      String err = Bounded.text((result.stderr() + "\n" + result.stdout()).strip(), 2000);
+      // Git's words are the sandbox's (a remote's message, a file name): bounded and escaped.
+      String err =
+          printable(Bounded.text((result.stderr() + "\n" + result.stdout()).strip(), 2000));
       Reason reason = git.classify(err, remote);
       String hint =
           switch (reason) {
@@ -175,7 +177,7 @@ public final class SandboxGit implements Git {
     Map<String, String> e = new LinkedHashMap<>(baseEnv());
     e.put("GIT_ASKPASS", "");
     e.putAll(env);
-    return new Run(args.get(0), sb.exec(argv, opts(LOCAL, maxOutput, e, workdir(dir))), null, this);
+    return new Run(sb.exec(argv, opts(LOCAL, maxOutput, e, dir)), null, this);
   }
 
   /** A local command run through {@code sh} with its arguments passed apart (an output file). */
@@ -186,8 +188,7 @@ public final class SandboxGit implements Git {
     argv.addAll(args);
     Map<String, String> e = new LinkedHashMap<>(baseEnv());
     e.put("GIT_ASKPASS", "");
-    return new Run(
-        args.get(0), sb.exec(argv, opts(LOCAL, SMALL_OUTPUT, e, workdir(dir))), null, this);
+    return new Run(sb.exec(argv, opts(LOCAL, SMALL_OUTPUT, e, dir)), null, this);
   }
 
   /**
@@ -214,8 +215,7 @@ public final class SandboxGit implements Git {
         argv.add("credential.helper=" + helper);
       }
       argv.addAll(args);
-      ExecResult r =
-          sb.exec(argv, opts(REMOTE, SMALL_OUTPUT, env, dir == null ? null : workdir(dir)));
+      ExecResult r = sb.exec(argv, opts(REMOTE, SMALL_OUTPUT, env, dir));
       sb.audit(
           AuditEvent.GIT_OPERATION,
           Map.of(
@@ -227,7 +227,7 @@ public final class SandboxGit implements Git {
               r.exitCode() == 0,
               "exit",
               r.exitCode()));
-      return new Run(op, r, remote, this);
+      return new Run(r, remote, this);
     } finally {
       if (grant != null) {
         grant.close();
@@ -268,8 +268,21 @@ public final class SandboxGit implements Git {
     return env;
   }
 
-  private static String workdir(String dir) {
-    return dir;
+  /**
+   * Text from the sandbox made safe to show a person: control characters other than newline and tab
+   * (terminal escapes above all) written as {@code \xNN}.
+   */
+  static String printable(String s) {
+    StringBuilder b = new StringBuilder(s.length());
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7f || (c >= 0x80 && c < 0xa0)) {
+        b.append(String.format("\\x%02x", (int) c));
+      } else {
+        b.append(c);
+      }
+    }
+    return b.toString();
   }
 
   private static ExecOptions opts(Duration timeout, long maxOutput, Map<String, String> env) {

@@ -109,4 +109,10 @@ class GitNamesTest {
         .isInstanceOfSatisfying(
             GitException.class, e -> assertThat(e.reason()).isEqualTo(Reason.BAD_REF));
   }
+
+  @Test
+  void gitsWordsAreShownWithTerminalEscapesWrittenOut() {
+    assertThat(SandboxGit.printable("fatal: \u001b[2Jgone\r\nline\ttab\u0085"))
+        .isEqualTo("fatal: \\x1b[2Jgone\\x0d\nline\ttab\\x85");
+  }
 }
