@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
+import io.agentnest.Execution;
 import io.agentnest.GitAuth;
 import io.agentnest.GitAuthor;
 import io.agentnest.GitCommit;
@@ -293,6 +294,59 @@ class GitWorkspaceIT {
               e ->
                   assertThat(e.data().get("reason"))
                       .isEqualTo("no git operation of the host is asking now"));
+    }
+  }
+
+  @Test
+  void aNonceStolenDuringAnOperationIsWorthNothingOnceItEnded() throws Exception {
+    try (Sandbox sb = sandbox()) {
+      // Sandbox code watches every process's environment while the host clones (bounded: 60 s).
+      Execution watcher =
+          sb.start(
+              List.of(
+                  "python3",
+                  "-c",
+                  "import glob, time\n"
+                      + "end = time.time() + 60\n"
+                      + "while time.time() < end:\n"
+                      + "    for f in glob.glob('/proc/[0-9]*/environ'):\n"
+                      + "        try:\n"
+                      + "            env = open(f, 'rb').read().split(b'\\0')\n"
+                      + "        except OSError:\n"
+                      + "            continue\n"
+                      + "        for v in env:\n"
+                      + "            if v.startswith(b'AGENTNEST_ASKPASS_NONCE='):\n"
+                      + "                open('stolen', 'wb').write(v.split(b'=', 1)[1])\n"
+                      + "                raise SystemExit(0)\n"
+                      + "    time.sleep(0.002)\n"),
+              ExecOptions.builder().timeout(Duration.ofSeconds(90)).build());
+      Thread.sleep(300);
+      sb.git().clone(url, "app", token());
+      ExecResult watched = watcher.result().get(90, TimeUnit.SECONDS);
+      assertThat(watched.exitCode()).as("the watcher saw the operation's nonce").isZero();
+      String stolen = sb.files().readString("stolen");
+      assertThat(stolen).matches("[0-9a-f]{32}");
+
+      String prompt = "Password for 'http://x-access-token@git.test:" + server.port() + "': ";
+      String replayed =
+          sh(
+              sb,
+              "python3 - <<'EOF'\n"
+                  + "import json, socket\n"
+                  + "s = socket.socket(socket.AF_UNIX)\n"
+                  + "s.settimeout(40)\n"
+                  + "s.connect('/tmp/.agentnest/askpass.sock')\n"
+                  + "nonce = open('stolen').read().strip()\n"
+                  + "s.sendall(json.dumps({'nonce': nonce, 'prompt': \""
+                  + prompt
+                  + "\"}).encode() + b'\\n')\n"
+                  + "print('answer', s.makefile().readline().strip())\n"
+                  + "EOF");
+      assertThat(replayed).contains("answer {\"ok\": false").doesNotContain(TOKEN);
+      assertThat(events(AuditEvent.GIT_CREDENTIAL))
+          .filteredOn(e -> sb.id().equals(e.sandboxId()))
+          .extracting(e -> e.data().get("decision") + " " + e.data().get("reason"))
+          .contains("deny no git operation of the host is asking now");
     }
   }
 
