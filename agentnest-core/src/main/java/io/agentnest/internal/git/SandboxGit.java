@@ -59,10 +59,6 @@ public final class SandboxGit implements Git {
     this.grants = new AskpassGrants(sb.channel(), sb::audit);
   }
 
-  AskpassGrants grants() {
-    return grants;
-  }
-
   @Override
   public GitWorkspace clone(String url, String dir, GitAuth auth) {
     URI remote = GitNames.url(url);
@@ -193,7 +189,7 @@ public final class SandboxGit implements Git {
 
   /**
    * A git command that talks to {@code remote}: when {@code auth} has credentials, the agent writes
-   * a fresh askpass helper and a grant is open for just this run.
+   * a fresh credential helper and a grant is open for just this run.
    */
   Run remote(String op, URI remote, GitAuth auth, List<String> args, @Nullable String dir) {
     Map<String, String> env = new LinkedHashMap<>(baseEnv());
