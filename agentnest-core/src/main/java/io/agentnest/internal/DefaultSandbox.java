@@ -417,6 +417,16 @@ public final class DefaultSandbox implements Sandbox {
     return channel;
   }
 
+  /** The budget of questions sandbox code may ask the host (approvals, git credentials). */
+  public Budget askBudget() {
+    return budgets.asks();
+  }
+
+  /** What a sandbox that keeps asking past {@link #askBudget()} gets: destroyed. */
+  public Runnable askOverBudget() {
+    return budgets.overBudget(Budget.Kind.APPROVAL_ASKS);
+  }
+
   /** tar streams in and out of this sandbox (fork, snapshots, artifacts, uploads). */
   public SandboxArchives archives() {
     checkUsable();

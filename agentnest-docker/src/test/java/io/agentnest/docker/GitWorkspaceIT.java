@@ -298,6 +298,36 @@ class GitWorkspaceIT {
   }
 
   @Test
+  void aFloodOfQuestionsRunsIntoTheSandboxsBudget() {
+    try (Sandbox sb = sandbox()) {
+      sb.git().clone(url, "app", token());
+      String asked =
+          sh(
+              sb,
+              "python3 - <<'EOF'\n"
+                  + "import json, socket\n"
+                  + "budget = 0\n"
+                  + "for i in range(120):\n"
+                  + "    s = socket.socket(socket.AF_UNIX)\n"
+                  + "    s.settimeout(40)\n"
+                  + "    s.connect('/tmp/.agentnest/askpass.sock')\n"
+                  + "    s.sendall(b'{\"nonce\": \"x\", \"prompt\": \"Password for x\"}\\n')\n"
+                  + "    r = json.loads(s.makefile().readline())\n"
+                  + "    s.close()\n"
+                  + "    assert not r['ok'], r\n"
+                  + "    budget += 'budget' in r['message']\n"
+                  + "print('over budget', budget)\n"
+                  + "EOF");
+      assertThat(asked).containsPattern("over budget [1-9][0-9]*");
+      // The refusals went into the trail only up to their cap.
+      assertThat(events(AuditEvent.GIT_CREDENTIAL))
+          .filteredOn(e -> sb.id().equals(e.sandboxId()))
+          .hasSizeLessThanOrEqualTo(64);
+      assertThat(sb.isAlive()).isTrue();
+    }
+  }
+
+  @Test
   void aNonceStolenDuringAnOperationIsWorthNothingOnceItEnded() throws Exception {
     try (Sandbox sb = sandbox()) {
       // Sandbox code watches every process's environment while the host clones (bounded: 60 s).

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.Secret;
 import io.agentnest.audit.AuditEvent;
+import io.agentnest.internal.audit.Budget;
 import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.Frame;
 import io.agentnest.internal.channel.Ops;
@@ -50,14 +51,26 @@ public final class AskpassGrants {
 
   private final @Nullable AgentChannel channel;
   private final BiConsumer<String, Map<String, ?>> audit;
+  private final @Nullable Budget budget;
+  private final Runnable overBudget;
   private final Map<String, Grant> open = new ConcurrentHashMap<>();
   private final AtomicInteger refusals = new AtomicInteger();
   private final AtomicInteger pending = new AtomicInteger();
 
-  /** Answers the questions {@code channel} carries (null: only {@link #decide}, for tests). */
-  public AskpassGrants(@Nullable AgentChannel channel, BiConsumer<String, Map<String, ?>> audit) {
+  /**
+   * Answers the questions {@code channel} carries (null: only {@link #decide}, for tests). Each
+   * question takes a token of {@code budget} (the sandbox's budget of questions, shared with
+   * approval questions); one that keeps pressing past it runs {@code overBudget}.
+   */
+  public AskpassGrants(
+      @Nullable AgentChannel channel,
+      BiConsumer<String, Map<String, ?>> audit,
+      @Nullable Budget budget,
+      Runnable overBudget) {
     this.channel = channel;
     this.audit = audit;
+    this.budget = budget;
+    this.overBudget = overBudget;
     if (channel != null) {
       channel.onAskpass(this::onQuestion);
     }
@@ -197,6 +210,23 @@ public final class AskpassGrants {
     if (aid <= 0 || channel == null) {
       return;
     }
+    Budget b = budget;
+    if (b != null) {
+      Budget.Decision bd = b.take();
+      if (bd != Budget.Decision.ADMIT) {
+        // The budget records its own limit.hit; this answer is not audited one by one.
+        send(
+            Json.object()
+                .put(Ops.OP, Ops.OP_ASKPASS_REPLY)
+                .put("aid", aid)
+                .put("ok", false)
+                .put("message", "refused: more questions than the sandbox's budget allows"));
+        if (bd == Budget.Decision.DESTROY) {
+          overBudget.run();
+        }
+        return;
+      }
+    }
     String nonce = bounded(h.path("nonce").asText(""), 128);
     String prompt = bounded(h.path("prompt").asText(""), 1024);
     Decision d = decide(nonce, prompt);
@@ -216,8 +246,16 @@ public final class AskpassGrants {
     if (d.value() != null || refusals.incrementAndGet() <= MAX_REFUSALS_AUDITED) {
       audit.accept(AuditEvent.GIT_CREDENTIAL, data);
     }
+    send(reply);
+  }
+
+  private void send(ObjectNode reply) {
+    AgentChannel c = channel;
+    if (c == null) {
+      return;
+    }
     try {
-      channel.send(reply, new byte[0]);
+      c.send(reply, new byte[0]);
     } catch (RuntimeException e) {
       // The sandbox is gone: its helper gets no answer and git fails.
     }

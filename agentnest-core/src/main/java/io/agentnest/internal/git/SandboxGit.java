@@ -56,7 +56,7 @@ public final class SandboxGit implements Git {
 
   public SandboxGit(DefaultSandbox sb) {
     this.sb = sb;
-    this.grants = new AskpassGrants(sb.channel(), sb::audit);
+    this.grants = new AskpassGrants(sb.channel(), sb::audit, sb.askBudget(), sb.askOverBudget());
   }
 
   @Override

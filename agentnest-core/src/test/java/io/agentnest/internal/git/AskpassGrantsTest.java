@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 class AskpassGrantsTest {
   static final String TOKEN = "tok-0123456789abcdef";
   final List<Map<String, ?>> audited = new ArrayList<>();
-  final AskpassGrants grants = new AskpassGrants(null, (t, d) -> audited.add(d));
+  final AskpassGrants grants = new AskpassGrants(null, (t, d) -> audited.add(d), null, () -> {});
 
   AskpassGrants.Grant grant() {
     return grants.open(URI.create("https://git.example.com/org/app.git"), "bot", Secret.of(TOKEN));
