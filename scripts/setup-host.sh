@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs and starts what AgentNest needs on a Debian 12 host: Docker engine, gVisor (runsc),
-# mmdebstrap; registers runsc with Docker. Idempotent: each step checks first and skips what is
+# mmdebstrap (and, for the tests, Node.js, Chromium, git); registers runsc with Docker. Idempotent: each step checks first and skips what is
 # already there. The base image is built by 'agentnest image build'.
 set -euo pipefail
 
@@ -26,8 +26,10 @@ install_packages() {
   # Chromium and its WebDriver: the web console's browser tests (Selenium, headless).
   command -v chromium >/dev/null 2>&1 || missing+=(chromium)
   command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
+  # git: the git workspace tests serve repositories with 'git http-backend' on the host.
+  command -v git >/dev/null 2>&1 || missing+=(git)
   if [ "${#missing[@]}" -eq 0 ]; then
-    log "packages present: dockerd runsc mmdebstrap node npm chromium chromedriver"
+    log "packages present: dockerd runsc mmdebstrap node npm chromium chromedriver git"
     return 0
   fi
   need_root || return 0

@@ -263,6 +263,24 @@ public interface Sandbox extends AutoCloseable {
             + " with the browser preset");
   }
 
+  /**
+   * Git repositories in this sandbox's workspace: clone, change, commit, push, export as a patch or
+   * bundle to the host; credentials stay on the host (see {@link Git}, docs/git.md). Needs an image
+   * with git (the {@code data} and {@code browser} presets have it).
+   *
+   * <pre>{@code
+   * GitWorkspace repo = sb.git().clone("https://github.com/org/app", "app", GitAuth.token(token));
+   * }</pre>
+   *
+   * @throws UnsupportedControlException where the sandbox cannot run git for the host
+   */
+  default Git git() {
+    throw new UnsupportedControlException(
+        "this sandbox ("
+            + getClass().getSimpleName()
+            + ") cannot run git workspaces: use a sandbox created in this process (Sandbox.create)");
+  }
+
   /** As {@link #expose(int)}, on host port {@code hostPort} of 127.0.0.1 (0: an ephemeral one). */
   default Exposed expose(int sandboxPort, int hostPort) {
     throw new UnsupportedControlException(

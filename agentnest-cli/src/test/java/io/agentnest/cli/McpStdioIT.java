@@ -90,7 +90,10 @@ class McpStdioIT {
             "fork_sandbox",
             "browser_open",
             "browser_screenshot",
-            "browser_text");
+            "browser_text",
+            "git_clone",
+            "git_diff",
+            "git_commit");
     JsonNode runPython =
         StreamSupport.stream(out.path("tools").spliterator(), false)
             .filter(t -> t.path("name").asText().equals("run_python"))

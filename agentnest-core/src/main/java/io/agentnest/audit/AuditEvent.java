@@ -90,6 +90,17 @@ public record AuditEvent(
   /** An exposed port stopped listening (closed, or its sandbox went away). */
   public static final String PORT_CLOSED = "port.closed";
 
+  /**
+   * Git's askpass helper asked for a credential: granted or refused, with the host and what was
+   * asked (username, password), never the value (Sandbox.git()).
+   */
+  public static final String GIT_CREDENTIAL = "git.credential";
+
+  /**
+   * A git operation that reaches a remote (clone, fetch, push) ran: its remote host and outcome.
+   */
+  public static final String GIT_OPERATION = "git.operation";
+
   /** Every documented event type; {@link AuditLog#record} refuses others. */
   public static final Set<String> TYPES =
       Set.of(
@@ -120,7 +131,9 @@ public record AuditEvent(
           FILES_UPLOADED,
           PORT_EXPOSED,
           PORT_CONNECTION,
-          PORT_CLOSED);
+          PORT_CLOSED,
+          GIT_CREDENTIAL,
+          GIT_OPERATION);
 
   public AuditEvent {
     Objects.requireNonNull(time, "time");

@@ -11,6 +11,7 @@ import io.agentnest.ExecResult;
 import io.agentnest.Execution;
 import io.agentnest.Exposed;
 import io.agentnest.ForkReport;
+import io.agentnest.Git;
 import io.agentnest.PythonSession;
 import io.agentnest.ResourceUsage;
 import io.agentnest.Sandbox;
@@ -36,6 +37,7 @@ import io.agentnest.internal.egress.Interception;
 import io.agentnest.internal.expose.PortForwards;
 import io.agentnest.internal.files.ArtifactTransfer;
 import io.agentnest.internal.files.DefaultSandboxFiles;
+import io.agentnest.internal.git.SandboxGit;
 import io.agentnest.internal.lifecycle.HostState;
 import io.agentnest.internal.lifecycle.SandboxExpiry;
 import io.agentnest.internal.lifecycle.SecurityPolicy;
@@ -101,6 +103,7 @@ public final class DefaultSandbox implements Sandbox {
   private final PortForwards forwards;
   private final SandboxExpiry expiry;
   private volatile @Nullable String destroyReason;
+  private volatile @Nullable SandboxGit git;
 
   /**
    * A pooled sandbox's hand-out labels on their way to the engine (see {@link
@@ -416,6 +419,16 @@ public final class DefaultSandbox implements Sandbox {
     return channel;
   }
 
+  /** The budget of questions sandbox code may ask the host (approvals, git credentials). */
+  public Budget askBudget() {
+    return budgets.asks();
+  }
+
+  /** What a sandbox that keeps asking past {@link #askBudget()} gets: destroyed. */
+  public Runnable askOverBudget() {
+    return budgets.overBudget(Budget.Kind.APPROVAL_ASKS);
+  }
+
   /** tar streams in and out of this sandbox (fork, snapshots, artifacts, uploads). */
   public SandboxArchives archives() {
     checkUsable();
@@ -426,6 +439,22 @@ public final class DefaultSandbox implements Sandbox {
   public Browser browser() {
     checkUsable();
     return ChromiumBrowser.start(this, SecurityPolicy.EGRESS_PORT, BROWSER_START);
+  }
+
+  @Override
+  public Git git() {
+    checkUsable();
+    SandboxGit g = git;
+    if (g == null) {
+      synchronized (this) {
+        g = git;
+        if (g == null) {
+          g = new SandboxGit(this);
+          git = g;
+        }
+      }
+    }
+    return g;
   }
 
   @Override

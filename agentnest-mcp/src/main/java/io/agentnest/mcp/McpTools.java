@@ -40,6 +40,7 @@ final class McpTools {
   private final McpSessions sessions;
   private final ScheduledExecutorService timer;
   private final McpBrowserTools browserTools = new McpBrowserTools();
+  private final McpGitTools gitTools = new McpGitTools(System.getenv());
 
   McpTools(McpSessions sessions, ScheduledExecutorService timer) {
     this.sessions = sessions;
@@ -292,6 +293,7 @@ final class McpTools {
                     },
                     req)));
     tools.addAll(browserTools.all(this));
+    tools.addAll(gitTools.all(this));
     // Extra tools can also be added without editing this class:
     // AgentNestMcpServer.Builder.extraTool(...).
     return tools;

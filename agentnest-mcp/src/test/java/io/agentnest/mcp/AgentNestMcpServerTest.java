@@ -46,7 +46,10 @@ class AgentNestMcpServerTest {
               "fork_sandbox",
               "browser_open",
               "browser_screenshot",
-              "browser_text");
+              "browser_text",
+              "git_clone",
+              "git_diff",
+              "git_commit");
       for (McpSchema.Tool t : tools) {
         assertThat(t.description()).as(t.name()).hasSizeGreaterThan(40);
         assertThat(t.inputSchema()).containsEntry("type", "object");
@@ -73,7 +76,7 @@ class AgentNestMcpServerTest {
       stdio.send("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
       stdio.send("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
       JsonNode list = stdio.receive();
-      assertThat(list.at("/result/tools").size()).isEqualTo(13);
+      assertThat(list.at("/result/tools").size()).isEqualTo(16);
       stdio.send(
           "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\",\"params\":{\"name\":"
               + "\"list_sandboxes\",\"arguments\":{}}}");

@@ -45,7 +45,7 @@ class StdioLimitsTest {
       stdio.send("{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
       JsonNode list = stdio.receive();
       assertThat(list.path("id").asInt()).isEqualTo(2);
-      assertThat(list.at("/result/tools").size()).isEqualTo(13);
+      assertThat(list.at("/result/tools").size()).isEqualTo(16);
 
       stdio.send("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/list\"");
       JsonNode broken = stdio.receive();
@@ -62,7 +62,7 @@ class StdioLimitsTest {
       stdio.send("{\"jsonrpc\":\"2.0\",\r\"id\":5,\"method\":\"tools/list\"}");
       JsonNode afterAll = stdio.receive();
       assertThat(afterAll.path("id").asInt()).isEqualTo(5);
-      assertThat(afterAll.at("/result/tools").size()).isEqualTo(13);
+      assertThat(afterAll.at("/result/tools").size()).isEqualTo(16);
 
       assertThat(stdio.endsWhenStdinCloses()).as("server ends when stdin closes").isTrue();
     }

@@ -78,6 +78,7 @@ public final class AgentChannel implements AutoCloseable {
   private volatile boolean expired;
   private volatile @Nullable Consumer<Frame> tunnelListener;
   private volatile @Nullable Consumer<Frame> forwardListener;
+  private volatile @Nullable Consumer<Frame> askpassListener;
   private final List<Runnable> onDeath = new CopyOnWriteArrayList<>();
 
   private record Pending(Consumer<Frame> events, CompletableFuture<Frame> done) {}
@@ -324,6 +325,14 @@ public final class AgentChannel implements AutoCloseable {
     pending.remove(id);
   }
 
+  /**
+   * Receives git's askpass questions ({@link Ops#EV_ASKPASS}), which belong to no call; without a
+   * listener they are dropped and the helper gets no answer.
+   */
+  public void onAskpass(Consumer<Frame> listener) {
+    this.askpassListener = listener;
+  }
+
   /** Receives the egress tunnel frames (tcp_open, tcp_data, ...), which belong to no call. */
   public void onTunnelFrames(Consumer<Frame> listener) {
     this.tunnelListener = listener;
@@ -445,6 +454,13 @@ public final class AgentChannel implements AutoCloseable {
       // Sandbox code that gets hold of the channel could send this: expiry is decided by the
       // host's own clock (markExpired), the agent's word only ends its own process.
       LOG.debug("sandbox {} reports its TTL ran out; the host decides expiry", sandboxId);
+      return;
+    }
+    if (ev.equals(Ops.EV_ASKPASS)) {
+      Consumer<Frame> a = askpassListener;
+      if (a != null) {
+        a.accept(f);
+      }
       return;
     }
     if (Ops.isTunnelFrame(ev)) {
