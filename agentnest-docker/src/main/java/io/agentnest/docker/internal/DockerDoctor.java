@@ -9,7 +9,9 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /** Host checks for the Docker backend. */
 public final class DockerDoctor {
@@ -71,6 +73,10 @@ public final class DockerDoctor {
                   + RUNSC_SNIPPET
                   + " and restart dockerd (scripts/setup-host.sh does both)"));
     }
+    out.add(
+        KataCheck.of(
+            info.getRuntimes() == null ? Map.of() : new LinkedHashMap<>(info.getRuntimes()),
+            Files::isExecutable));
     if (info.getRuntimes() != null && info.getRuntimes().containsKey(DockerGpus.NVIDIA_RUNTIME)) {
       out.add(
           HealthCheck.ok(
