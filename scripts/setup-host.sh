@@ -28,14 +28,23 @@ install_packages() {
   command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
   # git: the git workspace tests serve repositories with 'git http-backend' on the host.
   command -v git >/dev/null 2>&1 || missing+=(git)
-  if [ "${#missing[@]}" -eq 0 ]; then
-    log "packages present: dockerd runsc mmdebstrap node npm chromium chromedriver git"
+  # QEMU: the microvm backend runs each sandbox as a guest of its 'microvm' machine. Without
+  # recommends: no GUI, firmware or tools the backend does not use.
+  local lean=()
+  command -v qemu-system-x86_64 >/dev/null 2>&1 || lean+=(qemu-system-x86)
+  if [ "${#missing[@]}" -eq 0 ] && [ "${#lean[@]}" -eq 0 ]; then
+    log "packages present: dockerd runsc mmdebstrap node npm chromium chromedriver git qemu"
     return 0
   fi
   need_root || return 0
-  log "installing: ${missing[*]}"
+  log "installing: ${missing[*]} ${lean[*]}"
   apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  if [ "${#missing[@]}" -gt 0 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  fi
+  if [ "${#lean[@]}" -gt 0 ]; then
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${lean[@]}" >/dev/null
+  fi
 }
 
 # runsc applies the sandbox's seccomp profile inside gVisor only with --oci-seccomp (where this

@@ -6,6 +6,7 @@ import io.agentnest.AgentNestException;
 import io.agentnest.ExecResult;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
+import io.agentnest.spi.support.AgentNestHome;
 import io.agentnest.escapes.EscapeReport;
 import io.agentnest.escapes.EscapeSuite;
 import io.agentnest.escapes.Probe;
@@ -86,7 +87,10 @@ final class DoctorCommand implements Callable<Integer> {
           "docker",
           List.of("/var/lib/docker"),
           "kubernetes",
-          List.of("/var/lib/kubelet", "/var/lib/containerd"));
+          List.of("/var/lib/kubelet", "/var/lib/containerd"),
+          // Where the guests' disks and sockets are: no path under it may show in a guest.
+          "microvm",
+          List.of(AgentNestHome.dir().resolve("microvm").toAbsolutePath().toString()));
 
   @Option(names = "--list", description = "With --escapes: list the probes and exit.")
   boolean list;
@@ -138,6 +142,9 @@ final class DoctorCommand implements Callable<Integer> {
 
   private int runEscapes(String backend, List<HealthCheck> checks) {
     List<String> targets = new ArrayList<>(runtimes);
+    if (targets.isEmpty() && backend.equals(SandboxConfig.MICROVM)) {
+      targets.add(SandboxConfig.MICROVM);
+    }
     if (targets.isEmpty()) {
       targets.add("runc");
       if (hasGvisor(backend, checks)) {

@@ -1,6 +1,7 @@
 package io.agentnest.microvm;
 
 import io.agentnest.SandboxInfo;
+import io.agentnest.microvm.internal.GuestImage;
 import io.agentnest.microvm.internal.Guests;
 import io.agentnest.microvm.internal.MicrovmDoctor;
 import io.agentnest.microvm.internal.MicrovmSettings;
@@ -82,6 +83,11 @@ public final class MicrovmBackend implements RuntimeBackend {
     if (resource.kind().equals("microvm")) {
       destroy(resource.id());
     }
+  }
+
+  @Override
+  public Optional<String> imageId(String image) {
+    return GuestImage.of(image).id();
   }
 
   @Override

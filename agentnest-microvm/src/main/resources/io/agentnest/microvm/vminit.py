@@ -158,10 +158,18 @@ def prepare(spec):
     if workspace:
         flags = MS_NOSUID | MS_NODEV | (MS_RDONLY if spec.get("workspaceReadOnly") else 0)
         mount("/dev/vdb", workspace, "ext4", flags)
+        try:
+            # ext4's lost+found is root's: the workspace must hold only what the sandbox wrote.
+            os.rmdir(os.path.join(workspace, "lost+found"))
+        except OSError:
+            pass
         if not spec.get("workspaceReadOnly"):
             os.chown(workspace, uid, gid)
             os.chmod(workspace, 0o755)
     mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=64m")
+    # Overcommit as the host does: an allocation larger than the guest's RAM then meets the
+    # sandbox's memory limit (an OOM kill the agent reports as MEMORY), not an early ENOMEM.
+    write_file("/proc/sys/vm/overcommit_memory", "1")
     group = setup_cgroup(spec)
     loopback_up()
     socket.sethostname(spec.get("hostname", "sandbox"))

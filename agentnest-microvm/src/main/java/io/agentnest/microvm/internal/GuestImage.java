@@ -2,8 +2,13 @@ package io.agentnest.microvm.internal;
 
 import io.agentnest.ImageNotFoundException;
 import io.agentnest.spi.support.AgentNestHome;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Optional;
 
 /**
  * A guest image as {@code agentnest image build --microvm} leaves it: a kernel, an initramfs that
@@ -56,6 +61,23 @@ public record GuestImage(String name, Path dir) {
         && Files.isRegularFile(initrd())
         && Files.isRegularFile(rootfs())
         && Files.isRegularFile(dir.resolve(META));
+  }
+
+  /**
+   * The image's identity: a digest of its description, which names its packages, kernel and build
+   * time, so a rebuilt image is a different one (snapshots record it).
+   */
+  public Optional<String> id() {
+    if (!exists()) {
+      return Optional.empty();
+    }
+    try {
+      byte[] digest =
+          MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(dir.resolve(META)));
+      return Optional.of("sha256:" + HexFormat.of().formatHex(digest));
+    } catch (IOException | NoSuchAlgorithmException e) {
+      return Optional.empty();
+    }
   }
 
   /** This image, or an error that says how to build it. */

@@ -10,6 +10,7 @@ import io.agentnest.UnsupportedControlException;
 import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.ManagedResource;
 import io.agentnest.spi.SandboxSpec;
+import io.agentnest.spi.support.StartTrace;
 import java.io.File;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -61,6 +62,7 @@ public final class Guests {
     GuestImage image = GuestImage.of(spec.image()).require();
     Path qemu = QemuLauncher.require(settings.qemu());
     Accelerator.Choice accel = Accelerator.resolve(settings, qemu, image);
+    StartTrace.mark("image and accelerator");
     String id = HexFormat.of().formatHex(random());
     VmDirectory vm = VmDirectory.create(id);
     try {
@@ -68,6 +70,7 @@ public final class Guests {
       Long workspace = spec.tmpfs().get(SandboxConfig.WORKSPACE);
       if (workspace != null) {
         formatWorkspace(vm.workspaceDisk(), workspace, ids);
+        StartTrace.mark("workspace disk");
       }
       long memoryMiB =
           Math.max(64, (spec.memoryBytes() + (1 << 20) - 1) >> 20) + QemuLauncher.OVERHEAD_MIB;
@@ -90,6 +93,7 @@ public final class Guests {
           QemuLauncher.command(
               qemu, image, vm, new QemuLauncher.Machine(accel.accel(), memoryMiB, vcpus, "")),
           vm);
+      StartTrace.mark("qemu started");
       return handshake(
           vm,
           guestSpec(spec, id, ids, workspace != null),
@@ -207,8 +211,10 @@ public final class Guests {
       ch = DeadlineLines.connect(vm.agentSocket(), deadline);
       try (DeadlineLines lines = new DeadlineLines(ch, MAX_GUEST_LINE)) {
         awaitLine(lines, READY, deadline, vm, boot, accel);
+        StartTrace.mark("guest kernel and init up");
         lines.write(JSON.writeValueAsString(guestSpec));
         awaitLine(lines, SPAWNED, deadline, vm, boot, accel);
+        StartTrace.mark("guest mounts, limits, command spawned");
         byte[] rest = lines.rest();
         lines.detach();
         return new VmConnection(
