@@ -47,6 +47,16 @@ if [ -f "$kc" ] && command -v ctr >/dev/null 2>&1 && "$script" status >/dev/null
   done <<<"$left"
 fi
 
+# MicroVM guests: a QEMU still running a guest's agent socket, or a guest's state directory under
+# a module's test home (each is removed with its sandbox).
+while IFS= read -r line; do
+  [ -z "$line" ] && continue
+  problems+=("microVM guest still running: $line")
+done < <(pgrep -af 'qemu-system.*microvm/vms/' 2>/dev/null | cut -c1-160 || true)
+while IFS= read -r path; do
+  problems+=("microVM state directory left behind: $path")
+done < <(find . -path '*/target/agentnest-home/microvm/vms/*' -mindepth 0 -maxdepth 6 -type d -newer "$marker" 2>/dev/null | grep -E '/vms/[0-9a-f]+$' || true)
+
 if [ -d /run/agentnest/bulk ]; then
   while IFS= read -r path; do
     problems+=("bulk-link directory left behind: $path")

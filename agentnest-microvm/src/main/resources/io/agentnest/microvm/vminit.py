@@ -32,7 +32,9 @@ SPAWNED = b"AGENTNEST-VM-SPAWNED\n"
 
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC = 32, 4096, 16384
-PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS = 24, 38
+PR_CAPBSET_DROP, PR_SET_NO_NEW_PRIVS, PR_SET_SECCOMP = 24, 38, 22
+MS_PRIVATE = 1 << 18
+CLONE_NEWNS, CLONE_NEWPID = 0x00020000, 0x20000000
 RB_POWER_OFF = 0x4321FEDC
 
 libc = ctypes.CDLL(None, use_errno=True)
@@ -171,9 +173,131 @@ def prepare(spec):
     # sandbox's memory limit (an OOM kill the agent reports as MEMORY), not an early ENOMEM.
     write_file("/proc/sys/vm/overcommit_memory", "1")
     group = setup_cgroup(spec)
+    harden_kernel()
     loopback_up()
     socket.sethostname(spec.get("hostname", "sandbox"))
     return group
+
+
+# The guest is the boundary; inside it the sandbox still gets the container's view and filter, so
+# that its code cannot reach more of the guest kernel than it could of a host's (a guest kernel
+# bug must not be a shortcut to root in the guest, and from there to QEMU's devices).
+
+# Paths Docker masks in every container: a file gets /dev/null over it, a directory an empty tmpfs.
+MASKED = ("/proc/asound", "/proc/acpi", "/proc/kcore", "/proc/keys", "/proc/key-users",
+          "/proc/latency_stats", "/proc/timer_list", "/proc/timer_stats", "/proc/sched_debug",
+          "/proc/scsi", "/sys/firmware", "/sys/kernel/debug", "/sys/kernel/security",
+          "/sys/kernel/tracing", "/sys/class/dmi")
+SYSCTLS = {
+    "kernel/unprivileged_userns_clone": "0",
+    "kernel/kptr_restrict": "2",
+    "kernel/dmesg_restrict": "1",
+    "kernel/perf_event_paranoid": "3",
+    "vm/unprivileged_userfaultfd": "0",
+    "kernel/unprivileged_bpf_disabled": "1",
+}
+
+
+def harden_kernel():
+    for name, value in SYSCTLS.items():
+        try:
+            write_file("/proc/sys/" + name, value)
+        except OSError:
+            pass
+
+
+def mask_paths():
+    for path in MASKED:
+        try:
+            if os.path.isdir(path):
+                mount("tmpfs", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=4k,mode=0555")
+            elif os.path.exists(path):
+                mount("/dev/null", path, None, MS_BIND)
+        except OSError:
+            pass
+
+
+# A seccomp filter (classic BPF) for what the container profile refuses and a guest would serve:
+# any ABI but x86-64 (the 32-bit int 0x80 and x32 entries), namespaces, io_uring, keyrings,
+# userfaultfd, BPF, perf, module loading, cross-process memory, and sockets beyond UNIX/INET.
+AUDIT_ARCH_X86_64 = 0xC000003E
+SECCOMP_RET_ALLOW, SECCOMP_RET_ERRNO = 0x7FFF0000, 0x00050000
+DENIED = {
+    272: errno.EPERM,   # unshare
+    308: errno.EPERM,   # setns
+    425: errno.ENOSYS, 426: errno.ENOSYS, 427: errno.ENOSYS,  # io_uring_*
+    248: errno.EPERM, 249: errno.EPERM, 250: errno.EPERM,  # add_key, request_key, keyctl
+    323: errno.EPERM,   # userfaultfd
+    321: errno.EPERM,   # bpf
+    298: errno.EPERM,   # perf_event_open
+    175: errno.EPERM, 313: errno.EPERM, 176: errno.EPERM,  # init_module, finit_module, delete_module
+    246: errno.EPERM, 320: errno.EPERM,  # kexec_load, kexec_file_load
+    310: errno.EPERM, 311: errno.EPERM,  # process_vm_readv, process_vm_writev
+    440: errno.EPERM, 438: errno.EPERM,  # process_madvise, pidfd_getfd
+    304: errno.EPERM, 303: errno.EPERM,  # open_by_handle_at, name_to_handle_at
+    101: errno.EPERM,   # ptrace
+    169: errno.EPERM,   # reboot
+    165: errno.EPERM, 166: errno.EPERM, 155: errno.EPERM,  # mount, umount2, pivot_root
+    161: errno.EPERM,   # chroot
+    103: errno.EPERM,   # syslog
+    435: errno.ENOSYS,  # clone3: glibc falls back to clone, whose flags are checked below
+    134: errno.EPERM,   # uselib
+    139: errno.EPERM,   # sysfs
+    156: errno.EPERM,   # _sysctl
+    212: errno.EPERM,   # lookup_dcookie
+    254: errno.EPERM, 255: errno.EPERM, 256: errno.EPERM,  # inotify? no: see below
+}
+# (254-256 are inotify calls, which containers allow: keep them allowed.)
+for _nr in (254, 255, 256):
+    DENIED.pop(_nr, None)
+SYS_SOCKET, SYS_SOCKETPAIR, SYS_CLONE = 41, 53, 56
+ALLOWED_FAMILIES = (1, 2, 10)  # AF_UNIX, AF_INET, AF_INET6
+CLONE_NS_FLAGS = 0x7E020000  # NEWNS|NEWCGROUP|NEWUTS|NEWIPC|NEWUSER|NEWPID|NEWNET
+
+
+def seccomp_filter():
+    BPF_LD_W_ABS, BPF_JEQ_K, BPF_JGE_K, BPF_JSET_K, BPF_RET_K = 0x20, 0x15, 0x35, 0x45, 0x06
+    prog = []
+
+    def ins(code, k, jt=0, jf=0):
+        prog.append((code, jt, jf, k))
+
+    ins(BPF_LD_W_ABS, 4)                                   # arch
+    ins(BPF_JEQ_K, AUDIT_ARCH_X86_64, 1, 0)
+    ins(BPF_RET_K, SECCOMP_RET_ERRNO | errno.ENOSYS)
+    ins(BPF_LD_W_ABS, 0)                                   # nr
+    ins(BPF_JGE_K, 0x40000000, 0, 1)                       # the x32 ABI
+    ins(BPF_RET_K, SECCOMP_RET_ERRNO | errno.ENOSYS)
+    for nr, err in sorted(DENIED.items()):
+        ins(BPF_JEQ_K, nr, 0, 1)
+        ins(BPF_RET_K, SECCOMP_RET_ERRNO | err)
+    # socket(domain, ...) and socketpair: only UNIX and IP families
+    for call in (SYS_SOCKET, SYS_SOCKETPAIR):
+        ins(BPF_JEQ_K, call, 0, 2 + 2 * len(ALLOWED_FAMILIES))
+        ins(BPF_LD_W_ABS, 16)                              # args[0], low word
+        for fam in ALLOWED_FAMILIES:
+            ins(BPF_JEQ_K, fam, 0, 1)
+            ins(BPF_RET_K, SECCOMP_RET_ALLOW)
+        ins(BPF_RET_K, SECCOMP_RET_ERRNO | errno.EAFNOSUPPORT)
+    # clone(flags, ...): no new namespaces
+    ins(BPF_JEQ_K, SYS_CLONE, 0, 3)
+    ins(BPF_LD_W_ABS, 16)
+    ins(BPF_JSET_K, CLONE_NS_FLAGS, 0, 1)
+    ins(BPF_RET_K, SECCOMP_RET_ERRNO | errno.EPERM)
+    ins(BPF_RET_K, SECCOMP_RET_ALLOW)
+    return b"".join(struct.pack("HBBI", *i) for i in prog), len(prog)
+
+
+class SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def install_seccomp():
+    code, n = seccomp_filter()
+    buf = ctypes.create_string_buffer(code, len(code))
+    prog = SockFprog(n, ctypes.addressof(buf))
+    if libc.prctl(PR_SET_SECCOMP, 2, ctypes.byref(prog), 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "seccomp filter")
 
 
 def start(spec, group):
@@ -185,6 +309,25 @@ def start(spec, group):
         try:
             os.setsid()
             write_file(group + "/cgroup.procs", str(os.getpid()))
+            # Its own PID and mount namespaces, as in a container: the sandbox sees its own
+            # processes only, under a /proc mounted for them with the usual paths masked.
+            if libc.unshare(CLONE_NEWPID | CLONE_NEWNS) != 0:
+                raise OSError(ctypes.get_errno(), "unshare")
+            mount("none", "/", None, MS_REC | MS_PRIVATE)
+            inner = os.fork()
+            if inner != 0:
+                os.close(in_r)
+                os.close(out_w)
+                os.close(in_w)
+                os.close(out_r)
+                while True:
+                    try:
+                        _, status = os.waitpid(inner, 0)
+                        os._exit(os.waitstatus_to_exitcode(status) & 0xFF)
+                    except InterruptedError:
+                        continue
+            mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+            mask_paths()
             nofile = int(spec["openFilesLimit"])
             resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
             for cap in range(64):
@@ -195,6 +338,7 @@ def start(spec, group):
             os.setuid(uid)
             if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
                 raise OSError(ctypes.get_errno(), "no_new_privs")
+            install_seccomp()
             os.dup2(in_r, 0)
             os.dup2(out_w, 1)
             for fd in (in_r, in_w, out_r, out_w):
