@@ -251,7 +251,9 @@ final class BenchCommand implements Callable<Integer> {
         stats,
         config.backend(),
         config.image(),
-        config.runtime() == null ? "runc" : config.runtime(),
+        config.runtime() != null
+            ? config.runtime()
+            : config.backend().equals(SandboxConfig.MICROVM) ? SandboxConfig.MICROVM : "runc",
         Runtime.getRuntime().availableProcessors(),
         json);
     return ExitCodes.OK;
