@@ -4,14 +4,14 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.agentnest.AgentNestException;
 import io.agentnest.ConfigException;
 import io.agentnest.microvm.internal.GuestImage;
+import io.agentnest.microvm.internal.HostTools;
 import io.agentnest.microvm.internal.Initramfs;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -21,7 +21,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 
@@ -236,42 +235,11 @@ public final class MicrovmImageBuilder {
   }
 
   private static Path tool(String name, String pkg) {
-    for (String dir : List.of("/usr/bin", "/usr/sbin", "/bin", "/sbin")) {
-      Path p = Path.of(dir, name);
-      if (Files.isExecutable(p)) {
-        return p;
-      }
-    }
-    throw new ConfigException(
-        name + " is not installed: 'apt-get install " + pkg + "' (scripts/setup-host.sh does it)");
+    return HostTools.require(name, pkg);
   }
 
   private static String run(List<String> cmd, Path dir, int minutes, String hint) {
-    try {
-      Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true).start();
-      byte[] out = p.getInputStream().readNBytes(64 * 1024);
-      p.getInputStream().transferTo(OutputStream.nullOutputStream());
-      if (!p.waitFor(minutes, TimeUnit.MINUTES)) {
-        p.destroyForcibly();
-        throw new AgentNestException(cmd.get(0) + " did not finish within " + minutes + " minutes");
-      }
-      String text = new String(out, StandardCharsets.UTF_8);
-      if (p.exitValue() != 0) {
-        throw new AgentNestException(
-            Path.of(cmd.get(0)).getFileName()
-                + " failed with exit "
-                + p.exitValue()
-                + ": "
-                + text.strip()
-                + hint);
-      }
-      return text;
-    } catch (IOException e) {
-      throw new AgentNestException("cannot run " + cmd.get(0) + ": " + e.getMessage(), e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new AgentNestException("interrupted while running " + cmd.get(0), e);
-    }
+    return HostTools.run(cmd, dir, Duration.ofMinutes(minutes), hint);
   }
 
   private static void deleteTree(Path dir) {

@@ -3,6 +3,7 @@ package io.agentnest.docker.internal;
 import io.agentnest.BackendUnavailableException;
 import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.SelectableAgentStream;
+import io.agentnest.spi.support.DuplexSocket;
 import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -10,8 +11,6 @@ import java.io.OutputStream;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectableChannel;
-import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -36,26 +35,22 @@ final class UnixSocketAttachment implements BackendSandbox {
 
   private final String id;
   private final SocketChannel ch;
+  private final DuplexSocket io;
   // Made on first use: a connection read from the reactor never needs it (nor its 256 KiB).
   private @Nullable DockerStreamDemux stdout;
   private final DockerStreamPushDemux pushed = new DockerStreamPushDemux();
-  private volatile boolean nonBlocking;
-  // Opened on the first write that finds the socket full in non-blocking mode.
-  private final Object writeWait = new Object();
-  private @Nullable Selector writeSelector; // guarded by writeWait
-  private final OutputStream stdin;
-  private volatile boolean closed;
 
   UnixSocketAttachment(Path socket, String id) {
     this.id = id;
     try {
       ch = SocketChannel.open(UnixDomainSocketAddress.of(socket));
+      io = new DuplexSocket(ch);
       String req =
           "POST /containers/"
               + id
               + "/attach?stream=1&stdin=1&stdout=1&stderr=1 HTTP/1.1\r\n"
               + "Host: docker\r\nUpgrade: tcp\r\nConnection: Upgrade\r\nContent-Length: 0\r\n\r\n";
-      writeFully(ByteBuffer.wrap(req.getBytes(StandardCharsets.US_ASCII)));
+      io.writeFully(ByteBuffer.wrap(req.getBytes(StandardCharsets.US_ASCII)));
       String head = readHead();
       String status = head.lines().findFirst().orElse("");
       if (!status.matches("HTTP/1\\.[01] (101|200) .*")) {
@@ -67,7 +62,6 @@ final class UnixSocketAttachment implements BackendSandbox {
       throw new BackendUnavailableException(
           "cannot attach to container " + id + " over " + socket + ": " + e.getMessage(), e);
     }
-    this.stdin = new ChannelOut();
   }
 
   /** Reads the response head byte by byte, so nothing of the stream after it is consumed. */
@@ -87,39 +81,13 @@ final class UnixSocketAttachment implements BackendSandbox {
     throw new IOException("attach response head larger than " + MAX_HEAD + " bytes");
   }
 
-  private void writeFully(ByteBuffer b) throws IOException {
-    while (b.hasRemaining()) {
-      if (ch.write(b) == 0 && nonBlocking) {
-        awaitWritable();
-      }
-    }
-  }
-
-  private void awaitWritable() throws IOException {
-    synchronized (writeWait) {
-      if (closed) {
-        throw new IOException("sandbox connection closed");
-      }
-      Selector sel = writeSelector;
-      if (sel == null) {
-        sel = Selector.open();
-        ch.register(sel, SelectionKey.OP_WRITE);
-        writeSelector = sel;
-      }
-      // Bounded waits: a close() meanwhile must end the write, not leave it parked.
-      sel.select(200);
-      sel.selectedKeys().clear();
-    }
-  }
-
   @Override
   public Optional<SelectableAgentStream> selectableStream() {
     try {
-      ch.configureBlocking(false);
+      io.nonBlocking();
     } catch (IOException e) {
       return Optional.empty();
     }
-    nonBlocking = true;
     return Optional.of(
         new SelectableAgentStream() {
           @Override
@@ -140,54 +108,6 @@ final class UnixSocketAttachment implements BackendSandbox {
         });
   }
 
-  // SocketChannel reads and writes proceed concurrently; Channels.newInputStream would serialise
-  // them on the channel's blocking lock, so these adapters call the channel directly.
-  private final class ChannelIn extends InputStream {
-    @Override
-    public int read() throws IOException {
-      byte[] b = new byte[1];
-      int n = read(b, 0, 1);
-      return n < 0 ? -1 : b[0] & 0xff;
-    }
-
-    @Override
-    public int read(byte[] b, int off, int len) throws IOException {
-      if (len == 0) {
-        return 0;
-      }
-      int n = ch.read(ByteBuffer.wrap(b, off, len));
-      return n;
-    }
-  }
-
-  private final class ChannelOut extends OutputStream {
-    @Override
-    public void write(int b) throws IOException {
-      write(new byte[] {(byte) b}, 0, 1);
-    }
-
-    @Override
-    public void write(byte[] b, int off, int len) throws IOException {
-      if (closed) {
-        throw new IOException("sandbox connection closed");
-      }
-      writeFully(ByteBuffer.wrap(b, off, len));
-    }
-  }
-
-  private void closeWriteSelector() {
-    synchronized (writeWait) {
-      Selector sel = writeSelector;
-      if (sel != null) {
-        try {
-          sel.close();
-        } catch (IOException ignored) {
-          // nothing held beyond the descriptor
-        }
-      }
-    }
-  }
-
   @Override
   public String id() {
     return id;
@@ -198,7 +118,7 @@ final class UnixSocketAttachment implements BackendSandbox {
     DockerStreamDemux s = stdout;
     if (s == null) {
       // Buffered below the demultiplexer too: its 8-byte headers would each cost a system call.
-      s = new DockerStreamDemux(new BufferedInputStream(new ChannelIn(), 1 << 18));
+      s = new DockerStreamDemux(new BufferedInputStream(io.input(), 1 << 18));
       stdout = s;
     }
     return s;
@@ -206,7 +126,7 @@ final class UnixSocketAttachment implements BackendSandbox {
 
   @Override
   public OutputStream toAgent() {
-    return stdin;
+    return io.output();
   }
 
   @Override
@@ -215,19 +135,11 @@ final class UnixSocketAttachment implements BackendSandbox {
     synchronized (this) {
       s = stdout;
     }
-    return nonBlocking || s == null ? pushed.diagnostics() : s.diagnostics();
+    return io.isNonBlocking() || s == null ? pushed.diagnostics() : s.diagnostics();
   }
 
   @Override
   public void close() {
-    if (!closed) {
-      closed = true;
-      try {
-        ch.close();
-      } catch (IOException ignored) {
-        // already closed
-      }
-      closeWriteSelector();
-    }
+    io.close();
   }
 }

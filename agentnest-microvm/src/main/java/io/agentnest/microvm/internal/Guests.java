@@ -11,12 +11,9 @@ import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.ManagedResource;
 import io.agentnest.spi.SandboxSpec;
 import io.agentnest.spi.support.StartTrace;
-import java.io.File;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.nio.channels.SocketChannel;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -156,8 +153,8 @@ public final class Guests {
     } catch (IOException e) {
       throw new AgentNestException("cannot create the workspace disk " + disk + ": " + e, e);
     }
-    Path mke2fs = Tools.require("mke2fs", "e2fsprogs");
-    Tools.run(
+    Path mke2fs = HostTools.require("mke2fs", "e2fsprogs");
+    HostTools.run(
         List.of(
             mke2fs.toString(),
             "-q",
@@ -173,7 +170,9 @@ public final class Guests {
             "-L",
             "workspace",
             disk.toString()),
-        Duration.ofSeconds(60));
+        Path.of("/"),
+        Duration.ofSeconds(60),
+        "");
   }
 
   private static Map<String, Object> guestSpec(
@@ -372,50 +371,5 @@ public final class Guests {
                           r.labels())));
     }
     return out;
-  }
-
-  /** Runs small host tools (mke2fs) with a deadline, throwing their own words on failure. */
-  static final class Tools {
-    private Tools() {}
-
-    static Path require(String tool, String pkg) {
-      for (String dir : List.of("/usr/sbin", "/sbin", "/usr/bin", "/bin")) {
-        Path p = Path.of(dir, tool);
-        if (Files.isExecutable(p)) {
-          return p;
-        }
-      }
-      throw new BackendUnavailableException(
-          tool + " is not installed: 'apt-get install " + pkg + "'");
-    }
-
-    static void run(List<String> cmd, Duration timeout) {
-      try {
-        Process p =
-            new ProcessBuilder(cmd)
-                .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
-                .redirectErrorStream(true)
-                .start();
-        byte[] out = p.getInputStream().readNBytes(16 * 1024);
-        if (!p.waitFor(timeout.toSeconds(), TimeUnit.SECONDS)) {
-          p.destroyForcibly();
-          throw new AgentNestException(
-              cmd.get(0) + " did not finish within " + timeout.toSeconds() + " s");
-        }
-        if (p.exitValue() != 0) {
-          throw new AgentNestException(
-              cmd.get(0)
-                  + " failed (exit "
-                  + p.exitValue()
-                  + "): "
-                  + new String(out, StandardCharsets.UTF_8).strip());
-        }
-      } catch (IOException e) {
-        throw new AgentNestException("cannot run " + cmd.get(0) + ": " + e.getMessage(), e);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        throw new AgentNestException("interrupted while running " + cmd.get(0), e);
-      }
-    }
   }
 }
