@@ -1,7 +1,10 @@
 import json
 import os
 import struct
+import tempfile
+import threading
 import unittest
+from unittest import mock
 
 from agent_under_test import agent
 
@@ -60,6 +63,73 @@ class PipeChannelTest(unittest.TestCase):
             + frame({"op": "ping", "id": 6})
         )
         self.assertEqual(self.channel.read_frame()[0]["id"], 6)
+
+
+class BufferedReadTest(unittest.TestCase):
+    """Reads are buffered (one read per burst of frames, not five per frame: under gVisor each
+    read traps into the sentry), and a frame is the same whatever the reads cut it into."""
+
+    def pipe_channel(self):
+        r, w = os.pipe()
+        self.addCleanup(os.close, r)
+        return agent.Channel(r, -1), w
+
+    def test_frames_that_arrive_together_take_one_read(self):
+        channel, w = self.pipe_channel()
+        os.write(w, frame({"op": "init"}, b"{}") + frame({"op": "hello", "id": 1}) + frame({"op": "set_ttl", "id": 2}))
+        os.close(w)
+        with mock.patch.object(agent.os, "read", wraps=os.read) as reads:
+            ops = [channel.read_frame()[0]["op"] for _ in range(3)]
+            self.assertEqual(reads.call_count, 1)
+        self.assertEqual(ops, ["init", "hello", "set_ttl"])
+        self.assertIsNone(channel.read_frame())
+
+    def test_a_frame_larger_than_the_read_ahead_and_the_next_one_read_back_whole(self):
+        channel, w = self.pipe_channel()
+        big = bytes(range(256)) * (3 * agent.READ_AHEAD // 256 + 7)
+        data = b"junk" + frame({"op": "fs_write", "id": 1}, big) + frame({"op": "ping", "id": 2}, b"tail")
+
+        def writer():
+            # Bounded: writes the fixed bytes above in small pieces, then ends the stream.
+            for i in range(0, len(data), 4093):
+                os.write(w, data[i : i + 4093])
+            os.close(w)
+
+        t = threading.Thread(target=writer, daemon=True)
+        t.start()
+        self.assertEqual(channel.read_frame(), ({"op": "fs_write", "id": 1}, big))
+        self.assertEqual(channel.read_frame(), ({"op": "ping", "id": 2}, b"tail"))
+        self.assertIsNone(channel.read_frame())
+        t.join(10)
+        self.assertLessEqual(len(channel.rbuf), 2 * agent.READ_AHEAD)
+
+
+class CounterTest(unittest.TestCase):
+    """The limit probe's cgroup counters: read with plain os calls, a missing file not looked for
+    again (the cgroup layout of a running container does not change)."""
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.dir = tmp.name
+        self.addCleanup(agent._MISSING_COUNTERS.clear)
+
+    def test_the_first_file_that_exists_gives_the_counter(self):
+        present = os.path.join(self.dir, "memory.events")
+        with open(present, "w") as f:
+            f.write("low 0\noom 2\noom_kill 3\n")
+        missing = os.path.join(self.dir, "oom_control")
+        self.assertEqual(agent.read_counter((missing, present), "oom_kill"), 3)
+        self.assertIsNone(agent.read_counter((missing, present), "max"))
+
+    def test_a_missing_file_is_not_opened_again(self):
+        missing = os.path.join(self.dir, "pids.events")
+        self.assertIsNone(agent.read_counter((missing,), "max"))
+        with open(missing, "w") as f:
+            f.write("max 5\n")
+        with mock.patch.object(agent.os, "open", wraps=os.open) as opens:
+            self.assertIsNone(agent.read_counter((missing,), "max"))
+            self.assertEqual(opens.call_count, 0)
 
 
 class SendTest(unittest.TestCase):

@@ -151,7 +151,7 @@ final class BenchCommand implements Callable<Integer> {
       names = "--trace",
       description =
           "With cold-start: time each step of a start too (policy, engine create, attach, start,"
-              + " agent ready, hello, ...), one row per step.")
+              + " agent ready, hello, ...), one row per step; with pool: each step of a hand-out.")
   boolean trace;
 
   @Option(names = "--json", description = "Print results as JSON.")
@@ -217,7 +217,7 @@ final class BenchCommand implements Callable<Integer> {
       TenantFillBench.run(config, tenantSandboxes, samples);
     }
     if (only.contains("pool")) {
-      PoolBench.run(config, iterations, warmup, samples);
+      PoolBench.run(config, iterations, warmup, trace, samples);
     }
     if (only.contains("density")) {
       DensityBench.run(

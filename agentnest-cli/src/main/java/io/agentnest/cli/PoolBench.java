@@ -6,6 +6,10 @@ import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxPool;
 import io.agentnest.Secret;
+import io.agentnest.spi.support.StartTrace;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -18,9 +22,15 @@ final class PoolBench {
   /**
    * Pooled acquire and acquire + first result: each sample takes a sandbox the pool started
    * earlier, with a secret given at hand-out (as a real user would), runs {@code 1 + 1} and closes
-   * it; the next sample waits (unmeasured, bounded) until the pool has refilled.
+   * it; the next sample waits (unmeasured, bounded) until the pool has refilled. With {@code
+   * trace}, each hand-out's steps ({@link StartTrace} marks) are rows too.
    */
-  static void run(SandboxConfig config, int iterations, int warmup, Map<String, double[]> samples) {
+  static void run(
+      SandboxConfig config,
+      int iterations,
+      int warmup,
+      boolean trace,
+      Map<String, double[]> samples) {
     PoolOptions options =
         PoolOptions.builder().name("bench").minIdle(2).maxTotal(4).refillConcurrency(1).build();
     SandboxConfig perUse =
@@ -28,6 +38,7 @@ final class PoolBench {
     int n = iterations + warmup;
     double[] acquire = new double[iterations];
     double[] first = new double[iterations];
+    Map<String, List<Double>> steps = new LinkedHashMap<>();
     try (SandboxPool pool = SandboxPool.start(config, options);
         ProgressBar pb = Progress.bar("pool", n)) {
       for (int i = 0; i < n; i++) {
@@ -35,14 +46,26 @@ final class PoolBench {
         // A member counts as waiting once its container runs and has its bootstrap; its agent
         // and interpreter then start. A warm pool's members waited long before: so here too.
         settle();
+        StartTrace t = trace ? StartTrace.begin() : null;
         long t0 = System.nanoTime();
         try (Sandbox sb = pool.acquire(perUse)) {
           long t1 = System.nanoTime();
+          StartTrace.mark("(acquire returned)");
           BenchCommand.check(sb.runCode("1 + 1"), "2");
           long t2 = System.nanoTime();
+          StartTrace.mark("first result");
           if (i >= warmup) {
             acquire[i - warmup] = (t1 - t0) / 1e6;
             first[i - warmup] = (t2 - t0) / 1e6;
+          }
+        } finally {
+          if (t != null) {
+            List<StartTrace.Step> done = t.end();
+            if (i >= warmup) {
+              for (StartTrace.Step s : done) {
+                steps.computeIfAbsent(s.name(), k -> new ArrayList<>()).add(s.millis());
+              }
+            }
           }
         }
         pb.step();
@@ -50,6 +73,9 @@ final class PoolBench {
     }
     samples.put("pool acquire", acquire);
     samples.put("pool acquire+first result", first);
+    steps.forEach(
+        (name, ms) ->
+            samples.put("pool: " + name, ms.stream().mapToDouble(Double::doubleValue).toArray()));
     neighbour(config, options, Math.max(200, iterations * 20), samples);
   }
 

@@ -19,6 +19,7 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
@@ -350,6 +351,26 @@ class CliIT {
     assertThat(ops)
         .containsExactly("cold-start", "exec", "session", "file-1mib", "first-byte", "redaction");
     j.path("results").forEach(x -> assertThat(x.path("p50_ms").asDouble()).isPositive());
+  }
+
+  @Test
+  void benchPoolTraceSplitsAHandOutIntoItsSteps() throws Exception {
+    Run r = cli("bench", "-n", "2", "--warmup", "0", "--json", "--only", "pool", "--trace");
+    assertThat(r.exit()).as(r.err()).isZero();
+    JsonNode j = Json.MAPPER.readTree(r.out());
+    Map<String, Double> p50 = new LinkedHashMap<>();
+    j.path("results").forEach(x -> p50.put(x.path("op").asText(), x.path("p50_ms").asDouble()));
+    assertThat(p50)
+        .containsKeys(
+            "pool acquire",
+            "pool acquire+first result",
+            "pool: hand-out: policy",
+            "pool: hand-out: first frame sent",
+            "pool: hand-out: agent ready",
+            "pool: hand-out: audited",
+            "pool: first result");
+    assertThat(p50.get("pool: first result")).isPositive();
+    assertThat(p50.get("pool: hand-out: audited")).isPositive();
   }
 
   @Test

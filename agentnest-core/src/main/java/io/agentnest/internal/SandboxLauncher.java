@@ -165,9 +165,10 @@ final class SandboxLauncher {
     // Built, greeted and told its expiry while the agent takes its first frame: the hello and the
     // expiry go right behind it, and their answers come back with the agent's ready.
     DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), config, channel);
+    StartTrace.mark("hand-out: host objects");
     CompletableFuture<Frame> hello = sb.sendHello();
     CompletableFuture<Frame> expiry = sb.tellExpiry();
-    StartTrace.mark("hand-out: host objects, hello sent");
+    StartTrace.mark("hand-out: hello, expiry sent");
     channel.awaitReady(config.startTimeout());
     StartTrace.mark("hand-out: agent ready");
     sb.awaitHello(hello);
