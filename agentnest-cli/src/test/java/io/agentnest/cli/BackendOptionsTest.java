@@ -71,7 +71,8 @@ class BackendOptionsTest {
   void anUnknownBackendNamesTheInstalledOnesAndExitsWithTheConfigCode() {
     assertThatThrownBy(() -> parse(new ListCommand(), "--backend", "kube").target.name())
         .isInstanceOf(ConfigException.class)
-        .hasMessage("--backend 'kube' is not available: use one of docker, kubernetes, microvm, remote");
+        .hasMessage(
+            "--backend 'kube' is not available: use one of docker, kubernetes, microvm, remote");
     PrintStream old = System.err;
     ByteArrayOutputStream err = new ByteArrayOutputStream();
     try {
