@@ -216,8 +216,7 @@ public final class Guests {
         StartTrace.mark("guest mounts, limits, command spawned");
         byte[] rest = lines.rest();
         lines.detach();
-        return new VmConnection(
-            vm.id(), ch, rest, () -> Qmp.consoleTail(vm.qmpSocket(), CONSOLE_TAIL));
+        return connection(vm, ch, rest);
       }
     } catch (IOException e) {
       closeQuietly(ch);
@@ -269,6 +268,11 @@ public final class Guests {
     throw new IOException("the guest init repeated itself without starting");
   }
 
+  private static VmConnection connection(VmDirectory vm, SocketChannel ch, byte[] leftover) {
+    return new VmConnection(
+        vm.id(), ch, leftover, () -> Qmp.consoleTail(vm.qmpSocket(), CONSOLE_TAIL));
+  }
+
   private static void closeQuietly(@Nullable SocketChannel ch) {
     if (ch != null) {
       try {
@@ -289,8 +293,7 @@ public final class Guests {
       SocketChannel ch =
           DeadlineLines.connect(
               vm.agentSocket(), System.nanoTime() + Duration.ofSeconds(10).toNanos());
-      return new VmConnection(
-          vm.id(), ch, new byte[0], () -> Qmp.consoleTail(vm.qmpSocket(), CONSOLE_TAIL));
+      return connection(vm, ch, new byte[0]);
     } catch (IOException e) {
       throw new BackendUnavailableException(
           "cannot connect to microVM sandbox " + vm.id() + ": " + e.getMessage(), e);

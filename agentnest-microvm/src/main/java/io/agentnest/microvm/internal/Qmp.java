@@ -27,11 +27,6 @@ public final class Qmp {
         .orElse("");
   }
 
-  /** Asks QEMU to end the guest now; false when it does not answer. */
-  public static boolean quit(Path socket) {
-    return execute(socket, "quit", Map.of()).isPresent();
-  }
-
   static Optional<JsonNode> execute(Path socket, String command, Map<String, Object> args) {
     long deadline = System.nanoTime() + TIMEOUT_NS;
     try (SocketChannel ch = DeadlineLines.connect(socket, deadline);

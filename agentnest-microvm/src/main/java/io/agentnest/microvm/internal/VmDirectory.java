@@ -12,6 +12,7 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -78,11 +79,9 @@ public final class VmDirectory {
     }
     try {
       Files.createDirectories(root());
-      Files.createDirectory(d.dir);
-      d.dir.toFile().setReadable(false, false);
-      d.dir.toFile().setReadable(true, true);
-      d.dir.toFile().setExecutable(false, false);
-      d.dir.toFile().setExecutable(true, true);
+      Files.createDirectory(
+          d.dir,
+          PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
     } catch (IOException e) {
       throw new AgentNestException("cannot create " + d.dir + ": " + e.getMessage(), e);
     }
