@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs and starts what AgentNest needs on a Debian 12 host: Docker engine, gVisor (runsc),
+# Installs and starts what AgentNest needs on a Debian 12 host: Docker engine, gVisor (runsc, from
+# bookworm-backports),
 # mmdebstrap (and, for the tests, Node.js, Chromium, git); registers runsc with Docker. Idempotent: each step checks first and skips what is
 # already there. The base image is built by 'agentnest image build'.
 set -euo pipefail
@@ -18,7 +19,6 @@ need_root() {
 install_packages() {
   local missing=()
   command -v dockerd >/dev/null 2>&1 || missing+=(docker.io)
-  command -v runsc >/dev/null 2>&1 || missing+=(runsc)
   command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
   # Node.js and npm: the MCP integration tests drive 'agentnest mcp' with real MCP clients from npm.
   command -v node >/dev/null 2>&1 || missing+=(nodejs)
@@ -33,7 +33,7 @@ install_packages() {
   local lean=()
   command -v qemu-system-x86_64 >/dev/null 2>&1 || lean+=(qemu-system-x86)
   if [ "${#missing[@]}" -eq 0 ] && [ "${#lean[@]}" -eq 0 ]; then
-    log "packages present: dockerd runsc mmdebstrap node npm chromium chromedriver git qemu"
+    log "packages present: dockerd mmdebstrap node npm chromium chromedriver git qemu"
     return 0
   fi
   need_root || return 0
@@ -45,6 +45,55 @@ install_packages() {
   if [ "${#lean[@]}" -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${lean[@]}" >/dev/null
   fi
+}
+
+# gVisor from Debian 12's backports (release 20240729) rather than Debian 12's own (20221219): the
+# newer one runs on the systrap platform, where a system call in the sandbox costs about half of
+# what it does on the older one's ptrace platform (21 vs 44 us here, os.getppid in a loop), which
+# halves a pooled gVisor sandbox's hand-out and shortens every start (docs/runtimes.md). An older
+# runsc is upgraded; elsewhere (not Debian 12) the distribution's own is installed.
+RUNSC_MIN_RELEASE=20240729
+
+runsc_release() {
+  # "runsc version 0.0~20240729.0" (Debian) or "runsc version release-20240729.0" (upstream).
+  # All of its output first: a pipe into 'head' could end runsc with SIGPIPE, which pipefail counts.
+  local v
+  v="$(runsc --version 2>/dev/null)" || return 0
+  sed -n '1s/.*[^0-9]\(20[0-9]\{6\}\).*/\1/p' <<<"$v"
+}
+
+bookworm() { grep -qs '^VERSION_CODENAME=bookworm' /etc/os-release; }
+
+install_runsc() {
+  local have=""
+  command -v runsc >/dev/null 2>&1 && have="$(runsc_release)"
+  if [ -n "$have" ] && { [ "$have" -ge "$RUNSC_MIN_RELEASE" ] || ! bookworm; }; then
+    log "runsc present: release $have"
+    return 0
+  fi
+  if [ -z "$have" ] && command -v runsc >/dev/null 2>&1 && ! bookworm; then
+    log "runsc present (release unknown)"
+    return 0
+  fi
+  need_root || return 0
+  if ! bookworm; then
+    log "installing runsc"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq runsc >/dev/null
+    return 0
+  fi
+  local src=/etc/apt/sources.list.d/agentnest-bookworm-backports.sources
+  if ! grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    # Backports are pinned below the release by default: only what is asked for with -t comes
+    # from them.
+    printf '%s\n' 'Types: deb' 'URIs: http://deb.debian.org/debian' 'Suites: bookworm-backports' \
+      'Components: main' 'Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg' >"$src"
+    log "added $src"
+  fi
+  log "installing runsc from bookworm-backports${have:+ (replacing release $have)}"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -t bookworm-backports runsc >/dev/null
+  log "runsc release $(runsc_release)"
 }
 
 # runsc applies the sandbox's seccomp profile inside gVisor only with --oci-seccomp (where this
@@ -139,5 +188,6 @@ start_dockerd() {
 DAEMON_JSON_CHANGED=0
 DAEMON_JSON_RELOAD=0
 install_packages
+install_runsc
 write_daemon_json
 start_dockerd

@@ -62,6 +62,7 @@ public final class DockerDoctor {
     if (runsc.isPresent()) {
       out.add(HealthCheck.ok("runtime runsc (gVisor)", "registered"));
       out.add(runsc.get().check());
+      out.add(runsc.get().platformCheck());
     } else {
       boolean installed = Files.isExecutable(Path.of("/usr/bin/runsc"));
       out.add(

@@ -11,6 +11,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * How the Docker daemon runs gVisor: runsc's path and the arguments the daemon adds. Whether the
@@ -63,6 +65,11 @@ public record RunscRegistration(String path, List<String> args) {
    * when the binary is not on this host or does not answer.
    */
   public Optional<Boolean> binaryHasOciSeccomp() {
+    return flags().map(f -> f.contains("-oci-seccomp"));
+  }
+
+  /** What {@code runsc flags} prints; empty when the binary is not here or does not answer. */
+  private Optional<String> flags() {
     Path bin = Path.of(path);
     if (!bin.isAbsolute() || !Files.isExecutable(bin)) {
       return Optional.empty();
@@ -74,13 +81,64 @@ public record RunscRegistration(String path, List<String> args) {
         p.destroyForcibly();
         return Optional.empty();
       }
-      return Optional.of(new String(out, StandardCharsets.UTF_8).contains("-oci-seccomp"));
+      return Optional.of(new String(out, StandardCharsets.UTF_8));
     } catch (IOException e) {
       return Optional.empty();
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return Optional.empty();
     }
+  }
+
+  private static final Pattern PLATFORM_ARG = Pattern.compile("--?platform=(\\w+)");
+
+  // runsc flags: "-platform string\n    \tspecifies which platform to use: ... (default "systrap")"
+  private static final Pattern DEFAULT_PLATFORM =
+      Pattern.compile("-platform string[ \\t]*\\r?\\n[^\\n]*\\(default \"(\\w+)\"\\)");
+
+  /**
+   * The gVisor platform sandboxes run on: the daemon's {@code --platform} argument, else the
+   * default {@code flags} (what {@code runsc flags} prints) names; empty when neither says.
+   */
+  Optional<String> platform(Optional<String> flags) {
+    for (String a : args) {
+      Matcher m = PLATFORM_ARG.matcher(a);
+      if (m.matches()) {
+        return Optional.of(m.group(1));
+      }
+    }
+    return flags.map(DEFAULT_PLATFORM::matcher).filter(Matcher::find).map(m -> m.group(1));
+  }
+
+  /**
+   * The doctor's line about gVisor's platform. On ptrace (the default before runsc 2023, Debian
+   * 12's own runsc 20221219) every system call in a sandbox is a ptrace stop of the Sentry, about
+   * twice what it costs on systrap on this project's test machines: slower starts and hand-outs,
+   * same isolation.
+   */
+  public HealthCheck platformCheck() {
+    return platformCheck(flags());
+  }
+
+  HealthCheck platformCheck(Optional<String> flags) {
+    String name = "gVisor platform";
+    Optional<String> platform = platform(flags);
+    if (platform.isEmpty()) {
+      return HealthCheck.warn(
+          name,
+          "cannot tell which platform runsc (" + path + ") uses: 'runsc flags' did not say",
+          "check that " + path + " runs: " + path + " flags");
+    }
+    if (platform.get().equals("ptrace")) {
+      return HealthCheck.warn(
+          name,
+          "ptrace: every system call in a gVisor sandbox stops the Sentry through ptrace, about"
+              + " twice the cost of the systrap platform (slower starts and pooled hand-outs,"
+              + " same isolation)",
+          "use a runsc from 2023 or later, whose default is systrap; on Debian 12"
+              + " scripts/setup-host.sh installs runsc from bookworm-backports");
+    }
+    return HealthCheck.ok(name, platform.get());
   }
 
   /** The doctor's line about seccomp inside gVisor. */

@@ -2,9 +2,11 @@ package io.agentnest.docker.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.agentnest.spi.HealthCheck;
 import io.agentnest.spi.HealthCheck.Status;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
 class RunscRegistrationTest {
@@ -41,5 +43,34 @@ class RunscRegistrationTest {
         .isTrue();
     assertThat(new RunscRegistration("runsc", List.of("--oci-seccomp=true")).appliesOciSeccomp())
         .isTrue();
+  }
+
+  @Test
+  void theDoctorNamesTheDefaultPlatformAndWarnsOnPtrace() {
+    RunscRegistration r = new RunscRegistration("/usr/bin/runsc", List.of("--network=none"));
+    // As runsc 20240729 and 20221219 print them.
+    String systrap =
+        "  -platform string\n    \tspecifies which platform to use: systrap (default), ptrace,"
+            + " kvm. (default \"systrap\")\n  -platform_device_path string\n";
+    String ptrace =
+        "  -platform string\n    \tspecifies which platform to use: ptrace (default), kvm."
+            + " (default \"ptrace\")\n";
+    assertThat(r.platformCheck(Optional.of(systrap)).status()).isEqualTo(Status.OK);
+    assertThat(r.platformCheck(Optional.of(systrap)).detail()).isEqualTo("systrap");
+    HealthCheck old = r.platformCheck(Optional.of(ptrace));
+    assertThat(old.status()).isEqualTo(Status.WARN);
+    assertThat(old.detail()).startsWith("ptrace");
+    assertThat(old.fix()).contains("bookworm-backports");
+    assertThat(r.platformCheck(Optional.empty()).status()).isEqualTo(Status.WARN);
+  }
+
+  @Test
+  void theDaemonsPlatformArgumentWinsOverTheDefault() {
+    String systrap = "  -platform string\n    \tplatforms (default \"systrap\")\n";
+    RunscRegistration r =
+        new RunscRegistration("/usr/bin/runsc", List.of("--network=none", "--platform=ptrace"));
+    assertThat(r.platform(Optional.of(systrap))).contains("ptrace");
+    assertThat(new RunscRegistration("runsc", List.of("-platform=kvm")).platform(Optional.empty()))
+        .contains("kvm");
   }
 }

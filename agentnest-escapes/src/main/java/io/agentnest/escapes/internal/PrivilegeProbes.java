@@ -24,7 +24,7 @@ final class PrivilegeProbes {
         "take the agent's channel: open its (or pid 1's) pipes through /proc/PID/fd, or copy"
             + " them with pidfd_open + pidfd_getfd, to forge results, expiry or approvals",
         ProbeList.onGvisor(
-            "gVisor's /proc (runsc 20221219) lets the same uid open a non-dumpable process's"
+            "gVisor's /proc (runsc 20221219 and 20240729) lets the same uid open a non-dumpable process's"
                 + " fds, unlike Linux: code gets the agent's voice, and the host takes nothing"
                 + " from it on trust (expiry is the host's clock, exit codes and limits are"
                 + " audited as sandbox-reported, the approvals that are a boundary are"
