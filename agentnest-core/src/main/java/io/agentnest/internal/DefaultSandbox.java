@@ -245,11 +245,6 @@ public final class DefaultSandbox implements Sandbox {
     expiry.arm(false);
   }
 
-  /** The expiry sent to the agent now, armed by {@link #arm(CompletableFuture)} later. */
-  CompletableFuture<Frame> tellExpiry() {
-    return expiry.tellAgent(false);
-  }
-
   void arm(CompletableFuture<Frame> told) {
     expiry.armAfter(told);
   }
@@ -314,6 +309,10 @@ public final class DefaultSandbox implements Sandbox {
    * with that frame and its answer arrive with the agent's {@code ready} (one round trip less).
    */
   CompletableFuture<Frame> sendHello() {
+    return sendHello(channel);
+  }
+
+  static CompletableFuture<Frame> sendHello(AgentChannel channel) {
     return channel.call(Json.object().put(Ops.OP, Ops.OP_HELLO), new byte[0], f -> {});
   }
 

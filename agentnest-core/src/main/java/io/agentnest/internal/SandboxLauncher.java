@@ -15,6 +15,7 @@ import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.Frame;
 import io.agentnest.internal.egress.Interception;
 import io.agentnest.internal.lifecycle.HostState;
+import io.agentnest.internal.lifecycle.SandboxExpiry;
 import io.agentnest.internal.lifecycle.SecurityPolicy;
 import io.agentnest.internal.secrets.SecretDelivery;
 import io.agentnest.internal.snapshot.ConfigCodec;
@@ -162,19 +163,22 @@ final class SandboxLauncher {
             config, interception == null ? Map.of() : interception.placeholderEnv())
         .send(channel);
     StartTrace.mark("hand-out: first frame sent");
-    // Built, greeted and told its expiry while the agent takes its first frame: the hello and the
-    // expiry go right behind it, and their answers come back with the agent's ready.
-    DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), config, channel);
-    StartTrace.mark("hand-out: host objects");
-    CompletableFuture<Frame> hello = sb.sendHello();
-    CompletableFuture<Frame> expiry = sb.tellExpiry();
+    // Greeted and told its expiry right behind its first frame, then built while the agent takes
+    // the three: their answers come back with the agent's ready, and the host objects (a few ms
+    // until the JIT has compiled them) cost no round trip. The expiry is now + the user's TTL,
+    // never the idle member's label.
+    Instant expiresAt = Instant.now().plus(config.ttl());
+    CompletableFuture<Frame> hello = DefaultSandbox.sendHello(channel);
+    CompletableFuture<Frame> expiry = SandboxExpiry.tellAgent(channel, expiresAt, false);
     StartTrace.mark("hand-out: hello, expiry sent");
+    DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), config, channel);
+    sb.setExpiresAt(expiresAt);
+    StartTrace.mark("hand-out: host objects");
     channel.awaitReady(config.startTimeout());
     StartTrace.mark("hand-out: agent ready");
     sb.awaitHello(hello);
     StartTrace.mark("hand-out: hello");
     sb.startEgress(interception);
-    // The expiry is now + the user's TTL (DefaultSandbox's own): never the idle member's label.
     Map<String, String> labels = new LinkedHashMap<>();
     labels.put(Labels.OWNER, SecurityPolicy.ownerId());
     labels.put(Labels.OWNER_PID, Long.toString(ProcessHandle.current().pid()));

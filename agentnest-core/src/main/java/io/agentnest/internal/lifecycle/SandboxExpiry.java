@@ -66,6 +66,16 @@ public final class SandboxExpiry {
    * pooled sandbox's hand-out sends it right behind its first frame.
    */
   public CompletableFuture<Frame> tellAgent(boolean reattached) {
+    return tellAgent(channel, expiresAt, reattached);
+  }
+
+  /**
+   * Sends {@code expiresAt} to the agent of {@code channel} before the sandbox's host objects exist
+   * (a pooled hand-out builds them while the agent answers); arm it with {@link #armAfter} once
+   * they do, with the same expiry set by {@link #setExpiresAt}.
+   */
+  public static CompletableFuture<Frame> tellAgent(
+      AgentChannel channel, Instant expiresAt, boolean reattached) {
     return channel.call(
         Json.object()
             .put(Ops.OP, Ops.OP_SET_TTL)
