@@ -33,6 +33,7 @@ final class ChannelStateFork {
                   child.setForkReport(
                       StateTransferReports.report(
                           parent.id(),
+                          parent.backend(),
                           parent.config(),
                           state.variables(),
                           state.skipped(),
