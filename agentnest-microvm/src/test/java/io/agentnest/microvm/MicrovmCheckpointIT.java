@@ -92,6 +92,12 @@ class MicrovmCheckpointIT {
         assertThat(c.files().readString("shared.txt")).isEqualTo("parent");
         tickerRuns(c);
       }
+      // Each copy has the host's time and a random generator of its own (vminit's Control).
+      String random0 = copies.get(0).runCode("import os; os.urandom(16).hex()").result();
+      String random1 = copies.get(1).runCode("import os; os.urandom(16).hex()").result();
+      assertThat(random0).isNotEqualTo(random1);
+      copies.forEach(MicrovmCheckpointIT::clockIsTheHosts);
+      clockIsTheHosts(parent);
       copies.get(0).runCode("state['n'] = 0");
       copies.get(1).runCode("state['n'] = 1");
       copies.get(0).files().write("shared.txt", "copy 0");
@@ -105,6 +111,14 @@ class MicrovmCheckpointIT {
       copies.forEach(Sandbox::destroy);
     }
     assertThat(BACKEND.list()).extracting(SandboxInfo::id).doesNotContainAnyElementsOf(ids(copies));
+  }
+
+  /** The guest's clock is the host's, not behind by the time it was paused (within a second). */
+  private static void clockIsTheHosts(Sandbox sb) {
+    long before = System.currentTimeMillis();
+    double guest = Double.parseDouble(sb.runCode("import time; time.time()").result());
+    long after = System.currentTimeMillis();
+    assertThat(guest * 1000).isBetween(before - 1000.0, after + 1000.0);
   }
 
   private static List<String> ids(List<Sandbox> sbs) {
@@ -125,6 +139,7 @@ class MicrovmCheckpointIT {
         assertThat(restored.runCode("saved").result()).isEqualTo("'kept'");
         // Only a memory restore brings a running process back.
         tickerRuns(restored);
+        clockIsTheHosts(restored);
         assertThat(restored.files().readString("shared.txt")).isEqualTo("parent");
       }
       assertThat(parent.runCode("saved").result()).isEqualTo("'changed after'");

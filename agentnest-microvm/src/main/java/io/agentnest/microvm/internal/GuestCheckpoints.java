@@ -15,12 +15,14 @@ import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -52,6 +54,7 @@ final class GuestCheckpoints {
   private static final ExecutorService RESTORES = DaemonThreads.pool("agentnest-vm-restore");
   private static final Duration MIGRATION_TIMEOUT = Duration.ofSeconds(120);
   private static final long MAX_META_BYTES = 64 * 1024;
+  private static final Duration CONTROL_TIMEOUT = Duration.ofSeconds(5);
 
   /**
    * What a checkpoint was taken from: the machine a restore must start again (the same image,
@@ -123,6 +126,7 @@ final class GuestCheckpoints {
             cancel(q, deadline);
           }
           q.run("cont", Map.of(), deadline);
+          tellResumed(vm, GuestImage.of(r.image()).hasControlPort());
         }
       }
       Meta m =
@@ -277,6 +281,7 @@ final class GuestCheckpoints {
         // Connected before the guest continues: the init's relay finds its host there at once.
         agent = DeadlineLines.connect(vm.agentSocket(), deadline);
         q.run("cont", Map.of(), deadline);
+        tellResumed(vm, image.hasControlPort());
         return Guests.connection(vm, agent, new byte[0]);
       } catch (IOException | RuntimeException e) {
         if (agent != null) {
@@ -297,6 +302,34 @@ final class GuestCheckpoints {
       }
       throw new AgentNestException("cannot start a microVM sandbox from the checkpoint: " + why, e);
     }
+  }
+
+  /**
+   * Tells the running guest's init the host's time and gives it a fresh seed: a guest that was
+   * paused, or is a copy, runs on with the clock and the random generator's state it had (see
+   * vminit.py's Control). Waits (bounded) for the init's answer, so the clock is right and the
+   * generator reseeded before anything else reaches the guest; QEMU drops what a host sends and
+   * hangs up on before the guest reads it. An image built before the control port has no reader:
+   * nothing is sent, and its guests keep their clock.
+   */
+  static void tellResumed(VmDirectory vm, boolean controlPort) {
+    if (!controlPort) {
+      return;
+    }
+    long deadline = System.nanoTime() + CONTROL_TIMEOUT.toNanos();
+    try (SocketChannel ch = DeadlineLines.connect(vm.controlSocket(), deadline);
+        DeadlineLines lines = new DeadlineLines(ch, 64)) {
+      lines.write(resumedLine(Instant.now(), hex(32)));
+      lines.readLine(deadline);
+    } catch (IOException e) {
+      // the guest runs on with its own clock; the host's expiry does not depend on it
+    }
+  }
+
+  /** The control line: the host's time in ns since the epoch, and 32 random bytes in hex. */
+  static String resumedLine(Instant now, String seedHex) throws IOException {
+    long ns = now.getEpochSecond() * 1_000_000_000L + now.getNano();
+    return JSON.writeValueAsString(Map.of("op", "resumed", "time_ns", ns, "seed", seedHex));
   }
 
   /** Waits until the incoming migration has been loaded (the guest is then paused). */
@@ -323,6 +356,7 @@ final class GuestCheckpoints {
     Path tmp;
     try {
       Files.createDirectories(root);
+      removeStale(root);
       tmp =
           Files.createTempDirectory(
               root,
@@ -362,6 +396,27 @@ final class GuestCheckpoints {
       } catch (IOException e) {
         // under AGENTNEST_HOME: 'agentnest prune' finds nothing else there, the next fork neither
       }
+    }
+  }
+
+  /**
+   * Removes fork checkpoints a crashed process left (a fork's own lives for seconds, bounded by the
+   * migration deadlines); at most 64 per call.
+   */
+  private static void removeStale(Path root) {
+    long cutoff = System.currentTimeMillis() - Duration.ofHours(1).toMillis();
+    try (DirectoryStream<Path> s = Files.newDirectoryStream(root, "fork-*")) {
+      int n = 0;
+      for (Path p : s) {
+        if (n++ >= 64) {
+          return;
+        }
+        if (Files.getLastModifiedTime(p, LinkOption.NOFOLLOW_LINKS).toMillis() < cutoff) {
+          HostFiles.deleteTree(p);
+        }
+      }
+    } catch (IOException e) {
+      // best effort: the next fork tries again
     }
   }
 

@@ -254,7 +254,9 @@ public final class Guests {
               + vm.id()
               + " while it started ("
               + e.getMessage()
-              + "); its console said: "
+              + "); QEMU said: "
+              + vm.errors()
+              + "; its console said: "
               + Qmp.consoleTail(vm.qmpSocket(), CONSOLE_TAIL).strip(),
           e);
     } catch (RuntimeException e) {

@@ -123,11 +123,16 @@ public final class QemuLauncher {
     c.addAll(
         List.of(
             "-device",
-            "virtio-serial-device,max_ports=2",
+            "virtio-serial-device,max_ports=3",
             "-chardev",
             "socket,id=agent,path=" + vm.agentSocket() + ",server=on,wait=off",
             "-device",
-            "virtserialport,chardev=agent,name=agentnest"));
+            "virtserialport,chardev=agent,name=agentnest",
+            // The host's control line to the guest init (after a restore: the time, a seed).
+            "-chardev",
+            "socket,id=ctl,path=" + vm.controlSocket() + ",server=on,wait=off",
+            "-device",
+            "virtserialport,chardev=ctl,name=agentnest-ctl"));
     c.addAll(List.of("-qmp", "unix:" + vm.qmpSocket() + ",server=on,wait=off"));
     // Started as root, QEMU drops to nobody once its files are open; its seccomp filter must then
     // let that one set*id call through (nobody cannot regain anything with it). Otherwise it may

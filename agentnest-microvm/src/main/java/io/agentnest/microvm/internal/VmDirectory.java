@@ -131,6 +131,11 @@ public final class VmDirectory {
     return dir.resolve("agent.sock");
   }
 
+  /** The guest init's control port (host to guest only: the time and a seed after a restore). */
+  public Path controlSocket() {
+    return dir.resolve("ctl.sock");
+  }
+
   public Path qmpSocket() {
     return dir.resolve("qmp.sock");
   }

@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.agentnest.AgentNestException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -66,5 +67,25 @@ class GuestCheckpointsTest {
   void anOversizedDescriptionIsRefusedUnread() throws Exception {
     Files.write(dir.resolve(GuestCheckpoints.META), new byte[100_000]);
     assertThatThrownBy(() -> GuestCheckpoints.readMeta(dir)).hasMessageContaining("too long");
+  }
+
+  @Test
+  void theResumedLineCarriesTheHostsTimeAndASeed() throws Exception {
+    String line =
+        GuestCheckpoints.resumedLine(Instant.ofEpochSecond(1_700_000_000L, 5), "ab".repeat(32));
+    assertThat(JSON.readTree(line).path("op").asText()).isEqualTo("resumed");
+    assertThat(JSON.readTree(line).path("time_ns").asLong()).isEqualTo(1_700_000_000_000_000_005L);
+    assertThat(JSON.readTree(line).path("seed").asText()).hasSize(64);
+    assertThat(line).doesNotContain("\n");
+  }
+
+  @Test
+  void onlyAnImageWhoseInitAnswersGetsTheControlLine() throws Exception {
+    Path image = Files.createDirectories(dir.resolve("image"));
+    GuestImage g = new GuestImage("agentnest/python:latest", image);
+    Files.writeString(image.resolve(GuestImage.META), "{\"image\": \"agentnest/python:latest\"}");
+    assertThat(g.hasControlPort()).isFalse();
+    Files.writeString(image.resolve(GuestImage.META), "{\"vminit\": 2}");
+    assertThat(g.hasControlPort()).isTrue();
   }
 }

@@ -29,6 +29,7 @@ class QemuLauncherTest {
     assertThat(line).contains("id=root,file=/img/root.ext4,format=raw,readonly=on");
     assertThat(line).contains("-sandbox on,obsolete=deny,spawn=deny,resourcecontrol=deny");
     assertThat(line).contains("ringbuf,id=console");
+    assertThat(line).contains("virtserialport,chardev=agent,name=agentnest ", "name=agentnest-ctl");
     assertThat(line).contains("-m 352M", "-smp 2", "-machine microvm");
     assertThat(c).doesNotContain("-daemonize");
   }
