@@ -216,10 +216,11 @@ final class CheckpointMemory {
           + " as pickled namespaces, other processes are not kept";
 
   static final String NOTE_NO_ENGINE =
-      "process memory not captured: the Docker engine cannot checkpoint this sandbox here (gVisor"
+      "process memory not captured: the backend cannot checkpoint this sandbox here (gVisor"
           + " checkpoints need an experimental dockerd on this host whose root directory this"
-          + " process can write, i.e. run as root: see 'agentnest doctor'); Python sessions are"
-          + " carried as pickled namespaces, other processes are not kept";
+          + " process can write, i.e. run as root: see 'agentnest doctor'; a microVM guest made"
+          + " by an earlier version is not checkpointed); Python sessions are carried as pickled"
+          + " namespaces, other processes are not kept";
 
   static String memoryNote(@Nullable String runtime) {
     return gvisor(runtime)

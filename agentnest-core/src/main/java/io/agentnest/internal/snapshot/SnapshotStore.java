@@ -161,7 +161,7 @@ public final class SnapshotStore {
           }
           // Files and sessions stay in the snapshot too: a host that cannot restore the
           // checkpoint (runc, no writable engine root) restores them instead.
-          CheckpointMemory.capture(backend, sb, config, handle.runtime() != null, name, w);
+          CheckpointMemory.capture(backend, sb, config, !sb.attached(), name, w);
         });
   }
 
