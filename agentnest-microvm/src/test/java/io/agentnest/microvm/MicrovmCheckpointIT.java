@@ -17,6 +17,8 @@ import io.agentnest.spi.Backends;
 import io.agentnest.spi.RuntimeBackend;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
@@ -134,8 +136,15 @@ class MicrovmCheckpointIT {
       assertThat(info.memory()).isTrue();
       assertThat(info.memoryNote()).startsWith("process memory captured");
       parent.runCode("saved = 'changed after'");
-      try (Sandbox restored = Sandbox.restore(name, config())) {
+      Instant asked = Instant.now();
+      try (Sandbox restored =
+          Sandbox.restore(name, config().toBuilder().ttl(Duration.ofMinutes(7)).build())) {
         assertThat(restored.id()).isNotEqualTo(parent.id());
+        // Its expiry is the restore's own, kept by the host (the guest's clock plays no part).
+        assertThat(restored.expiresAt())
+            .isBetween(
+                asked.plus(Duration.ofMinutes(7)).minusSeconds(2),
+                Instant.now().plus(Duration.ofMinutes(7)));
         assertThat(restored.runCode("saved").result()).isEqualTo("'kept'");
         // Only a memory restore brings a running process back.
         tickerRuns(restored);

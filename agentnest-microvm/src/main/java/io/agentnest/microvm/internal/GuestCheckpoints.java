@@ -55,6 +55,7 @@ final class GuestCheckpoints {
   private static final Duration MIGRATION_TIMEOUT = Duration.ofSeconds(120);
   private static final long MAX_META_BYTES = 64 * 1024;
   private static final Duration CONTROL_TIMEOUT = Duration.ofSeconds(5);
+  private static final Duration RESUME_TIMEOUT = Duration.ofSeconds(10);
 
   /**
    * What a checkpoint was taken from: the machine a restore must start again (the same image,
@@ -122,10 +123,22 @@ final class GuestCheckpoints {
                     vm.workspaceDisk(), dir.resolve(DISK), Files.size(vm.workspaceDisk()));
           }
         } finally {
+          // A deadline of its own: a checkpoint that ran out of time must still let the guest go.
+          long after = System.nanoTime() + RESUME_TIMEOUT.toNanos();
           if (migrating) {
-            cancel(q, deadline);
+            cancel(q, after);
           }
-          q.run("cont", Map.of(), deadline);
+          try {
+            q.run("cont", Map.of(), after);
+          } catch (IOException e) {
+            throw new AgentNestException(
+                "microVM sandbox "
+                    + vm.id()
+                    + " could not be continued after its checkpoint ("
+                    + e.getMessage()
+                    + ") and is paused: destroy it",
+                e);
+          }
           tellResumed(vm, GuestImage.of(r.image()).hasControlPort());
         }
       }

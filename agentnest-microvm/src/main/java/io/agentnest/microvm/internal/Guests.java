@@ -43,7 +43,7 @@ public final class Guests {
   private static final String READY = "AGENTNEST-VM-READY 1";
   private static final String SPAWNED = "AGENTNEST-VM-SPAWNED";
   private static final int MAX_GUEST_LINE = 4096;
-  static final int CONSOLE_TAIL = 4096;
+  private static final int CONSOLE_TAIL = 4096;
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final SecureRandom RANDOM = new SecureRandom();
   private static final String PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
