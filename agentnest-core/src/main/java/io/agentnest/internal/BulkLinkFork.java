@@ -90,6 +90,7 @@ final class BulkLinkFork {
                 parent.id(),
                 parent.backend(),
                 parent.config(),
+                parent.attached(),
                 vars,
                 skipped,
                 fileBytes,

@@ -35,6 +35,7 @@ final class ChannelStateFork {
                           parent.id(),
                           parent.backend(),
                           parent.config(),
+                          parent.attached(),
                           state.variables(),
                           state.skipped(),
                           state.fileBytes(),

@@ -21,13 +21,18 @@ enum ForkPath {
    * in it, to disk (the engine's data root, a guest's migration stream); secret values never go to
    * disk.
    */
-  static boolean byCheckpoint(RuntimeBackend backend, SandboxConfig config) {
-    return backend.checkpointsMemory(config) && config.secretEnv().isEmpty();
+  static boolean byCheckpoint(RuntimeBackend backend, SandboxConfig config, boolean attached) {
+    return backend.checkpointsMemory(config) && config.secretEnv().isEmpty() && !attached;
   }
 
-  /** Whether memory would have been copied but for the sandbox's secret variables. */
-  static boolean withheldForSecrets(RuntimeBackend backend, SandboxConfig config) {
-    return backend.checkpointsMemory(config) && !config.secretEnv().isEmpty();
+  /**
+   * Whether memory would have been copied but for the sandbox's secret variables, or for this
+   * handle having attached to the sandbox ({@code Sandbox.connect}): such a handle cannot know the
+   * sandbox's secret variables, so it never checkpoints memory.
+   */
+  static boolean withheldForSecrets(
+      RuntimeBackend backend, SandboxConfig config, boolean attached) {
+    return backend.checkpointsMemory(config) && (!config.secretEnv().isEmpty() || attached);
   }
 
   /** The state-transfer path when no checkpoint was taken. */

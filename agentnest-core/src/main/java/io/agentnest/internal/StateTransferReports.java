@@ -19,21 +19,27 @@ final class StateTransferReports {
       String parentId,
       RuntimeBackend backend,
       SandboxConfig config,
+      boolean attached,
       Map<String, List<String>> vars,
       List<ForkReport.Skipped> skipped,
       long fileBytes,
       long stateBytes,
       Duration took) {
     List<ForkReport.Skipped> all = skipped;
-    if (ForkPath.withheldForSecrets(backend, config)) {
+    if (ForkPath.withheldForSecrets(backend, config, attached)) {
       all = new ArrayList<>(skipped);
       all.add(
           new ForkReport.Skipped(
               "*",
               "process memory",
               "checkpoint",
-              "not copied: the sandbox has secret variables, whose values are in its memory, and"
-                  + " a checkpoint writes memory to disk (the engine's disk on gVisor, a migration"
+              (attached
+                      ? "not copied: this handle attached to a running sandbox and cannot know"
+                          + " whether it has secret variables, whose values would be in its"
+                          + " memory; fork from the handle that created it to copy memory. "
+                      : "not copied: the sandbox has secret variables, whose values are in its"
+                          + " memory, and ")
+                  + "a checkpoint writes memory to disk (the engine's disk on gVisor, a migration"
                   + " file for a microVM guest); files and sessions were transferred instead"));
     }
     return new ForkReport(

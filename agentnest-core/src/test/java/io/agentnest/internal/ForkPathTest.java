@@ -39,20 +39,31 @@ class ForkPathTest {
       };
 
   @Test
+  void aHandleThatAttachedNeverCheckpointsMemoryItCannotKnowTheSecretsOf() {
+    SandboxConfig gvisor = SandboxConfig.builder().runtime("gvisor").build();
+    assertThat(ForkPath.byCheckpoint(GVISOR_ONLY, gvisor, true)).isFalse();
+    assertThat(ForkPath.withheldForSecrets(GVISOR_ONLY, gvisor, true)).isTrue();
+    assertThat(ForkPath.withheldForSecrets(NEVER, gvisor, true)).isFalse();
+  }
+
+  @Test
   void theBackendDecidesWhetherMemoryIsCheckpointedNeverTheRuntimeName() {
     SandboxConfig gvisor = SandboxConfig.builder().runtime("gvisor").build();
-    assertThat(ForkPath.byCheckpoint(NEVER, gvisor)).isFalse();
+    assertThat(ForkPath.byCheckpoint(NEVER, gvisor, false)).isFalse();
     SandboxConfig secret = gvisor.toBuilder().secretEnv("TOKEN", Secret.of("s3cret")).build();
-    assertThat(ForkPath.withheldForSecrets(GVISOR_ONLY, secret)).isTrue();
-    assertThat(ForkPath.withheldForSecrets(NEVER, secret)).isFalse();
+    assertThat(ForkPath.withheldForSecrets(GVISOR_ONLY, secret, false)).isTrue();
+    assertThat(ForkPath.withheldForSecrets(NEVER, secret, false)).isFalse();
   }
 
   @Test
   void gvisorForksCopyMemoryByCheckpoint() {
-    assertThat(ForkPath.byCheckpoint(GVISOR_ONLY, SandboxConfig.builder().runtime("runsc").build()))
+    assertThat(
+            ForkPath.byCheckpoint(
+                GVISOR_ONLY, SandboxConfig.builder().runtime("runsc").build(), false))
         .isTrue();
     assertThat(
-            ForkPath.byCheckpoint(GVISOR_ONLY, SandboxConfig.builder().runtime("gvisor").build()))
+            ForkPath.byCheckpoint(
+                GVISOR_ONLY, SandboxConfig.builder().runtime("gvisor").build(), false))
         .isTrue();
   }
 
@@ -60,14 +71,18 @@ class ForkPathTest {
   void secretVariablesKeepMemoryOffTheEnginesDiskSoStateIsTransferred() {
     SandboxConfig withSecret =
         SandboxConfig.builder().runtime("runsc").secretEnv("TOKEN", Secret.of("s3cret")).build();
-    assertThat(ForkPath.byCheckpoint(GVISOR_ONLY, withSecret)).isFalse();
+    assertThat(ForkPath.byCheckpoint(GVISOR_ONLY, withSecret, false)).isFalse();
   }
 
   @Test
   void runcAndTheDefaultRuntimeTransferState() {
-    assertThat(ForkPath.byCheckpoint(GVISOR_ONLY, SandboxConfig.builder().runtime("runc").build()))
+    assertThat(
+            ForkPath.byCheckpoint(
+                GVISOR_ONLY, SandboxConfig.builder().runtime("runc").build(), false))
         .isFalse();
-    assertThat(ForkPath.byCheckpoint(GVISOR_ONLY, SandboxConfig.builder().runtime(null).build()))
+    assertThat(
+            ForkPath.byCheckpoint(
+                GVISOR_ONLY, SandboxConfig.builder().runtime(null).build(), false))
         .isFalse();
   }
 

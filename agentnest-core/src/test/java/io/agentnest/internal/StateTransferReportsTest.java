@@ -31,10 +31,15 @@ class StateTransferReportsTest {
       };
 
   private static ForkReport report(SandboxConfig config) {
+    return report(config, false);
+  }
+
+  private static ForkReport report(SandboxConfig config, boolean attached) {
     return StateTransferReports.report(
         "parent",
         DOCKER_LIKE,
         config,
+        attached,
         Map.of("default", List.of("x")),
         List.of(),
         10,
@@ -72,5 +77,13 @@ class StateTransferReportsTest {
     assertThat(r.skipped())
         .singleElement()
         .satisfies(s -> assertThat(s.reason()).contains("secret variables"));
+  }
+
+  @Test
+  void anAttachedHandleSaysWhyItDidNotCopyMemory() {
+    ForkReport r = report(SandboxConfig.builder().runtime("runsc").build(), true);
+    assertThat(r.skipped())
+        .singleElement()
+        .satisfies(s -> assertThat(s.reason()).contains("attached", "secret variables"));
   }
 }
