@@ -10,6 +10,7 @@ import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SnapshotInfo;
 import io.agentnest.spi.Benchmark;
+import io.agentnest.spi.support.AgentNestHome;
 import io.agentnest.spi.support.HostFiles;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -333,6 +334,7 @@ final class BenchCommand implements Callable<Integer> {
             garbage.clear();
           };
       int warm = Math.min(warmup, 1);
+      String[] path = {"unknown"};
       samples.put(
           "fork",
           measure(
@@ -343,7 +345,12 @@ final class BenchCommand implements Callable<Integer> {
                 clean.run();
                 sb.prepareForks(1);
               },
-              () -> garbage.add(sb.fork())));
+              () -> {
+                Sandbox copy = sb.fork();
+                garbage.add(copy);
+                copy.forkReport().ifPresent(r -> path[0] = r.mode().name());
+              }));
+      (json ? System.err : System.out).println("fork path: " + path[0]);
       samples.put(
           "fork(4)",
           measure(
@@ -373,10 +380,21 @@ final class BenchCommand implements Callable<Integer> {
     } catch (IOException ex) {
       throw new AgentNestException("cannot create a temporary directory: " + ex.getMessage(), ex);
     }
+    if (config.backend().equals(SandboxConfig.MICROVM)) {
+      // Guest images live under the home: the temporary one sees the built ones.
+      Path images = AgentNestHome.dir().resolve("microvm").resolve("images");
+      try {
+        Files.createDirectories(home.resolve("microvm"));
+        Files.createSymbolicLink(home.resolve("microvm").resolve("images"), images);
+      } catch (IOException ex) {
+        throw new AgentNestException("cannot link " + images + ": " + ex.getMessage(), ex);
+      }
+    }
     System.setProperty("agentnest.home", home.toString());
     try (Sandbox sb = Sandbox.create(config)) {
       sb.exec("head -c 10000000 /dev/urandom > /workspace/data.bin");
-      // gen cannot be pickled: only a snapshot with process memory (gVisor) brings it back.
+      // gen cannot be pickled: only a snapshot with process memory (gVisor, microVM) brings it
+      // back.
       check(
           sb.runCode(
               "import os\nblobs = [os.urandom(1 << 20) for _ in range(10)]\n"
@@ -409,7 +427,7 @@ final class BenchCommand implements Callable<Integer> {
               parts,
               sizes.toString().strip(),
               saved.sessions(),
-              saved.memory() ? "yes (gVisor checkpoint)" : "no (" + saved.memoryNote() + ")");
+              saved.memory() ? "yes (checkpoint)" : "no (" + saved.memoryNote() + ")");
       List<Sandbox> garbage = new ArrayList<>();
       samples.put(
           "snapshot restore",

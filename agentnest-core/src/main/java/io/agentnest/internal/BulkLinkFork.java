@@ -87,7 +87,15 @@ final class BulkLinkFork {
         DefaultSandbox child = DaemonThreads.join(k);
         child.setForkReport(
             StateTransferReports.report(
-                parent.id(), parent.config(), vars, skipped, fileBytes, stateBytes, took));
+                parent.id(),
+                parent.backend(),
+                parent.config(),
+                parent.attached(),
+                vars,
+                skipped,
+                fileBytes,
+                stateBytes,
+                took));
         StateTransferReports.audit(parent, child, fileBytes, stateBytes, skipped.size(), "bulk");
         out.add(child);
       }

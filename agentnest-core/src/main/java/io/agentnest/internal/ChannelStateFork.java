@@ -33,7 +33,9 @@ final class ChannelStateFork {
                   child.setForkReport(
                       StateTransferReports.report(
                           parent.id(),
+                          parent.backend(),
                           parent.config(),
+                          parent.attached(),
                           state.variables(),
                           state.skipped(),
                           state.fileBytes(),

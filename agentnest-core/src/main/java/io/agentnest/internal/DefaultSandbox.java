@@ -88,6 +88,7 @@ public final class DefaultSandbox implements Sandbox {
   private static final Duration BROWSER_START = Duration.ofSeconds(30);
 
   private final RuntimeBackend backend;
+  private volatile boolean attached;
   private final String id;
   private final SandboxConfig config;
   private final AgentChannel channel;
@@ -234,6 +235,19 @@ public final class DefaultSandbox implements Sandbox {
 
   void setOwner(String owner) {
     expiry.setOwner(owner);
+  }
+
+  /** This handle attached to a running sandbox ({@code Sandbox.connect}) rather than made it. */
+  void markAttached() {
+    attached = true;
+  }
+
+  /**
+   * Whether this handle attached to a sandbox it did not make: it cannot know the sandbox's secret
+   * variables, so it never saves the sandbox's memory.
+   */
+  public boolean attached() {
+    return attached;
   }
 
   void startEgress(@Nullable Interception interception) {

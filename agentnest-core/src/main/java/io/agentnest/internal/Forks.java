@@ -72,7 +72,7 @@ final class Forks {
 
   private List<Sandbox> copies(int n) {
     long t0 = System.nanoTime();
-    if (ForkPath.byCheckpoint(parent.config())) {
+    if (ForkPath.byCheckpoint(parent.backend(), parent.config(), parent.attached())) {
       Optional<List<Sandbox>> withMemory = CheckpointFork.fork(parent, n, t0);
       if (withMemory.isPresent()) {
         return withMemory.get();
@@ -108,7 +108,7 @@ final class Forks {
   }
 
   private void refill() {
-    while (!ForkPath.byCheckpoint(parent.config())
+    while (!ForkPath.byCheckpoint(parent.backend(), parent.config(), parent.attached())
         && !parent.isDestroyed()
         && spares.size() < sparesWanted) {
       spares.add(

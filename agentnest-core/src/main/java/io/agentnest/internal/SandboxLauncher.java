@@ -290,6 +290,7 @@ final class SandboxLauncher {
       // A handle that attached does not own the sandbox: its death must not orphan it, and the
       // expiry it knows must not cut short one set elsewhere (the agent keeps the later one).
       sb.setOwner(state.map(HostState.Entry::owner).orElse(HostState.DETACHED));
+      sb.markAttached();
       sb.arm(true);
       return sb;
     } catch (RuntimeException e) {

@@ -3,6 +3,7 @@ package io.agentnest.internal;
 import io.agentnest.ForkReport;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
+import io.agentnest.spi.RuntimeBackend;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -16,23 +17,30 @@ final class StateTransferReports {
 
   static ForkReport report(
       String parentId,
+      RuntimeBackend backend,
       SandboxConfig config,
+      boolean attached,
       Map<String, List<String>> vars,
       List<ForkReport.Skipped> skipped,
       long fileBytes,
       long stateBytes,
       Duration took) {
     List<ForkReport.Skipped> all = skipped;
-    if (ForkPath.onGvisor(config) && !config.secretEnv().isEmpty()) {
+    if (ForkPath.withheldForSecrets(backend, config, attached)) {
       all = new ArrayList<>(skipped);
       all.add(
           new ForkReport.Skipped(
               "*",
               "process memory",
               "checkpoint",
-              "not copied: the sandbox has secret variables, whose values are in its memory, and"
-                  + " a checkpoint writes memory to the engine's disk; files and sessions were"
-                  + " transferred instead"));
+              (attached
+                      ? "not copied: this handle attached to a running sandbox and cannot know"
+                          + " whether it has secret variables, whose values would be in its"
+                          + " memory; fork from the handle that created it to copy memory. "
+                      : "not copied: the sandbox has secret variables, whose values are in its"
+                          + " memory, and ")
+                  + "a checkpoint writes memory to disk (the engine's disk on gVisor, a migration"
+                  + " file for a microVM guest); files and sessions were transferred instead"));
     }
     return new ForkReport(
         parentId, ForkReport.Mode.STATE_TRANSFER, vars, all, fileBytes, stateBytes, took);

@@ -1,6 +1,7 @@
 package io.agentnest.spi;
 
 import io.agentnest.ResourceUsage;
+import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
 import io.agentnest.config.AgentNestConfig;
 import java.nio.file.Path;
@@ -73,11 +74,24 @@ public interface RuntimeBackend {
   }
 
   /**
+   * Whether this backend can checkpoint the processes' memory of sandboxes made from {@code config}
+   * ({@link #forkWithCheckpoint}, {@link #checkpointTo}, {@link #createFromCheckpoint}): Docker on
+   * gVisor, microVM guests. Those calls may still decline where the host cannot (gVisor needs the
+   * engine's root directory). Core asks this before it tries, and never checkpoints a sandbox with
+   * secret variables (their values are in its memory, and a checkpoint is written to disk).
+   */
+  default boolean checkpointsMemory(SandboxConfig config) {
+    return false;
+  }
+
+  /**
    * Copies sandbox {@code id} with its processes' memory by checkpointing it and restoring the
    * checkpoint into itself and into {@code n} new sandboxes created from {@code spec}; returns the
    * copies' connections. Empty, with nothing done, when the runtime cannot (runc here: no CRIU).
    * {@code beforeCheckpoint} runs just before the sandbox stops for its checkpoint (its connection
-   * is about to end), {@code parentRestored} gets its new connection once it runs again.
+   * is about to end), {@code parentRestored} gets its new connection once it runs again. A backend
+   * whose connection to the parent survives the checkpoint (a microVM guest only pauses) calls
+   * neither.
    */
   default Optional<List<BackendSandbox>> forkWithCheckpoint(
       String id,
@@ -103,7 +117,8 @@ public interface RuntimeBackend {
    * with nothing done, when the runtime or host cannot (runc here: no CRIU; gVisor needs the
    * engine's root directory writable by this process). {@code beforeCheckpoint} runs just before
    * the sandbox stops (its connection is about to end), {@code restored} gets its new connection
-   * once it runs again. Throws when the checkpoint was tried and failed.
+   * once it runs again; a backend whose connection survives the checkpoint calls neither. Throws
+   * when the checkpoint was tried and failed.
    */
   default boolean checkpointTo(
       String id, Path dir, Runnable beforeCheckpoint, Consumer<BackendSandbox> restored) {

@@ -5,15 +5,46 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.agentnest.ForkReport;
 import io.agentnest.SandboxConfig;
 import io.agentnest.Secret;
+import io.agentnest.spi.EngineFreeBackend;
+import io.agentnest.spi.RuntimeBackend;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class StateTransferReportsTest {
+  /** A backend that checkpoints memory on gVisor only, as Docker does. */
+  private static final RuntimeBackend DOCKER_LIKE =
+      new EngineFreeBackend() {
+        @Override
+        public String name() {
+          return "docker";
+        }
+
+        @Override
+        public boolean checkpointsMemory(SandboxConfig config) {
+          return "runsc".equals(config.runtime());
+        }
+
+        @Override
+        public void destroy(String id) {}
+      };
+
   private static ForkReport report(SandboxConfig config) {
+    return report(config, false);
+  }
+
+  private static ForkReport report(SandboxConfig config, boolean attached) {
     return StateTransferReports.report(
-        "parent", config, Map.of("default", List.of("x")), List.of(), 10, 20, Duration.ZERO);
+        "parent",
+        DOCKER_LIKE,
+        config,
+        attached,
+        Map.of("default", List.of("x")),
+        List.of(),
+        10,
+        20,
+        Duration.ZERO);
   }
 
   @Test
@@ -21,6 +52,17 @@ class StateTransferReportsTest {
     ForkReport r = report(SandboxConfig.builder().runtime("runc").build());
     assertThat(r.mode()).isEqualTo(ForkReport.Mode.STATE_TRANSFER);
     assertThat(r.parentId()).isEqualTo("parent");
+    assertThat(r.skipped()).isEmpty();
+  }
+
+  @Test
+  void secretsOnABackendThatCannotCheckpointAnywayAreNotReported() {
+    ForkReport r =
+        report(
+            SandboxConfig.builder()
+                .runtime("runc")
+                .secretEnv("TOKEN", Secret.of("s3cret"))
+                .build());
     assertThat(r.skipped()).isEmpty();
   }
 
@@ -35,5 +77,13 @@ class StateTransferReportsTest {
     assertThat(r.skipped())
         .singleElement()
         .satisfies(s -> assertThat(s.reason()).contains("secret variables"));
+  }
+
+  @Test
+  void anAttachedHandleSaysWhyItDidNotCopyMemory() {
+    ForkReport r = report(SandboxConfig.builder().runtime("runsc").build(), true);
+    assertThat(r.skipped())
+        .singleElement()
+        .satisfies(s -> assertThat(s.reason()).contains("attached", "secret variables"));
   }
 }

@@ -2,6 +2,7 @@ package io.agentnest.docker;
 
 import com.github.dockerjava.api.exception.NotFoundException;
 import io.agentnest.ResourceUsage;
+import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
 import io.agentnest.docker.internal.DockerDoctor;
 import io.agentnest.docker.internal.DockerEngine;
@@ -73,6 +74,16 @@ public final class DockerBackend implements RuntimeBackend {
     } catch (NotFoundException e) {
       return Optional.empty();
     }
+  }
+
+  /**
+   * gVisor runtimes ({@code gvisor}, {@code runsc} and names containing them) checkpoint memory;
+   * runc cannot here (its CRIU fails on this kernel).
+   */
+  @Override
+  public boolean checkpointsMemory(SandboxConfig config) {
+    String runtime = config.runtime();
+    return runtime != null && (runtime.contains("gvisor") || runtime.contains("runsc"));
   }
 
   @Override

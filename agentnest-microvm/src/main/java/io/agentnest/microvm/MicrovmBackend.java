@@ -1,5 +1,6 @@
 package io.agentnest.microvm;
 
+import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
 import io.agentnest.microvm.internal.GuestImage;
 import io.agentnest.microvm.internal.Guests;
@@ -10,16 +11,18 @@ import io.agentnest.spi.HealthCheck;
 import io.agentnest.spi.ManagedResource;
 import io.agentnest.spi.RuntimeBackend;
 import io.agentnest.spi.SandboxSpec;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
 /**
  * Sandboxes as virtual machines: each one is a QEMU {@code microvm} guest with its own kernel, so
  * code that breaks the guest kernel is still inside a hardware (KVM) or emulated (TCG) boundary.
  * Selected with {@code backend: microvm} or {@code runtime: microvm}; guest images come from {@code
- * agentnest image build --microvm}. Fork and snapshots carry files and sessions (state transfer
- * through the agent), as on runc.
+ * agentnest image build --microvm}. Fork and snapshots carry the guest's memory (QEMU's migration
+ * of the paused guest), or files and sessions where a sandbox has secret variables.
  */
 public final class MicrovmBackend implements RuntimeBackend {
   public static final String NAME = "microvm";
@@ -83,6 +86,38 @@ public final class MicrovmBackend implements RuntimeBackend {
     if (resource.kind().equals("microvm")) {
       destroy(resource.id());
     }
+  }
+
+  /** Every guest: QEMU migrates a paused guest's memory and device state (docs/microvm.md). */
+  @Override
+  public boolean checkpointsMemory(SandboxConfig config) {
+    return true;
+  }
+
+  /**
+   * The guest pauses while its memory is migrated and continues on the same connection, so neither
+   * callback runs (see {@link RuntimeBackend#forkWithCheckpoint}).
+   */
+  @Override
+  public Optional<List<BackendSandbox>> forkWithCheckpoint(
+      String id,
+      SandboxSpec spec,
+      int n,
+      Runnable beforeCheckpoint,
+      Consumer<BackendSandbox> parentRestored) {
+    return guests().forkWithCheckpoint(id, spec, n);
+  }
+
+  /** The guest pauses and continues on the same connection: neither callback runs. */
+  @Override
+  public boolean checkpointTo(
+      String id, Path dir, Runnable beforeCheckpoint, Consumer<BackendSandbox> restored) {
+    return guests().checkpointTo(id, dir);
+  }
+
+  @Override
+  public Optional<BackendSandbox> createFromCheckpoint(SandboxSpec spec, Path dir) {
+    return Optional.of(guests().createFromCheckpoint(spec, dir));
   }
 
   @Override

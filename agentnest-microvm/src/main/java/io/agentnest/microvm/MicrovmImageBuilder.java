@@ -163,6 +163,8 @@ public final class MicrovmImageBuilder {
       meta.put("packages", new ArrayList<>(pkgs));
       meta.put("kernel", vmlinuz.getFileName().toString().substring("vmlinuz-".length()));
       meta.put("built", Instant.now().toString());
+      // Its guest init answers on the control port (GuestImage.hasControlPort).
+      meta.put("vminit", GuestImage.VMINIT_CONTROL);
       Files.write(
           out.resolve(GuestImage.META),
           JSON.writerWithDefaultPrettyPrinter().writeValueAsBytes(meta));

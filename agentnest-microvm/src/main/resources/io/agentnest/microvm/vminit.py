@@ -25,6 +25,9 @@ import sys
 import time
 
 PORT_NAME = "agentnest"
+CONTROL_PORT_NAME = "agentnest-ctl"
+MAX_CONTROL_LINE = 4096
+RNDADDENTROPY, RNDRESEEDCRNG = 0x40085203, 0x5207
 MAX_SPEC = 1 << 20
 BUFFER_LIMIT = 4 << 20
 READY = b"AGENTNEST-VM-READY 1\n"
@@ -71,18 +74,18 @@ def mount(source, target, fstype, flags=0, data=None):
         raise OSError(e, "mount %s on %s: %s" % (source, target, os.strerror(e)))
 
 
-def find_port():
+def find_port(wanted=PORT_NAME, attempts=200):
     base = "/sys/class/virtio-ports"
-    for _ in range(200):
+    for _ in range(attempts):
         try:
             for name in sorted(os.listdir(base)):
                 with open(os.path.join(base, name, "name")) as f:
-                    if f.read().strip() == PORT_NAME:
+                    if f.read().strip() == wanted:
                         return "/dev/" + name
         except OSError:
             pass
         time.sleep(0.05)
-    raise OSError("no virtio-serial port named %s" % PORT_NAME)
+    raise OSError("no virtio-serial port named %s" % wanted)
 
 
 def read_spec(port):
@@ -351,8 +354,85 @@ def start(spec, group):
     return pid, in_w, out_r
 
 
+def reseed(seed):
+    """Credits the host's fresh bytes to the kernel's pool and reseeds its generator at once."""
+    fd = os.open("/dev/urandom", os.O_WRONLY)
+    try:
+        fcntl.ioctl(fd, RNDADDENTROPY, struct.pack("ii", len(seed) * 8, len(seed)) + seed)
+        fcntl.ioctl(fd, RNDRESEEDCRNG)
+    finally:
+        os.close(fd)
+
+
+class Control:
+    """The host's control port, written only by the host (root-only in the guest, like the agent's).
+
+    A guest restored from a checkpoint (a fork's copy, a restored snapshot, and the parent after
+    its pause) runs on with the memory it had: its clock is behind by the time it was paused, and
+    every copy would draw the same numbers from the kernel's generator. The host then sends one
+    line, {"op": "resumed", "time_ns": <its clock>, "seed": <64 hex digits>}: the clock is set and
+    the generator reseeded, so no two copies share a random stream; the init answers "resumed".
+    Like the agent's port, it reads as end-of-file while no host is connected, and is probed again
+    (every 0.2 s) then.
+    """
+
+    def __init__(self, fd):
+        self.fd = fd
+        self.buf = b""
+        self.connected = True
+        self.retry_at = 0.0
+
+    def wanted(self, now):
+        if not self.connected and now >= self.retry_at:
+            self.connected = True
+        return self.connected
+
+    def read(self):
+        try:
+            chunk = os.read(self.fd, MAX_CONTROL_LINE)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self.connected = False
+            self.retry_at = time.monotonic() + 0.2
+            self.buf = b""
+            return
+        self.buf += chunk
+        while b"\n" in self.buf:
+            line, _, self.buf = self.buf.partition(b"\n")
+            self.handle(line)
+        if len(self.buf) > MAX_CONTROL_LINE:
+            self.buf = b""
+
+    def handle(self, line):
+        try:
+            msg = json.loads(line.decode("ascii"))
+        except (ValueError, UnicodeDecodeError):
+            return
+        if not isinstance(msg, dict) or msg.get("op") != "resumed":
+            return
+        seed = msg.get("seed")
+        if isinstance(seed, str) and len(seed) == 64:
+            try:
+                reseed(bytes.fromhex(seed))
+            except (ValueError, OSError) as e:
+                log("cannot reseed the random generator: %s" % e)
+        t = msg.get("time_ns")
+        if isinstance(t, int) and t > 0:
+            try:
+                time.clock_settime_ns(time.CLOCK_REALTIME, t)
+            except OSError as e:
+                log("cannot set the clock: %s" % e)
+        try:
+            os.write(self.fd, b"resumed\n")  # the host waits for this before it goes on
+        except OSError:
+            pass
+
+
 class Relay:
-    def __init__(self, port, to_agent, from_agent, pending):
+    def __init__(self, port, to_agent, from_agent, pending, control=None):
         self.port = port
         self.to_agent = to_agent
         self.from_agent = from_agent
@@ -361,6 +441,7 @@ class Relay:
         self.host_connected = True
         self.retry_at = 0.0
         self.agent_open = True
+        self.control = control
         for fd in (port, to_agent, from_agent):
             fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) | os.O_NONBLOCK)
 
@@ -376,7 +457,16 @@ class Relay:
         if self.up and self.host_connected:
             writers.append(self.port)
         timeout = 1.0 if self.host_connected else max(0.0, min(1.0, self.retry_at - now))
+        control = self.control
+        if control is not None:
+            if control.wanted(now):
+                readers.append(control.fd)
+            else:
+                timeout = max(0.0, min(timeout, control.retry_at - now))
         r, w, _ = select.select(readers, writers, [], timeout)
+        # Before the agent's traffic: a restored guest's clock and generator are fixed first.
+        if control is not None and control.fd in r:
+            control.read()
         if not self.host_connected and time.monotonic() >= self.retry_at:
             self.probe_host()
         if self.from_agent in r:
@@ -455,7 +545,11 @@ def main():
     group = prepare(spec)
     pid, to_agent, from_agent = start(spec, group)
     os.write(port, SPAWNED)
-    relay = Relay(port, to_agent, from_agent, pending)
+    try:
+        control = Control(os.open(find_port(CONTROL_PORT_NAME, 20), os.O_RDWR | os.O_NONBLOCK))
+    except OSError:
+        control = None  # a QEMU without the control port: nothing is ever restored there
+    relay = Relay(port, to_agent, from_agent, pending, control)
     code = None
     ended_at = 0.0
     while True:

@@ -10,7 +10,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The microvm backend passes the backend contract with real QEMU guests (under TCG on a host where
- * KVM guests do not run; the accelerator is chosen at run time).
+ * KVM guests do not run; the accelerator is chosen at run time). Fork and snapshots carry the
+ * guest's memory.
  */
 @ExtendWith(MicrovmRequired.class)
 class MicrovmContractIT implements BackendContract {
@@ -21,8 +22,8 @@ class MicrovmContractIT implements BackendContract {
     return new BackendUnderTest(
         BACKEND,
         SandboxConfig.builder().runtime("microvm").build(),
-        ForkReport.Mode.STATE_TRANSFER,
-        false,
+        ForkReport.Mode.CHECKPOINT,
+        true,
         false);
   }
 }

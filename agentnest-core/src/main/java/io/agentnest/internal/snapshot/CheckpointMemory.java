@@ -13,11 +13,9 @@ import io.agentnest.spi.SandboxSpec;
 import io.agentnest.spi.support.HostFiles;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -31,17 +29,21 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A gVisor checkpoint as part of a snapshot: taking it while saving (the image's files become parts
- * of kind {@code memory}), the note a manifest carries about process memory, and placing the
- * verified memory parts where the runtime reads them on restore.
+ * A checkpoint of the sandbox's memory (gVisor, a microVM guest's migration stream) as part of a
+ * snapshot: taking it while saving (the image's files become parts of kind {@code memory}), the
+ * note a manifest carries about process memory, and placing the verified memory parts where the
+ * runtime reads them on restore.
  */
 final class CheckpointMemory {
   private CheckpointMemory() {}
 
-  /** The subdirectory of a snapshot holding a gVisor checkpoint image (parts of kind memory). */
+  /** The subdirectory of a snapshot holding a checkpoint image (parts of kind memory). */
   static final String MEMORY_DIR = "memory";
 
-  /** Files of a checkpoint image (runsc 2022-12 writes one, checkpoint.img). */
+  /**
+   * Files of a checkpoint image (runsc 2022-12 writes one, checkpoint.img; a microVM guest three:
+   * its migration stream, its workspace disk and what it was started with).
+   */
   static final int MAX_MEMORY_PARTS = 64;
 
   /** All memory parts together; a sandbox's memory is capped far lower by its config. */
@@ -56,9 +58,9 @@ final class CheckpointMemory {
   }
 
   /**
-   * On gVisor, checkpoints the sandbox (it stops for the checkpoint and runs on from it at once)
-   * and adds the checkpoint image's files as parts of kind {@code memory}. Leaves the note on
-   * {@code w} when it cannot.
+   * Where the backend checkpoints memory, checkpoints the sandbox (it stops for the checkpoint and
+   * runs on from it at once) and adds the checkpoint image's files as parts of kind {@code memory}.
+   * Leaves the note on {@code w} when it cannot.
    */
   static void capture(
       RuntimeBackend backend,
@@ -68,7 +70,7 @@ final class CheckpointMemory {
       String name,
       Parts.Staging w)
       throws IOException {
-    if (!gvisor(config.runtime())) {
+    if (!backend.checkpointsMemory(config)) {
       return;
     }
     if (!ownHandle) {
@@ -195,10 +197,11 @@ final class CheckpointMemory {
   }
 
   static final String NOTE_CAPTURED =
-      "process memory captured: a gVisor checkpoint of the whole sandbox (every process with its"
-          + " memory, threads, open files and generators, and /tmp and /workspace); restored on"
-          + " gVisor where the Docker engine's root directory is writable, elsewhere the files and"
-          + " pickled Python sessions also saved are restored instead";
+      "process memory captured: a checkpoint of the whole sandbox (every process with its memory,"
+          + " threads, open files and generators, and /tmp and /workspace); restored where the"
+          + " backend can (gVisor where the Docker engine's root directory is writable, a microVM"
+          + " guest of the same image), elsewhere the files and pickled Python sessions also saved"
+          + " are restored instead";
 
   static final String NOTE_SECRETS =
       "process memory not captured: the sandbox has secret environment variables, whose values"
@@ -213,10 +216,11 @@ final class CheckpointMemory {
           + " as pickled namespaces, other processes are not kept";
 
   static final String NOTE_NO_ENGINE =
-      "process memory not captured: the Docker engine cannot checkpoint this sandbox here (gVisor"
+      "process memory not captured: the backend cannot checkpoint this sandbox here (gVisor"
           + " checkpoints need an experimental dockerd on this host whose root directory this"
-          + " process can write, i.e. run as root: see 'agentnest doctor'); Python sessions are"
-          + " carried as pickled namespaces, other processes are not kept";
+          + " process can write, i.e. run as root: see 'agentnest doctor'; a microVM guest made"
+          + " by an earlier version is not checkpointed); Python sessions are carried as pickled"
+          + " namespaces, other processes are not kept";
 
   static String memoryNote(@Nullable String runtime) {
     return gvisor(runtime)
@@ -227,9 +231,9 @@ final class CheckpointMemory {
   }
 
   static final String NO_ENGINE_RESTORE =
-      "the Docker engine cannot restore a checkpoint here (gVisor restores need an experimental"
-          + " dockerd on this host whose root directory this process can write, i.e. run as root:"
-          + " see 'agentnest doctor')";
+      "the backend cannot restore this checkpoint here (gVisor restores need an experimental"
+          + " dockerd on this host whose root directory this process can write, i.e. run as root;"
+          + " a microVM checkpoint restores only on the microvm backend: see 'agentnest doctor')";
 
   /**
    * Starts a sandbox from the snapshot's checkpoint image: the verified memory parts are copied
@@ -310,17 +314,11 @@ final class CheckpointMemory {
     }
   }
 
-  /** Copies at most {@code max} bytes (a part that grew meanwhile is not copied whole). */
+  /**
+   * Copies at most {@code max} bytes (a part that grew meanwhile is not copied whole), keeping
+   * holes: a guest's workspace disk is mostly unwritten.
+   */
   private static void copyAtMost(Path src, Path dst, long max) throws IOException {
-    byte[] buf = new byte[1 << 16];
-    long left = max;
-    try (InputStream in = Files.newInputStream(src, LinkOption.NOFOLLOW_LINKS);
-        OutputStream out =
-            Files.newOutputStream(dst, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-      for (int n; left > 0 && (n = in.read(buf, 0, (int) Math.min(buf.length, left))) >= 0; ) {
-        out.write(buf, 0, n);
-        left -= n;
-      }
-    }
+    HostFiles.copySparse(src, dst, max);
   }
 }

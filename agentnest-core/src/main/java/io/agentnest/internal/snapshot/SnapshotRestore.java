@@ -80,11 +80,14 @@ final class SnapshotRestore {
     boolean memory = l.manifest().path("memory").asBoolean();
     String whyNot = null;
     if (memory) {
-      if (!CheckpointMemory.gvisor(config.runtime())) {
+      if (!backend.checkpointsMemory(config)) {
         whyNot =
-            "the config asks for runtime "
+            "the config asks for backend "
+                + config.backend()
+                + " with runtime "
                 + (config.runtime() == null ? "runc (the default)" : config.runtime())
-                + ", and a gVisor checkpoint restores only on gVisor";
+                + ", which cannot restore process memory (a gVisor checkpoint restores only on"
+                + " gVisor, a microVM guest's only on the microvm backend)";
       } else if (!config.secretEnv().isEmpty()
           || !config.env().equals(Manifest.savedConfig(l.manifest(), name).env())) {
         whyNot =
@@ -107,7 +110,7 @@ final class SnapshotRestore {
           throw e;
         } catch (RuntimeException e) {
           whyNot =
-              "gVisor could not restore the checkpoint: "
+              "the backend could not restore the checkpoint: "
                   + Bounded.text(String.valueOf(e.getMessage()), 500);
         }
       }

@@ -161,22 +161,23 @@ public final class SnapshotStore {
           }
           // Files and sessions stay in the snapshot too: a host that cannot restore the
           // checkpoint (runc, no writable engine root) restores them instead.
-          CheckpointMemory.capture(backend, sb, config, handle.runtime() != null, name, w);
+          CheckpointMemory.capture(backend, sb, config, !sb.attached(), name, w);
         });
   }
 
   /**
    * The config with the runtime the sandbox really runs on, when the handle does not name one (a
-   * handle from {@code Sandbox.connect}, as {@code agentnest snapshot save ID} uses): a snapshot of
-   * a gVisor sandbox then restores on gVisor.
+   * handle from {@code Sandbox.connect}, as {@code agentnest snapshot save ID} uses), where that
+   * runtime checkpoints memory: a snapshot of a gVisor sandbox then restores on gVisor.
    */
   private SandboxConfig withActualRuntime(SandboxConfig config, String id) {
     if (config.runtime() != null) {
       return config;
     }
-    String actual =
-        backends.apply(config.backend()).inspect(id).map(SandboxInfo::runtime).orElse("runc");
-    return CheckpointMemory.gvisor(actual) ? config.toBuilder().runtime(actual).build() : config;
+    RuntimeBackend backend = backends.apply(config.backend());
+    String actual = backend.inspect(id).map(SandboxInfo::runtime).orElse("runc");
+    SandboxConfig withActual = config.toBuilder().runtime(actual).build();
+    return backend.checkpointsMemory(withActual) ? withActual : config;
   }
 
   /** Writes an already captured state (tests, and callers holding one) as {@code name}. */

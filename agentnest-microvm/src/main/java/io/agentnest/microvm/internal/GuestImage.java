@@ -1,8 +1,10 @@
 package io.agentnest.microvm.internal;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import io.agentnest.ImageNotFoundException;
 import io.agentnest.spi.support.AgentNestHome;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -77,6 +79,22 @@ public record GuestImage(String name, Path dir) {
       return Optional.of("sha256:" + HexFormat.of().formatHex(digest));
     } catch (IOException | NoSuchAlgorithmException e) {
       return Optional.empty();
+    }
+  }
+
+  /** The guest init version that answers on the control port (the time and a seed). */
+  public static final int VMINIT_CONTROL = 2;
+
+  /**
+   * Whether this image's guest init answers on the control port: images built before it keep the
+   * clock they had after a restore (rebuild them).
+   */
+  public boolean hasControlPort() {
+    try (InputStream in = Files.newInputStream(dir.resolve(META))) {
+      return new ObjectMapper().readTree(in.readNBytes(64 * 1024)).path("vminit").asInt(1)
+          >= VMINIT_CONTROL;
+    } catch (IOException e) {
+      return false;
     }
   }
 

@@ -60,7 +60,7 @@ public final class Guests {
     Path qemu = QemuLauncher.require(settings.qemu());
     Accelerator.Choice accel = Accelerator.resolve(settings, qemu, image);
     StartTrace.mark("image and accelerator");
-    String id = HexFormat.of().formatHex(random());
+    String id = newId();
     VmDirectory vm = VmDirectory.create(id);
     try {
       int[] ids = userIds(spec.user());
@@ -69,27 +69,10 @@ public final class Guests {
         formatWorkspace(vm.workspaceDisk(), workspace, ids);
         StartTrace.mark("workspace disk");
       }
-      long memoryMiB =
-          Math.max(64, (spec.memoryBytes() + (1 << 20) - 1) >> 20) + QemuLauncher.OVERHEAD_MIB;
-      int vcpus =
-          (int)
-              Math.max(
-                  1, Math.min(Runtime.getRuntime().availableProcessors(), Math.ceil(spec.cpus())));
-      Map<String, String> labels = new TreeMap<>(spec.labels());
-      labels.put(ACCEL_LABEL, accel.accel());
-      vm.write(
-          new VmDirectory.VmRecord(
-              id,
-              GuestImage.normalise(spec.image()),
-              labels,
-              System.currentTimeMillis(),
-              accel.accel(),
-              memoryMiB,
-              vcpus));
-      QemuLauncher.start(
-          QemuLauncher.command(
-              qemu, image, vm, new QemuLauncher.Machine(accel.accel(), memoryMiB, vcpus, "")),
-          vm);
+      QemuLauncher.Machine machine = machine(spec, accel);
+      String kernelArgs = QemuLauncher.kernelArguments(machine);
+      vm.write(record(id, spec, accel, machine, image.id().orElse(null), kernelArgs));
+      QemuLauncher.start(QemuLauncher.command(qemu, image, vm, machine, kernelArgs, false), vm);
       StartTrace.mark("qemu started");
       return handshake(
           vm,
@@ -102,6 +85,47 @@ public final class Guests {
     }
   }
 
+  /** The machine a guest of {@code spec} gets: its memory limit plus overhead, whole vCPUs. */
+  static QemuLauncher.Machine machine(SandboxSpec spec, Accelerator.Choice accel) {
+    long memoryMiB =
+        Math.max(64, (spec.memoryBytes() + (1 << 20) - 1) >> 20) + QemuLauncher.OVERHEAD_MIB;
+    int vcpus =
+        (int)
+            Math.max(
+                1, Math.min(Runtime.getRuntime().availableProcessors(), Math.ceil(spec.cpus())));
+    return new QemuLauncher.Machine(accel.accel(), memoryMiB, vcpus, "");
+  }
+
+  static VmDirectory.VmRecord record(
+      String id,
+      SandboxSpec spec,
+      Accelerator.Choice accel,
+      QemuLauncher.Machine machine,
+      @Nullable String imageId,
+      String kernelArgs) {
+    Map<String, String> labels = new TreeMap<>(spec.labels());
+    labels.put(ACCEL_LABEL, accel.accel());
+    return new VmDirectory.VmRecord(
+        id,
+        GuestImage.normalise(spec.image()),
+        labels,
+        System.currentTimeMillis(),
+        accel.accel(),
+        machine.memoryMiB(),
+        machine.vcpus(),
+        imageId,
+        kernelArgs);
+  }
+
+  /** A new guest id: 64 random bits in hex. */
+  static String newId() {
+    return HexFormat.of().formatHex(random());
+  }
+
+  MicrovmSettings settings() {
+    return settings;
+  }
+
   /** 64 random bits: unique on a host, and short enough for the socket paths under the id. */
   private static byte[] random() {
     byte[] b = new byte[8];
@@ -109,7 +133,7 @@ public final class Guests {
     return b;
   }
 
-  private static void check(SandboxSpec spec) {
+  static void check(SandboxSpec spec) {
     spec.refuseGpus("microvm");
     spec.requireHardened("microvm");
     String runtime = spec.runtime();
@@ -173,6 +197,11 @@ public final class Guests {
         Path.of("/"),
         Duration.ofSeconds(60),
         "");
+    try {
+      VmDirectory.giveToQemu(disk);
+    } catch (IOException e) {
+      throw new AgentNestException("cannot hand the workspace disk " + disk + " to QEMU: " + e, e);
+    }
   }
 
   private static Map<String, Object> guestSpec(
@@ -225,7 +254,9 @@ public final class Guests {
               + vm.id()
               + " while it started ("
               + e.getMessage()
-              + "); its console said: "
+              + "); QEMU said: "
+              + vm.errors()
+              + "; its console said: "
               + Qmp.consoleTail(vm.qmpSocket(), CONSOLE_TAIL).strip(),
           e);
     } catch (RuntimeException e) {
@@ -268,7 +299,7 @@ public final class Guests {
     throw new IOException("the guest init repeated itself without starting");
   }
 
-  private static VmConnection connection(VmDirectory vm, SocketChannel ch, byte[] leftover) {
+  static VmConnection connection(VmDirectory vm, SocketChannel ch, byte[] leftover) {
     return new VmConnection(
         vm.id(), ch, leftover, () -> Qmp.consoleTail(vm.qmpSocket(), CONSOLE_TAIL));
   }
@@ -281,6 +312,30 @@ public final class Guests {
         // closing anyway
       }
     }
+  }
+
+  /** See {@link io.agentnest.spi.RuntimeBackend#checkpointTo}: the guest continues at once. */
+  public boolean checkpointTo(String id, Path dir) {
+    return new GuestCheckpoints(this).checkpoint(running(id), dir);
+  }
+
+  /** A new guest from the checkpoint {@link #checkpointTo} wrote in {@code dir}. */
+  public BackendSandbox createFromCheckpoint(SandboxSpec spec, Path dir) {
+    return new GuestCheckpoints(this).restore(spec, dir);
+  }
+
+  /** {@code n} new guests from one checkpoint of guest {@code id}, which continues at once. */
+  public Optional<List<BackendSandbox>> forkWithCheckpoint(String id, SandboxSpec spec, int n) {
+    return new GuestCheckpoints(this).fork(running(id), spec, n);
+  }
+
+  private VmDirectory running(String id) {
+    VmDirectory vm = find(id).orElseThrow(() -> notFound(id));
+    if (!vm.running()) {
+      throw new SandboxNotFoundException(
+          "microVM sandbox " + vm.id() + " is not running: destroy it with 'agentnest rm'");
+    }
+    return vm;
   }
 
   public BackendSandbox attach(String id) {

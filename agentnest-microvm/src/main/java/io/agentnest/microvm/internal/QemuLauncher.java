@@ -79,6 +79,17 @@ public final class QemuLauncher {
 
   /** QEMU's arguments for a guest of {@code image} whose state lives in {@code vm}. */
   public static List<String> command(Path qemu, GuestImage image, VmDirectory vm, Machine m) {
+    return command(qemu, image, vm, m, kernelArguments(m), false);
+  }
+
+  /**
+   * QEMU's arguments for a guest; {@code incoming}: it waits for a migration stream on {@link
+   * VmDirectory#incomingSocket()} instead of booting (a restore, with the kernel arguments the
+   * checkpointed guest had: the machine must be the same). That socket is made before QEMU drops to
+   * nobody, in the owner-only guest directory.
+   */
+  public static List<String> command(
+      Path qemu, GuestImage image, VmDirectory vm, Machine m, String kernelArgs, boolean incoming) {
     List<String> c = new ArrayList<>();
     c.add(qemu.toString());
     c.addAll(List.of("-name", "agentnest-" + vm.id().substring(0, 12)));
@@ -93,7 +104,7 @@ public final class QemuLauncher {
     // The console goes to a ring buffer in QEMU's memory, read over the monitor for diagnostics.
     c.addAll(List.of("-chardev", "ringbuf,id=console,size=65536", "-serial", "chardev:console"));
     c.addAll(List.of("-kernel", image.kernel().toString(), "-initrd", image.initrd().toString()));
-    c.addAll(List.of("-append", kernelArguments(m)));
+    c.addAll(List.of("-append", kernelArgs));
     c.addAll(
         List.of(
             "-drive",
@@ -104,23 +115,29 @@ public final class QemuLauncher {
       c.addAll(
           List.of(
               "-drive",
-              "id=ws,file=" + vm.workspaceDisk() + ",format=raw,if=none,discard=unmap",
+              // Relative to QEMU's working directory: nobody cannot pass the guest directory.
+              "id=ws,file=" + VmDirectory.WORKSPACE_DISK + ",format=raw,if=none,discard=unmap",
               "-device",
               "virtio-blk-device,drive=ws"));
     }
     c.addAll(
         List.of(
             "-device",
-            "virtio-serial-device,max_ports=2",
+            "virtio-serial-device,max_ports=3",
             "-chardev",
             "socket,id=agent,path=" + vm.agentSocket() + ",server=on,wait=off",
             "-device",
-            "virtserialport,chardev=agent,name=agentnest"));
+            "virtserialport,chardev=agent,name=agentnest",
+            // The host's control line to the guest init (after a restore: the time, a seed).
+            "-chardev",
+            "socket,id=ctl,path=" + vm.controlSocket() + ",server=on,wait=off",
+            "-device",
+            "virtserialport,chardev=ctl,name=agentnest-ctl"));
     c.addAll(List.of("-qmp", "unix:" + vm.qmpSocket() + ",server=on,wait=off"));
     // Started as root, QEMU drops to nobody once its files are open; its seccomp filter must then
     // let that one set*id call through (nobody cannot regain anything with it). Otherwise it may
     // never change ids.
-    boolean root = "root".equals(System.getProperty("user.name"));
+    boolean root = runsAsNobody();
     c.addAll(
         List.of(
             "-sandbox",
@@ -130,6 +147,9 @@ public final class QemuLauncher {
       c.addAll(List.of("-runas", "nobody"));
     }
     c.addAll(List.of("-pidfile", vm.pidFile().toString()));
+    if (incoming) {
+      c.addAll(List.of("-incoming", "unix:" + vm.incomingSocket()));
+    }
     // Its own session: a Ctrl-C meant for the process that made the guest must not reach it (the
     // guest outlives that process, as a container outlives its client). Not -daemonize: QEMU's
     // seccomp filter with spawn=deny forbids the fork that would need.
@@ -138,6 +158,11 @@ public final class QemuLauncher {
       c.add(0, setsid.toString());
     }
     return c;
+  }
+
+  /** Started by root, QEMU drops to nobody once its files are open. */
+  static boolean runsAsNobody() {
+    return "root".equals(System.getProperty("user.name"));
   }
 
   /**
@@ -182,9 +207,12 @@ public final class QemuLauncher {
   public static void start(List<String> command, VmDirectory vm) {
     Process p;
     try {
+      ProcessBuilder pb = new ProcessBuilder(command);
+      if (Files.isDirectory(vm.migrationDir())) {
+        pb.directory(vm.migrationDir().toFile());
+      }
       p =
-          new ProcessBuilder(command)
-              .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
+          pb.redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))
               .redirectErrorStream(true)
               .redirectOutput(vm.errorFile().toFile())
               .start();

@@ -13,6 +13,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipalLookupService;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -21,6 +22,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.stream.Stream;
+import org.jspecify.annotations.Nullable;
 
 /**
  * One guest's state on the host, {@code AGENTNEST_HOME/microvm/vms/<id>}: what it was made from
@@ -34,7 +36,10 @@ public final class VmDirectory {
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  /** What {@code vm.json} holds. */
+  /**
+   * What {@code vm.json} holds. {@code imageId} and {@code kernelArgs} (what a checkpoint must
+   * match) are null for a guest made by a version that did not record them: it is not checkpointed.
+   */
   public record VmRecord(
       String id,
       String image,
@@ -42,7 +47,9 @@ public final class VmDirectory {
       long createdEpochMs,
       String accel,
       long memoryMiB,
-      int vcpus) {
+      int vcpus,
+      @Nullable String imageId,
+      @Nullable String kernelArgs) {
     public VmRecord {
       labels = Map.copyOf(labels);
     }
@@ -82,6 +89,10 @@ public final class VmDirectory {
       Files.createDirectory(
           d.dir,
           PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+      // QEMU's working directory: it may drop to nobody, and reaches its migration socket here by
+      // a relative path; the owner-only directory above keeps every other process out.
+      Files.createDirectory(d.migrationDir());
+      Files.setPosixFilePermissions(d.migrationDir(), PosixFilePermissions.fromString("rwx--x--x"));
     } catch (IOException e) {
       throw new AgentNestException("cannot create " + d.dir + ": " + e.getMessage(), e);
     }
@@ -120,8 +131,27 @@ public final class VmDirectory {
     return dir.resolve("agent.sock");
   }
 
+  /** The guest init's control port (host to guest only: the time and a seed after a restore). */
+  public Path controlSocket() {
+    return dir.resolve("ctl.sock");
+  }
+
   public Path qmpSocket() {
     return dir.resolve("qmp.sock");
+  }
+
+  /**
+   * QEMU's working directory, where the host listens for the guest's outgoing migration stream
+   * (QEMU connects by a relative path: once it runs as nobody it cannot pass the owner-only guest
+   * directory by its full path, and neither can any other process of nobody's).
+   */
+  public Path migrationDir() {
+    return dir.resolve("m");
+  }
+
+  /** Where QEMU, started to restore a checkpoint, listens for the migration stream. */
+  public Path incomingSocket() {
+    return dir.resolve("in.sock");
   }
 
   public Path pidFile() {
@@ -142,8 +172,28 @@ public final class VmDirectory {
     }
   }
 
+  /**
+   * The workspace disk, in QEMU's working directory and QEMU's own: a checkpoint's migration
+   * reopens it (read-only while the guest's state is sent, read-write when it continues), by its
+   * path, after QEMU dropped to nobody.
+   */
   public Path workspaceDisk() {
-    return dir.resolve("workspace.img");
+    return migrationDir().resolve(WORKSPACE_DISK);
+  }
+
+  /** The workspace disk's name, relative to QEMU's working directory. */
+  static final String WORKSPACE_DISK = "workspace.img";
+
+  /**
+   * Gives {@code file} to the user QEMU runs as (nobody when this process is root), readable and
+   * writable by it only.
+   */
+  static void giveToQemu(Path file) throws IOException {
+    if (QemuLauncher.runsAsNobody()) {
+      UserPrincipalLookupService users = file.getFileSystem().getUserPrincipalLookupService();
+      Files.setOwner(file, users.lookupPrincipalByName("nobody"));
+    }
+    Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-------"));
   }
 
   public boolean exists() {
