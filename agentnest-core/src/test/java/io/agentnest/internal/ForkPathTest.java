@@ -4,39 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agentnest.SandboxConfig;
 import io.agentnest.Secret;
-import io.agentnest.spi.EngineFreeBackend;
 import io.agentnest.spi.RuntimeBackend;
 import org.junit.jupiter.api.Test;
 
 class ForkPathTest {
-  /** Checkpoints memory on gVisor runtimes only, as the Docker backend says. */
-  private static final RuntimeBackend GVISOR_ONLY =
-      new EngineFreeBackend() {
-        @Override
-        public String name() {
-          return "docker";
-        }
+  private static final RuntimeBackend GVISOR_ONLY = FakeBackends.gvisorOnly();
 
-        @Override
-        public boolean checkpointsMemory(SandboxConfig config) {
-          String r = config.runtime();
-          return r != null && (r.equals("runsc") || r.equals("gvisor"));
-        }
-
-        @Override
-        public void destroy(String id) {}
-      };
-
-  private static final RuntimeBackend NEVER =
-      new EngineFreeBackend() {
-        @Override
-        public String name() {
-          return "plain";
-        }
-
-        @Override
-        public void destroy(String id) {}
-      };
+  private static final RuntimeBackend NEVER = FakeBackends.never();
 
   @Test
   void aHandleThatAttachedNeverCheckpointsMemoryItCannotKnowTheSecretsOf() {

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.agentnest.ForkReport;
 import io.agentnest.SandboxConfig;
 import io.agentnest.Secret;
-import io.agentnest.spi.EngineFreeBackend;
 import io.agentnest.spi.RuntimeBackend;
 import java.time.Duration;
 import java.util.List;
@@ -13,22 +12,7 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 class StateTransferReportsTest {
-  /** A backend that checkpoints memory on gVisor only, as Docker does. */
-  private static final RuntimeBackend DOCKER_LIKE =
-      new EngineFreeBackend() {
-        @Override
-        public String name() {
-          return "docker";
-        }
-
-        @Override
-        public boolean checkpointsMemory(SandboxConfig config) {
-          return "runsc".equals(config.runtime());
-        }
-
-        @Override
-        public void destroy(String id) {}
-      };
+  private static final RuntimeBackend DOCKER_LIKE = FakeBackends.gvisorOnly();
 
   private static ForkReport report(SandboxConfig config) {
     return report(config, false);
