@@ -69,7 +69,10 @@ public final class DockerDoctor {
           HealthCheck.warn(
               "runtime runsc (gVisor)",
               installed ? "runsc is installed but not registered in Docker" : "not installed",
-              (installed ? "" : "apt-get install runsc; ")
+              (installed
+                      ? ""
+                      : "install runsc (Debian 12: apt-get install -t bookworm-backports runsc,"
+                          + " release 20240729, systrap); ")
                   + "add to /etc/docker/daemon.json: "
                   + RUNSC_SNIPPET
                   + " and restart dockerd (scripts/setup-host.sh does both)"));
