@@ -13,6 +13,9 @@ import io.agentnest.audit.AuditLog;
 import io.agentnest.audit.AuditQuery;
 import io.agentnest.docker.internal.DockerEngine;
 import io.agentnest.spi.Labels;
+import java.io.IOException;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -307,9 +310,10 @@ class ForkIT {
   @ExtendWith(GvisorRequired.class)
   class OnGvisor {
     @Test
-    void copiesCarryLiveProcessMemoryAndStayIndependentBothWays() {
+    void copiesCarryLiveProcessMemoryAndStayIndependentBothWays() throws IOException {
       SandboxConfig gvisor =
           SandboxConfig.builder().runtime("gvisor").network(NetworkPolicy.none()).build();
+      Set<String> unpackedBefore = containerdUnpacked();
       try (Sandbox p = Sandbox.create(gvisor)) {
         p.exec("echo parent > /workspace/f.txt");
         p.runCode(
@@ -356,6 +360,20 @@ class ForkIT {
           copies.forEach(Sandbox::destroy);
         }
       }
+      // containerd unpacks each start's image into /tmp and keeps it (containerd#10166): the
+      // sandboxes' memory must not stay on the host's disk after five starts from checkpoints.
+      assertThat(containerdUnpacked())
+          .as("containerd's copies of the checkpoint images are removed")
+          .isSubsetOf(unpackedBefore);
+    }
+
+    private static Set<String> containerdUnpacked() throws IOException {
+      Set<String> out = new HashSet<>();
+      try (DirectoryStream<Path> s =
+          Files.newDirectoryStream(Path.of("/tmp"), "ctrd-checkpoint*")) {
+        s.forEach(p -> out.add(p.getFileName().toString()));
+      }
+      return out;
     }
   }
 }

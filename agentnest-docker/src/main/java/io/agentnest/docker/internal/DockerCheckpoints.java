@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -30,6 +31,9 @@ import org.jspecify.annotations.Nullable;
  */
 final class DockerCheckpoints {
   private static final ExecutorService RESTORES = DaemonThreads.pool("agentnest-restore");
+
+  /** containerd unpacks each start's image under its temporary directory, /tmp on Debian. */
+  private static final ContainerdLeftovers LEFTOVERS = new ContainerdLeftovers(Path.of("/tmp"));
 
   private final DockerClient client;
   private final DockerRuntimes runtimes;
@@ -263,6 +267,24 @@ final class DockerCheckpoints {
   }
 
   private BackendSandbox restore(String id, String checkpoint) {
+    Set<String> leftovers = LEFTOVERS.enter();
+    try {
+      return startFromCheckpoint(id, checkpoint);
+    } finally {
+      LEFTOVERS.exit(
+          leftovers,
+          writableRoot()
+              .map(
+                  r ->
+                      r.resolve("containers")
+                          .resolve(id)
+                          .resolve("checkpoints")
+                          .resolve(checkpoint))
+              .orElse(null));
+    }
+  }
+
+  private BackendSandbox startFromCheckpoint(String id, String checkpoint) {
     BackendSandbox att = containers.openAttachment(id);
     try {
       // The engine answers the checkpoint before runsc has released the stopped sandbox's id;
