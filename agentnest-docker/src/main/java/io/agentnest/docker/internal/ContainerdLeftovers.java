@@ -59,8 +59,8 @@ final class ContainerdLeftovers {
    * with a copy of {@code image} (the checkpoint directory it started from) are removed now, or by
    * the last start still in flight.
    */
-  void exit(Set<String> before, @Nullable Path image) {
-    List<Path> copies = image == null ? List.of() : copiesOf(before, image);
+  void exit(Set<String> before, Path image) {
+    List<Path> copies = copiesOf(before, image);
     List<Path> remove;
     synchronized (this) {
       matched.addAll(copies);

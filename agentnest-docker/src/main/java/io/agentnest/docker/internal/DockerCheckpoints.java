@@ -81,7 +81,7 @@ final class DockerCheckpoints {
       // The parent and every copy restore the same image at once (runsc only reads it).
       Path shared = image;
       CompletableFuture<BackendSandbox> back =
-          CompletableFuture.supplyAsync(() -> restore(parent.id(), name), RESTORES);
+          CompletableFuture.supplyAsync(() -> restore(parent.root(), parent.id(), name), RESTORES);
       List<CompletableFuture<BackendSandbox>> copies = new ArrayList<>();
       for (String kid : kids) {
         copies.add(
@@ -225,7 +225,7 @@ final class DockerCheckpoints {
    */
   private Path checkpointInPlace(Checkpointable c, String name, Consumer<BackendSandbox> restored) {
     checkpoint(c.id(), name);
-    restored.accept(restore(c.id(), name));
+    restored.accept(restore(c.root(), c.id(), name));
     return c.dir().resolve("checkpoints").resolve(name);
   }
 
@@ -235,7 +235,7 @@ final class DockerCheckpoints {
     Path dir = root.resolve("containers").resolve(id).resolve("checkpoints").resolve(name);
     linkTree(image, dir);
     try {
-      return restore(id, name);
+      return restore(root, id, name);
     } finally {
       deleteQuietly(dir);
     }
@@ -266,21 +266,15 @@ final class DockerCheckpoints {
     }
   }
 
-  private BackendSandbox restore(String id, String checkpoint) {
+  /** Starts container {@code id} of engine root {@code root} from its checkpoint {@code name}. */
+  private BackendSandbox restore(Path root, String id, String checkpoint) {
     Set<String> leftovers = LEFTOVERS.enter();
     try {
       return startFromCheckpoint(id, checkpoint);
     } finally {
       LEFTOVERS.exit(
           leftovers,
-          writableRoot()
-              .map(
-                  r ->
-                      r.resolve("containers")
-                          .resolve(id)
-                          .resolve("checkpoints")
-                          .resolve(checkpoint))
-              .orElse(null));
+          root.resolve("containers").resolve(id).resolve("checkpoints").resolve(checkpoint));
     }
   }
 

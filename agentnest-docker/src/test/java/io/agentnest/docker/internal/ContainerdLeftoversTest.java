@@ -78,7 +78,7 @@ class ContainerdLeftoversTest {
     ContainerdLeftovers l = new ContainerdLeftovers(tmp);
     Set<String> before = l.enter();
     Path copy = leftover("z", new byte[] {1});
-    l.exit(before, null);
+    l.exit(before, images.resolve("gone"));
     assertThat(copy).exists();
   }
 }
