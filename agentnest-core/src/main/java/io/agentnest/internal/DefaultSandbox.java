@@ -38,6 +38,7 @@ import io.agentnest.internal.expose.PortForwards;
 import io.agentnest.internal.files.ArtifactTransfer;
 import io.agentnest.internal.files.DefaultSandboxFiles;
 import io.agentnest.internal.git.SandboxGit;
+import io.agentnest.internal.lifecycle.DeferredTask;
 import io.agentnest.internal.lifecycle.HostState;
 import io.agentnest.internal.lifecycle.SandboxExpiry;
 import io.agentnest.internal.lifecycle.SecurityPolicy;
@@ -63,10 +64,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -107,11 +105,12 @@ public final class DefaultSandbox implements Sandbox {
   private volatile @Nullable SandboxGit git;
 
   /**
-   * A pooled sandbox's hand-out labels on their way to the engine (see {@link
-   * SandboxLauncher#handOut}); destroy and detach wait for them, so no label write races the
+   * A pooled sandbox's labels and CPU weight, written a moment after its hand-out (see {@link
+   * SandboxLauncher#FOLLOW_UP_DELAY}): destroy drops them if they have not begun, detach writes
+   * them at once (another process reads them); both wait for a write under way, so none races the
    * sandbox's removal or reaches another process late.
    */
-  private volatile @Nullable CompletableFuture<?> labelling;
+  private volatile @Nullable DeferredTask afterHandOut;
 
   /** Told once when this process lets the sandbox go (destroy or detach): its pool's slot. */
   private volatile @Nullable Runnable onRelease;
@@ -200,7 +199,8 @@ public final class DefaultSandbox implements Sandbox {
       boolean restoreCpuShares,
       Runnable onRelease) {
     DefaultSandbox sb =
-        SandboxLauncher.handOut(backend, bs, channel, config, pool, restoreCpuShares);
+        SandboxLauncher.handOut(
+            backend, bs, channel, config, pool, restoreCpuShares, SandboxLauncher.FOLLOW_UP_DELAY);
     sb.onRelease = onRelease;
     return sb;
   }
@@ -261,6 +261,15 @@ public final class DefaultSandbox implements Sandbox {
 
   void arm(CompletableFuture<Frame> told) {
     expiry.armAfter(told);
+  }
+
+  /** Arms all but the host state, which {@link #recordExpiry} writes later (a pooled hand-out). */
+  void armInProcess(CompletableFuture<Frame> told) {
+    expiry.armInProcess(told);
+  }
+
+  void recordExpiry() {
+    expiry.recordState();
   }
 
   /** {@code reattached}: the agent keeps a later expiry of its own (see {@link SandboxExpiry}). */
@@ -673,28 +682,17 @@ public final class DefaultSandbox implements Sandbox {
     return !destroyed.get() && channel.isAlive();
   }
 
-  void labelling(CompletableFuture<?> pending) {
-    labelling = pending;
-  }
-
-  private void awaitLabels() {
-    CompletableFuture<?> pending = labelling;
-    if (pending == null) {
-      return;
-    }
-    try {
-      pending.get(LABEL_WAIT.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    } catch (ExecutionException | TimeoutException e) {
-      // Already logged by the labelling itself; the sandbox goes all the same.
-    }
+  void afterHandOut(DeferredTask task) {
+    afterHandOut = task;
   }
 
   @Override
   public void detach() {
     // Left running on purpose: the agent and 'prune' end it at its expiry, not this process.
-    awaitLabels();
+    DeferredTask labels = afterHandOut;
+    if (labels != null) {
+      labels.runNow(LABEL_WAIT);
+    }
     expiry.detach();
     forwards.closeAll();
     channel.close();
@@ -704,7 +702,10 @@ public final class DefaultSandbox implements Sandbox {
   @Override
   public void destroy() {
     if (destroyed.compareAndSet(false, true)) {
-      awaitLabels();
+      DeferredTask labels = afterHandOut;
+      if (labels != null) {
+        labels.drop(LABEL_WAIT);
+      }
       forks.stop();
       expiry.cancel();
       // Streak counts and folded denials go out before the sandbox's last record.

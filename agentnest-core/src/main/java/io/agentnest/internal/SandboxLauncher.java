@@ -14,6 +14,7 @@ import io.agentnest.internal.audit.Audit;
 import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.Frame;
 import io.agentnest.internal.egress.Interception;
+import io.agentnest.internal.lifecycle.DeferredTask;
 import io.agentnest.internal.lifecycle.HostState;
 import io.agentnest.internal.lifecycle.SandboxExpiry;
 import io.agentnest.internal.lifecycle.SecurityPolicy;
@@ -146,8 +147,9 @@ final class SandboxLauncher {
    * frame, so nothing has run in it. Its secrets and plain environment go in that frame, its TTL
    * starts now (on the host, in the agent, and in the labels where the backend can change them),
    * and the hand-out is audited as {@code sandbox.acquired}. A member that waited at a low CPU
-   * weight ({@code restoreCpuShares}) gets the usual one back. The caller destroys the sandbox when
-   * this throws.
+   * weight ({@code restoreCpuShares}) gets the usual one back, with its labels, {@code
+   * followUpDelay} later ({@link #FOLLOW_UP_DELAY}). The caller destroys the sandbox when this
+   * throws.
    */
   static DefaultSandbox handOut(
       RuntimeBackend backend,
@@ -155,8 +157,9 @@ final class SandboxLauncher {
       AgentChannel channel,
       SandboxConfig config,
       String pool,
-      boolean restoreCpuShares) {
-    requireAuditRoom(config);
+      boolean restoreCpuShares,
+      Duration followUpDelay) {
+    // The room for its audit records was checked by the pool's precheck, a moment ago.
     Interception interception = interceptionFor(config);
     StartTrace.mark("hand-out: policy");
     SecretDelivery.forHandOut(
@@ -179,15 +182,11 @@ final class SandboxLauncher {
     sb.awaitHello(hello);
     StartTrace.mark("hand-out: hello");
     sb.startEgress(interception);
-    Map<String, String> labels = new LinkedHashMap<>();
-    labels.put(Labels.OWNER, SecurityPolicy.ownerId());
-    labels.put(Labels.OWNER_PID, Long.toString(ProcessHandle.current().pid()));
-    labels.put(Labels.OWNER_HOST, SecurityPolicy.hostName());
-    labels.put(Labels.EXPIRES, Long.toString(sb.expiresAt().getEpochSecond()));
-    labels.put(Labels.POOL_ACQUIRED, Long.toString(Instant.now().getEpochSecond()));
-    sb.labelling(afterHandOutInBackground(backend, bs.id(), labels, pool, restoreCpuShares));
-    StartTrace.mark("hand-out: egress, labels queued");
-    sb.arm(expiry);
+    sb.afterHandOut(
+        DeferredTask.schedule(
+            () -> afterHandOut(backend, sb, pool, restoreCpuShares), followUpDelay, LABELS));
+    StartTrace.mark("hand-out: egress");
+    sb.armInProcess(expiry);
     StartTrace.mark("hand-out: expiry armed");
     Map<String, Object> acquired = auditData(config, sb);
     acquired.put("pool", pool);
@@ -197,48 +196,61 @@ final class SandboxLauncher {
   }
 
   /**
-   * The hand-out labels are written while the user already has the sandbox: on Kubernetes a label
-   * write is an API server round trip (50-150 ms on the test cluster), longer than all the rest of
-   * a claim. Nothing waits on them for safety: the agent holds the user's TTL and this host reaps
-   * it, the host state (written by {@code arm}) already marks the member as taken here, and until
-   * they land the pod's labels still carry the member's shorter expiry, so a prune elsewhere can
-   * only end it sooner, never keep it longer. The CPU weight goes back up the same way (a Docker
-   * update is an engine round trip of a few ms, as long as the rest of a hand-out): until it lands
-   * the user's first calls run at the member's low weight, which only matters under contention.
+   * How long after a hand-out its host state, labels and CPU weight are written. Nothing waits on
+   * them for safety (below), and each costs the host: the host state is a file written and renamed
+   * (about a millisecond here), a Docker update of the CPU weight a request through dockerd,
+   * containerd and a runc process (a few ms of a small host's CPU), a Kubernetes label write an API
+   * server round trip (50-150 ms on the test cluster). Done at once, they ran beside the user's
+   * first calls and made each of the first three about 2 ms slower (`agentnest bench --only pool
+   * --trace`, runc: first / second / third result 4.2 / 3.9 / 3.7 ms p50 against 2.6 / 2.0 / 1.9 ms
+   * with them a quarter second later). A sandbox destroyed before then skips them.
    */
-  private static CompletableFuture<Void> afterHandOutInBackground(
-      RuntimeBackend backend,
-      String id,
-      Map<String, String> labels,
-      String pool,
-      boolean restoreCpuShares) {
-    return CompletableFuture.runAsync(
-        () -> {
-          if (restoreCpuShares) {
-            try {
-              backend.setCpuShares(id, SandboxSpec.DEFAULT_CPU_SHARES);
-            } catch (RuntimeException e) {
-              LOG.warn(
-                  "pool {}: cannot give sandbox {} its CPU weight back ({}); it keeps the low"
-                      + " weight of a waiting member, which only matters under contention",
-                  pool,
-                  id,
-                  e.toString());
-            }
-          }
-          try {
-            backend.relabel(id, labels);
-          } catch (RuntimeException e) {
-            LOG.warn(
-                "pool {}: cannot label sandbox {} as handed out ({}); it keeps its member labels"
-                    + " and expiry, so 'agentnest prune' may end it at that expiry",
-                pool,
-                id,
-                e.toString());
-            throw e;
-          }
-        },
-        LABELS);
+  static final Duration FOLLOW_UP_DELAY = Duration.ofMillis(250);
+
+  /**
+   * A pooled sandbox's host state, labels and CPU weight after its hand-out (see {@link
+   * #FOLLOW_UP_DELAY}). Nothing waits on them for safety: the agent holds the user's TTL and this
+   * process's reaper ends the sandbox at it (both armed at hand-out). Until they land, the member's
+   * labels still name this process as owner and the member's expiry (minutes away: the pool
+   * replaces a member well before it), so a prune elsewhere leaves the sandbox alone while this
+   * process lives, as it did the member; {@code ls} shows it as idle for that moment. Until the CPU
+   * weight goes back up the user's first calls run at the member's low weight, which only matters
+   * under contention. The host state and the labels carry the expiry of when they are written, so
+   * an early extend() is not undone.
+   */
+  private static void afterHandOut(
+      RuntimeBackend backend, DefaultSandbox sb, String pool, boolean restoreCpuShares) {
+    String id = sb.id();
+    sb.recordExpiry();
+    if (restoreCpuShares) {
+      try {
+        backend.setCpuShares(id, SandboxSpec.DEFAULT_CPU_SHARES);
+      } catch (RuntimeException e) {
+        LOG.warn(
+            "pool {}: cannot give sandbox {} its CPU weight back ({}); it keeps the low"
+                + " weight of a waiting member, which only matters under contention",
+            pool,
+            id,
+            e.toString());
+      }
+    }
+    Map<String, String> labels = new LinkedHashMap<>();
+    labels.put(Labels.OWNER, SecurityPolicy.ownerId());
+    labels.put(Labels.OWNER_PID, Long.toString(ProcessHandle.current().pid()));
+    labels.put(Labels.OWNER_HOST, SecurityPolicy.hostName());
+    labels.put(Labels.EXPIRES, Long.toString(sb.expiresAt().getEpochSecond()));
+    labels.put(Labels.POOL_ACQUIRED, Long.toString(Instant.now().getEpochSecond()));
+    try {
+      backend.relabel(id, labels);
+    } catch (RuntimeException e) {
+      LOG.warn(
+          "pool {}: cannot label sandbox {} as handed out ({}); it keeps its member labels"
+              + " and expiry, so 'agentnest prune' may end it at that expiry",
+          pool,
+          id,
+          e.toString());
+      throw e;
+    }
   }
 
   private static Map<String, Object> auditData(SandboxConfig config, DefaultSandbox sb) {

@@ -28,6 +28,7 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -126,11 +127,16 @@ class PoolIT {
           .isEqualTo("True");
       // The engine never saw either: they came over the channel at hand-out.
       assertThat(EngineFiles.inspect(sb.id())).doesNotContain(SECRET, "MODE=");
-      // Its TTL starts at hand-out, host-side and in the host state, never the idle label's.
+      // Its TTL starts at hand-out, host-side, and in the host state a moment later (written
+      // off the user's first calls), never the idle label's.
       Instant expected = Instant.now().plus(Duration.ofMinutes(3));
       assertThat(sb.expiresAt()).isBetween(expected.minusSeconds(30), expected);
-      assertThat(HostState.read(sb.id()).orElseThrow().expiresAt().getEpochSecond())
-          .isEqualTo(sb.expiresAt().getEpochSecond());
+      HostState.Entry state =
+          await()
+              .atMost(Duration.ofSeconds(30))
+              .until(() -> HostState.read(sb.id()), Optional::isPresent)
+              .orElseThrow();
+      assertThat(state.expiresAt().getEpochSecond()).isEqualTo(sb.expiresAt().getEpochSecond());
       assertThat(SandboxPool.isIdleMember(Backends.get("docker").inspect(idle).orElseThrow()))
           .isFalse();
       List<AuditEvent> acquired =

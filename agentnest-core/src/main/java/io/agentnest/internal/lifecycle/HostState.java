@@ -14,6 +14,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.regex.Pattern;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -35,8 +36,11 @@ public final class HostState {
 
   private HostState() {}
 
+  // Compiled once: String.replaceAll compiles its pattern on every call, each hand-out's.
+  private static final Pattern UNSAFE_IN_NAME = Pattern.compile("[^A-Za-z0-9_.-]");
+
   private static Path file(String id) {
-    return AgentNestHome.sandboxes().resolve(id.replaceAll("[^A-Za-z0-9_.-]", "_") + ".json");
+    return AgentNestHome.sandboxes().resolve(UNSAFE_IN_NAME.matcher(id).replaceAll("_") + ".json");
   }
 
   public static void write(Entry e) {

@@ -93,6 +93,29 @@ public final class SandboxExpiry {
   public void armAfter(CompletableFuture<Frame> told) {
     channel.await(told, ANSWER, Ops.OP_SET_TTL);
     HostState.write(new HostState.Entry(sandboxId, backend, owner, expiresAt));
+    armReaper();
+  }
+
+  /**
+   * Like {@link #armAfter}, but leaves the host state to {@link #recordState}: a pooled hand-out
+   * writes it a moment later, off the user's first calls (a file written and renamed, about a
+   * millisecond here). Until then the host state has no entry for the sandbox, and 'prune' in
+   * another process goes by its member labels: this process as owner, the member's expiry.
+   */
+  public void armInProcess(CompletableFuture<Frame> told) {
+    channel.await(told, ANSWER, Ops.OP_SET_TTL);
+    armReaper();
+  }
+
+  /**
+   * Writes the current expiry to the host state; synchronized with {@link #extend}, so that an
+   * expiry read before an extend never overwrites the extended one.
+   */
+  public synchronized void recordState() {
+    HostState.write(new HostState.Entry(sandboxId, backend, owner, expiresAt));
+  }
+
+  private void armReaper() {
     if (owner.equals(SecurityPolicy.ownerId())) {
       ExpiryReaper.schedule(sandboxId, expire, expiresAt);
     } else {

@@ -113,9 +113,24 @@ public final class WarmPool<M> implements SandboxPool {
     return options;
   }
 
+  /**
+   * The configuration that matched last: a caller usually acquires with one configuration object
+   * again and again (and {@code Sandbox.create} asks {@code matches} before {@code acquire}), and
+   * its key is the whole policy's spec, a millisecond to make before the JIT has compiled it.
+   * Configurations are immutable, so the same object matches again.
+   */
+  private volatile @Nullable SandboxConfig lastMatched;
+
   @Override
   public boolean matches(SandboxConfig config) {
-    return PoolKey.of(config).equals(key);
+    if (config == lastMatched) {
+      return true;
+    }
+    boolean matches = PoolKey.of(config).equals(key);
+    if (matches) {
+      lastMatched = config;
+    }
+    return matches;
   }
 
   @Override

@@ -24,12 +24,20 @@ final class Automaton {
   private final int[] @Nullable [] outputs;
   private final int[] patternLength;
 
+  /**
+   * Builds the trie with child lists (a 256-entry row per state made every sandbox's redactor cost
+   * a millisecond before the JIT had compiled this), then the failure links and the dense rows
+   * breadth first: a dense row starts as a copy of its failure state's, which is shallower and so
+   * already complete, and then takes its own children.
+   */
   Automaton(List<byte[]> patterns) {
     patternLength = new int[patterns.size()];
-    List<int[]> gotoRows = new ArrayList<>();
+    List<byte[]> kids = new ArrayList<>();
+    List<int[]> kidStates = new ArrayList<>();
     List<Integer> depths = new ArrayList<>();
     List<List<Integer>> outs = new ArrayList<>();
-    gotoRows.add(newRow());
+    kids.add(new byte[0]);
+    kidStates.add(new int[0]);
     depths.add(0);
     outs.add(new ArrayList<>());
     for (int p = 0; p < patterns.size(); p++) {
@@ -37,40 +45,27 @@ final class Automaton {
       patternLength[p] = pat.length;
       int s = 0;
       for (byte b : pat) {
-        int[] row = gotoRows.get(s);
-        int c = b & 0xff;
-        if (row[c] < 0) {
-          row[c] = gotoRows.size();
-          gotoRows.add(newRow());
+        int t = childIn(kids.get(s), kidStates.get(s), b);
+        if (t < 0) {
+          t = kids.size();
+          kids.add(new byte[0]);
+          kidStates.add(new int[0]);
           depths.add(depths.get(s) + 1);
           outs.add(new ArrayList<>());
+          byte[] cb = Arrays.copyOf(kids.get(s), kids.get(s).length + 1);
+          int[] cs = Arrays.copyOf(kidStates.get(s), cb.length);
+          cb[cb.length - 1] = b;
+          cs[cs.length - 1] = t;
+          kids.set(s, cb);
+          kidStates.set(s, cs);
         }
-        s = row[c];
+        s = t;
       }
       outs.get(s).add(p);
     }
-    int n = gotoRows.size();
-    childBytes = new byte[n][];
-    childStates = new int[n][];
-    for (int i = 0; i < n; i++) {
-      int[] row = gotoRows.get(i);
-      int count = 0;
-      for (int c = 0; c < 256; c++) {
-        count += row[c] >= 0 ? 1 : 0;
-      }
-      byte[] cb = new byte[count];
-      int[] cs = new int[count];
-      int k = 0;
-      for (int c = 0; c < 256; c++) {
-        if (row[c] >= 0) {
-          cb[k] = (byte) c;
-          cs[k++] = row[c];
-        }
-      }
-      childBytes[i] = cb;
-      childStates[i] = cs;
-      gotoRows.set(i, null); // free the build-time rows as we go
-    }
+    int n = kids.size();
+    childBytes = kids.toArray(new byte[0][]);
+    childStates = kidStates.toArray(new int[0][]);
     fail = new int[n];
     depth = new int[n];
     for (int i = 0; i < n; i++) {
@@ -91,27 +86,54 @@ final class Automaton {
       int st = queue.poll();
       byte[] cb = childBytes[st];
       int[] cs = childStates[st];
+      if (denseIndex[st] >= 0) {
+        int base = denseIndex[st] * 256;
+        if (st != 0) {
+          System.arraycopy(dense, denseIndex[fail[st]] * 256, dense, base, 256);
+        }
+        for (int k = 0; k < cb.length; k++) {
+          dense[base + (cb[k] & 0xff)] = cs[k];
+        }
+      }
       for (int k = 0; k < cb.length; k++) {
         int t = cs[k];
         fail[t] = st == 0 ? 0 : step(fail[st], cb[k] & 0xff);
         outs.get(t).addAll(outs.get(fail[t]));
         queue.add(t);
       }
-      if (denseIndex[st] >= 0) {
-        int base = denseIndex[st] * 256;
-        for (int c = 0; c < 256; c++) {
-          int child = child(st, c);
-          dense[base + c] = child >= 0 ? child : (st == 0 ? 0 : step(fail[st], c));
-        }
-      }
     }
     outputs = new int[n][];
     for (int i = 0; i < n; i++) {
       List<Integer> o = outs.get(i);
       if (!o.isEmpty()) {
-        outputs[i] = o.stream().distinct().mapToInt(Integer::intValue).toArray();
+        outputs[i] = distinct(o);
       }
     }
+  }
+
+  /** The list's values once each, in order (a stream here cost more than the rest, cold). */
+  private static int[] distinct(List<Integer> values) {
+    int[] out = new int[values.size()];
+    int n = 0;
+    for (int v : values) {
+      boolean seen = false;
+      for (int k = 0; k < n && !seen; k++) {
+        seen = out[k] == v;
+      }
+      if (!seen) {
+        out[n++] = v;
+      }
+    }
+    return n == out.length ? out : Arrays.copyOf(out, n);
+  }
+
+  private static int childIn(byte[] cb, int[] cs, byte b) {
+    for (int k = 0; k < cb.length; k++) {
+      if (cb[k] == b) {
+        return cs[k];
+      }
+    }
+    return -1;
   }
 
   private int child(int st, int c) {
@@ -151,11 +173,5 @@ final class Automaton {
 
   int patternLength(int p) {
     return patternLength[p];
-  }
-
-  private static int[] newRow() {
-    int[] r = new int[256];
-    Arrays.fill(r, -1);
-    return r;
   }
 }

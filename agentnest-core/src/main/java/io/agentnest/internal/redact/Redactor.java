@@ -3,6 +3,7 @@ package io.agentnest.internal.redact;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -218,19 +219,23 @@ public final class Redactor {
     this.maxToken = maxTok;
   }
 
+  // Immutable, so every sandbox without secrets shares one (most have none).
+  private static final Redactor DEFAULTS = new Redactor(Map.of(), DEFAULT_RULES);
+  private static final Redactor NOTHING = new Redactor(Map.of(), List.of());
+
   /** Secrets by label (e.g. the environment variable's name) plus the default credential rules. */
   public static Redactor of(Map<String, String> secrets) {
-    return new Redactor(secrets, DEFAULT_RULES);
+    return secrets.isEmpty() ? DEFAULTS : new Redactor(secrets, DEFAULT_RULES);
   }
 
   /** Only the given secrets, no credential shapes. */
   public static Redactor secretsOnly(Map<String, String> secrets) {
-    return new Redactor(secrets, List.of());
+    return secrets.isEmpty() ? NOTHING : new Redactor(secrets, List.of());
   }
 
   /** Only the default credential rules. */
   public static Redactor defaults() {
-    return of(Map.of());
+    return DEFAULTS;
   }
 
   /** A fresh stream state: one per output stream. */
@@ -281,6 +286,8 @@ public final class Redactor {
     void add(String rule, int count);
   }
 
+  private static final HexFormat UPPER_HEX = HexFormat.of().withUpperCase();
+
   /** The forms of one secret: matched as they are, and base64 (matched across line breaks). */
   record Forms(List<byte[]> plain, List<byte[]> base64) {}
 
@@ -289,11 +296,8 @@ public final class Redactor {
     byte[] raw = secret.getBytes(StandardCharsets.UTF_8);
     Map<String, byte[]> out = new LinkedHashMap<>();
     out.put(new String(raw, StandardCharsets.ISO_8859_1), raw);
-    StringBuilder hex = new StringBuilder();
-    for (byte b : raw) {
-      hex.append(String.format("%02x", b & 0xff));
-    }
-    String lower = hex.toString();
+    // HexFormat, not String.format per byte: that was half of a sandbox's redactor before the JIT.
+    String lower = HexFormat.of().formatHex(raw);
     out.put(lower, lower.getBytes(StandardCharsets.ISO_8859_1));
     String upper = lower.toUpperCase(Locale.ROOT);
     out.put(upper, upper.getBytes(StandardCharsets.ISO_8859_1));
@@ -309,7 +313,7 @@ public final class Redactor {
           || c == '~') {
         pct.append((char) c);
       } else {
-        pct.append('%').append(String.format("%02X", c));
+        pct.append('%').append(UPPER_HEX.toHexDigits((byte) c));
       }
     }
     String pu = pct.toString();
