@@ -30,6 +30,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Guests checkpointed with their memory: QEMU's migration stream of the paused guest (RAM and
@@ -47,6 +50,7 @@ final class GuestCheckpoints {
   static final String VMSTATE = "vmstate";
   static final String DISK = "workspace.img";
   static final String META = "checkpoint.json";
+  private static final Logger LOG = LoggerFactory.getLogger(GuestCheckpoints.class);
   static final int FORMAT = 1;
 
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -55,6 +59,12 @@ final class GuestCheckpoints {
   private static final Duration MIGRATION_TIMEOUT = Duration.ofSeconds(120);
   private static final long MAX_META_BYTES = 64 * 1024;
   private static final Duration CONTROL_TIMEOUT = Duration.ofSeconds(5);
+  private static final Duration CONTROL_TIMEOUT_TCG = Duration.ofSeconds(15);
+  static final int CONTROL_ATTEMPTS = 3;
+
+  /** Said once per process: every guest of such an image has the same problem. */
+  private static final AtomicBoolean OLD_IMAGE_WARNED = new AtomicBoolean();
+
   private static final Duration RESUME_TIMEOUT = Duration.ofSeconds(10);
 
   /**
@@ -139,7 +149,7 @@ final class GuestCheckpoints {
                     + ") and is paused: destroy it",
                 e);
           }
-          tellResumed(vm, GuestImage.of(r.image()).hasControlPort());
+          tellResumed(vm, GuestImage.of(r.image()).hasControlPort(), r.accel());
         }
       }
       Meta m =
@@ -294,7 +304,7 @@ final class GuestCheckpoints {
         // Connected before the guest continues: the init's relay finds its host there at once.
         agent = DeadlineLines.connect(vm.agentSocket(), deadline);
         q.run("cont", Map.of(), deadline);
-        tellResumed(vm, image.hasControlPort());
+        tellResumed(vm, image.hasControlPort(), accel.accel());
         return Guests.connection(vm, agent, new byte[0]);
       } catch (IOException | RuntimeException e) {
         if (agent != null) {
@@ -325,18 +335,48 @@ final class GuestCheckpoints {
    * hangs up on before the guest reads it. An image built before the control port has no reader:
    * nothing is sent, and its guests keep their clock.
    */
-  static void tellResumed(VmDirectory vm, boolean controlPort) {
-    if (!controlPort) {
-      return;
+  static void tellResumed(VmDirectory vm, boolean controlPort, String accel) {
+    if (!controlPort && OLD_IMAGE_WARNED.compareAndSet(false, true)) {
+      LOG.warn(
+          "microVM sandbox {} runs an image built before the guest init's control port: after a"
+              + " restore or a fork its clock stays behind by the pause and copies share their"
+              + " random state; rebuild it with 'agentnest image build --microvm'",
+          vm.id());
     }
-    long deadline = System.nanoTime() + CONTROL_TIMEOUT.toNanos();
-    try (SocketChannel ch = DeadlineLines.connect(vm.controlSocket(), deadline);
-        DeadlineLines lines = new DeadlineLines(ch, 64)) {
-      lines.write(resumedLine(Instant.now(), hex(32)));
-      lines.readLine(deadline);
-    } catch (IOException e) {
-      // the guest runs on with its own clock; the host's expiry does not depend on it
+    if (controlPort
+        && !tellResumed(
+            vm.controlSocket(), accel.equals("kvm") ? CONTROL_TIMEOUT : CONTROL_TIMEOUT_TCG)) {
+      LOG.warn(
+          "microVM sandbox {}: its init did not take the host's time and a fresh seed in {}"
+              + " tries; it runs on with the clock and random state it had when paused (the host's"
+              + " expiry does not depend on them). A host this loaded may need fewer guests.",
+          vm.id(),
+          CONTROL_ATTEMPTS);
     }
+  }
+
+  /**
+   * Sends the control line on {@code socket} and waits {@code perTry} for the answer, up to {@link
+   * #CONTROL_ATTEMPTS} times, each with the time of its own sending: under TCG on a loaded host the
+   * init can take seconds to read, and a line read after the host gave up would set a stale time
+   * (found as a fork's copy 2.85 s behind the host in CI). Whether an answer came.
+   */
+  static boolean tellResumed(Path socket, Duration perTry) {
+    for (int attempt = 0; attempt < CONTROL_ATTEMPTS; attempt++) {
+      long deadline = System.nanoTime() + perTry.toNanos();
+      try (SocketChannel ch = DeadlineLines.connect(socket, deadline);
+          DeadlineLines lines = new DeadlineLines(ch, 64)) {
+        lines.write(resumedLine(Instant.now(), hex(32)));
+        if (lines.readLine(deadline).isPresent()) {
+          return true;
+        }
+        LOG.debug("control line to {} not answered in {} (try {})", socket, perTry, attempt + 1);
+      } catch (IOException e) {
+        LOG.debug(
+            "control line to {} not answered (try {}): {}", socket, attempt + 1, e.toString());
+      }
+    }
+    return false;
   }
 
   /** The control line: the host's time in ns since the epoch, and 32 random bytes in hex. */
