@@ -182,9 +182,6 @@ final class SandboxLauncher {
     sb.awaitHello(hello);
     StartTrace.mark("hand-out: hello");
     sb.startEgress(interception);
-    sb.afterHandOut(
-        DeferredTask.schedule(
-            () -> afterHandOut(backend, sb, pool, restoreCpuShares), followUpDelay, LABELS));
     StartTrace.mark("hand-out: egress");
     sb.armInProcess(expiry);
     StartTrace.mark("hand-out: expiry armed");
@@ -192,6 +189,10 @@ final class SandboxLauncher {
     acquired.put("pool", pool);
     sb.audit(AuditEvent.SANDBOX_ACQUIRED, acquired);
     StartTrace.mark("hand-out: audited");
+    // Last: a hand-out that failed before here leaves nothing to write for a sandbox that is gone.
+    sb.afterHandOut(
+        DeferredTask.schedule(
+            () -> afterHandOut(backend, sb, pool, restoreCpuShares), followUpDelay, LABELS));
     return sb;
   }
 
