@@ -105,10 +105,10 @@ public final class DefaultSandbox implements Sandbox {
   private volatile @Nullable SandboxGit git;
 
   /**
-   * A pooled sandbox's labels and CPU weight, written a moment after its hand-out (see {@link
-   * SandboxLauncher#FOLLOW_UP_DELAY}): destroy drops them if they have not begun, detach writes
-   * them at once (another process reads them); both wait for a write under way, so none races the
-   * sandbox's removal or reaches another process late.
+   * A pooled sandbox's host state, labels and CPU weight, written a moment after its hand-out (see
+   * {@link SandboxLauncher#FOLLOW_UP_DELAY}): destroy drops them if they have not begun, detach
+   * writes them at once (another process reads them); both wait for a write under way, so none
+   * races the sandbox's removal or reaches another process late.
    */
   private volatile @Nullable DeferredTask afterHandOut;
 
@@ -257,10 +257,6 @@ public final class DefaultSandbox implements Sandbox {
   /** Tells the agent, the host state and this process's reaper about the current expiry. */
   void arm() {
     expiry.arm(false);
-  }
-
-  void arm(CompletableFuture<Frame> told) {
-    expiry.armAfter(told);
   }
 
   /** Arms all but the host state, which {@link #recordExpiry} writes later (a pooled hand-out). */
@@ -689,9 +685,9 @@ public final class DefaultSandbox implements Sandbox {
   @Override
   public void detach() {
     // Left running on purpose: the agent and 'prune' end it at its expiry, not this process.
-    DeferredTask labels = afterHandOut;
-    if (labels != null) {
-      labels.runNow(LABEL_WAIT);
+    DeferredTask followUp = afterHandOut;
+    if (followUp != null) {
+      followUp.runNow(LABEL_WAIT);
     }
     expiry.detach();
     forwards.closeAll();
@@ -702,9 +698,9 @@ public final class DefaultSandbox implements Sandbox {
   @Override
   public void destroy() {
     if (destroyed.compareAndSet(false, true)) {
-      DeferredTask labels = afterHandOut;
-      if (labels != null) {
-        labels.drop(LABEL_WAIT);
+      DeferredTask followUp = afterHandOut;
+      if (followUp != null) {
+        followUp.drop(LABEL_WAIT);
       }
       forks.stop();
       expiry.cancel();

@@ -145,11 +145,11 @@ final class SandboxLauncher {
   /**
    * Hands a pooled sandbox to its user: the agent of {@code bs} has started and waits for its first
    * frame, so nothing has run in it. Its secrets and plain environment go in that frame, its TTL
-   * starts now (on the host, in the agent, and in the labels where the backend can change them),
-   * and the hand-out is audited as {@code sandbox.acquired}. A member that waited at a low CPU
-   * weight ({@code restoreCpuShares}) gets the usual one back, with its labels, {@code
-   * followUpDelay} later ({@link #FOLLOW_UP_DELAY}). The caller destroys the sandbox when this
-   * throws.
+   * starts now (in this process and in the agent), and the hand-out is audited as {@code
+   * sandbox.acquired}. {@code followUpDelay} later ({@link #FOLLOW_UP_DELAY}) the host state and
+   * the labels (where the backend can change them) get that TTL, and a member that waited at a low
+   * CPU weight ({@code restoreCpuShares}) gets the usual one back. The caller destroys the sandbox
+   * when this throws.
    */
   static DefaultSandbox handOut(
       RuntimeBackend backend,
@@ -250,7 +250,6 @@ final class SandboxLauncher {
           pool,
           id,
           e.toString());
-      throw e;
     }
   }
 

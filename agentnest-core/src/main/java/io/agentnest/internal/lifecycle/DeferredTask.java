@@ -37,27 +37,26 @@ public final class DeferredTask {
     return task;
   }
 
+  /**
+   * A failure is the work's to report: it only ends the run here (thrown on, it would reach the
+   * executor's thread, whose default handler prints it again on stderr).
+   */
   private void run() {
     try {
       work.run();
       done.complete(null);
-    } catch (RuntimeException | Error e) {
+    } catch (RuntimeException e) {
+      done.completeExceptionally(e);
+    } catch (Error e) {
       done.completeExceptionally(e);
       throw e;
     }
   }
 
-  /**
-   * Does the work now unless it has begun; else waits at most {@code wait} for that run. A failure
-   * is the work's to report: it is not thrown here.
-   */
+  /** Does the work now unless it has begun; else waits at most {@code wait} for that run. */
   public void runNow(Duration wait) {
     if (claimed.compareAndSet(false, true)) {
-      try {
-        run();
-      } catch (RuntimeException e) {
-        // reported by the work itself
-      }
+      run();
       return;
     }
     await(wait);
@@ -70,11 +69,6 @@ public final class DeferredTask {
       return;
     }
     await(wait);
-  }
-
-  /** Whether the work ran, was dropped or failed. */
-  public boolean isDone() {
-    return done.isDone();
   }
 
   private void await(Duration wait) {

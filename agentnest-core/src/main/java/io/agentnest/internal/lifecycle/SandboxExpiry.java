@@ -58,15 +58,7 @@ public final class SandboxExpiry {
    * process or home, which this one does not know about).
    */
   public void arm(boolean reattached) {
-    armAfter(tellAgent(reattached));
-  }
-
-  /**
-   * Sends the agent the current expiry without waiting for its answer, for {@link #armAfter}: a
-   * pooled sandbox's hand-out sends it right behind its first frame.
-   */
-  public CompletableFuture<Frame> tellAgent(boolean reattached) {
-    return tellAgent(channel, expiresAt, reattached);
+    armAfter(tellAgent(channel, expiresAt, reattached));
   }
 
   /**
@@ -92,7 +84,7 @@ public final class SandboxExpiry {
    */
   public void armAfter(CompletableFuture<Frame> told) {
     channel.await(told, ANSWER, Ops.OP_SET_TTL);
-    HostState.write(new HostState.Entry(sandboxId, backend, owner, expiresAt));
+    recordState();
     armReaper();
   }
 
@@ -145,7 +137,7 @@ public final class SandboxExpiry {
     ExpiryReaper.cancel(sandboxId);
     if (owner.equals(SecurityPolicy.ownerId())) {
       owner = HostState.DETACHED;
-      HostState.write(new HostState.Entry(sandboxId, backend, owner, expiresAt));
+      recordState();
     }
   }
 
