@@ -1,8 +1,10 @@
 import importlib.util
 import marshal
 import os
+import socket
 import subprocess
 import sys
+import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -53,6 +55,74 @@ class BootstrapTest(unittest.TestCase):
     def test_a_short_stream_ends_the_bootstrap_with_97(self):
         r = run(payload(self.SOURCE)[:-5])
         self.assertEqual(r.returncode, 97)
+
+
+class AgentLinkTest(unittest.TestCase):
+    """With AGENTNEST_LINK ("socket:token"), the bootstrap connects to the host's socket, presents
+    the token, and reads the agent from it; the agent keeps the original stdin/stdout for a later
+    host and never sees the token in its environment."""
+
+    AGENT = (
+        b"import os,sys\n"
+        b"print('agent', AGENTNEST_WORKER_SOURCE, type(AGENTNEST_STDIO).__name__,"
+        b" os.environ.get('AGENTNEST_LINK'))\n"
+    )
+
+    def test_the_agent_comes_over_the_link_and_answers_on_it(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "agent.sock")
+            srv = socket.socket(socket.AF_UNIX)
+            srv.bind(path)
+            srv.listen(1)
+            srv.settimeout(60)
+            with open(BOOTSTRAP, encoding="utf-8") as f:
+                src = f.read()
+            env = dict(os.environ, AGENTNEST_LINK=path + ":abc123")
+            p = subprocess.Popen(
+                [sys.executable, "-u", "-c", src],
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+            try:
+                conn, _ = srv.accept()
+                conn.settimeout(60)
+                got = b""
+                while not got.endswith(b"\n"):
+                    got += conn.recv(1)
+                self.assertEqual(got, b"abc123\n")
+                conn.sendall(payload(self.AGENT))
+                out = b""
+                while not out.endswith(b"\n"):
+                    chunk = conn.recv(4096)
+                    if not chunk:
+                        break
+                    out += chunk
+                self.assertEqual(out, b"agent # worker tuple None\n")
+                self.assertEqual(p.wait(timeout=60), 0)
+                self.assertEqual(p.stdout.read(), b"", "nothing goes to the container's stdout")
+            finally:
+                p.kill()
+                p.wait(timeout=60)
+                for f in (p.stdin, p.stdout, p.stderr):
+                    f.close()
+                srv.close()
+
+    def test_an_unreachable_link_ends_the_bootstrap_with_96_and_says_why(self):
+        with tempfile.TemporaryDirectory() as d:
+            with open(BOOTSTRAP, encoding="utf-8") as f:
+                src = f.read()
+            env = dict(os.environ, AGENTNEST_LINK=os.path.join(d, "none.sock") + ":abc123")
+            r = subprocess.run(
+                [sys.executable, "-u", "-c", src],
+                env=env,
+                input=b"",
+                capture_output=True,
+                timeout=60,
+            )
+            self.assertEqual(r.returncode, 96)
+            self.assertIn(b"cannot reach the agent link", r.stderr)
 
 
 if __name__ == "__main__":

@@ -104,6 +104,54 @@ class BufferedReadTest(unittest.TestCase):
         self.assertLessEqual(len(channel.rbuf), 2 * agent.READ_AHEAD)
 
 
+class LinkFallbackTest(unittest.TestCase):
+    """On the agent link (a socket), the container's stdin/stdout wait for a later host: when the
+    host that made the sandbox goes away, the channel falls back to them and nothing kills the
+    agent (sends to the gone host are dropped, not a SIGPIPE)."""
+
+    def setUp(self):
+        import socket
+
+        self.host, mine = socket.socketpair()
+        self.addCleanup(self.host.close)
+        self.stdin_r, self.stdin_w = os.pipe()
+        self.stdout_r, self.stdout_w = os.pipe()
+        for fd in (self.stdin_r, self.stdin_w, self.stdout_r, self.stdout_w):
+            self.addCleanup(self.close_quietly, fd)
+        self.channel = agent.Channel(os.dup(mine.fileno()), mine.detach(), (self.stdin_r, self.stdout_w))
+
+    @staticmethod
+    def close_quietly(fd):
+        try:
+            os.close(fd)
+        except OSError:
+            pass
+
+    def test_frames_go_over_the_link_while_the_host_holds_it(self):
+        self.host.sendall(frame({"op": "ping", "id": 1}))
+        self.assertEqual(self.channel.read_frame()[0]["id"], 1)
+        self.channel.send({"id": 1, "ev": "res"})
+        self.host.settimeout(60)
+        self.assertTrue(self.host.recv(4096).startswith(agent.MAGIC))
+
+    def test_the_end_of_the_link_falls_back_to_stdin_and_stdout(self):
+        self.host.close()
+        self.assertIsNone(self.channel.read_frame())
+        os.write(self.stdin_w, frame({"op": "ping", "id": 7}))
+        os.close(self.stdin_w)
+        self.assertEqual(self.channel.read_frame()[0]["id"], 7)
+        self.channel.send({"id": 7, "ev": "res"})
+        self.assertTrue(os.read(self.stdout_r, 4096).startswith(agent.MAGIC))
+
+    def test_a_send_after_the_host_went_is_dropped_and_the_reader_then_falls_back(self):
+        self.host.close()
+        for _ in range(3):
+            self.channel.send({"ev": "out", "data": "x" * 1000})
+        self.assertIsNone(self.channel.read_frame())
+        self.channel.send({"id": 8, "ev": "res"})
+        self.assertTrue(os.read(self.stdout_r, 4096).startswith(agent.MAGIC))
+
+
 class CounterTest(unittest.TestCase):
     """The limit probe's cgroup counters: read with plain os calls, a missing file not looked for
     again (the cgroup layout of a running container does not change)."""

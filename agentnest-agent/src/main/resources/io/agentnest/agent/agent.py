@@ -78,12 +78,18 @@ class Channel:
     reading a frame field by field cost five reads. Under gVisor every system call traps into the
     sentry (tens of microseconds each on a busy host), so this is most of a small frame's cost."""
 
-    def __init__(self, fd_in, fd_out):
+    def __init__(self, fd_in, fd_out, stdio=None):
         self.fd_in = fd_in
         self.fd_out = fd_out
         self.write_lock = threading.Lock()
         self.rbuf = bytearray()
         self.rpos = 0
+        # On the agent link (a socket the bootstrap connected, see bootstrap.py), the container's
+        # own stdin/stdout wait in `stdio` for a host that attaches later. Sends on the link use
+        # MSG_NOSIGNAL: SIGPIPE is at its default here, and a host that went away must not end
+        # the sandbox with it.
+        self.stdio = stdio
+        self.sock = socket.socket(fileno=fd_out) if stdio else None
 
     @staticmethod
     def open_private():
@@ -98,7 +104,49 @@ class Channel:
         os.dup2(null, 2)
         os.set_inheritable(chan_in, False)
         os.set_inheritable(chan_out, False)
-        return Channel(chan_in, chan_out)
+        stdio = globals().get("AGENTNEST_STDIO")  # set by the bootstrap on the agent link
+        if stdio:
+            for fd in stdio:
+                os.set_inheritable(fd, False)
+        return Channel(chan_in, chan_out, stdio)
+
+    def fall_back(self):
+        """The link ended (the host that made the sandbox detached, closed it or died): from now
+        on the channel is the container's stdin/stdout, where a host that attaches later talks.
+        Called on the frame loop's thread, the only reader."""
+        with self.write_lock:
+            if not self.stdio:
+                return
+            old_in, old_sock = self.fd_in, self.sock
+            self.fd_in, self.fd_out = self.stdio
+            self.stdio = self.sock = None
+        self.rbuf.clear()
+        self.rpos = 0
+        os.close(old_in)
+        old_sock.close()
+
+    def _write(self, view):
+        if self.sock is None:
+            return os.write(self.fd_out, view)
+        try:
+            return self.sock.send(view, socket.MSG_NOSIGNAL)
+        except OSError:
+            # The host is gone: what was in flight is lost, as on a stdout nobody reads. The
+            # shutdown wakes the frame loop with an end of stream, which falls back to stdio.
+            try:
+                self.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            return len(view)
+
+    def _read(self, n):
+        try:
+            b = os.read(self.fd_in, n)
+        except ConnectionResetError:
+            b = b""
+        if not b and self.stdio:
+            self.fall_back()
+        return b
 
     def send(self, header, payload=b""):
         hb = json.dumps(header, separators=(",", ":"), ensure_ascii=True).encode("ascii")
@@ -106,7 +154,7 @@ class Channel:
         with self.write_lock:
             view = memoryview(buf)
             while view:
-                n = os.write(self.fd_out, view)
+                n = self._write(view)
                 view = view[n:]
 
     def read_exact(self, n):
@@ -119,7 +167,7 @@ class Channel:
             self.rpos = 0
             n -= have
             while n > 0:
-                b = os.read(self.fd_in, min(n, 1 << 20))
+                b = self._read(min(n, 1 << 20))
                 if not b:
                     return None
                 parts.append(b)
@@ -130,7 +178,7 @@ class Channel:
                 del buf[: self.rpos]
                 self.rpos = 0
             # Bounded: the buffer never holds more than twice READ_AHEAD.
-            b = os.read(self.fd_in, READ_AHEAD)
+            b = self._read(READ_AHEAD)
             if not b:
                 return None
             buf += b

@@ -6,6 +6,8 @@ try:
     ctypes.CDLL(None).prctl(4,0,0,0,0)
 except Exception:
     pass
+# The agent link's token (Docker on runc): out of the environment before anything can inherit it.
+t=os.environ.pop("AGENTNEST_LINK","")
 k=os.fork()
 if k:
     # pid 1, instead of Docker's --init (whose copies of the channel pipes sandbox code could
@@ -25,6 +27,22 @@ if k:
             os._exit(1)
         if p==k:
             os._exit(os.WEXITSTATUS(s) if os.WIFEXITED(s) else 128+os.WTERMSIG(s))
+# The agent link ("socket:token"): the host listens in the read-only /run/agentnest until this
+# connects with the token; the channel then bypasses the engine's attach path. The container's
+# own stdin/stdout stay for a host that attaches later (the agent falls back to them when the
+# link ends).
+l=None
+if t:
+    import socket
+    s=socket.socket(socket.AF_UNIX)
+    try:
+        p,_,t=t.rpartition(":");s.settimeout(60);s.connect(p);s.sendall(t.encode()+b"\n")
+    except OSError as e:
+        os.write(2,("agentnest: cannot reach the agent link: %s\n"%e).encode());os._exit(96)
+    s.settimeout(None)
+    l=(os.dup(0),os.dup(1))
+    os.dup2(s.fileno(),0);os.dup2(s.fileno(),1);s.close()
+del t
 def r(n):
     b=b""
     while len(b)<n:
@@ -34,7 +52,7 @@ def r(n):
         b+=c
     return b
 a=int(r(10));w=int(r(10));c=int(r(10))
-g={"__name__":"__main__","AGENTNEST_WORKER_SOURCE":r(w).decode()}
+g={"__name__":"__main__","AGENTNEST_WORKER_SOURCE":r(w).decode(),"AGENTNEST_STDIO":l}
 src=r(a)
 b=r(c) if c else b""
 # The agent compiled by the host for this Python version, when it matches: no compile at start.

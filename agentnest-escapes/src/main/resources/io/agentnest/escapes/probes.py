@@ -1135,6 +1135,18 @@ def agent_channel(args):
         os.close(ret)
         through = through or bool(taken)
         out.append("pid %d pidfd_getfd took: %s" % (pid, taken or "nothing"))
+    # On runc the channel is a socket the agent connected to at start (the agent link); the
+    # host's listener must be gone by the time anything else runs here.
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        s.settimeout(5)
+        s.connect("/run/agentnest/agent.sock")
+        through = True
+        out.append("agent link: CONNECTED")
+    except OSError as e:
+        out.append("agent link: %s" % err_name(e.errno))
+    finally:
+        s.close()
     return verdict(through, "; ".join(out))
 
 

@@ -4,7 +4,9 @@
  * io.agentnest.spi.support.AgentNestHome}), who this host process is ({@link
  * io.agentnest.spi.support.HostProcess}), a free-space reserve for what is written on a sandbox's
  * behalf ({@link io.agentnest.spi.support.DiskGuard}), host file helpers, the one percentile every
- * benchmark reports, and daemon thread pools ({@link io.agentnest.spi.support.DaemonThreads}).
+ * benchmark reports, daemon thread pools ({@link io.agentnest.spi.support.DaemonThreads}), and the
+ * token-checked Unix socket listener of a sandbox's bulk directory ({@link
+ * io.agentnest.spi.support.BulkLink}: the fork's bulk link, the Docker backend's agent link).
  *
  * <p>Other modules may use these, like the rest of {@code io.agentnest.spi}; they must not use
  * {@code io.agentnest.internal..} (each module's {@code CoreBoundaryTest} enforces it). This

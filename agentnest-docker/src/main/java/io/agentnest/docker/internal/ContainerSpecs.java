@@ -72,13 +72,20 @@ final class ContainerSpecs {
     return hc;
   }
 
-  /** Fills the container-level fields: the agent's command, user, env and attached stdio. */
+  /**
+   * Fills the container-level fields: the agent's command, user, {@code env} (the spec's, plus the
+   * agent link's when there is one) and attached stdio.
+   */
   static CreateContainerCmd container(
-      CreateContainerCmd cmd, SandboxSpec spec, Map<String, String> labels, HostConfig hc) {
+      CreateContainerCmd cmd,
+      SandboxSpec spec,
+      Map<String, String> env,
+      Map<String, String> labels,
+      HostConfig hc) {
     return cmd.withCmd(spec.command())
         .withEntrypoint(List.of())
         .withUser(spec.user())
-        .withEnv(env(spec.env()))
+        .withEnv(env(env))
         .withWorkingDir(spec.workdir())
         .withLabels(labels)
         .withAttachStdin(true)

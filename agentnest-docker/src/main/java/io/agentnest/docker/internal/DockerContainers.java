@@ -24,9 +24,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** Sandbox containers: create, attach to the agent's channel, inspect, list and remove. */
 final class DockerContainers {
+  private static final Logger LOG = LoggerFactory.getLogger(DockerContainers.class);
+
   private final DockerClient client;
   private final URI host;
   private final EngineErrors errors;
@@ -50,9 +54,22 @@ final class DockerContainers {
   }
 
   BackendSandbox create(SandboxSpec spec) {
-    String id = createStopped(spec);
+    Created c = createContainer(spec, AgentLinks.enabled());
+    String id = c.id();
+    AgentLinks.Pending link = c.link();
     BackendSandbox att = null;
     try {
+      if (link != null) {
+        client.startContainerCmd(id).exec();
+        StartTrace.mark("engine start");
+        att =
+            new LinkedAgent(
+                id,
+                AgentLinks.await(link, () -> !running(id), () -> stateOf(id)),
+                () -> stateOf(id));
+        StartTrace.mark("agent link");
+        return att;
+      }
       att = openAttachment(id);
       StartTrace.mark("engine attach");
       client.startContainerCmd(id).exec();
@@ -63,28 +80,75 @@ final class DockerContainers {
         att.close();
       }
       remove(id);
-      String msg = e.getMessage() == null ? e.toString() : e.getMessage();
-      if (msg.contains("executable file not found") || msg.contains("no such file or directory")) {
-        throw new ImageNotFoundException(
-            "image '"
-                + spec.image()
-                + "' has no python3, which the AgentNest agent needs: use an image with python3,"
-                + " e.g. "
-                + SandboxConfig.DEFAULT_IMAGE
-                + " ('agentnest image build')");
+      throw startFailed(spec, e);
+    } finally {
+      if (link != null) {
+        link.close();
       }
-      if (e instanceof DockerException) {
-        throw new AgentNestException("Docker could not start the sandbox: " + msg, e);
+    }
+  }
+
+  private RuntimeException startFailed(SandboxSpec spec, RuntimeException e) {
+    String msg = e.getMessage() == null ? e.toString() : e.getMessage();
+    if (msg.contains("executable file not found") || msg.contains("no such file or directory")) {
+      return new ImageNotFoundException(
+          "image '"
+              + spec.image()
+              + "' has no python3, which the AgentNest agent needs: use an image with python3,"
+              + " e.g. "
+              + SandboxConfig.DEFAULT_IMAGE
+              + " ('agentnest image build')");
+    }
+    if (e instanceof DockerException) {
+      return new AgentNestException("Docker could not start the sandbox: " + msg, e);
+    }
+    if (e instanceof AgentNestException ane) {
+      return ane;
+    }
+    return errors.unavailable(e);
+  }
+
+  private boolean running(String id) {
+    try {
+      InspectContainerResponse c = client.inspectContainerCmd(id).exec();
+      return c.getState() != null && Boolean.TRUE.equals(c.getState().getRunning());
+    } catch (NotFoundException e) {
+      return false;
+    } catch (RuntimeException e) {
+      // The engine did not answer: keep waiting for the agent, the deadline still holds.
+      return true;
+    }
+  }
+
+  /** What the engine knows of a container that may have ended: for failure messages only. */
+  String stateOf(String id) {
+    try {
+      InspectContainerResponse.ContainerState st = client.inspectContainerCmd(id).exec().getState();
+      if (st == null) {
+        return "the engine reports no state for it";
       }
-      if (e instanceof AgentNestException ane) {
-        throw ane;
+      if (Boolean.TRUE.equals(st.getRunning())) {
+        return "its container is still running";
       }
-      throw errors.unavailable(e);
+      Long code = st.getExitCodeLong();
+      return AgentLinks.exitReason(
+          code == null ? -1 : code, Boolean.TRUE.equals(st.getOOMKilled()));
+    } catch (NotFoundException e) {
+      return "its container is gone";
+    } catch (RuntimeException e) {
+      return "the engine did not say (" + e.getMessage() + ")";
     }
   }
 
   /** Creates the container without starting it (a fork starts it from a checkpoint). */
   String createStopped(SandboxSpec spec) {
+    return createContainer(spec, false).id();
+  }
+
+  /** A created container, and the listener its agent will connect to when it has a link. */
+  private record Created(String id, AgentLinks.@Nullable Pending link) {}
+
+  private Created createContainer(SandboxSpec spec, boolean withLink) {
     if (!images.exists(spec.image())) {
       String how =
           spec.image().equals(SandboxConfig.DEFAULT_IMAGE)
@@ -104,16 +168,43 @@ final class DockerContainers {
     }
     labels.put(Labels.RUNTIME, runtime == null ? runtimes.defaultRuntime() : runtime);
     HostConfig hc = ContainerSpecs.hostConfig(spec, runtime, dir);
+    AgentLinks.Pending link = null;
     try {
+      Map<String, String> env = spec.env();
+      if (withLink && dir != null) {
+        link = listen(dir);
+      }
+      if (link != null || env.containsKey(AgentLinks.ENV)) {
+        // Only the host names a link: a configured variable of that name would send the
+        // bootstrap to a socket nobody listens on.
+        env = new LinkedHashMap<>(env);
+        env.remove(AgentLinks.ENV);
+        if (link != null) {
+          env.put(AgentLinks.ENV, link.env());
+        }
+      }
       String id =
-          ContainerSpecs.container(client.createContainerCmd(spec.image()), spec, labels, hc)
+          ContainerSpecs.container(client.createContainerCmd(spec.image()), spec, env, labels, hc)
               .exec()
               .getId();
       StartTrace.mark("engine create");
-      return id;
+      return new Created(id, link);
     } catch (RuntimeException e) {
+      if (link != null) {
+        link.close();
+      }
       BulkDirs.delete(dir);
       throw createFailed(spec, e);
+    }
+  }
+
+  /** The link's listener, or none (the channel then goes through attach, as without a link). */
+  private static AgentLinks.@Nullable Pending listen(Path dir) {
+    try {
+      return AgentLinks.listen(dir);
+    } catch (AgentNestException e) {
+      LOG.debug("no agent link in {}: {}", dir, e.getMessage());
+      return null;
     }
   }
 

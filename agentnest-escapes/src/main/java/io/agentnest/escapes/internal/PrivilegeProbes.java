@@ -21,8 +21,9 @@ final class PrivilegeProbes {
             + " process_madvise on it: the agent runs as the same uid as sandbox code");
     p.script(
         "privilege.agent-channel",
-        "take the agent's channel: open its (or pid 1's) pipes through /proc/PID/fd, or copy"
-            + " them with pidfd_open + pidfd_getfd, to forge results, expiry or approvals",
+        "take the agent's channel: open its (or pid 1's) pipes through /proc/PID/fd, copy"
+            + " them with pidfd_open + pidfd_getfd, or connect to the agent link's socket, to"
+            + " forge results, expiry or approvals",
         ProbeList.onGvisor(
             "gVisor's /proc (runsc 20221219 and 20240729) lets the same uid open a non-dumpable process's"
                 + " fds, unlike Linux: code gets the agent's voice, and the host takes nothing"

@@ -1,4 +1,4 @@
-package io.agentnest.internal.channel;
+package io.agentnest.spi.support;
 
 import io.agentnest.AgentNestException;
 import java.io.Closeable;
@@ -26,9 +26,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * The host end of a sandbox's bulk link: a unix socket in the directory the sandbox sees read-only
- * at {@code /run/agentnest}, listened on only while a fork moves state. The engine's stdio path
- * carries about 170 MB/s; a local socket several times that, so a 100 MB session no longer costs a
- * second each way.
+ * at {@code /run/agentnest}, listened on only while a fork moves state (or, as {@code agent.sock},
+ * until the agent connected its channel at start). The engine's stdio path carries about 170 MB/s;
+ * a local socket several times that, so a 100 MB session no longer costs a second each way.
  *
  * <p>The socket is mode 0660 with the directory's group, which the backend sets to the sandbox's
  * gid: other local users cannot connect. Anything in the sandbox may connect while the host
@@ -62,7 +62,15 @@ public final class BulkLink implements Closeable {
 
   /** As {@link #open(Path)}; a connection must send its token within {@code tokenWait}. */
   public static BulkLink open(Path dir, Duration tokenWait) {
-    Path sock = dir.resolve(SOCKET);
+    return open(dir, SOCKET, tokenWait);
+  }
+
+  /**
+   * Listens on the socket {@code name} in {@code dir}: the backend's agent link ({@code
+   * agent.sock}, taken once at start) lives beside the fork's {@value #SOCKET}.
+   */
+  public static BulkLink open(Path dir, String name, Duration tokenWait) {
+    Path sock = dir.resolve(name);
     try {
       Files.deleteIfExists(sock);
       ServerSocketChannel s = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
@@ -132,14 +140,16 @@ public final class BulkLink implements Closeable {
         if (left <= 0) {
           expected.remove(token);
           throw new AgentNestException(
-              "the sandbox did not connect to its bulk link in time: its agent may be stuck;"
-                  + " destroy the sandbox if this repeats");
+              "the sandbox did not connect to its link "
+                  + socket.getFileName()
+                  + " in time: its agent may be stuck; destroy the sandbox if this repeats");
         }
         sel.select(Math.max(1, Math.min(20, left / 1_000_000)));
         sel.selectedKeys().clear();
       }
     } catch (IOException e) {
-      throw new AgentNestException("the bulk link failed: " + e.getMessage(), e);
+      throw new AgentNestException(
+          "the link " + socket.getFileName() + " failed: " + e.getMessage(), e);
     }
   }
 

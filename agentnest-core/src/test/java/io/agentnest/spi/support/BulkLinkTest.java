@@ -1,4 +1,4 @@
-package io.agentnest.internal.channel;
+package io.agentnest.spi.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -102,7 +102,7 @@ class BulkLinkTest {
       String t = link.expect();
       assertThatThrownBy(() -> link.accept(t, in(Duration.ofMillis(600)), () -> false))
           .isInstanceOf(AgentNestException.class)
-          .hasMessageContaining("did not connect to its bulk link in time");
+          .hasMessageContaining("did not connect to its link bulk.sock in time");
     }
   }
 
