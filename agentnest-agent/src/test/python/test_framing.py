@@ -104,21 +104,25 @@ class BufferedReadTest(unittest.TestCase):
         self.assertLessEqual(len(channel.rbuf), 2 * agent.READ_AHEAD)
 
 
-class LinkFallbackTest(unittest.TestCase):
-    """On the agent link (a socket), the container's stdin/stdout wait for a later host: when the
-    host that made the sandbox goes away, the channel falls back to them and nothing kills the
-    agent (sends to the gone host are dropped, not a SIGPIPE)."""
+class AgentLinkTest(unittest.TestCase):
+    """On the agent link (a socket), the container's stdin/stdout stay as the channel's stdio side
+    for a second host: its calls are answered there, everything else goes to the link while it is
+    up, and to stdio once it ended. Nothing kills the agent when the link's host goes (sends to
+    it are dropped, not a SIGPIPE)."""
 
     def setUp(self):
         import socket
 
         self.host, mine = socket.socketpair()
         self.addCleanup(self.host.close)
+        self.host.settimeout(60)
         self.stdin_r, self.stdin_w = os.pipe()
         self.stdout_r, self.stdout_w = os.pipe()
         for fd in (self.stdin_r, self.stdin_w, self.stdout_r, self.stdout_w):
             self.addCleanup(self.close_quietly, fd)
-        self.channel = agent.Channel(os.dup(mine.fileno()), mine.detach(), (self.stdin_r, self.stdout_w))
+        self.channel = agent.Channel(os.dup(mine.fileno()), mine.detach(), link=True)
+        self.channel.stdio_side = agent.Channel(self.stdin_r, self.stdout_w)
+        self.agent = agent.Agent(self.channel, pool_size=1, timer=mock.Mock())
 
     @staticmethod
     def close_quietly(fd):
@@ -127,29 +131,62 @@ class LinkFallbackTest(unittest.TestCase):
         except OSError:
             pass
 
-    def test_frames_go_over_the_link_while_the_host_holds_it(self):
+    def from_link(self):
+        return self.host.recv(4096)
+
+    def from_stdout(self):
+        return os.read(self.stdout_r, 4096)
+
+    def test_frames_go_over_the_link_while_its_host_holds_it(self):
         self.host.sendall(frame({"op": "ping", "id": 1}))
         self.assertEqual(self.channel.read_frame()[0]["id"], 1)
-        self.channel.send({"id": 1, "ev": "res"})
-        self.host.settimeout(60)
-        self.assertTrue(self.host.recv(4096).startswith(agent.MAGIC))
+        self.agent.send({"id": 1, "ev": "res"})
+        self.assertIn(b'"id":1', self.from_link())
 
-    def test_the_end_of_the_link_falls_back_to_stdin_and_stdout(self):
+    def test_a_second_hosts_calls_are_answered_on_stdout_and_the_links_on_the_link(self):
+        self.agent.note_stdio({"op": "ping", "id": 7})
+        self.agent.send({"id": 7, "ev": "out", "data": "x"})
+        self.agent.send({"id": 9, "ev": "res"})
+        self.agent.send({"id": 7, "ev": "res"})
+        self.assertIn(b'"id":9', self.from_link())
+        got = b""
+        while got.count(agent.MAGIC) < 2:
+            got += self.from_stdout()
+        self.assertIn(b'"ev":"out"', got)
+        self.assertIn(b'"ev":"res"', got)
+        self.assertEqual(self.agent.stdio_ids, {}, "a call's final frame ends its entry")
+        self.agent.send({"id": 7, "ev": "res"})
+        self.assertIn(b'"id":7', self.from_link(), "an id no longer known goes to the link")
+
+    def test_the_second_hosts_tunnels_stay_on_stdout_until_they_close(self):
+        self.agent.note_stdio({"op": "port_open", "tid": -3, "port": 80})
+        self.agent.send({"ev": "tcp_data", "tid": -3})
+        self.agent.send({"ev": "tcp_close", "tid": -3})
+        got = b""
+        while got.count(agent.MAGIC) < 2:
+            got += self.from_stdout()
+        self.assertEqual(self.agent.stdio_ids, {})
+
+    def test_the_end_of_the_link_sends_everything_to_stdout(self):
         self.host.close()
         self.assertIsNone(self.channel.read_frame())
-        os.write(self.stdin_w, frame({"op": "ping", "id": 7}))
-        os.close(self.stdin_w)
-        self.assertEqual(self.channel.read_frame()[0]["id"], 7)
-        self.channel.send({"id": 7, "ev": "res"})
-        self.assertTrue(os.read(self.stdout_r, 4096).startswith(agent.MAGIC))
+        self.channel.end_link()
+        self.agent.send({"id": 8, "ev": "res"})
+        self.assertIn(b'"id":8', self.from_stdout())
+        self.agent.note_stdio({"op": "ping", "id": 10})
+        self.assertEqual(self.agent.stdio_ids, {}, "nothing to remember once all goes there")
 
-    def test_a_send_after_the_host_went_is_dropped_and_the_reader_then_falls_back(self):
+    def test_a_send_after_the_host_went_is_dropped_and_the_reader_then_sees_the_end(self):
         self.host.close()
         for _ in range(3):
-            self.channel.send({"ev": "out", "data": "x" * 1000})
+            self.agent.send({"ev": "out", "id": 5, "data": "x" * 1000})
         self.assertIsNone(self.channel.read_frame())
-        self.channel.send({"id": 8, "ev": "res"})
-        self.assertTrue(os.read(self.stdout_r, 4096).startswith(agent.MAGIC))
+
+    def test_the_remembered_calls_are_bounded(self):
+        with mock.patch.object(agent.Agent, "MAX_STDIO_IDS", 4):
+            for i in range(10):
+                self.agent.note_stdio({"op": "ping", "id": i})
+        self.assertEqual(list(self.agent.stdio_ids), [6, 7, 8, 9])
 
 
 class CounterTest(unittest.TestCase):

@@ -78,24 +78,26 @@ class Channel:
     reading a frame field by field cost five reads. Under gVisor every system call traps into the
     sentry (tens of microseconds each on a busy host), so this is most of a small frame's cost."""
 
-    def __init__(self, fd_in, fd_out, stdio=None):
+    def __init__(self, fd_in, fd_out, link=False):
         self.fd_in = fd_in
         self.fd_out = fd_out
         self.write_lock = threading.Lock()
         self.rbuf = bytearray()
         self.rpos = 0
-        # On the agent link (a socket the bootstrap connected, see bootstrap.py), the container's
-        # own stdin/stdout wait in `stdio` for a host that attaches later. Sends on the link use
-        # MSG_NOSIGNAL: SIGPIPE is at its default here, and a host that went away must not end
-        # the sandbox with it.
-        self.stdio = stdio
-        self.sock = socket.socket(fileno=fd_out) if stdio else None
+        # The agent link (a socket the bootstrap connected, see bootstrap.py): sends use
+        # MSG_NOSIGNAL, since SIGPIPE is at its default here and a host that went away must not
+        # end the sandbox with it; `up` turns false for good at its end.
+        self.sock = socket.socket(fileno=fd_out) if link else None
+        self.up = True
+        # The container's stdin/stdout beside the link, where a host that attaches later talks.
+        self.stdio_side = None
 
     @staticmethod
     def open_private():
         """The channel is the agent's private copy of the original fds; 0/1/2 are pointed at
         /dev/null so that nothing else can write protocol bytes by accident (a child inheriting
-        fd 1, say)."""
+        fd 1, say). On the agent link, fds 0 and 1 are the link, and the container's own stdin and
+        stdout come from the bootstrap as the channel's stdio side."""
         chan_in = os.dup(0)
         chan_out = os.dup(1)
         null = os.open(os.devnull, os.O_RDWR)
@@ -105,25 +107,23 @@ class Channel:
         os.set_inheritable(chan_in, False)
         os.set_inheritable(chan_out, False)
         stdio = globals().get("AGENTNEST_STDIO")  # set by the bootstrap on the agent link
-        if stdio:
-            for fd in stdio:
-                os.set_inheritable(fd, False)
-        return Channel(chan_in, chan_out, stdio)
+        if not stdio:
+            return Channel(chan_in, chan_out)
+        for fd in stdio:
+            os.set_inheritable(fd, False)
+        channel = Channel(chan_in, chan_out, link=True)
+        channel.stdio_side = Channel(stdio[0], stdio[1])
+        return channel
 
-    def fall_back(self):
-        """The link ended (the host that made the sandbox detached, closed it or died): from now
-        on the channel is the container's stdin/stdout, where a host that attaches later talks.
-        Called on the frame loop's thread, the only reader."""
+    def end_link(self):
+        """The link ended (its host detached, closed it or died): frames go to the stdio side
+        from now on. Called by the link's reader, its only one."""
         with self.write_lock:
-            if not self.stdio:
+            if self.sock is None or not self.up:
                 return
-            old_in, old_sock = self.fd_in, self.sock
-            self.fd_in, self.fd_out = self.stdio
-            self.stdio = self.sock = None
-        self.rbuf.clear()
-        self.rpos = 0
-        os.close(old_in)
-        old_sock.close()
+            self.up = False
+        self.sock.close()
+        os.close(self.fd_in)
 
     def _write(self, view):
         if self.sock is None:
@@ -132,7 +132,7 @@ class Channel:
             return self.sock.send(view, socket.MSG_NOSIGNAL)
         except OSError:
             # The host is gone: what was in flight is lost, as on a stdout nobody reads. The
-            # shutdown wakes the frame loop with an end of stream, which falls back to stdio.
+            # shutdown wakes the link's reader with an end of stream, which ends the link.
             try:
                 self.sock.shutdown(socket.SHUT_RDWR)
             except OSError:
@@ -141,12 +141,9 @@ class Channel:
 
     def _read(self, n):
         try:
-            b = os.read(self.fd_in, n)
+            return os.read(self.fd_in, n)
         except ConnectionResetError:
-            b = b""
-        if not b and self.stdio:
-            self.fall_back()
-        return b
+            return b""
 
     def send(self, header, payload=b""):
         hb = json.dumps(header, separators=(",", ":"), ensure_ascii=True).encode("ascii")
@@ -1883,11 +1880,57 @@ class Agent:
         self.egress_listener = None
         self.askpass = AskpassRelay(self)
         self.expiry = 0.0
+        # On the agent link, a second host may talk at once over the container's stdin/stdout
+        # (another process attached: the CLI's upload while the creator holds the sandbox). Its
+        # calls and tunnels are answered there; everything else goes to the link while it is up.
+        self.stdio = getattr(channel, "stdio_side", None)
+        self.stdio_ids = {}  # call id / ("tid", tunnel id) -> None, insertion-ordered
+        self.route_lock = threading.Lock()
+        self.dispatch_lock = threading.Lock()
 
     # ---- replies
 
     def send(self, header, payload=b""):
-        self.channel.send(header, payload)
+        ch = self.channel
+        if self.stdio is not None and (not ch.up or self.for_stdio(header)):
+            ch = self.stdio
+        ch.send(header, payload)
+
+    MAX_STDIO_IDS = 65536
+
+    def note_stdio(self, header):
+        """Remembers a call or tunnel that a host on stdin opened while the link is up."""
+        if not self.channel.up:
+            return
+        cid, tid = header.get("id"), header.get("tid")
+        key = cid if isinstance(cid, int) and header.get("op") not in NO_CALL_OPS else None
+        if key is None and isinstance(tid, int):
+            key = ("tid", tid)
+        if key is None:
+            return
+        with self.route_lock:
+            self.stdio_ids[key] = None
+            if len(self.stdio_ids) > self.MAX_STDIO_IDS:
+                # Bounded: the oldest entry goes (a call that never ended, most likely).
+                del self.stdio_ids[next(iter(self.stdio_ids))]
+
+    def for_stdio(self, header):
+        """Whether a frame answers a call or tunnel of the host on stdin; a call's final frame and
+        a tunnel's close end its entry."""
+        if not self.stdio_ids:
+            return False
+        cid, tid = header.get("id"), header.get("tid")
+        ev = header.get("ev")
+        with self.route_lock:
+            if cid is not None and cid in self.stdio_ids:
+                if ev in (EV_RESULT, EV_ERROR):
+                    del self.stdio_ids[cid]
+                return True
+            if tid is not None and ("tid", tid) in self.stdio_ids:
+                if ev == EV_TCP_CLOSE:
+                    del self.stdio_ids[("tid", tid)]
+                return True
+        return False
 
     def send_result(self, call_id, **fields):
         fields["id"] = call_id
@@ -2047,15 +2090,33 @@ class Agent:
             return self.tunnels.get(h.get("tid"))
 
     def serve(self):
-        """The frame loop: reads the host's frames until shutdown."""
+        """The frame loop: reads the host's frames until shutdown. On the agent link, the link
+        has a reader thread of its own and this one reads the container's stdin."""
+        stdio = self.stdio
+        if stdio is not None:
+            threading.Thread(target=self.serve_link, daemon=True, name="link").start()
+        channel = stdio if stdio is not None else self.channel
         while True:
-            frame = self.channel.read_frame()
+            frame = channel.read_frame()
             if frame is None:
                 # Host detached. Stay up: the host may reattach (Sandbox.connect); the container
                 # runtime keeps our stdin open while the container lives.
                 time.sleep(0.2)
                 continue
-            self.dispatch(*frame)
+            if stdio is not None:
+                self.note_stdio(frame[0])
+            with self.dispatch_lock:
+                self.dispatch(*frame)
+
+    def serve_link(self):
+        """The link's frames until it ends; from then on the stdio side carries everything."""
+        while True:
+            frame = self.channel.read_frame()
+            if frame is None:
+                self.channel.end_link()
+                return
+            with self.dispatch_lock:
+                self.dispatch(*frame)
 
     def dispatch(self, header, payload):
         """handle(), with a handler's failure (a bad argument, an agent bug) as the error reply."""

@@ -91,6 +91,24 @@ class AgentLinkIT {
   }
 
   @Test
+  void aSecondHostAttachedWhileTheCreatorHoldsTheLinkIsAnsweredAndSoIsTheCreator() {
+    try (Sandbox sb = Sandbox.create(SandboxConfig.builder().build())) {
+      sb.runCode("y = 'shared'");
+      Sandbox second = Sandbox.connect(sb.id());
+      try {
+        for (int i = 0; i < 5; i++) {
+          assertThat(second.runCode("y + '" + i + "'").result()).isEqualTo("'shared" + i + "'");
+          assertThat(sb.exec("echo creator " + i).stdout()).isEqualTo("creator " + i + "\n");
+        }
+        assertThat(second.exec("echo second").stdout()).isEqualTo("second\n");
+      } finally {
+        second.detach();
+      }
+      assertThat(sb.runCode("y").result()).isEqualTo("'shared'");
+    }
+  }
+
+  @Test
   void attachAsTheChannelKeepsEveryFrameOnTheEnginesStream() throws Exception {
     System.setProperty("agentnest.docker.channel", "attach");
     try (Sandbox sb = Sandbox.create(SandboxConfig.builder().build())) {

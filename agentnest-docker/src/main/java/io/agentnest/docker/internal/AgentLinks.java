@@ -13,10 +13,11 @@ import org.jspecify.annotations.Nullable;
 /**
  * The agent link: where a sandbox has a bulk directory (runc on a local engine), the host listens
  * on {@value #SOCKET} in it, the agent's bootstrap connects with a one-time token it got in its
- * environment, and the channel runs over that socket instead of the engine's attach stream. The
- * listener is closed (and the socket file removed) once the agent is in, so nothing started later
- * in the sandbox finds anything to connect to; a host that attaches later (another process) uses
- * the attach stream, to which the agent falls back when its link ends.
+ * environment, and the channel runs over that socket (a {@code SocketConnection}: frames as they
+ * are, no stream multiplexing to undo) instead of the engine's attach stream. The listener is
+ * closed (and the socket file removed) once the agent is in, so nothing started later in the
+ * sandbox finds anything to connect to; a host that attaches later (another process) uses the
+ * attach stream, to which the agent falls back when its link ends.
  *
  * <p>Why: through attach, every frame crosses dockerd and the container's shim twice, and a pool
  * refilling beside a busy sandbox (creates and starts) keeps both busy. Measured with an echo agent

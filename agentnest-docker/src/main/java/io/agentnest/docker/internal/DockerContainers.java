@@ -14,6 +14,7 @@ import io.agentnest.SandboxNotFoundException;
 import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.Labels;
 import io.agentnest.spi.SandboxSpec;
+import io.agentnest.spi.support.SocketConnection;
 import io.agentnest.spi.support.StartTrace;
 import java.net.URI;
 import java.nio.file.Path;
@@ -62,10 +63,13 @@ final class DockerContainers {
       if (link != null) {
         client.startContainerCmd(id).exec();
         StartTrace.mark("engine start");
+        // The agent's stderr is /dev/null once it runs: what the engine knows of the container
+        // (its exit status, a kill for memory) is what is left to say when the channel fails.
         att =
-            new LinkedAgent(
+            new SocketConnection(
                 id,
                 AgentLinks.await(link, () -> !running(id), () -> stateOf(id)),
+                new byte[0],
                 () -> stateOf(id));
         StartTrace.mark("agent link");
         return att;
@@ -166,12 +170,13 @@ final class DockerContainers {
     if (dir != null) {
       labels.put(Labels.BULK_DIR, dir.toString());
     }
-    labels.put(Labels.RUNTIME, runtime == null ? runtimes.defaultRuntime() : runtime);
+    String effective = runtime == null ? runtimes.defaultRuntime() : runtime;
+    labels.put(Labels.RUNTIME, effective);
     HostConfig hc = ContainerSpecs.hostConfig(spec, runtime, dir);
     AgentLinks.Pending link = null;
     try {
       Map<String, String> env = spec.env();
-      if (withLink && dir != null) {
+      if (withLink && dir != null && DockerRuntimes.sharesHostKernel(effective)) {
         link = listen(dir);
       }
       if (link != null || env.containsKey(AgentLinks.ENV)) {

@@ -77,6 +77,17 @@ final class DockerRuntimes {
     return name;
   }
 
+  /**
+   * Whether {@code runtime} (the daemon's name) runs the container's processes on this host's
+   * kernel, so a Unix socket bind-mounted in from the host can be connected to (the agent link).
+   * Runtimes with a kernel of their own (gVisor, Kata's VM) cannot without flags of theirs.
+   */
+  static boolean sharesHostKernel(String runtime) {
+    return runtime.equals("runc")
+        || runtime.equals("io.containerd.runc.v2")
+        || runtime.equals("crun");
+  }
+
   static boolean isGvisor(@Nullable String runtime) {
     return runtime != null && runtime.contains("runsc");
   }

@@ -92,6 +92,16 @@ class AgentLinksTest {
   }
 
   @Test
+  void onlyRuntimesOnTheHostsKernelCanReachAHostSocket() {
+    assertThat(DockerRuntimes.sharesHostKernel("runc")).isTrue();
+    assertThat(DockerRuntimes.sharesHostKernel("io.containerd.runc.v2")).isTrue();
+    assertThat(DockerRuntimes.sharesHostKernel("crun")).isTrue();
+    assertThat(DockerRuntimes.sharesHostKernel("runsc")).isFalse();
+    assertThat(DockerRuntimes.sharesHostKernel("kata-runtime")).isFalse();
+    assertThat(DockerRuntimes.sharesHostKernel("my-runtime")).isFalse();
+  }
+
+  @Test
   void exitReasonsSayMemoryAndStatus() {
     assertThat(AgentLinks.exitReason(137, true)).contains("killed for memory");
     assertThat(AgentLinks.exitReason(1, false)).isEqualTo("its container exited with status 1");

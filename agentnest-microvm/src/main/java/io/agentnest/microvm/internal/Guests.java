@@ -10,6 +10,7 @@ import io.agentnest.UnsupportedControlException;
 import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.ManagedResource;
 import io.agentnest.spi.SandboxSpec;
+import io.agentnest.spi.support.SocketConnection;
 import io.agentnest.spi.support.StartTrace;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -299,8 +300,8 @@ public final class Guests {
     throw new IOException("the guest init repeated itself without starting");
   }
 
-  static VmConnection connection(VmDirectory vm, SocketChannel ch, byte[] leftover) {
-    return new VmConnection(
+  static SocketConnection connection(VmDirectory vm, SocketChannel ch, byte[] leftover) {
+    return new SocketConnection(
         vm.id(), ch, leftover, () -> Qmp.consoleTail(vm.qmpSocket(), CONSOLE_TAIL));
   }
 

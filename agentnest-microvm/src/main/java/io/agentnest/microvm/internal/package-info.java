@@ -3,8 +3,8 @@
  * io.agentnest.microvm.internal.GuestImage}), the QEMU command line and its accelerator ({@link
  * io.agentnest.microvm.internal.QemuLauncher}, {@link io.agentnest.microvm.internal.Accelerator}),
  * each running guest's state directory ({@link io.agentnest.microvm.internal.VmDirectory}), the
- * connection to the guest init and, through it, the agent ({@link
- * io.agentnest.microvm.internal.VmConnection}), QEMU's monitor ({@link
+ * connection to the guest init and, through it, the agent (a {@link
+ * io.agentnest.spi.support.SocketConnection}), QEMU's monitor ({@link
  * io.agentnest.microvm.internal.Qmp}) and the doctor's checks.
  *
  * <p>Everything read from a guest is untrusted: lines before the agent starts are bounded, the

@@ -1,9 +1,10 @@
-package io.agentnest.docker.internal;
+package io.agentnest.spi.support;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agentnest.spi.SelectableAgentStream;
 import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
@@ -14,16 +15,18 @@ import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class LinkedAgentTest {
+class SocketConnectionTest {
   @TempDir Path dir;
 
   @Test
-  void bytesPassBothWaysAsTheyAreWithNoStreamHeadersToUndo() throws Exception {
+  void bytesPassBothWaysAsTheyAreAfterWhatTheHandshakeAlreadyRead() throws Exception {
     try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
       server.bind(UnixDomainSocketAddress.of(dir.resolve("s.sock")));
       SocketChannel agentEnd =
           SocketChannel.open(UnixDomainSocketAddress.of(dir.resolve("s.sock")));
-      LinkedAgent host = new LinkedAgent("c1", server.accept(), () -> "unused");
+      SocketConnection host =
+          new SocketConnection(
+              "c1", server.accept(), "\u00a9N".getBytes(StandardCharsets.ISO_8859_1), () -> "");
       try {
         host.toAgent().write("to agent".getBytes(StandardCharsets.US_ASCII));
         host.toAgent().flush();
@@ -33,7 +36,7 @@ class LinkedAgentTest {
         }
         assertThat(new String(got.array(), StandardCharsets.US_ASCII)).isEqualTo("to agent");
 
-        agentEnd.write(ByteBuffer.wrap("\u00a9N frame".getBytes(StandardCharsets.ISO_8859_1)));
+        agentEnd.write(ByteBuffer.wrap(" frame".getBytes(StandardCharsets.ISO_8859_1)));
         SelectableAgentStream s = host.selectableStream().orElseThrow();
         ByteArrayOutputStream seen = new ByteArrayOutputStream();
         ByteBuffer scratch = ByteBuffer.allocate(64);
@@ -51,14 +54,35 @@ class LinkedAgentTest {
   }
 
   @Test
-  void diagnosticsSayWhatTheEngineKnowsAndNothingWhenItCannotBeAsked() throws Exception {
+  void aStreamReaderGetsTheHandshakesLeftoverFirst() throws Exception {
+    try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+      server.bind(UnixDomainSocketAddress.of(dir.resolve("s.sock")));
+      try (SocketChannel agentEnd =
+          SocketChannel.open(UnixDomainSocketAddress.of(dir.resolve("s.sock")))) {
+        SocketConnection host =
+            new SocketConnection(
+                "c1", server.accept(), "ab".getBytes(StandardCharsets.US_ASCII), () -> "");
+        agentEnd.write(ByteBuffer.wrap("cd".getBytes(StandardCharsets.US_ASCII)));
+        agentEnd.shutdownOutput();
+        InputStream in = host.fromAgent();
+        assertThat(new String(in.readAllBytes(), StandardCharsets.US_ASCII)).isEqualTo("abcd");
+        host.close();
+      }
+    }
+  }
+
+  @Test
+  void diagnosticsSayWhatTheBackendKnowsAndNothingWhenItCannotBeAsked() throws Exception {
     try (SocketChannel a = SocketChannel.open(StandardProtocolFamily.UNIX)) {
-      assertThat(new LinkedAgent("c1", a, () -> "its container exited with status 1").diagnostics())
+      assertThat(
+              new SocketConnection("c1", a, new byte[0], () -> "its container exited with status 1")
+                  .diagnostics())
           .isEqualTo("its container exited with status 1");
       assertThat(
-              new LinkedAgent(
+              new SocketConnection(
                       "c1",
                       a,
+                      new byte[0],
                       () -> {
                         throw new IllegalStateException("engine gone");
                       })

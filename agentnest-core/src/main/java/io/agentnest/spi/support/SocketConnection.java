@@ -1,8 +1,7 @@
-package io.agentnest.microvm.internal;
+package io.agentnest.spi.support;
 
 import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.SelectableAgentStream;
-import io.agentnest.spi.support.DuplexSocket;
 import java.io.BufferedInputStream;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -18,11 +17,12 @@ import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 
 /**
- * A connection to a guest's agent: the virtio-serial port's host end, a Unix socket of QEMU's,
- * relayed by the guest init to the agent's stdin and stdout. Full duplex; read either as a stream
- * or from the host's shared selector, as Docker's attach socket is.
+ * An agent's channel that is one plain, full-duplex socket carrying the frames as they are: a
+ * microVM guest's virtio-serial port (QEMU's Unix socket, relayed by the guest init to the agent),
+ * or the Docker backend's agent link (a Unix socket the agent connected to). Read either as a
+ * stream or from the host's shared selector.
  */
-public final class VmConnection implements BackendSandbox {
+public final class SocketConnection implements BackendSandbox {
   private final String id;
   private final SocketChannel ch;
   private final Supplier<String> diagnostics;
@@ -33,9 +33,11 @@ public final class VmConnection implements BackendSandbox {
   /**
    * @param ch a connected channel, in blocking mode
    * @param leftover bytes already read from it that belong to the agent
-   * @param diagnostics the guest console's tail, for error messages
+   * @param diagnostics what is known of the agent's end (a guest console's tail, a container's exit
+   *     status), asked only for error messages
    */
-  public VmConnection(String id, SocketChannel ch, byte[] leftover, Supplier<String> diagnostics) {
+  public SocketConnection(
+      String id, SocketChannel ch, byte[] leftover, Supplier<String> diagnostics) {
     this.id = id;
     this.ch = ch;
     this.io = new DuplexSocket(ch);
@@ -78,7 +80,7 @@ public final class VmConnection implements BackendSandbox {
           @Override
           public int read(ByteBuffer scratch, Consumer<ByteBuffer> stdout) throws IOException {
             byte[] first;
-            synchronized (VmConnection.this) {
+            synchronized (SocketConnection.this) {
               first = leftover;
               leftover = null;
             }
@@ -103,7 +105,11 @@ public final class VmConnection implements BackendSandbox {
 
   @Override
   public String diagnostics() {
-    return diagnostics.get();
+    try {
+      return diagnostics.get();
+    } catch (RuntimeException e) {
+      return "";
+    }
   }
 
   @Override
