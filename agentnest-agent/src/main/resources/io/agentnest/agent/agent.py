@@ -2,7 +2,8 @@
 #
 # It is started by the bootstrap (bootstrap.py) with this source sent over stdin, so that any image
 # with python3 works and nothing has to be written into a read-only root filesystem. It speaks the
-# AgentNest channel protocol over its original stdin/stdout (the container's attach stream):
+# AgentNest channel protocol over its original stdin/stdout (the container's attach stream), and on
+# Docker with runc also over the agent link, a socket the bootstrap connected (Channel):
 #
 #   frame := MAGIC(2) | header_len u32 BE | payload_len u32 BE | header (UTF-8 JSON) | payload
 #
@@ -72,7 +73,8 @@ EV_TCP_CLOSE = "tcp_close"
 
 class Channel:
     """The framed, multiplexed pipe to the host. Sends are serialised by one lock (many threads
-    answer calls at once); reads happen on the frame loop's thread only.
+    answer calls at once); reads happen on one thread per channel (the frame loop; on the agent
+    link, the link's reader and the frame loop on the stdio side).
 
     Reads are buffered: one read takes whatever the host has sent (several frames, often), where
     reading a frame field by field cost five reads. Under gVisor every system call traps into the
