@@ -29,8 +29,8 @@ if k:
             os._exit(os.WEXITSTATUS(s) if os.WIFEXITED(s) else 128+os.WTERMSIG(s))
 # The agent link ("socket:token"): the host listens in the read-only /run/agentnest until this
 # connects with the token; the channel then bypasses the engine's attach path. The container's
-# own stdin/stdout stay for a host that attaches later (the agent falls back to them when the
-# link ends).
+# own stdin/stdout stay for another host that attaches (the agent reads them beside the link, and
+# only them once it ends).
 l=None
 if t:
     import socket

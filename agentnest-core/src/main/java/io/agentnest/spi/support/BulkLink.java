@@ -177,8 +177,9 @@ public final class BulkLink implements Closeable {
         throw new AgentNestException(
             "more than "
                 + MAX_STRANGERS
-                + " connections without the transfer's token reached the bulk link: something"
-                + " in the sandbox is probing it; the fork was stopped");
+                + " connections without the transfer's token reached the link "
+                + socket.getFileName()
+                + ": something in the sandbox is probing it; the transfer was stopped");
       }
     }
   }

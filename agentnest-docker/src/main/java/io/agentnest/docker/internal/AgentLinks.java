@@ -16,8 +16,8 @@ import org.jspecify.annotations.Nullable;
  * environment, and the channel runs over that socket (a {@code SocketConnection}: frames as they
  * are, no stream multiplexing to undo) instead of the engine's attach stream. The listener is
  * closed (and the socket file removed) once the agent is in, so nothing started later in the
- * sandbox finds anything to connect to; a host that attaches later (another process) uses the
- * attach stream, to which the agent falls back when its link ends.
+ * sandbox finds anything to connect to. Another host (process) attaches over the engine's attach
+ * stream as before: the agent reads it beside the link and answers its calls there.
  *
  * <p>Why: through attach, every frame crosses dockerd and the container's shim twice, and a pool
  * refilling beside a busy sandbox (creates and starts) keeps both busy. Measured with an echo agent
