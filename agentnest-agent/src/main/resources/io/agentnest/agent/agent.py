@@ -351,12 +351,20 @@ class OutputBudget:
 
 class Timer:
     """One thread for every deadline in the agent, started up front: enforcing a limit must not
-    need a new thread (the pids limit may be exhausted exactly then)."""
+    need a new thread (the pids limit may be exhausted exactly then).
+
+    The thread is woken only for a deadline before its next wake-up; with nothing to wait for it
+    looks again every IDLE_WAIT_S. A far deadline (a sandbox's expiry, set at hand-out) then
+    costs no wake-up of a second thread, which under gVisor delayed the reply to set_ttl and
+    the user's first call behind it."""
+
+    IDLE_WAIT_S = 30.0
 
     def __init__(self):
         self.cond = threading.Condition()
         self.heap = []
         self.seq = 0
+        self.wake_at = 0.0  # monotonic time by which the thread looks at the heap again
         threading.Thread(target=self._loop, daemon=True, name="timer").start()
 
     def schedule(self, delay_s, fn):
@@ -366,7 +374,8 @@ class Timer:
             self.seq += 1
             entry = [time.monotonic() + delay_s, self.seq, fn]
             heapq.heappush(self.heap, entry)
-            self.cond.notify()
+            if entry[0] < self.wake_at:
+                self.cond.notify()
             return entry
 
     @staticmethod
@@ -378,9 +387,15 @@ class Timer:
 
         while True:
             with self.cond:
-                while not self.heap or self.heap[0][0] > time.monotonic():
-                    wait = self.heap[0][0] - time.monotonic() if self.heap else None
+                while True:
+                    now = time.monotonic()
+                    if self.heap and self.heap[0][0] <= now:
+                        break
+                    wait = self.heap[0][0] - now if self.heap else self.IDLE_WAIT_S
+                    self.wake_at = now + wait
                     self.cond.wait(wait)
+                # Due now: a deadline scheduled meanwhile must wake the thread (see schedule).
+                self.wake_at = float("inf")
                 _, _, fn = heapq.heappop(self.heap)
             if fn is not None:
                 try:
@@ -687,6 +702,9 @@ class Session:
         self.generation = 0
         self.state = None
         self.pending_ctl = b""
+        # The user's variables for an interpreter started before they were known (a pooled
+        # sandbox's): they go in front of its first request (Agent.hand_env_to_prewarmed).
+        self.pending_env = None
         # The interpreter's three pipes, registered once per interpreter, not per call: five
         # system calls less per call (each a trap into the sentry under gVisor).
         self.sel = None
@@ -730,7 +748,20 @@ class Session:
             except OSError:
                 pass
         self.generation += 1
+        # A new interpreter starts with them (child_env): nothing is pending for it.
+        self.pending_env = None
         return True
+
+    def request(self, req, data=b""):
+        """Writes one request (and the bytes that follow it) to the interpreter, in one write:
+        behind the user's variables while they are pending."""
+        buf = struct.pack(">I", len(req)) + req + data
+        if self.pending_env is not None:
+            env = json.dumps({"env": self.pending_env}).encode("utf-8")
+            buf = struct.pack(">I", len(env)) + env + buf
+            self.pending_env = None
+        self.proc.stdin.write(buf)
+        self.proc.stdin.flush()
 
     def close(self):
         if self.proc is not None:
@@ -859,9 +890,7 @@ class Session:
             req = {"dump": True}
             if isinstance(bulk, str):
                 req["bulk"] = {"token": bulk}
-            req = json.dumps(req).encode("utf-8")
-            self.proc.stdin.write(struct.pack(">I", len(req)) + req)
-            self.proc.stdin.flush()
+            self.request(json.dumps(req).encode("utf-8"))
             msg = self._ctl_message(deadline)
             head = (msg or {}).get("state")
             if not isinstance(head, dict):
@@ -911,12 +940,8 @@ class Session:
             self.ensure()
             deadline = time.monotonic() + wait_s
             self.pending_ctl = b""
-            req = json.dumps(req).encode("utf-8")
             try:
-                self.proc.stdin.write(struct.pack(">I", len(req)) + req)
-                if data:
-                    self.proc.stdin.write(data)
-                self.proc.stdin.flush()
+                self.request(json.dumps(req).encode("utf-8"), data)
             except OSError as e:
                 self.agent.send_error(call_id, "STATE", "cannot pass the state to the session: %s" % e)
                 return
@@ -953,8 +978,7 @@ class Session:
         self.agent.py_running[call_id] = self
         req = json.dumps({"code": code, "watch": header.get("watch")}).encode("utf-8")
         try:
-            self.proc.stdin.write(struct.pack(">I", len(req)) + req)
-            self.proc.stdin.flush()
+            self.request(req)
         except OSError:
             pass
         sel = self.sel
@@ -1997,30 +2021,28 @@ class Agent:
         # Learns which cgroup counter files exist now, not in the user's first call.
         LimitProbe()
 
-    def default_session_alive(self):
+    def default_session_waiting(self):
+        """Whether the prewarmed interpreter is still there to take the first call. It is not
+        asked: under gVisor that wait4 took 1-2 ms of the hand-out (an instrumented agent, an
+        idle sandbox woken by its first frame). One that died meanwhile is started again by that call (Session.ensure)."""
         s = self.sessions.get("default")
-        if s is None:
-            return False
-        with s.lock:
-            return s.proc is not None and s.proc.poll() is None
+        return s is not None and s.proc is not None
 
     def hand_env_to_prewarmed(self):
+        """The user's variables for the interpreter started before they were known: they go in
+        front of its first request (Session.request), so that the hand-out wakes no second
+        process; no code runs there before them."""
         s = self.sessions.get("default")
         if s is None or not self.secret_env:
             return
         with s.lock:
-            if s.proc is None or s.proc.poll() is not None:
+            if s.proc is None:
                 return
             if any(k.startswith(STARTUP_ENV_PREFIXES) or k in STARTUP_ENV for k in self.secret_env):
                 # Read only when an interpreter starts: a new one, started with them, is needed.
                 s.close()
                 return
-            req = json.dumps({"env": self.secret_env}).encode("utf-8")
-            try:
-                s.proc.stdin.write(struct.pack(">I", len(req)) + req)
-                s.proc.stdin.flush()
-            except OSError:
-                s.close()
+            s.pending_env = dict(self.secret_env)
 
     def session(self, name):
         with self.sessions_lock:
@@ -2474,10 +2496,10 @@ def main():
     agent.receive_init()
     agent.send({"ev": EV_READY, "version": PROTOCOL_VERSION, "pid": os.getpid()})
 
-    if not agent.default_session_alive():
+    if not agent.default_session_waiting():
         # The first Python call should not pay for starting an interpreter. Only when the waiting
         # one is gone (replaced for the user's start-up variables): a thread start costs the
-        # hand-out several milliseconds under gVisor, for nothing when it is alive.
+        # hand-out several milliseconds under gVisor, for nothing when one waits.
         threading.Thread(target=agent.prewarm, daemon=True, name="warm").start()
     agent.serve()
 

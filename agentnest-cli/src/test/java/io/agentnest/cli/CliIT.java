@@ -365,7 +365,7 @@ class CliIT {
             "pool acquire",
             "pool acquire+first result",
             "pool: hand-out: policy",
-            "pool: hand-out: first frame sent",
+            "pool: hand-out: init, hello, expiry sent",
             "pool: hand-out: agent ready",
             "pool: hand-out: audited",
             "pool: first result");

@@ -162,18 +162,24 @@ final class SandboxLauncher {
     // The room for its audit records was checked by the pool's precheck, a moment ago.
     Interception interception = interceptionFor(config);
     StartTrace.mark("hand-out: policy");
-    SecretDelivery.forHandOut(
-            config, interception == null ? Map.of() : interception.placeholderEnv())
-        .send(channel);
-    StartTrace.mark("hand-out: first frame sent");
-    // Greeted and told its expiry right behind its first frame, then built while the agent takes
-    // the three: their answers come back with the agent's ready, and the host objects (a few ms
-    // until the JIT has compiled them) cost no round trip. The expiry is now + the user's TTL,
-    // never the idle member's label.
+    // Greeted and told its expiry right behind its first frame, all three in one write (see
+    // AgentChannel.cork), then built while the agent takes them: their answers come back with
+    // the agent's ready, and the host objects (a few ms until the JIT has compiled them) cost no
+    // round trip. The expiry is now + the user's TTL, never the idle member's label.
     Instant expiresAt = Instant.now().plus(config.ttl());
-    CompletableFuture<Frame> hello = DefaultSandbox.sendHello(channel);
-    CompletableFuture<Frame> expiry = SandboxExpiry.tellAgent(channel, expiresAt, false);
-    StartTrace.mark("hand-out: hello, expiry sent");
+    CompletableFuture<Frame> hello;
+    CompletableFuture<Frame> expiry;
+    channel.cork();
+    try {
+      SecretDelivery.forHandOut(
+              config, interception == null ? Map.of() : interception.placeholderEnv())
+          .send(channel);
+      hello = DefaultSandbox.sendHello(channel);
+      expiry = SandboxExpiry.tellAgent(channel, expiresAt, false);
+    } finally {
+      channel.uncork();
+    }
+    StartTrace.mark("hand-out: init, hello, expiry sent");
     DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), config, channel);
     sb.setExpiresAt(expiresAt);
     StartTrace.mark("hand-out: host objects");

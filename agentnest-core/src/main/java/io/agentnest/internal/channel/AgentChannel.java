@@ -8,6 +8,7 @@ import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.SelectableAgentStream;
 import io.agentnest.spi.support.DaemonThreads;
 import java.io.BufferedInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -53,6 +54,8 @@ public final class AgentChannel implements AutoCloseable {
   private final String sandboxId;
   private volatile OutputStream out;
   private final Object writeLock = new Object();
+  // Frames held back by cork() until uncork() writes them at once (guarded by writeLock).
+  private @Nullable ByteArrayOutputStream corked;
   private final ConcurrentHashMap<Long, Pending> pending = new ConcurrentHashMap<>();
 
   /**
@@ -208,8 +211,44 @@ public final class AgentChannel implements AutoCloseable {
     }
     byte[] frame = FrameCodec.encode(header, payload);
     synchronized (writeLock) {
+      ByteArrayOutputStream held = corked;
+      if (held != null) {
+        held.writeBytes(frame);
+        return;
+      }
       try {
         out.write(frame);
+        out.flush();
+      } catch (IOException e) {
+        throw die("cannot write to the sandbox agent: " + e.getMessage(), e);
+      }
+    }
+  }
+
+  /**
+   * Holds back the frames sent from now on (by any thread, in order) until {@link #uncork} writes
+   * them in one go. A pooled sandbox's hand-out sends three frames back to back: one write lets the
+   * agent take them with one read, where each write on its own travelled dockerd, the shim and,
+   * under gVisor, woke the agent once more.
+   */
+  public void cork() {
+    synchronized (writeLock) {
+      if (corked == null) {
+        corked = new ByteArrayOutputStream(1024);
+      }
+    }
+  }
+
+  /** Writes the frames held back since {@link #cork}; later sends write at once again. */
+  public void uncork() {
+    synchronized (writeLock) {
+      ByteArrayOutputStream held = corked;
+      corked = null;
+      if (held == null || held.size() == 0) {
+        return;
+      }
+      try {
+        held.writeTo(out);
         out.flush();
       } catch (IOException e) {
         throw die("cannot write to the sandbox agent: " + e.getMessage(), e);

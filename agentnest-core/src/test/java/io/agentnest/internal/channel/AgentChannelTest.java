@@ -34,6 +34,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.AfterEach;
@@ -130,6 +131,39 @@ class AgentChannelTest {
     Frame f = channel.await(done, WAIT, "read");
     assertThat(f.ev()).isEqualTo(Ops.EV_ERROR);
     assertThat(f.header().path("code").asText()).isEqualTo("NOT_FOUND");
+  }
+
+  @Test
+  void corkedFramesFromAnyThreadLeaveInOrderInOneWrite() throws Exception {
+    channel.cork();
+    channel.send(Json.object().put(Ops.OP, Ops.OP_INIT), utf8("{}"));
+    CompletableFuture<Frame> hello =
+        channel.call(Json.object().put(Ops.OP, Ops.OP_HELLO), new byte[0], f -> {});
+    Thread other =
+        new Thread(() -> channel.send(Json.object().put(Ops.OP, Ops.OP_PING), new byte[0]));
+    other.start();
+    other.join(5_000);
+    assertThat(sandbox.writes.get()).as("nothing written while corked").isZero();
+
+    channel.uncork();
+    assertThat(sandbox.writes.get()).isEqualTo(1);
+    assertThat(sandbox.nextRequest().header().path(Ops.OP).asText()).isEqualTo(Ops.OP_INIT);
+    Frame h = sandbox.nextRequest();
+    assertThat(h.header().path(Ops.OP).asText()).isEqualTo(Ops.OP_HELLO);
+    assertThat(sandbox.nextRequest().header().path(Ops.OP).asText()).isEqualTo(Ops.OP_PING);
+    sandbox.reply(ev("res", h.id()), new byte[0]);
+    assertThat(hello.get(5, TimeUnit.SECONDS).id()).isEqualTo(h.id());
+
+    channel.send(Json.object().put(Ops.OP, Ops.OP_PING), new byte[0]);
+    assertThat(sandbox.writes.get()).as("uncorked: each send writes").isEqualTo(2);
+  }
+
+  @Test
+  void uncorkWithNothingHeldWritesNothing() {
+    channel.cork();
+    channel.uncork();
+    channel.uncork();
+    assertThat(sandbox.writes.get()).isZero();
   }
 
   @Test
@@ -573,6 +607,7 @@ class AgentChannelTest {
     volatile String diagnostics = "";
     volatile boolean closed;
     volatile boolean toAgentBroken;
+    final AtomicInteger writes = new AtomicInteger();
 
     FakeSandbox(boolean selectable) throws IOException {
       if (selectable) {
@@ -637,6 +672,7 @@ class AgentChannelTest {
           if (toAgentBroken) {
             throw new IOException("Broken pipe");
           }
+          writes.incrementAndGet();
           toAgent.write(b, off, len);
         }
       };
