@@ -173,12 +173,17 @@ public final class AgentChannel implements AutoCloseable {
   /** Sends raw bytes (the bootstrap payload) before the agent speaks the protocol. */
   public void sendRaw(byte[] bytes) {
     synchronized (writeLock) {
-      try {
-        out.write(bytes);
-        out.flush();
-      } catch (IOException e) {
-        throw die("cannot write to the sandbox: " + e.getMessage(), e);
-      }
+      writeLocked(bytes, "cannot write to the sandbox: ");
+    }
+  }
+
+  /** Writes and flushes, holding writeLock; a failed write ends the channel. */
+  private void writeLocked(byte[] bytes, String failure) {
+    try {
+      out.write(bytes);
+      out.flush();
+    } catch (IOException e) {
+      throw die(failure + e.getMessage(), e);
     }
   }
 
@@ -216,12 +221,7 @@ public final class AgentChannel implements AutoCloseable {
         held.writeBytes(frame);
         return;
       }
-      try {
-        out.write(frame);
-        out.flush();
-      } catch (IOException e) {
-        throw die("cannot write to the sandbox agent: " + e.getMessage(), e);
-      }
+      writeLocked(frame, "cannot write to the sandbox agent: ");
     }
   }
 
@@ -244,14 +244,8 @@ public final class AgentChannel implements AutoCloseable {
     synchronized (writeLock) {
       ByteArrayOutputStream held = corked;
       corked = null;
-      if (held == null || held.size() == 0) {
-        return;
-      }
-      try {
-        held.writeTo(out);
-        out.flush();
-      } catch (IOException e) {
-        throw die("cannot write to the sandbox agent: " + e.getMessage(), e);
+      if (held != null && held.size() > 0) {
+        writeLocked(held.toByteArray(), "cannot write to the sandbox agent: ");
       }
     }
   }
