@@ -813,10 +813,8 @@ class Session:
             return False
         state["paused"] += time.monotonic() - state["asked_at"].pop(ask, time.monotonic())
         msg = json.dumps({"answer": ask, "allowed": bool(allowed), "reason": str(reason)[:1000]})
-        data = msg.encode("utf-8")
         try:
-            self.proc.stdin.write(struct.pack(">I", len(data)) + data)
-            self.proc.stdin.flush()
+            self.request(msg.encode("utf-8"))
         except (OSError, ValueError):
             pass
         return True
@@ -2024,7 +2022,8 @@ class Agent:
     def default_session_waiting(self):
         """Whether the prewarmed interpreter is still there to take the first call. It is not
         asked: under gVisor that wait4 took 1-2 ms of the hand-out (an instrumented agent, an
-        idle sandbox woken by its first frame). One that died meanwhile is started again by that call (Session.ensure)."""
+        idle sandbox woken by its first frame). One that died meanwhile is started again by that
+        call (Session.ensure)."""
         s = self.sessions.get("default")
         return s is not None and s.proc is not None
 
