@@ -157,9 +157,23 @@ final class PoolBench {
     }
   }
 
-  /** Waits (at most five minutes) until {@code n} pooled sandboxes wait. */
+  /**
+   * Waits (at most five minutes) until {@code n} pooled sandboxes wait. The pool's refill logs a
+   * failed start and tries again later; here a failed start is followed by one started in the
+   * foreground, so that a lasting cause (a missing image, a full engine) reaches the user at once
+   * as its own error instead of a five-minute wait, and a passing one costs one more sandbox.
+   */
   private static void awaitIdle(SandboxPool pool, int n) {
+    long failedSeen = pool.stats().failed();
     for (int i = 0; i < 3000 && pool.stats().idle() < n; i++) {
+      long failed = pool.stats().failed();
+      if (failed > failedSeen) {
+        failedSeen = failed;
+        try (Sandbox probe = pool.acquire()) {
+          BenchCommand.check(probe.runCode("1 + 1"), "2");
+        }
+        continue;
+      }
       try {
         Thread.sleep(100);
       } catch (InterruptedException e) {

@@ -374,6 +374,25 @@ class CliIT {
   }
 
   @Test
+  void benchPoolWithAMissingImageSaysSoInsteadOfWaitingForTheRefill() throws Exception {
+    // The pool's refill only logs a failed start and retries; the bench waited five minutes for
+    // members that could never start (the helper gives up after two).
+    Run r =
+        cli(
+            "bench",
+            "-n",
+            "1",
+            "--warmup",
+            "0",
+            "--only",
+            "pool",
+            "--image",
+            "agentnest-test/absent:1");
+    assertThat(r.exit()).as(r.err()).isEqualTo(ExitCodes.IMAGE_MISSING);
+    assertThat(r.err()).contains("agentnest-test/absent:1").contains("docker pull");
+  }
+
+  @Test
   void pruneDryRunReportsAsJson() throws Exception {
     Run r = cli("prune", "--dry-run", "--json");
     assertThat(r.exit()).as(r.err()).isZero();
