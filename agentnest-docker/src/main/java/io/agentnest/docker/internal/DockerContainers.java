@@ -362,12 +362,30 @@ final class DockerContainers {
     }
   }
 
-  /** Force-removes a container; a no-op when it is already gone. */
+  /**
+   * A paused runsc sandbox cannot take the kill of a forced remove: Docker answers that its process
+   * "is zombie and can not be killed", and the container lingers until prune. Resumed first, it
+   * dies at once (runc's frozen cgroup is thawed by the kill anyway). A failure here is left to the
+   * remove, which reports it.
+   */
+  private void unpause(String id) {
+    try {
+      client.unpauseContainerCmd(id).exec();
+    } catch (DockerException e) {
+      LOG.debug("unpausing sandbox {} before removing it: {}", id, e.toString());
+    }
+  }
+
+  /** Force-removes a container (resumed first when paused); a no-op when it is already gone. */
   void remove(String id) {
     try {
       Optional<Path> dir = Optional.empty();
       try {
-        dir = BulkDirs.of(client.inspectContainerCmd(id).exec());
+        InspectContainerResponse c = client.inspectContainerCmd(id).exec();
+        dir = BulkDirs.of(c);
+        if (c.getState() != null && Boolean.TRUE.equals(c.getState().getPaused())) {
+          unpause(id);
+        }
       } catch (NotFoundException e) {
         // removed below, idempotently
       }
