@@ -183,18 +183,29 @@ final class SandboxLauncher {
     DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), config, channel);
     sb.setExpiresAt(expiresAt);
     StartTrace.mark("hand-out: host objects");
-    channel.awaitReady(config.startTimeout());
-    StartTrace.mark("hand-out: agent ready");
-    sb.awaitHello(hello);
-    StartTrace.mark("hand-out: hello");
-    sb.startEgress(interception);
-    StartTrace.mark("hand-out: egress");
-    sb.armInProcess(expiry);
-    StartTrace.mark("hand-out: expiry armed");
+    // Audited while the agent takes its frames, not after its answers: the host waited idle for
+    // them about a millisecond on gVisor, and the record half of one. A hand-out that fails from
+    // here on says so in a second record, so the trail never shows a sandbox acquired that no
+    // user got and nothing ended.
     Map<String, Object> acquired = auditData(config, sb);
     acquired.put("pool", pool);
     sb.audit(AuditEvent.SANDBOX_ACQUIRED, acquired);
     StartTrace.mark("hand-out: audited");
+    try {
+      channel.awaitReady(config.startTimeout());
+      StartTrace.mark("hand-out: agent ready");
+      sb.awaitHello(hello);
+      StartTrace.mark("hand-out: hello");
+      sb.startEgress(interception);
+      StartTrace.mark("hand-out: egress");
+      sb.armInProcess(expiry);
+      StartTrace.mark("hand-out: expiry armed");
+    } catch (RuntimeException | Error e) {
+      sb.audit(
+          AuditEvent.SANDBOX_DESTROYED,
+          Map.of("expired", false, "reason", "hand-out failed: " + e));
+      throw e;
+    }
     // Last: a hand-out that failed before here leaves nothing to write for a sandbox that is gone.
     sb.afterHandOut(
         DeferredTask.schedule(

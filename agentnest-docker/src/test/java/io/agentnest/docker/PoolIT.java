@@ -25,6 +25,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -301,6 +302,43 @@ class PoolIT {
       assertThat(sb.runCode("2 * 21").result()).isEqualTo("42");
     }
     assertThat(Backends.get("docker").inspect(victim)).isEmpty();
+  }
+
+  @Test
+  void aHandOutThatFailsIsAuditedAsEndedAndTheUserGetsAnotherMember() {
+    SandboxPool p = start("unready", PoolOptions.builder().minIdle(1).maxTotal(2));
+    awaitIdle(p, 1);
+    String frozen = members(p.name()).get(0);
+    // Alive to the pool (its channel is open), but its agent answers nothing.
+    DockerEngine.connect().client().pauseContainerCmd(frozen).exec();
+    try (AuditLog log = AuditLog.open(home.resolve("audit-unready-" + runtime));
+        Sandbox sb =
+            p.acquire(
+                template().toBuilder().auditLog(log).startTimeout(Duration.ofSeconds(3)).build())) {
+      assertThat(sb.id()).isNotEqualTo(frozen);
+      assertThat(sb.runCode("2 * 21").result()).isEqualTo("42");
+      List<AuditEvent> trail =
+          log.query(AuditQuery.builder().sandbox(frozen).build()).stream()
+              .filter(e -> e.type().startsWith("sandbox."))
+              .sorted(Comparator.comparingLong(AuditEvent::seq))
+              .toList();
+      // Recorded as acquired while its agent took the hand-out's frames, then as ended with why:
+      // the trail shows no sandbox acquired that no one got and nothing ended.
+      assertThat(trail)
+          .extracting(AuditEvent::type)
+          .containsExactly(AuditEvent.SANDBOX_ACQUIRED, AuditEvent.SANDBOX_DESTROYED);
+      assertThat(trail.get(1).data().get("reason").toString()).startsWith("hand-out failed");
+      assertThat(
+              log.query(
+                  AuditQuery.builder()
+                      .sandbox(sb.id())
+                      .types(List.of(AuditEvent.SANDBOX_ACQUIRED))
+                      .build()))
+          .hasSize(1);
+    }
+    await()
+        .atMost(Duration.ofSeconds(60))
+        .until(() -> Backends.get("docker").inspect(frozen).isEmpty());
   }
 
   @Test
