@@ -37,6 +37,27 @@ class SessionTest(unittest.TestCase):
         self.assertFalse(first["restarted"])
         self.assertEqual(self.agent.sessions["default"].generation, 1)
 
+    def test_the_warm_up_leaves_no_trace_in_the_interpreter_or_its_pipes(self):
+        self.agent.prewarm()
+        session = self.agent.sessions["default"]
+        self.assertEqual(session.generation, 1)
+        # Nothing left behind in the control pipe for the first call to take as its answer.
+        self.assertEqual(session.sel.select(timeout=0.2), [])
+        first = self.call(1, "import linecache\n(sorted(k for k in globals() if not k.startswith('__')), [k for k in linecache.cache if k.startswith('<cell')])")
+        self.assertEqual(first["result"], "(['linecache'], ['<cell 1>'])")
+        self.assertEqual(self.out(1), b"")
+        self.assertFalse(first["restarted"])
+
+    def test_an_interpreter_that_does_not_answer_the_warm_up_is_closed_and_the_first_call_starts_one(self):
+        session = self.agent.session("default")
+        original = session.warm_up
+        session.warm_up = lambda: original(wait_s=0) and False
+        self.agent.prewarm()
+        self.assertIsNone(session.proc)
+        self.assertFalse(self.agent.default_session_waiting())
+        first = self.call(1, "6 * 7")
+        self.assertEqual(first["result"], "42")
+
     def test_calls_after_calls_and_after_a_restart_are_answered_with_their_output(self):
         self.agent.prewarm()
         session = self.agent.sessions["default"]

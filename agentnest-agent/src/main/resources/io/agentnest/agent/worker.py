@@ -722,6 +722,10 @@ def main():
                     {k: v for k, v in req["env"].items() if isinstance(k, str) and isinstance(v, str)}
                 )
                 continue
+            if req.get("warm") is True:
+                # Answered with nothing run (see the agent's Session.warm_up).
+                _reply({"warm": True})
+                continue
             if "code" not in req:
                 continue  # a late answer to a question that was interrupted
             _set_watch(req.get("watch"))
