@@ -61,8 +61,7 @@ public final class DockerDoctor {
     var runsc = RunscRegistration.of(info);
     if (runsc.isPresent()) {
       out.add(HealthCheck.ok("runtime runsc (gVisor)", "registered"));
-      out.add(runsc.get().check());
-      out.add(runsc.get().platformCheck());
+      out.addAll(runsc.get().checks());
     } else {
       boolean installed = Files.isExecutable(Path.of("/usr/bin/runsc"));
       out.add(

@@ -11,6 +11,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -61,11 +62,20 @@ public record RunscRegistration(String path, List<String> args) {
   }
 
   /**
-   * Whether this runsc binary knows {@code --oci-seccomp} ({@code runsc flags} lists it); empty
-   * when the binary is not on this host or does not answer.
+   * Whether this runsc binary knows {@code --oci-seccomp} ({@code flags}: what {@code runsc flags}
+   * printed); empty when the binary is not on this host or does not answer.
    */
-  public Optional<Boolean> binaryHasOciSeccomp() {
-    return flags().map(f -> f.contains("-oci-seccomp"));
+  static Optional<Boolean> binaryHasOciSeccomp(Optional<String> flags) {
+    return flags.map(f -> f.contains("-oci-seccomp"));
+  }
+
+  /**
+   * The doctor's lines about this registration, seccomp and platform, from one {@code runsc flags}
+   * (each check on its own would run it).
+   */
+  public List<HealthCheck> checks() {
+    Optional<String> flags = flags();
+    return List.of(check(() -> flags), platformCheck(flags));
   }
 
   /** What {@code runsc flags} prints; empty when the binary is not here or does not answer. */
@@ -116,10 +126,6 @@ public record RunscRegistration(String path, List<String> args) {
    * twice what it costs on systrap on this project's test machines: slower starts and hand-outs,
    * same isolation.
    */
-  public HealthCheck platformCheck() {
-    return platformCheck(flags());
-  }
-
   HealthCheck platformCheck(Optional<String> flags) {
     String name = "gVisor platform";
     Optional<String> platform = platform(flags);
@@ -143,12 +149,17 @@ public record RunscRegistration(String path, List<String> args) {
 
   /** The doctor's line about seccomp inside gVisor. */
   public HealthCheck check() {
+    return check(this::flags);
+  }
+
+  /** {@code flags} is only asked when the registration does not apply the profile. */
+  HealthCheck check(Supplier<Optional<String>> flags) {
     String name = "gVisor seccomp";
     if (appliesOciSeccomp()) {
       return HealthCheck.ok(
           name, "runsc runs with " + OCI_SECCOMP + ": the sandbox's profile applies in the Sentry");
     }
-    Optional<Boolean> has = binaryHasOciSeccomp();
+    Optional<Boolean> has = binaryHasOciSeccomp(flags.get());
     if (has.isPresent() && !has.get()) {
       return HealthCheck.warn(
           name,

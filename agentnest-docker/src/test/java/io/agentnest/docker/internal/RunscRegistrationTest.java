@@ -4,10 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agentnest.spi.HealthCheck;
 import io.agentnest.spi.HealthCheck.Status;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class RunscRegistrationTest {
   @Test
@@ -26,6 +29,29 @@ class RunscRegistrationTest {
     assertThat(r.appliesOciSeccomp()).isTrue();
     assertThat(r.check().status()).isEqualTo(Status.OK);
     assertThat(RunscRegistration.of(Map.of("runc", Map.of("path", "runc")))).isEmpty();
+  }
+
+  @Test
+  void theDoctorsTwoLinesComeFromOneRunOfRunscFlags(@TempDir Path dir) throws Exception {
+    Path count = dir.resolve("count");
+    Path runsc = dir.resolve("runsc");
+    Files.writeString(
+        runsc,
+        "#!/bin/sh\necho run >> '"
+            + count
+            + "'\nprintf -- '-platform string\\n    \\tspecifies which platform to use:"
+            + " (default \"systrap\")\\n'\n");
+    assertThat(runsc.toFile().setExecutable(true)).isTrue();
+    // Registered without --oci-seccomp: the seccomp line needs the binary's flags too.
+    List<HealthCheck> lines =
+        new RunscRegistration(runsc.toString(), List.of("--network=none")).checks();
+    assertThat(lines)
+        .extracting(HealthCheck::name)
+        .containsExactly("gVisor seccomp", "gVisor platform");
+    assertThat(lines.get(0).detail()).contains("cannot apply OCI seccomp profiles");
+    assertThat(lines.get(1).status()).isEqualTo(Status.OK);
+    assertThat(lines.get(1).detail()).isEqualTo("systrap");
+    assertThat(Files.readAllLines(count)).containsExactly("run");
   }
 
   @Test
