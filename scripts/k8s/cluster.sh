@@ -34,10 +34,30 @@ die() { log "$*"; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "needs root (it starts a kubelet and a containerd)"
 
 pidfile() { echo "$S/run/$1.pid"; }
+# Whether the daemon named $1 runs: its pid file names a live process that is that program (a
+# pid the kernel has since given to another process does not count).
 running() {
   local p
   p="$(cat "$(pidfile "$1")" 2>/dev/null)" || return 1
-  [ -n "$p" ] && kill -0 "$p" 2>/dev/null
+  [ -n "$p" ] && kill -0 "$p" 2>/dev/null && tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q -- "$1"
+}
+# Stops the daemon named $1 and waits until it is gone (at most 30 s, then SIGKILL): an 'up' right
+# after a 'down' once found kube-controller-manager still shutting down, took it as running, did
+# not start it, and the cluster then had no controllers (no service account tokens, no quota).
+stop() {
+  local name="$1" p i
+  running "$name" || { rm -f "$(pidfile "$name")"; return 0; }
+  p="$(cat "$(pidfile "$name")")"
+  kill "$p" 2>/dev/null || true
+  for ((i = 0; i < 300; i++)); do
+    kill -0 "$p" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$p" 2>/dev/null; then
+    log "$name did not stop within 30 s: killing it"
+    kill -9 "$p" 2>/dev/null || true
+  fi
+  rm -f "$(pidfile "$name")"
 }
 # Starts a daemon in its own session, logging to a size-capped file where the program can cap it.
 start() {
@@ -448,7 +468,7 @@ PY
 down() {
   local n
   for n in kubelet kube-scheduler kube-controller-manager; do
-    running "$n" && kill "$(cat "$(pidfile "$n")")" 2>/dev/null || true
+    stop "$n"
   done
   if running containerd; then
     local t
@@ -462,7 +482,7 @@ down() {
     done
   fi
   for n in kube-apiserver etcd containerd; do
-    running "$n" && kill "$(cat "$(pidfile "$n")")" 2>/dev/null || true
+    stop "$n"
   done
   # Memory-backed volumes and the pods' network namespaces the kubelet mounted.
   grep -o " $S/[^ ]*" /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
