@@ -279,9 +279,7 @@ EOF
     # A running containerd keeps its old configuration; its shims (and so the pods) outlive it.
     if running containerd; then
       log "containerd configuration changed: restarting containerd"
-      kill "$(cat "$(pidfile containerd)")"
-      local i
-      for ((i = 0; i < 30 && $(running containerd && echo 1 || echo 0); i++)); do sleep 1; done
+      stop containerd
     fi
   fi
   start containerd containerd --config "$S/containerd/config.toml"
@@ -395,9 +393,7 @@ EOF
   # keep running).
   if running kubelet && [ "$(printf '%s\n' "${args[@]}")" != "$(cat "$S/run/kubelet.args" 2>/dev/null)" ]; then
     log "kubelet flags changed: restarting the kubelet"
-    kill "$(cat "$(pidfile kubelet)")"
-    local i
-    for ((i = 0; i < 30 && $(running kubelet && echo 1 || echo 0); i++)); do sleep 1; done
+    stop kubelet
   fi
   printf '%s\n' "${args[@]}" >"$S/run/kubelet.args"
   start kubelet "${args[@]}"
