@@ -26,6 +26,7 @@ import picocli.CommandLine.Command;
       UploadCommand.class,
       SnapshotCommand.class,
       ServeCommand.class,
+      EngineCommand.class,
       TenantCommand.class,
       CommandLine.HelpCommand.class
     })

@@ -18,6 +18,7 @@ import io.javalin.websocket.WsHandlerType;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Clock;
 import java.util.List;
 import java.util.Map;
@@ -34,6 +35,7 @@ import org.eclipse.jetty.server.SecureRequestCustomizer;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.SslConnectionFactory;
+import org.eclipse.jetty.unixdomain.server.UnixDomainServerConnector;
 import org.eclipse.jetty.util.ssl.SslContextFactory;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.jspecify.annotations.Nullable;
@@ -77,6 +79,8 @@ public final class AgentNestServer implements AutoCloseable {
   private final ConsoleApi console;
   private @Nullable Javalin app;
   private @Nullable ServerConnector connector;
+  private @Nullable Path unixSocket;
+  private @Nullable UnixDomainServerConnector unixConnector;
 
   public AgentNestServer(ServerConfig config, TenantStore tenants) {
     this(config, tenants, Sandbox::create, Sandbox::list, Clock.systemUTC(), System.getenv());
@@ -174,9 +178,30 @@ public final class AgentNestServer implements AutoCloseable {
     }
   }
 
+  /**
+   * Listens on a Unix domain socket instead of TCP (the local engine: {@code agentnest engine}),
+   * reachable by this user only (see {@link UnixSocketListener}). Call before {@link #start()}.
+   */
+  public AgentNestServer listenOnUnixSocket(Path socket) {
+    this.unixSocket = socket;
+    return this;
+  }
+
+  /** Open client connections: the local engine is idle when there are none and no sandboxes. */
+  public int openConnections() {
+    UnixDomainServerConnector u = unixConnector;
+    if (u != null) {
+      return u.getConnectedEndPoints().size();
+    }
+    ServerConnector c = connector;
+    return c == null ? 0 : c.getConnectedEndPoints().size();
+  }
+
   /** Adopts the sandboxes a previous server on this store left, then listens; returns the port. */
   public int start() {
-    checkBind(config);
+    if (unixSocket == null) {
+      checkBind(config);
+    }
     // Before adoption, so that the collectors get every record this server writes.
     shipping.start(config.audit(), env);
     adopt(running, Sandbox::connect);
@@ -188,7 +213,17 @@ public final class AgentNestServer implements AutoCloseable {
               cfg.http.maxRequestSize = Math.max(config.maxBodyBytes(), config.maxJsonBytes());
               cfg.http.prefer405over404 = true;
               cfg.jetty.modifyHttpConfiguration(h -> configure(h));
-              cfg.jetty.addConnector((server, http) -> connector(server, http));
+              cfg.jetty.addConnector(
+                  (server, http) -> {
+                    Path sock = unixSocket;
+                    if (sock == null) {
+                      return connector(server, http);
+                    }
+                    UnixDomainServerConnector u =
+                        UnixSocketListener.connector(server, sock, new HttpConnectionFactory(http));
+                    unixConnector = u;
+                    return u;
+                  });
               for (Route r : Route.ALL) {
                 cfg.routes.addHttpHandler(
                     HandlerType.findOrCreate(r.method()), r.path(), wrap(r, handler(r)));
@@ -250,8 +285,11 @@ public final class AgentNestServer implements AutoCloseable {
     return port();
   }
 
-  /** The bound port. */
+  /** The bound port (0 on a Unix domain socket). */
   public int port() {
+    if (unixConnector != null) {
+      return 0;
+    }
     ServerConnector c = connector;
     if (c == null) {
       throw new IllegalStateException("not started");

@@ -53,7 +53,9 @@ final class Policies {
 
     /** Refuses a request outside the policy with a 422 naming the rule and the allowed value. */
     void check(String image, long memory, double cpus, Duration ttl, List<String> hosts) {
-      if (!images.contains(image)) {
+      // "*": any image the engine has (the local single-user engine's policy; serve never loads
+      // it).
+      if (!images.contains(image) && !images.contains("*")) {
         throw refuse("image", image, "one of " + images);
       }
       if (memory <= 0 || memory > maxMemoryBytes) {
@@ -111,7 +113,8 @@ final class Policies {
       String h = host.startsWith("*.") ? "*." + norm.get() : norm.get();
       for (String rule : rules) {
         String r = rule.toLowerCase(Locale.ROOT);
-        if (r.equals(h)) {
+        // "*": any host (the local single-user engine's policy: the user's own allowlist decides).
+        if (r.equals("*") || r.equals(h)) {
           return true;
         }
         // "*.example.org" allows "a.example.org" and "*.a.example.org", never "example.org".

@@ -1,0 +1,2 @@
+"""Framework integrations, each an optional extra: ``agentnest[smolagents]``,
+``agentnest[langchain]``, ``agentnest[openai-agents]``."""

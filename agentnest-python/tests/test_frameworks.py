@@ -1,0 +1,149 @@
+"""Real agents from the frameworks' own packages, with scripted models in place of an LLM.
+
+Each agent takes several steps that run code in one sandbox, keeps state between them, recovers
+from its own error, and one step is refused by an approval rule and the agent sees the refusal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from agentnest import ApprovalRequest, Sandbox
+
+pytestmark = pytest.mark.engine
+
+
+def _deny_deletes(asked: list[ApprovalRequest]) -> Any:
+    def hook(req: ApprovalRequest) -> bool:
+        asked.append(req)
+        return False
+
+    return hook
+
+
+# --- smolagents --------------------------------------------------------------------------------
+def test_a_smolagents_code_agent_runs_every_step_in_the_sandbox(engine_home: Path) -> None:
+    from smolagents import CodeAgent
+    from smolagents.models import ChatMessage, MessageRole, Model
+
+    from agentnest.integrations.smolagents import AgentNestExecutor
+
+    steps = [
+        # 1: state that must survive to later steps, and proof it runs in the sandbox
+        "import os\nsecret_total = sum(range(10))\nprint('cwd', os.getcwd(), os.getuid())",
+        # 2: an error of its own, which it must see
+        "print(undefined_name)",
+        # 3: recovery, reading the state of step 1
+        "print('total is', secret_total)",
+        # 4: a deletion the approval hook refuses
+        "open('keep.txt', 'w').write('x')\nimport os\nos.remove('keep.txt')",
+        # 5: the final answer
+        "final_answer(secret_total * 2)",
+    ]
+
+    class Scripted(Model):
+        def __init__(self) -> None:
+            super().__init__(model_id="scripted")
+            self.seen: list[str] = []
+
+        def generate(
+            self, messages: Sequence[Any], stop_sequences: list[str] | None = None, **kw: Any
+        ) -> ChatMessage:
+            last = messages[-1]
+            content = last.content if hasattr(last, "content") else last["content"]
+            text = content if isinstance(content, str) else " ".join(
+                str(c.get("text", "")) for c in content or [])
+            self.seen.append(text)
+            code = steps[min(len(self.seen) - 1, len(steps) - 1)]
+            return ChatMessage(role=MessageRole.ASSISTANT,
+                               content=f"Thought: next step.\n<code>\n{code}\n</code>")
+
+    asked: list[ApprovalRequest] = []
+    executor = AgentNestExecutor(approval_hook=_deny_deletes(asked))
+    model = Scripted()
+    agent = CodeAgent(tools=[], model=model, executor=executor, max_steps=8)
+    try:
+        answer = agent.run("compute twice the sum of 0..9")
+        observations = "\n".join(model.seen)
+        assert answer == 90
+        assert "cwd /workspace" in observations and "cwd /workspace 0" not in observations
+        assert "undefined_name" in observations  # the agent saw its own error
+        assert "total is 45" in observations  # state kept across steps
+        assert asked, "the deletion was never asked about"
+        assert "denied" in observations.lower() or "refused" in observations.lower()
+        assert executor.sandbox.read_file("keep.txt") == b"x"
+    finally:
+        executor.cleanup()
+    assert executor.sandbox.destroyed
+
+
+# --- LangChain / LangGraph ---------------------------------------------------------------------
+def test_a_langchain_agent_uses_the_toolkit_in_one_sandbox(engine_home: Path) -> None:
+    from langchain.agents import create_agent
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage, ToolMessage
+
+    from agentnest.integrations.langchain import AgentNestToolkit
+
+    def call(name: str, args: dict[str, Any], i: int) -> AIMessage:
+        return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": f"c{i}"}])
+
+    script = iter([
+        call("run_python", {"code": "rows = [3, 4, 5]\nlen(rows)"}, 1),
+        call("run_python", {"code": "sum(rowz)"}, 2),  # its own mistake
+        call("run_python", {"code": "sum(rows)"}, 3),  # recovered, state kept
+        call("write_file", {"path": "out.txt", "content": "data"}, 4),
+        call("run_shell", {"command": "rm out.txt"}, 5),  # refused by the approval hook
+        AIMessage(content="done: 12"),
+    ])
+
+    class Scripted(GenericFakeChatModel):
+        def bind_tools(self, tools: Any, **kw: Any) -> Any:
+            return self
+
+    asked: list[ApprovalRequest] = []
+    toolkit = AgentNestToolkit(sandbox_args={"approval_hook": _deny_deletes(asked)})
+    agent = create_agent(Scripted(messages=script), toolkit.get_tools())
+    try:
+        out = agent.invoke({"messages": [{"role": "user", "content": "sum the rows"}]})
+        tools_said = [m.content for m in out["messages"] if isinstance(m, ToolMessage)]
+        assert "[result] 3" in tools_said[0]
+        assert "NameError" in tools_said[1]
+        assert "[result] 12" in tools_said[2]
+        assert "wrote 4 bytes" in tools_said[3]
+        assert [q.kind for q in asked] == ["file.delete"]
+        assert tools_said[4].startswith("[refused by the sandbox's policy or a person]")
+        assert out["messages"][-1].content == "done: 12"
+        assert toolkit.sandbox is not None and toolkit.sandbox.read_file("out.txt") == b"data"
+    finally:
+        toolkit.close()
+
+
+# --- OpenAI Agents SDK -------------------------------------------------------------------------
+def test_openai_agents_function_tools_run_in_the_sandbox(engine_home: Path) -> None:
+    import asyncio
+    import json
+
+    from agents import RunContextWrapper
+    from agents.tool_context import ToolContext
+
+    from agentnest.integrations.openai_agents import sandbox_tools
+
+    with Sandbox() as sb:
+        tools = {t.name: t for t in sandbox_tools(sb)}
+        assert set(tools) == {"run_python", "run_shell", "write_file", "read_file"}
+
+        async def invoke(name: str, args: dict[str, Any]) -> str:
+            ctx = ToolContext(context=None, tool_name=name, tool_call_id="c1",
+                              tool_arguments=json.dumps(args))
+            return str(await tools[name].on_invoke_tool(ctx, json.dumps(args)))
+
+        assert "[result] 7" in asyncio.run(invoke("run_python", {"code": "x = 7\nx"}))
+        assert "[result] 8" in asyncio.run(invoke("run_python", {"code": "x + 1"}))
+        asyncio.run(invoke("write_file", {"path": "a.txt", "content": "hi"}))
+        assert asyncio.run(invoke("read_file", {"path": "a.txt"})) == "hi"
+        assert RunContextWrapper is not None

@@ -1,0 +1,189 @@
+"""Unit tests: argument checks, error mapping and the wire, against a stub on a Unix socket."""
+
+from __future__ import annotations
+
+import json
+import os
+import socketserver
+import tempfile
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
+from pathlib import Path
+
+import pytest
+
+import agentnest
+from agentnest import NetworkPolicy, SecurityPolicy
+from agentnest._wire import Endpoint, Wire, _literal_loopback, error_of
+from agentnest.sandbox import _size
+
+
+def test_sizes_parse_the_forms_people_write() -> None:
+    assert _size("memory", "512m") == 512 << 20
+    assert _size("memory", "2g") == 2 << 30
+    assert _size("memory", "1GiB") == 1 << 30
+    assert _size("memory", 4096) == 4096
+
+
+@pytest.mark.parametrize("bad", ["lots", "-1m", "", "12q"])
+def test_a_bad_size_names_the_parameter_and_the_form(bad: str) -> None:
+    with pytest.raises(ValueError, match=r"memory=.*'512m'|memory=.*positive"):
+        _size("memory", bad)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"timeout": -1}, "timeout=-1"),
+        ({"timeout": "5"}, "timeout must be a number"),
+        ({"cpus": 0}, "cpus=0"),
+        ({"pids": 2}, "pids=2"),
+        ({"backend": "lxc"}, "backend='lxc'"),
+        ({"environment": {"A": 1}}, "environment"),
+        ({"memory": "much"}, "memory='much'"),
+        ({"network_enabled": True}, "network_enabled=True needs the hosts"),
+        ({"image": 3}, "image must be"),
+    ],
+)
+def test_wrong_arguments_raise_python_errors_naming_the_parameter(
+    kwargs: dict[str, object], match: str
+) -> None:
+    with pytest.raises((TypeError, ValueError), match=match):
+        agentnest.Sandbox(**kwargs)  # type: ignore[arg-type]
+
+
+def test_policy_values_are_checked_where_they_are_made() -> None:
+    with pytest.raises(ValueError, match="max_output_bytes"):
+        SecurityPolicy(max_output_bytes=0)
+    with pytest.raises(ValueError, match="approvals"):
+        SecurityPolicy(approvals="sometimes")
+    with pytest.raises(ValueError, match="not a host name"):
+        NetworkPolicy.allowlist(domains=["http://example.com/x"])
+    assert NetworkPolicy.allowlist(domains=["*.example.org"]).enabled
+    assert not NetworkPolicy.denied().enabled
+
+
+@pytest.mark.parametrize(
+    "host, loopback",
+    [
+        ("127.0.0.1", True),
+        ("127.1.2.3", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("localhost", True),
+        ("127.attacker.example", False),
+        ("127.0.0.1.example.com", False),
+        ("10.0.0.1", False),
+    ],
+)
+def test_only_literal_loopback_counts_as_loopback(host: str, loopback: bool) -> None:
+    assert _literal_loopback(host) is loopback
+
+
+def test_a_key_is_never_sent_over_plain_http_to_a_name_that_looks_like_loopback() -> None:
+    with pytest.raises(ValueError, match="plain HTTP"):
+        Wire(Endpoint(key="ank_x", url="http://127.attacker.example:8787"))
+    Wire(Endpoint(key="ank_x", url="http://127.0.0.1:8787"))
+
+
+@pytest.mark.parametrize(
+    "code, cls",
+    [
+        ("approval_denied", agentnest.PolicyDeniedError),
+        ("policy", agentnest.PolicyDeniedError),
+        ("quota", agentnest.QuotaExceededError),
+        ("bad_path", agentnest.FileAccessError),
+        ("not_found", agentnest.SandboxDestroyedError),
+        ("internal", agentnest.AgentNestError),
+    ],
+)
+def test_engine_errors_become_typed_exceptions_with_the_fix(
+    code: str, cls: type[agentnest.AgentNestError]
+) -> None:
+    message = "sandbox 'x' not found" if code == "not_found" else "m"
+    body = {"error": {"code": code, "message": message, "fix": "do f", "reason": "R"}}
+    e = error_of(422, json.dumps(body).encode())
+    assert type(e) is cls
+    assert e.code == code and e.fix == "do f" and e.reason == "R" and "do f" in str(e)
+
+
+def test_a_non_json_error_is_still_an_agentnest_error() -> None:
+    e = error_of(502, b"<html>bad gateway</html>")
+    assert isinstance(e, agentnest.AgentNestError) and "502" in str(e)
+
+
+class _Stub(BaseHTTPRequestHandler):
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        n = int(self.headers.get("Content-Length", 0))
+        self.rfile.read(n)
+        if self.headers.get("Accept") == "text/event-stream":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            for chunk in (
+                b": keep-alive\n\n",
+                b'event: started\ndata: {"execution": "e1"}\n\n',
+                b'event: stdout\ndata: {"text": "a\\n"}\n\n',
+                b'event: stderr\ndata: {"text": "b"}\n\n',
+                b'event: result\ndata: {"exitCode": 0}\n\n',
+            ):
+                self.wfile.write(chunk)
+            return
+        out = json.dumps({"auth": self.headers.get("Authorization")}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(out)))
+        self.end_headers()
+        self.wfile.write(out)
+
+
+@pytest.fixture()
+def stub() -> Iterator[str]:
+    d = tempfile.mkdtemp(prefix="an-")
+    path = os.path.join(d, "s.sock")
+    srv = socketserver.ThreadingUnixStreamServer(path, _Stub)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    yield path
+    srv.shutdown()
+    srv.server_close()
+    Path(path).unlink(missing_ok=True)
+    os.rmdir(d)
+
+
+def test_the_wire_sends_the_key_over_the_unix_socket(stub: str) -> None:
+    w = Wire(Endpoint(key="ank_secret", socket_path=stub))
+    assert w.json("POST", "/v1/x", body={}) == {"auth": "Bearer ank_secret"}
+    assert w.json("POST", "/v1/x", body={}) == {"auth": "Bearer ank_secret"}  # kept alive
+    w.close()
+
+
+def test_server_sent_events_arrive_as_named_events(stub: str) -> None:
+    w = Wire(Endpoint(key="k", socket_path=stub))
+    events = list(w.events("POST", "/v1/sandboxes/x/exec", body={"command": "x"}))
+    assert events == [
+        ("started", {"execution": "e1"}),
+        ("stdout", {"text": "a\n"}),
+        ("stderr", {"text": "b"}),
+        ("result", {"exitCode": 0}),
+    ]
+
+
+def test_a_dead_socket_is_a_runtime_error_that_says_what_to_do() -> None:
+    w = Wire(Endpoint(key="k", socket_path="/nonexistent/agentnest.sock"))
+    with pytest.raises(agentnest.RuntimeNotAvailableError, match="did not answer") as e:
+        w.json("GET", "/v1/tenant")
+    assert e.value.fix
+
+
+def test_results_say_ok_and_check_raises_naming_the_failure() -> None:
+    r = agentnest.ExecutionResult("false", 1, "", "boom", 0.01)
+    assert not r.ok
+    with pytest.raises(agentnest.AgentNestError, match="exit code 1"):
+        r.check()
+    s = agentnest.SessionResult("1\n", "", None, None)
+    out, err, result, error = s
+    assert s.ok and s.check() is s and out == "1\n"
