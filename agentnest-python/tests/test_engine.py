@@ -198,6 +198,49 @@ def test_the_engine_directory_and_socket_are_private(engine_home: Path) -> None:
         assert out.stdout.startswith("refused"), out.stdout + out.stderr
 
 
+def test_another_user_is_refused_even_when_the_directory_is_opened_by_mistake(
+    own_home: Path,
+) -> None:
+    """The second lock: with the directory and socket opened to everyone (a mistake of the
+    user's), the engine still closes a connection from another uid before reading a byte."""
+    assert os.getuid() == 0, "this attack test needs root to act as another user"
+    Sandbox().destroy()
+    d = own_home / "engine"
+    sock = d / "engine.sock"
+    key = (d / "key").read_text().strip()
+    os.chmod(own_home, 0o755)
+    os.chmod(d, 0o755)
+    os.chmod(sock, 0o777)
+    probe = (
+        "import socket\n"
+        "s = socket.socket(socket.AF_UNIX)\n"
+        f"s.connect({str(sock)!r})\n"
+        "print('connected')\n"
+        "s.settimeout(10)\n"
+        "try:\n"
+        "    s.sendall(b'GET /v1/tenant HTTP/1.1\\r\\nHost: x\\r\\n'\n"
+        f"              b'Authorization: Bearer {key}\\r\\n\\r\\n')\n"
+        "    data = s.recv(4096)\n"
+        "except OSError as e:\n"
+        "    data = repr(e).encode()\n"
+        "print('answer:', data[:40])\n"
+    )
+    try:
+        out = subprocess.run(
+            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable,
+             "-S", "-c", probe],
+            capture_output=True, text=True, timeout=60,
+        )
+    finally:
+        os.chmod(d, 0o700)
+        os.chmod(own_home, 0o700)
+    assert out.stdout.startswith("connected"), out.stdout + out.stderr  # the first lock opened
+    assert "HTTP/1.1" not in out.stdout, out.stdout  # the second held: no answer at all
+    # The owner is still served.
+    with Sandbox() as sb:
+        assert sb.run_code("1").result == "1"
+
+
 def test_an_engine_killed_under_a_call_gives_a_clear_error_then_a_fresh_engine(
     own_home: Path,
 ) -> None:
