@@ -149,7 +149,35 @@ PY
 
 docker_up() { docker version --format '{{.Server.Version}}' >/dev/null 2>&1; }
 
+# The engine this host's Docker CLI talks to is someone else's to run when DOCKER_HOST names
+# another socket or host, or a Docker context other than the default is in use: never started,
+# restarted or reloaded from here.
+foreign_engine() {
+  local h="${DOCKER_HOST:-}"
+  if [ -n "$h" ] && [ "$h" != unix:///var/run/docker.sock ] && [ "$h" != unix:///run/docker.sock ]; then
+    echo "DOCKER_HOST=$h"
+    return 0
+  fi
+  local ctx
+  ctx="${DOCKER_CONTEXT:-$(docker context show 2>/dev/null || echo default)}"
+  if [ -n "$ctx" ] && [ "$ctx" != default ]; then
+    echo "Docker context '$ctx'"
+    return 0
+  fi
+  return 1
+}
+
 start_dockerd() {
+  local foreign
+  if foreign="$(foreign_engine)"; then
+    if docker_up; then
+      log "docker engine of $foreign running: $(docker version --format '{{.Server.Version}}')"
+      return 0
+    fi
+    log "the Docker engine of $foreign does not answer: $(docker version 2>&1 | grep -iE 'error|cannot' | head -n 1)"
+    log "that engine is yours to start (this script starts only the host's default one); unset DOCKER_HOST to use it"
+    return 1
+  fi
   if docker_up && [ "${DAEMON_JSON_CHANGED:-0}" = 0 ]; then
     if [ "${DAEMON_JSON_RELOAD:-0}" = 1 ] && need_root; then
       # Runtimes reload on SIGHUP: sandboxes already running (anyone's) are left alone.
@@ -169,10 +197,17 @@ start_dockerd() {
     pkill -TERM -x dockerd || true
     for _ in $(seq 1 100); do pgrep -x dockerd >/dev/null || break; sleep 0.2; done
   fi
+  if pgrep -x dockerd >/dev/null; then
+    # A daemon that runs but does not answer: a second one would only fail on its pid file.
+    log "dockerd (pid $(pgrep -x dockerd | head -n 1)) is running but does not answer: $(docker version 2>&1 | grep -iE 'error|cannot' | head -n 1)"
+    log "see /var/log/agentnest/dockerd.log (if this script started it), or restart it yourself"
+    return 1
+  fi
   log "starting dockerd"
   mkdir -p /var/log/agentnest
-  # setsid: the daemon must outlive this script and the CI step that ran it.
-  setsid nohup dockerd >/var/log/agentnest/dockerd.log 2>&1 </dev/null &
+  # setsid: the daemon must outlive this script and the CI step that ran it. Appended, never
+  # truncated: an earlier daemon's log is the user's evidence.
+  setsid nohup dockerd >>/var/log/agentnest/dockerd.log 2>&1 </dev/null &
   for _ in $(seq 1 150); do
     if docker_up; then
       log "docker engine running: $(docker version --format '{{.Server.Version}}')"
@@ -180,7 +215,7 @@ start_dockerd() {
     fi
     sleep 0.2
   done
-  log "dockerd did not come up in 30 s; see /var/log/agentnest/dockerd.log"
+  log "dockerd did not come up in 30 s; the end of /var/log/agentnest/dockerd.log:"
   tail -n 20 /var/log/agentnest/dockerd.log >&2 || true
   return 1
 }

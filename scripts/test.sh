@@ -10,10 +10,23 @@ cd "$(dirname "$0")/.."
 scripts/setup-host.sh
 # A real single-node Kubernetes cluster on loopback for the Kubernetes backend (built from
 # Debian's sources on the first run and cached; see docs/kubernetes.md).
+# The cluster is stopped again at the end when this run started it (its control plane costs about
+# 0.15 of a core all the time and skews any benchmark after it); AGENTNEST_KEEP_CLUSTER=1 keeps it.
+cluster_was_up=0
+scripts/k8s/cluster.sh status >/dev/null 2>&1 && cluster_was_up=1
 KUBECONFIG="$(scripts/k8s/cluster.sh up)"
 export KUBECONFIG
 state="$(mktemp -d /tmp/suite-state.XXXXXX)"
-trap 'rm -rf "$state"' EXIT
+finish() {
+  rm -rf "$state"
+  if [ "$cluster_was_up" = 0 ] && [ "${AGENTNEST_KEEP_CLUSTER:-0}" != 1 ]; then
+    scripts/k8s/cluster.sh down >/dev/null 2>&1 || true
+    echo "[test] stopped the Kubernetes test cluster this run started (AGENTNEST_KEEP_CLUSTER=1 keeps it)" >&2
+  elif [ "$cluster_was_up" = 0 ]; then
+    echo "[test] the Kubernetes test cluster keeps running (scripts/k8s/cluster.sh down stops it)" >&2
+  fi
+}
+trap finish EXIT
 touch "$state/start"
 docker ps -aq --no-trunc --filter label=agentnest.managed >"$state/containers-before" 2>/dev/null || true
 # --fail-at-end: one module's failing tests do not hide whether the later modules pass.

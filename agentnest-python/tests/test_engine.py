@@ -137,6 +137,25 @@ def test_snapshot_and_restore(engine_home: Path) -> None:
         restored.destroy()
 
 
+def test_the_next_sandbox_of_a_shape_comes_from_the_engines_warm_pool(own_home: Path) -> None:
+    first = Sandbox(memory="256m")
+    assert "agentnest.pool" not in first.info.get("labels", {})  # the first of a shape is cold
+    first.destroy()
+    # The engine starts a pool of that shape in the background: wait (bounded) for its member.
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        ps = subprocess.run(["docker", "ps", "-q", "--filter", "label=agentnest.pool"],
+                            capture_output=True, text=True, timeout=30)
+        if ps.stdout.strip():
+            break
+        time.sleep(0.5)
+    with Sandbox(memory="256m", environment={"PER_USE": "yes"}) as pooled:
+        assert "agentnest.pool" in pooled.info["labels"]
+        assert pooled.exec_shell("echo $PER_USE").stdout == "yes\n"  # per-use settings arrive
+    with Sandbox(memory="300m") as other:  # another shape is cold, and nothing is shared
+        assert "agentnest.pool" not in other.info.get("labels", {})
+
+
 def test_a_destroyed_sandbox_says_so(engine_home: Path) -> None:
     sb = Sandbox()
     sb.destroy()

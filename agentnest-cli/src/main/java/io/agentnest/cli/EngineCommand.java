@@ -65,6 +65,15 @@ final class EngineCommand implements Callable<Integer> {
   String idleExit = "10m";
 
   @Option(
+      names = "--warm-pool",
+      paramLabel = "N",
+      defaultValue = "1",
+      description =
+          "Sandboxes kept ready for each of the first two shapes the user asks for, so that the"
+              + " next Sandbox() of that shape starts without a container start (0: none).")
+  int warmPool = 1;
+
+  @Option(
       names = "--socket",
       paramLabel = "PATH",
       description = "Socket path (default AGENTNEST_HOME/engine/engine.sock).")
@@ -93,7 +102,8 @@ final class EngineCommand implements Callable<Integer> {
     }
     TenantStore store = TenantStore.open(dir.resolve("tenants.db"), Clock.systemUTC());
     writeOwnerOnly(dir.resolve(KEY), freshKey(store));
-    AgentNestServer server = new AgentNestServer(config, store).listenOnUnixSocket(sock);
+    EnginePools pools = new EnginePools(warmPool);
+    AgentNestServer server = new AgentNestServer(config, store, pools).listenOnUnixSocket(sock);
     CountDownLatch stopped = new CountDownLatch(1);
     AtomicBoolean idleStop = new AtomicBoolean();
     Thread hook =
@@ -103,6 +113,7 @@ final class EngineCommand implements Callable<Integer> {
               if (!idleStop.get()) {
                 server.destroyAll();
               }
+              pools.close();
               server.close();
               store.close();
               try {

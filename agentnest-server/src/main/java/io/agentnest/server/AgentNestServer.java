@@ -7,6 +7,7 @@ import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
 import io.agentnest.SandboxNotFoundException;
+import io.agentnest.SandboxPool;
 import io.agentnest.UnsupportedControlException;
 import io.agentnest.spi.support.DaemonThreads;
 import io.javalin.Javalin;
@@ -83,7 +84,17 @@ public final class AgentNestServer implements AutoCloseable {
   private @Nullable UnixDomainServerConnector unixConnector;
 
   public AgentNestServer(ServerConfig config, TenantStore tenants) {
-    this(config, tenants, Sandbox::create, Sandbox::list, Clock.systemUTC(), System.getenv());
+    this(config, tenants, Sandbox::create);
+  }
+
+  /**
+   * A server whose sandboxes {@code creator} makes from the configuration the request and policy
+   * give (the local engine wraps {@code Sandbox::create} to keep warm pools of what its user asks
+   * for); the policy is applied before, never by, the creator.
+   */
+  public AgentNestServer(
+      ServerConfig config, TenantStore tenants, Function<SandboxConfig, Sandbox> creator) {
+    this(config, tenants, creator, Sandbox::list, Clock.systemUTC(), System.getenv());
   }
 
   /**
@@ -705,9 +716,12 @@ public final class AgentNestServer implements AutoCloseable {
     }
     for (SandboxInfo info : found) {
       String tenant = info.labels().get(SandboxApi.TENANT_LABEL);
+      // An idle pool member (the local engine's warm pools) was never a tenant's sandbox: it is
+      // left to its owner-pid label and TTL, as prune sees it.
       if (tenant == null
           || !store.equals(info.labels().get(SandboxApi.STORE_LABEL))
-          || registry.contains(info.id())) {
+          || registry.contains(info.id())
+          || SandboxPool.isIdleMember(info)) {
         continue;
       }
       try {

@@ -478,6 +478,11 @@ public final class ArtifactTransfer {
       }
       String name;
       try {
+        // "./", the first entry of every `tar -C dir -cf x.tar .`: the destination itself, which
+        // exists; as a directory entry it is nothing to write (as a file it stays refused).
+        if (e.isDirectory() && WorkspacePaths.check(raw).isEmpty()) {
+          return "";
+        }
         name = WorkspacePaths.checkEntry(raw);
       } catch (FileOperationException ex) {
         throw refused(raw, "is not a safe relative name: " + ex.getMessage());

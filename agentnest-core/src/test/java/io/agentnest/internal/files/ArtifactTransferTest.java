@@ -93,6 +93,19 @@ class ArtifactTransferTest {
   }
 
   @Test
+  void anArchiveMadeTheOrdinaryWayWithItsDotDirectoryIsAccepted() throws IOException {
+    // `tar -C dir -cf bundle.tar .` starts with "./" and names files "./a.txt".
+    List<Artifact> out =
+        export(tar(new E("./", TarArchiveEntry.LF_DIR, "", 0), E.file("./a.txt", 2)), 1 << 20, 10);
+    assertThat(out).extracting(Artifact::path).containsExactly("a.txt");
+    ArtifactTransfer.EntryRules rules = new ArtifactTransfer.EntryRules(1 << 20, 10, false);
+    assertThat(rules.check(new TarArchiveEntry("./", TarArchiveEntry.LF_DIR))).isEmpty();
+    // The root as a file is still nothing to write.
+    assertThatThrownBy(() -> rules.check(new TarArchiveEntry(".", TarArchiveEntry.LF_NORMAL)))
+        .hasMessageContaining("workspace root");
+  }
+
+  @Test
   void tarSlipAndAbsoluteNamesAreRefused() throws IOException {
     assertRefused(tar(E.file("../evil", 1)), "'..'");
     assertRefused(tar(E.file("a/../../evil", 1)), "'..'");

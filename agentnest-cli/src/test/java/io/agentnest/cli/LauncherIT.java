@@ -1,0 +1,79 @@
+package io.agentnest.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The source checkout's launcher ({@code ./agentnest}) as a newcomer runs it: it prepares the host
+ * only for the host's own default engine, never for one the user points at, and help touches
+ * nothing.
+ */
+class LauncherIT {
+  private static final Path REPO = Path.of("").toAbsolutePath().getParent();
+  private static final Path LAUNCHER = REPO.resolve("agentnest");
+  private static final Path DOCKERD_LOG = Path.of("/var/log/agentnest/dockerd.log");
+
+  @Test
+  void aDockerHostThatDoesNotAnswerFailsInSecondsAndTouchesNoDaemonOrLog(@TempDir Path dir)
+      throws Exception {
+    // A socket that accepts nothing and answers nothing: the user's engine, down.
+    Path sock = dir.resolve("docker.sock");
+    try (ServerSocketChannel silent = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+      silent.bind(UnixDomainSocketAddress.of(sock));
+      Optional<Long> logBefore = size(DOCKERD_LOG);
+      long daemonsBefore = dockerds();
+      Processes.Run r =
+          Processes.run(
+              List.of(LAUNCHER.toString(), "run", "-c", "print(1)"),
+              REPO,
+              120,
+              Map.of(
+                  "DOCKER_HOST", "unix://" + sock, "AGENTNEST_HOME", dir.resolve("h").toString()));
+      assertThat(r.finished()).as("ended by itself: %s", r.err()).isTrue();
+      assertThat(r.exit()).isEqualTo(ExitCodes.BACKEND_UNAVAILABLE);
+      assertThat(r.err()).doesNotContain("[setup]").doesNotContain("preparing this host");
+      assertThat(size(DOCKERD_LOG)).isEqualTo(logBefore);
+      assertThat(dockerds()).isEqualTo(daemonsBefore);
+    }
+  }
+
+  @Test
+  void helpAndVersionPrepareNothing(@TempDir Path dir) throws Exception {
+    for (List<String> args :
+        List.of(List.of("doctor", "--help"), List.of("bench", "--help"), List.of("--version"))) {
+      Processes.Run r =
+          Processes.run(
+              Stream.concat(Stream.of(LAUNCHER.toString()), args.stream()).toList(),
+              REPO,
+              120,
+              Map.of("AGENTNEST_HOME", dir.toString()));
+      assertThat(r.exit()).as("%s: %s", args, r.err()).isZero();
+      assertThat(r.err())
+          .as("%s", args)
+          .doesNotContain("[setup]")
+          .doesNotContain("preparing this host");
+    }
+  }
+
+  private static Optional<Long> size(Path p) throws IOException {
+    return Files.exists(p) ? Optional.of(Files.size(p)) : Optional.empty();
+  }
+
+  private static long dockerds() {
+    return ProcessHandle.allProcesses()
+        .filter(h -> h.info().command().map(c -> c.endsWith("/dockerd")).orElse(false))
+        .count();
+  }
+}
