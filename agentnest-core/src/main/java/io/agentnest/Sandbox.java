@@ -45,6 +45,16 @@ public interface Sandbox extends AutoCloseable {
   }
 
   /**
+   * Whether this process destroys the sandboxes it still owns (made or connected here, neither
+   * destroyed nor detached) and closes its pools when it exits, by a normal end, {@code
+   * System.exit}, SIGTERM or SIGINT. On by default; a server whose successor adopts its sandboxes
+   * turns it off. Only SIGKILL leaves sandboxes to their owner-pid label and {@link #prune}.
+   */
+  static void destroyOnExit(boolean on) {
+    SandboxRuntimes.get().destroyOnExit(on);
+  }
+
+  /**
    * Removes what AgentNest left behind on {@code backend} (e.g. {@code docker}): sandboxes past
    * their TTL, sandboxes whose owner process is gone, stopped ones, their networks and volumes,
    * host-side state of sandboxes that no longer exist and unfinished snapshot saves. A failure to

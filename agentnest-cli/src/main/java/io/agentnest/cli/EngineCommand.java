@@ -3,6 +3,7 @@ package io.agentnest.cli;
 import com.sun.management.OperatingSystemMXBean;
 import io.agentnest.ApprovalPolicy;
 import io.agentnest.ConfigException;
+import io.agentnest.Sandbox;
 import io.agentnest.server.AgentNestServer;
 import io.agentnest.server.ApiKey;
 import io.agentnest.server.ServerConfig;
@@ -102,6 +103,8 @@ final class EngineCommand implements Callable<Integer> {
     }
     TenantStore store = TenantStore.open(dir.resolve("tenants.db"), Clock.systemUTC());
     writeOwnerOnly(dir.resolve(KEY), freshKey(store));
+    // The engine ends its sandboxes itself (its shutdown hook below), pools included.
+    Sandbox.destroyOnExit(false);
     EnginePools pools = new EnginePools(warmPool);
     AgentNestServer server = new AgentNestServer(config, store, pools).listenOnUnixSocket(sock);
     CountDownLatch stopped = new CountDownLatch(1);

@@ -2,6 +2,7 @@ package io.agentnest.cli;
 
 import com.fasterxml.jackson.core.json.JsonWriteFeature;
 import io.agentnest.ConfigException;
+import io.agentnest.ExecError;
 import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
 import io.agentnest.NetworkPolicy;
@@ -22,8 +23,11 @@ import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
 /** One-shot execution in a fresh sandbox. */
 @Command(
@@ -69,6 +73,8 @@ final class RunCommand implements Callable<Integer> {
               + " the clipboard. Pipes and files always get the bytes as they are.")
   boolean raw;
 
+  @Spec CommandSpec spec;
+
   @Mixin SandboxOptions sandbox = new SandboxOptions();
 
   @Mixin SecretOptions secrets = new SecretOptions();
@@ -85,10 +91,12 @@ final class RunCommand implements Callable<Integer> {
       code = Files.readString(what.file, StandardCharsets.UTF_8);
     }
     if (code == null && command.isEmpty()) {
-      throw new ConfigException("nothing to run: give -c CODE, -f FILE, or -- COMMAND ARGS...");
+      throw new ParameterException(
+          spec.commandLine(), "nothing to run: give -c CODE, -f FILE, or -- COMMAND ARGS...");
     }
     if (code != null && !command.isEmpty()) {
-      throw new ConfigException("give either Python (-c/-f) or a command after --, not both");
+      throw new ParameterException(
+          spec.commandLine(), "give either Python (-c/-f) or a command after --, not both");
     }
     PrintStream out = System.out;
     PrintStream err = System.err;
@@ -140,10 +148,40 @@ final class RunCommand implements Callable<Integer> {
                 + (r.truncated() ? " (output truncated)" : ""));
       }
     }
-    if (r.exitCode() != 0) {
+    return exitFor(r);
+  }
+
+  /**
+   * README's exit codes for a finished run: a limit that stopped it is 124 whatever the stopped
+   * process returned (a killed shell's 143 is the limit's doing); Python's {@code sys.exit(n)} is n
+   * and an uncaught exception 1, as {@code python3 -c} gives; an approval refusal inside Python is
+   * 7, as one in the shell is; otherwise the command's own status.
+   */
+  static int exitFor(ExecResult r) {
+    if (r.limit() != null) {
+      return ExitCodes.LIMIT;
+    }
+    ExecError e = r.error();
+    if (e == null) {
       return r.exitCode();
     }
-    return r.limit() != null ? ExitCodes.LIMIT : ExitCodes.OK;
+    if (e.name().equals("SystemExit")) {
+      String v = e.value().strip();
+      if (v.isEmpty() || v.equals("None")) {
+        return ExitCodes.OK;
+      }
+      try {
+        return Integer.parseInt(v) & 0xff;
+      } catch (NumberFormatException notANumber) {
+        return ExitCodes.FAILED; // sys.exit("message"): Python prints it and exits 1
+      }
+    }
+    if (e.name().equals("PermissionError")
+        && e.value().contains("agentnest: ")
+        && e.value().contains(" was denied: ")) {
+      return ExitCodes.DENIED;
+    }
+    return r.exitCode() != 0 ? r.exitCode() : ExitCodes.FAILED;
   }
 
   /**

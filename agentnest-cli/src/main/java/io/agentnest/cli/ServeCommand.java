@@ -1,6 +1,7 @@
 package io.agentnest.cli;
 
 import io.agentnest.ConfigException;
+import io.agentnest.Sandbox;
 import io.agentnest.server.AgentNestServer;
 import io.agentnest.server.ServerConfig;
 import io.agentnest.server.TenantStore;
@@ -71,6 +72,8 @@ final class ServeCommand implements Callable<Integer> {
     }
     TenantStore store =
         TenantStore.open(AgentNestHome.dir().resolve(TenantStore.FILE), Clock.systemUTC());
+    // Its sandboxes outlive it on purpose: the next server on this store adopts them.
+    Sandbox.destroyOnExit(false);
     AgentNestServer server = new AgentNestServer(c, store);
     CountDownLatch stopped = new CountDownLatch(1);
     Thread hook =

@@ -49,6 +49,22 @@ class CliIT {
   }
 
   @Test
+  void exitCodesFollowReadmesTableOnEveryPath() throws Exception {
+    assertThat(cli("run", "-c", "import sys; sys.exit(3)").exit()).isEqualTo(3);
+    Run shellTimeout = cli("run", "--timeout", "1s", "--", "sleep", "30");
+    assertThat(shellTimeout.exit()).as(shellTimeout.err()).isEqualTo(ExitCodes.LIMIT);
+    Run pyTimeout = cli("run", "--timeout", "1s", "-c", "import time; time.sleep(30)");
+    assertThat(pyTimeout.exit()).as(pyTimeout.err()).isEqualTo(ExitCodes.LIMIT);
+    Run output = cli("run", "--max-output", "1000", "--", "sh", "-c", "yes | head -c 1000000");
+    assertThat(output.exit()).as(output.err()).isEqualTo(ExitCodes.LIMIT);
+    Run nothing = cli("run");
+    assertThat(nothing.exit()).as(nothing.err()).isEqualTo(ExitCodes.USAGE);
+    assertThat(nothing.err()).contains("nothing to run");
+    // One duration syntax: what YAML takes (1d), the CLI takes.
+    assertThat(cli("run", "--timeout", "1d", "--", "true").exit()).isZero();
+  }
+
+  @Test
   void runShellExitStatusIsTheCommands() throws Exception {
     Run r = cli("run", "--", "sh", "-c", "echo out; echo err >&2; exit 7");
     assertThat(r.exit()).isEqualTo(7);

@@ -6,12 +6,18 @@ import io.agentnest.AgentNestException;
 import io.agentnest.ApprovalDeniedException;
 import io.agentnest.BackendUnavailableException;
 import io.agentnest.ConfigException;
+import io.agentnest.ExecError;
+import io.agentnest.ExecResult;
 import io.agentnest.ImageNotFoundException;
+import io.agentnest.Limit;
 import io.agentnest.SandboxNotFoundException;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
 import org.junit.jupiter.api.Test;
 
 class ExitCodesTest {
@@ -37,6 +43,44 @@ class ExitCodesTest {
     }
     // Changing one breaks every script that checks it: extend the list, never renumber.
     assertThat(codes).containsExactlyInAnyOrder(0, 1, 2, 3, 4, 5, 6, 7, 124);
+  }
+
+  private static ExecResult result(int exit, @Nullable ExecError error, @Nullable Limit limit) {
+    return new ExecResult(
+        exit, "", "", null, List.of(), error, Duration.ZERO, limit, false, false, Map.of());
+  }
+
+  @Test
+  void aRunsExitCodeFollowsReadmesTableOnEveryPath() {
+    assertThat(RunCommand.exitFor(result(0, null, null))).isZero();
+    assertThat(RunCommand.exitFor(result(7, null, null))).isEqualTo(7);
+    // A limit wins over the status of the process it stopped (a killed shell's 143).
+    assertThat(RunCommand.exitFor(result(143, null, Limit.TIMEOUT))).isEqualTo(ExitCodes.LIMIT);
+    assertThat(RunCommand.exitFor(result(143, null, Limit.OUTPUT))).isEqualTo(ExitCodes.LIMIT);
+    assertThat(
+            RunCommand.exitFor(
+                result(1, new ExecError("KeyboardInterrupt", "", ""), Limit.TIMEOUT)))
+        .isEqualTo(ExitCodes.LIMIT);
+    // Python: sys.exit(n) is n, sys.exit() 0, sys.exit("why") 1, an exception 1.
+    assertThat(RunCommand.exitFor(result(1, new ExecError("SystemExit", "3", ""), null)))
+        .isEqualTo(3);
+    assertThat(RunCommand.exitFor(result(1, new ExecError("SystemExit", "None", ""), null)))
+        .isZero();
+    assertThat(RunCommand.exitFor(result(1, new ExecError("SystemExit", "why", ""), null)))
+        .isEqualTo(1);
+    assertThat(RunCommand.exitFor(result(1, new ExecError("ValueError", "x", ""), null)))
+        .isEqualTo(1);
+    // An approval refused inside Python is 7, as in the shell.
+    assertThat(
+            RunCommand.exitFor(
+                result(
+                    1,
+                    new ExecError(
+                        "PermissionError",
+                        "[Errno 13] agentnest: os.remove /workspace/x was denied: no",
+                        ""),
+                    null)))
+        .isEqualTo(ExitCodes.DENIED);
   }
 
   @Test

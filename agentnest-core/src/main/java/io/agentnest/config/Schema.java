@@ -22,7 +22,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.function.BiConsumer;
 import java.util.function.Function;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
@@ -42,8 +41,6 @@ final class Schema {
 
   private static final Pattern SIZE =
       Pattern.compile("\\s*[0-9]+(\\.[0-9]+)?\\s*[kmgtKMGT]?([iI]?[bB])?\\s*");
-  private static final Pattern DURATION =
-      Pattern.compile("\\s*([0-9]{1,12})\\s*(ms|s|m|h|d)?\\s*", Pattern.CASE_INSENSITIVE);
   private static final Pattern NUMBER =
       Pattern.compile("\\s*[-+]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][-+]?[0-9]+)?\\s*");
   private static final Pattern INTEGER = Pattern.compile("\\s*[-+]?[0-9]{1,18}\\s*");
@@ -772,19 +769,7 @@ final class Schema {
         if (integral != null) {
           yield Duration.ofSeconds(integral);
         }
-        Matcher m = DURATION.matcher(text);
-        if (!m.matches()) {
-          throw typeError(f, "'" + text + "'");
-        }
-        long n = Long.parseLong(m.group(1));
-        String unit = m.group(2) == null ? "s" : m.group(2).toLowerCase(Locale.ROOT);
-        yield switch (unit) {
-          case "ms" -> Duration.ofMillis(n);
-          case "m" -> Duration.ofMinutes(n);
-          case "h" -> Duration.ofHours(n);
-          case "d" -> Duration.ofDays(n);
-          default -> Duration.ofSeconds(n);
-        };
+        yield Durations.parse(text).orElseThrow(() -> typeError(f, "'" + text + "'"));
       }
       case NUMBER -> {
         if (number != null) {

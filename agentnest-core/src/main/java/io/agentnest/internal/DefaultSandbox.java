@@ -210,7 +210,14 @@ public final class DefaultSandbox implements Sandbox {
     SandboxLauncher.requireAuditRoom(config);
   }
 
+  /** Destroys with {@code why} as the audited reason (the process that owned it is exiting). */
+  void destroyBecause(String why) {
+    destroyReason = why;
+    destroy();
+  }
+
   private void released() {
+    OwnedSandboxes.remove(this);
     Runnable r = onRelease;
     onRelease = null;
     if (r != null) {

@@ -115,4 +115,9 @@ public final class DefaultSandboxRuntime implements SandboxRuntime {
   public PruneReport prune(String backend, PruneOptions options) {
     return Pruner.prune(Backends.get(backend), options);
   }
+
+  @Override
+  public void destroyOnExit(boolean on) {
+    OwnedSandboxes.destroyOnExit(on);
+  }
 }

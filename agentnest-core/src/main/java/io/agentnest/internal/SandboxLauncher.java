@@ -132,6 +132,8 @@ final class SandboxLauncher {
     sb.startEgress(interception);
     sb.setExpiresAt(labelExpiry(spec.labels()).orElse(sb.expiresAt()));
     sb.arm();
+    // Made here: this process's to destroy when it exits (a connected handle never is).
+    OwnedSandboxes.add(sb);
     StartTrace.mark("egress and expiry armed");
     Map<String, Object> created = auditData(config, sb);
     if (fromCheckpoint) {
@@ -182,6 +184,7 @@ final class SandboxLauncher {
     StartTrace.mark("hand-out: init, hello, expiry sent");
     DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), config, channel);
     sb.setExpiresAt(expiresAt);
+    OwnedSandboxes.add(sb);
     StartTrace.mark("hand-out: host objects");
     // Audited while the agent takes its frames, not after its answers: the host waited idle for
     // them about a millisecond on gVisor, and the record half of one. A hand-out that fails from

@@ -53,4 +53,10 @@ public interface SandboxRuntime {
   default boolean isIdlePoolMember(SandboxInfo info) {
     return false;
   }
+
+  /**
+   * Whether this process destroys the sandboxes it still owns when it exits ({@link
+   * Sandbox#destroyOnExit}).
+   */
+  default void destroyOnExit(boolean on) {}
 }
