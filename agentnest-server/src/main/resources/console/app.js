@@ -1,19 +1,14 @@
 // The AgentNest web console: plain JavaScript, no build step. Everything it shows that a sandbox
 // controls (output, paths, hosts, approval targets, audit fields) goes into the page as text
-// (textContent), never as HTML, after terminal control sequences are taken out: nothing from a
-// sandbox can take effect in the page. The Content-Security-Policy forbids any other script.
+// (textContent), never as HTML, after terminal control sequences are taken out and invisible or
+// reordering characters are escaped (text.js): nothing from a sandbox can take effect in the page. The Content-Security-Policy forbids any other script.
 'use strict'
 
 const state = { tenant: null, admin: false, csrf: null, sandboxes: [], approvals: [], selected: null, seen: new Set(), events: null, runs: null }
 const $ = (id) => document.getElementById(id)
 
-// Terminal escapes (CSI, OSC) go; other control characters show as U+FFFD.
-function clean(value) {
-  return String(value ?? '')
-    .replace(/\u001b\[[0-?]*[ -/]*[@-~]/g, '')
-    .replace(/\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)?/g, '')
-    .replace(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g, '\ufffd')
-}
+// clean(), human() and humanText() come from text.js (loaded first): every character a sandbox
+// could use to move, hide or reorder text is shown escaped, as the host's HumanText does.
 
 function el(tag, attrs, ...children) {
   const node = document.createElement(tag)
@@ -214,8 +209,8 @@ function renderApprovals(list) {
     const answer = (approve) => api('POST', `/v1/approvals/${encodeURIComponent(a.id)}`, { approve, reason: reason.value })
       .catch((err) => { item.append(el('p', { class: 'error' }, err.message)) })
     const item = el('li', { 'data-id': a.id },
-      el('strong', {}, a.kind), ' ', el('code', { class: 'target' }, a.target),
-      el('pre', { class: 'detail' }, a.detail),
+      el('strong', {}, human(a.kind)), ' ', el('code', { class: 'target' }, human(a.target)),
+      el('pre', { class: 'detail' }, humanText(a.detail)),
       el('p', {}, state.admin ? `tenant ${a.tenant}, ` : '', 'sandbox ', el('code', {}, a.sandboxId.slice(0, 12)), ', asked ', ago(a.requestedAt), ' ago, ',
         el('span', { class: 'timeout', 'data-expires': a.expiresAt }, `times out in ${left(a.expiresAt)}`)),
       reason, ' ',

@@ -1,9 +1,12 @@
 package io.agentnest;
 
+import java.net.InetAddress;
 import java.net.URI;
+import java.net.UnknownHostException;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.regex.Pattern;
 
 /**
  * An {@code agentnest serve} server that sandboxes are made on instead of the local engine, and the
@@ -65,10 +68,37 @@ public record RemoteServer(URI url, Secret apiKey) {
     }
   }
 
-  private static boolean isLoopbackName(String host) {
-    return host.equals("localhost")
-        || host.equals("[::1]")
-        || host.equals("::1")
-        || host.startsWith("127.");
+  /**
+   * Only a literal loopback address, or {@code localhost}, counts: a name such as {@code
+   * 127.attacker.example} resolves wherever its owner likes, so a prefix test would send the key in
+   * clear across the network. IPv6 literals are parsed as literals (no name lookup happens).
+   */
+  static boolean isLoopbackName(String host) {
+    if (host.equalsIgnoreCase("localhost")) {
+      return true;
+    }
+    if (IPV4_LOOPBACK.matcher(host).matches()) {
+      for (String octet : host.split("\\.", -1)) {
+        if (Integer.parseInt(octet) > 255) {
+          return false;
+        }
+      }
+      return true;
+    }
+    String v6 =
+        host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+    if (!v6.contains(":") || !IPV6_LITERAL.matcher(v6).matches()) {
+      return false;
+    }
+    try {
+      // A literal with ':' is parsed, never looked up.
+      return InetAddress.getByName(v6).isLoopbackAddress();
+    } catch (UnknownHostException e) {
+      return false;
+    }
   }
+
+  private static final Pattern IPV4_LOOPBACK =
+      Pattern.compile("127\\.[0-9]{1,3}\\.[0-9]{1,3}\\.[0-9]{1,3}");
+  private static final Pattern IPV6_LITERAL = Pattern.compile("[0-9A-Fa-f:.]{2,45}");
 }

@@ -13,12 +13,12 @@ import io.agentnest.spi.Benchmark;
 import io.agentnest.spi.support.AgentNestHome;
 import io.agentnest.spi.support.HostFiles;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -172,79 +172,92 @@ final class BenchCommand implements Callable<Integer> {
               + " and --warmup >= 0");
     }
     SandboxConfig config = sandbox.toConfig();
-    Map<String, double[]> samples = new LinkedHashMap<>();
+    BenchSteps steps = new BenchSteps();
+    PrintStream info = json ? System.err : System.out;
     if (want("cold-start")) {
-      samples.put(
+      steps.run(
           "cold-start",
-          measure(
-              "cold-start",
-              coldIterations,
-              Math.min(warmup, 2),
-              () -> {
-                try (Sandbox sb = Sandbox.create(config)) {
-                  check(sb.runCode("1 + 1"), "2");
-                }
-              }));
-      if (trace) {
-        samples.putAll(ColdStartTrace.run(config, coldIterations));
-      }
+          samples -> {
+            samples.put(
+                "cold-start",
+                measure(
+                    "cold-start",
+                    coldIterations,
+                    Math.min(warmup, 2),
+                    () -> {
+                      try (Sandbox sb = Sandbox.create(config)) {
+                        check(sb.runCode("1 + 1"), "2");
+                      }
+                    }));
+            if (trace) {
+              samples.putAll(ColdStartTrace.run(config, coldIterations));
+            }
+          });
     }
     boolean warmOps = Stream.of("exec", "session", "file-1mib", "first-byte").anyMatch(this::want);
     if (warmOps) {
-      warm(config, samples);
+      steps.run("warm operations", samples -> warm(config, samples));
     }
     if (only.contains("fork")) {
-      fork(config, samples);
+      steps.run("fork", samples -> fork(config, samples));
     }
     if (only.contains("snapshot")) {
-      snapshot(config, samples);
+      steps.run("snapshot", samples -> snapshot(config, samples));
     }
     if (only.contains("artifacts")) {
-      artifacts(config, samples);
+      steps.run("artifacts", samples -> artifacts(config, samples));
     }
     if (want("approvals")) {
-      approvals(config, samples);
+      steps.run("approvals", samples -> approvals(config, samples));
     }
     if (want("egress")) {
-      runShipped("egress", iterations, samples);
+      steps.run("egress", samples -> runShipped("egress", iterations, samples));
     }
     if (only.contains("audit")) {
-      runShipped("audit", iterations, samples);
+      steps.run("audit", samples -> runShipped("audit", iterations, samples));
     }
     if (only.contains("egress-intercept")) {
-      runShipped("egress-intercept", iterations, samples);
+      steps.run("egress-intercept", samples -> runShipped("egress-intercept", iterations, samples));
     }
     if (only.contains("tenant-fill")) {
-      TenantFillBench.run(config, tenantSandboxes, samples);
+      steps.run("tenant-fill", samples -> TenantFillBench.run(config, tenantSandboxes, samples));
     }
     if (only.contains("pool")) {
-      PoolBench.run(config, iterations, warmup, trace, samples);
+      steps.run("pool", samples -> PoolBench.run(config, iterations, warmup, trace, samples));
     }
     if (only.contains("density")) {
-      DensityBench.run(
-          config, densitySandboxes, iterations, warmup, samples, json ? System.err : System.out);
+      steps.run(
+          "density",
+          samples -> DensityBench.run(config, densitySandboxes, iterations, warmup, samples, info));
     }
     if (only.contains("server")) {
-      ServerBench.run(
-          config,
-          iterations,
-          warmup,
-          new ServerBench.Load(serverClients, serverSeconds, serverPauseMillis, serverIdle),
-          samples,
-          json ? System.err : System.out);
+      steps.run(
+          "server",
+          samples ->
+              ServerBench.run(
+                  config,
+                  iterations,
+                  warmup,
+                  new ServerBench.Load(serverClients, serverSeconds, serverPauseMillis, serverIdle),
+                  samples,
+                  info));
     }
     if (only.contains("e2b")) {
-      E2bBench.run(config, iterations, warmup, samples, json ? System.err : System.out);
+      steps.run("e2b", samples -> E2bBench.run(config, iterations, warmup, samples, info));
     }
     if (only.contains("browser")) {
-      BrowserBench.run(config, Math.max(5, iterations / 5), Math.min(warmup, 2), samples);
+      steps.run(
+          "browser",
+          samples ->
+              BrowserBench.run(config, Math.max(5, iterations / 5), Math.min(warmup, 2), samples));
     }
     if (only.contains("expose")) {
-      ExposeBench.run(config, iterations, warmup, samples);
+      steps.run("expose", samples -> ExposeBench.run(config, iterations, warmup, samples));
     }
     if (want("redaction")) {
-      runShipped("redaction", iterations, samples);
+      steps.run("redaction", samples -> runShipped("redaction", iterations, samples));
     }
+    Map<String, double[]> samples = steps.samples();
     List<BenchReport.Stat> stats = new ArrayList<>();
     samples.forEach((op, s) -> stats.add(BenchReport.stat(op, s)));
     BenchReport.print(
@@ -257,7 +270,7 @@ final class BenchCommand implements Callable<Integer> {
             : config.backend().equals(SandboxConfig.MICROVM) ? SandboxConfig.MICROVM : "runc",
         Runtime.getRuntime().availableProcessors(),
         json);
-    return ExitCodes.OK;
+    return steps.reportFailures(System.err) ? ExitCodes.OK : ExitCodes.FAILED;
   }
 
   /**
@@ -503,10 +516,13 @@ final class BenchCommand implements Callable<Integer> {
 
   /** The cost of approvals: the hook on ordinary code, and one approved question end to end. */
   private void approvals(SandboxConfig config, Map<String, double[]> samples) {
+    // Each of python-ask and shell-ask asks once per iteration, warm-up included.
+    int questions = 2 * (iterations + warmup);
     SandboxConfig guarded =
         config.toBuilder()
             .approvals(ApprovalPolicy.recommended())
             .approvalHandler(ApprovalHandler.allowAll())
+            .budgets(BenchSteps.approvalsBudget(config.budgets(), questions))
             .build();
     try (Sandbox sb = Sandbox.create(guarded)) {
       samples.put(
@@ -533,7 +549,8 @@ final class BenchCommand implements Callable<Integer> {
               () -> {
                 ExecResult r = sb.exec("rm -f /tmp/none");
                 if (r.exitCode() != 0) {
-                  throw new AgentNestException("approved rm failed: " + r);
+                  throw new AgentNestException(
+                      "approved rm failed: " + BenchSteps.describe(r, null));
                 }
               }));
     }
@@ -552,7 +569,7 @@ final class BenchCommand implements Callable<Integer> {
                 () -> {
                   ExecResult r = sb.exec("true");
                   if (r.exitCode() != 0) {
-                    throw new AgentNestException("exec failed: " + r);
+                    throw new AgentNestException("exec failed: " + BenchSteps.describe(r, null));
                   }
                 }));
       }
@@ -588,9 +605,7 @@ final class BenchCommand implements Callable<Integer> {
   }
 
   static void check(ExecResult r, @Nullable String expected) {
-    if (r.error() != null || (expected != null && !expected.equals(r.result()))) {
-      throw new AgentNestException("benchmark call returned an unexpected result: " + r);
-    }
+    BenchSteps.check(r, expected);
   }
 
   private double[] measure(String op, int n, int warm, Runnable body) {

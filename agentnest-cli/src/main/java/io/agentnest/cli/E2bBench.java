@@ -116,7 +116,7 @@ final class E2bBench {
 
   private static void check(ExecResult r) {
     if (!r.ok()) {
-      throw new AgentNestException("benchmark call failed: " + r);
+      throw new AgentNestException("benchmark call failed: " + BenchSteps.describe(r, null));
     }
   }
 

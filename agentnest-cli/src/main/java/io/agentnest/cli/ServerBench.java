@@ -280,7 +280,8 @@ final class ServerBench {
   private static void call(Sandbox sb) {
     ExecResult r = sb.runCode("x = 1");
     if (r.error() != null) {
-      throw new AgentNestException("benchmark call returned an unexpected result: " + r);
+      throw new AgentNestException(
+          "benchmark call returned an unexpected result: " + BenchSteps.describe(r, null));
     }
   }
 

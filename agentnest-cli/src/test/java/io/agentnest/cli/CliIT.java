@@ -369,6 +369,23 @@ class CliIT {
     j.path("results").forEach(x -> assertThat(x.path("p50_ms").asDouble()).isPositive());
   }
 
+  /**
+   * Issue 42, found while measuring: the default run (50 measured + 5 warm-up) of the approvals
+   * benchmark asked more questions than the sandbox's default budget allows, and the whole bench
+   * failed. With those default counts it now completes and prints every approvals row.
+   */
+  @Test
+  void benchApprovalsAtTheDefaultCountsStaysWithinTheQuestionBudget() throws Exception {
+    Run r = cli("bench", "-n", "50", "--warmup", "5", "--json", "--only", "approvals");
+    assertThat(r.exit()).as(r.err()).isZero();
+    assertThat(r.err()).doesNotContain("bench step failed").doesNotContain("ExecResult[");
+    JsonNode j = Json.MAPPER.readTree(r.out());
+    List<String> ops = new ArrayList<>();
+    j.path("results").forEach(x -> ops.add(x.path("op").asText()));
+    assertThat(ops)
+        .containsExactly("approvals hooked-session", "approvals python-ask", "approvals shell-ask");
+  }
+
   @Test
   void benchPoolTraceSplitsAHandOutIntoItsSteps() throws Exception {
     Run r = cli("bench", "-n", "2", "--warmup", "0", "--json", "--only", "pool", "--trace");

@@ -2,6 +2,7 @@ package io.agentnest.config;
 
 import io.agentnest.ConfigException;
 import io.agentnest.PoolOptions;
+import io.agentnest.RemoteServer;
 import io.agentnest.SandboxConfig;
 import io.agentnest.config.Schema.Field;
 import io.agentnest.config.Schema.FileValue;
@@ -26,6 +27,7 @@ import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.BiConsumer;
@@ -134,7 +136,11 @@ public final class AgentNestConfig {
   static AgentNestConfig load(Map<String, String> env, Path workingDir) {
     Optional<Path> file = discover(env, workingDir);
     if (file.isPresent()) {
-      return load(file.get(), env);
+      Path f = file.get();
+      String name = f.toString();
+      // A file found in the working directory comes with whatever was checked out there.
+      boolean untrusted = f.equals(workingDir.resolve(FILE_NAME));
+      return build(f, name, read(f, name), baseDir(f), env, env, untrusted);
     }
     return build(null, BUILT_IN, null, null, env, env);
   }
@@ -463,6 +469,21 @@ public final class AgentNestConfig {
       @Nullable Path baseDir,
       Map<String, String> env,
       Map<String, String> secretEnv) {
+    return build(source, sourceName, yaml, baseDir, env, secretEnv, false);
+  }
+
+  /**
+   * {@code workingDirFile}: the file was found in the working directory rather than named by the
+   * user (AGENTNEST_CONFIG, the user config directory, or a program's own path or text).
+   */
+  private static AgentNestConfig build(
+      @Nullable Path source,
+      String sourceName,
+      @Nullable String yaml,
+      @Nullable Path baseDir,
+      Map<String, String> env,
+      Map<String, String> secretEnv,
+      boolean workingDirFile) {
     Loader loader =
         new Loader(
             sourceName,
@@ -497,6 +518,10 @@ public final class AgentNestConfig {
         }
       }
     }
+    trustRemote(defaultsLayer, env, workingDirFile);
+    for (Layer p : profileLayers.values()) {
+      trustRemote(p, env, workingDirFile);
+    }
     List<String> applied = new ArrayList<>();
     Layer envLayer = environmentLayer(env, applied);
     Resolved defaults = resolve(defaultsLayer.overlay(envLayer));
@@ -509,6 +534,36 @@ public final class AgentNestConfig {
       envProfile = null;
     }
     return new AgentNestConfig(source, sourceName, defaults, profiles, envProfile, applied);
+  }
+
+  /**
+   * The tenant's key comes from AGENTNEST_API_KEY, so the server it is sent to must come from a
+   * source as trusted as the key (issue 42, 16): AGENTNEST_URL wins over any file, and a file that
+   * merely lies in the working directory (a cloned repository's, say) cannot name the server.
+   */
+  private static void trustRemote(Layer layer, Map<String, String> env, boolean workingDirFile) {
+    Field f = Objects.requireNonNull(Schema.field("remote.url"));
+    Value v = layer.values.get(f);
+    if (v == null) {
+      return;
+    }
+    String envUrl = env.get(RemoteServer.ENV_URL);
+    if (envUrl != null && !envUrl.isBlank()) {
+      // The environment's server is used (RemoteBackend.server()); the file's is ignored.
+      layer.values.remove(f);
+      return;
+    }
+    if (workingDirFile) {
+      throw new ConfigException(
+          v.prefix()
+              + "a configuration file found in the working directory cannot name the server"
+              + " AGENTNEST_API_KEY is sent to (any checked-out directory could carry one):"
+              + " export AGENTNEST_URL="
+              + v.value()
+              + " if you trust that server, or move remote.url to the user configuration"
+              + " (~/.config/agentnest/agentnest.yaml) or name this file in "
+              + ENV_CONFIG);
+    }
   }
 
   private static Layer environmentLayer(Map<String, String> env, List<String> applied) {

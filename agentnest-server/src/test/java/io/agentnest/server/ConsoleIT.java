@@ -58,9 +58,12 @@ class ConsoleIT {
   static final String XSS_FILE = "<img src=x onerror=window.__xss=1>.txt";
   static final String XSS_TARGET = "<img src=x onerror=window.__xss=3>";
 
-  /** A shell word naming a file whose name holds the XSS payload and terminal escapes. */
+  /**
+   * A shell word naming a file whose name holds the XSS payload, a right-to-left override (issue
+   * 42: U+202E + "etats-lla" read "all-state") and terminal escapes.
+   */
   static final String HOSTILE_NAME =
-      "\"$(printf '" + XSS_TARGET + "\\033]0;pwned\\007\\033[31m')\"";
+      "\"$(printf '" + XSS_TARGET + "\u202eetats-lla\\033]0;pwned\\007\\033[31m')\"";
 
   /**
    * In the path of a network question's request (a host name cannot hold it: the proxy refuses).
@@ -329,7 +332,11 @@ class ConsoleIT {
                           .filter(e -> e.getText().contains(XSS_TARGET))
                           .findFirst()
                           .orElse(null));
-      assertThat(q2.getText()).doesNotContain("\u001b").doesNotContain("\u0007");
+      assertThat(q2.getText())
+          .doesNotContain("\u001b")
+          .doesNotContain("\u0007")
+          .doesNotContain("\u202e")
+          .contains("\\u202eetats-lla");
       q2.findElement(By.cssSelector("button.deny")).click();
       Http.Reply refused = rm2.get(60, TimeUnit.SECONDS);
       assertThat(refused.status()).as(refused.text()).isEqualTo(403);
@@ -456,7 +463,10 @@ class ConsoleIT {
 
       // Nothing the sandbox controlled ran as markup or script.
       assertThat(d.findElements(By.tagName("img"))).isEmpty();
-      assertThat(d.findElements(By.tagName("script"))).hasSize(1);
+      assertThat(d.findElements(By.tagName("script")))
+          .as("only the console's own two scripts")
+          .extracting(e -> String.valueOf(e.getAttribute("src")).replaceAll("^.*/console/", ""))
+          .containsExactly("text.js", "app.js");
       assertThat(js.executeScript("return typeof window.__xss")).isEqualTo("undefined");
     } finally {
       d.quit();

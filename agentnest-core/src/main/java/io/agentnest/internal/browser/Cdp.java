@@ -1,8 +1,15 @@
 package io.agentnest.internal.browser;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+import com.fasterxml.jackson.core.exc.StreamConstraintsException;
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.AgentNestException;
+import io.agentnest.internal.support.Bounded;
 import io.agentnest.internal.support.Json;
 import java.io.IOException;
 import java.net.URI;
@@ -10,6 +17,7 @@ import java.net.http.HttpClient;
 import java.net.http.WebSocket;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
@@ -22,19 +30,42 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * A DevTools-protocol session over one WebSocket: commands by id, their answers, and events to one
- * listener. A message from the browser is bounded ({@link #MAX_MESSAGE}); past it the session ends
- * rather than grow host memory.
+ * listener. Whatever speaks on the other end runs in the sandbox, so every message is untrusted: it
+ * is bounded ({@link #MAX_MESSAGE}), scanned as a stream under a nesting and token bound before
+ * anything is built, and turned into a tree only when it answers a pending call or is an event the
+ * listener asked for (issue 42: 48 MiB messages once became 1.2 GB trees). A message past a bound
+ * ends the session, with the bound named.
  */
 final class Cdp implements AutoCloseable {
-  static final int MAX_MESSAGE = 48 << 20;
+  /** The largest message, in chars: a 1280x800 PNG screenshot in base64 fits several times. */
+  static final int MAX_MESSAGE = 8 << 20;
+
+  /** Deeper than any DevTools answer this host reads (they nest a handful of levels). */
+  static final int MAX_DEPTH = 32;
+
+  /** Values per message: a parsed message costs at most a few dozen bytes per token. */
+  static final long MAX_TOKENS = 200_000;
+
+  static final ObjectMapper BOUNDED =
+      new ObjectMapper(
+          JsonFactory.builder()
+              .streamReadConstraints(
+                  StreamReadConstraints.builder()
+                      .maxNestingDepth(MAX_DEPTH)
+                      .maxTokenCount(MAX_TOKENS)
+                      .maxStringLength(MAX_MESSAGE)
+                      .maxNumberLength(100)
+                      .build())
+              .build());
 
   private final WebSocket socket;
   private final AtomicLong ids = new AtomicLong();
   private final Map<Long, CompletableFuture<JsonNode>> pending = new ConcurrentHashMap<>();
   private volatile Consumer<JsonNode> events = e -> {};
+  private volatile Set<String> wanted = Set.of();
   private volatile @Nullable String closedReason;
 
-  private Cdp(WebSocket socket) {
+  Cdp(WebSocket socket) {
     this.socket = socket;
   }
 
@@ -57,8 +88,66 @@ final class Cdp implements AutoCloseable {
     }
   }
 
-  void onEvent(Consumer<JsonNode> listener) {
+  /** Events of {@code methods} go to {@code listener}; all others are dropped unparsed. */
+  void onEvent(Set<String> methods, Consumer<JsonNode> listener) {
+    this.wanted = Set.copyOf(methods);
     this.events = listener;
+  }
+
+  /** What the streaming scan of one message found at its top level. */
+  record Head(long id, @Nullable String method) {
+    static final long NO_ID = Long.MIN_VALUE;
+  }
+
+  /**
+   * Scans {@code text} as a stream, building nothing: its top-level {@code id} and {@code method},
+   * or the bound it breaks.
+   *
+   * @throws IOException for a message that is not one JSON object within the bounds
+   */
+  static Head scan(String text) throws IOException {
+    try (JsonParser p = BOUNDED.getFactory().createParser(text)) {
+      if (p.nextToken() != JsonToken.START_OBJECT) {
+        throw new IOException("not a JSON object");
+      }
+      long id = Head.NO_ID;
+      String method = null;
+      int depth = 1;
+      JsonToken t;
+      while ((t = p.nextToken()) != null) {
+        if (t == JsonToken.START_OBJECT || t == JsonToken.START_ARRAY) {
+          depth++;
+        } else if (t == JsonToken.END_OBJECT || t == JsonToken.END_ARRAY) {
+          depth--;
+        } else if (depth == 1 && t == JsonToken.FIELD_NAME) {
+          String name = p.currentName();
+          JsonToken v = p.nextToken();
+          if (v == JsonToken.START_OBJECT || v == JsonToken.START_ARRAY) {
+            depth++;
+          } else if ("id".equals(name) && v == JsonToken.VALUE_NUMBER_INT) {
+            id = p.getLongValue();
+          } else if ("method".equals(name) && v == JsonToken.VALUE_STRING) {
+            method = p.getText();
+          }
+        }
+        if (depth == 0) {
+          if (p.nextToken() != null) {
+            throw new IOException("more than one JSON value");
+          }
+          return new Head(id, method);
+        }
+      }
+      throw new IOException("the message ends inside its JSON object");
+    } catch (StreamConstraintsException e) {
+      throw new IOException(
+          "the message breaks a bound (depth "
+              + MAX_DEPTH
+              + ", "
+              + MAX_TOKENS
+              + " values): "
+              + Bounded.text(String.valueOf(e.getOriginalMessage()), 200),
+          e);
+    }
   }
 
   /** Sends {@code method} and waits for its result; a protocol error becomes an exception. */
@@ -94,18 +183,33 @@ final class Cdp implements AutoCloseable {
   }
 
   private void message(String text) {
-    JsonNode m;
+    Head head;
     try {
-      m = Json.MAPPER.readTree(text);
+      head = scan(text);
     } catch (IOException e) {
+      // The browser itself sends nothing of the kind: whatever does is not to be talked to.
+      end("a DevTools message was refused unparsed: " + e.getMessage());
+      socket.abort();
       return;
     }
-    if (m.has("id")) {
-      CompletableFuture<JsonNode> f = pending.get(m.path("id").asLong());
-      if (f != null) {
-        f.complete(m);
+    CompletableFuture<JsonNode> f = null;
+    if (head.id() != Head.NO_ID) {
+      f = pending.get(head.id());
+      if (f == null) {
+        return; // no call waits for it: nothing is built
       }
-    } else if (m.has("method")) {
+    } else if (head.method() == null || !wanted.contains(head.method())) {
+      return;
+    }
+    JsonNode m;
+    try {
+      m = BOUNDED.readTree(text);
+    } catch (IOException e) {
+      return; // scanned already: cannot happen but for a bound, which scan() reported
+    }
+    if (f != null) {
+      f.complete(m);
+    } else {
       events.accept(m);
     }
   }
@@ -121,7 +225,7 @@ final class Cdp implements AutoCloseable {
     socket.abort();
   }
 
-  private static final class Listener implements WebSocket.Listener {
+  static final class Listener implements WebSocket.Listener {
     private final StringBuilder partial = new StringBuilder();
     volatile @Nullable Cdp cdp;
 
@@ -130,8 +234,14 @@ final class Cdp implements AutoCloseable {
       if (partial.length() + data.length() > MAX_MESSAGE) {
         Cdp c = cdp;
         if (c != null) {
-          c.end("a DevTools message over " + MAX_MESSAGE + " bytes");
+          c.end(
+              "a DevTools message over "
+                  + (MAX_MESSAGE >> 20)
+                  + " MiB was refused (the page's HTML or a screenshot is too large, or the"
+                  + " other end is not the browser)");
         }
+        partial.setLength(0);
+        partial.trimToSize();
         ws.abort();
         return null;
       }

@@ -12,6 +12,7 @@ import io.agentnest.UnsupportedControlException;
 import io.agentnest.internal.support.Bounded;
 import io.agentnest.internal.support.Json;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -23,11 +24,11 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.jspecify.annotations.Nullable;
 
@@ -38,25 +39,27 @@ import org.jspecify.annotations.Nullable;
  * allowlist and the audit. Its DevTools port is {@linkplain Sandbox#expose exposed} to the host.
  */
 public final class ChromiumBrowser implements Browser {
-  static final int DEVTOOLS_PORT = 9222;
   static final int WIDTH = 1280;
   static final int HEIGHT = 800;
-  private static final AtomicInteger INSTANCES = new AtomicInteger();
   private static final Duration CALL = Duration.ofSeconds(30);
+  private static final int MAX_LIST = 1 << 20;
+  private static final String RESPONSE_RECEIVED = "Network.responseReceived";
+  private static final String LOAD_EVENT_FIRED = "Page.loadEventFired";
 
   private final Execution process;
   private final Exposed devtools;
   private final Cdp cdp;
   private final AtomicReference<CompletableFuture<Void>> loaded = new AtomicReference<>();
   // Document responses by loader id: the navigation's may arrive before Page.navigate answers
-  // with its loader id. Bounded: only the last few are kept.
-  private final Map<String, JsonNode> documents =
+  // with its loader id. Only what is read later is kept (the proxy's refusal, or "" for none),
+  // never the response's tree, and only the last few.
+  private final Map<String, String> documents =
       Collections.synchronizedMap(
           new LinkedHashMap<>() {
             private static final long serialVersionUID = 1L;
 
             @Override
-            protected boolean removeEldestEntry(Map.Entry<String, JsonNode> eldest) {
+            protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
               return size() > 16;
             }
           });
@@ -65,7 +68,7 @@ public final class ChromiumBrowser implements Browser {
     this.process = process;
     this.devtools = devtools;
     this.cdp = cdp;
-    cdp.onEvent(this::event);
+    cdp.onEvent(Set.of(RESPONSE_RECEIVED, LOAD_EVENT_FIRED), this::event);
   }
 
   /**
@@ -82,9 +85,10 @@ public final class ChromiumBrowser implements Browser {
               + ") has no Chromium: use the browser preset (SandboxConfig.preset(\"browser\"),"
               + " after 'agentnest image build --preset browser')");
     }
-    int n = INSTANCES.incrementAndGet();
-    int port = DEVTOOLS_PORT + (n % 500);
-    String profile = "/tmp/agentnest-chromium-" + n;
+    // Port and profile are random: code that ran in the sandbox before cannot listen there first
+    // (issue 42), and what listens is checked to be this browser before the host connects.
+    int port = DevToolsPort.randomPort();
+    String profile = DevToolsPort.randomProfile();
     List<String> argv =
         List.of(
             "chromium",
@@ -107,13 +111,36 @@ public final class ChromiumBrowser implements Browser {
             "--remote-debugging-address=127.0.0.1",
             "--remote-debugging-port=" + port,
             "about:blank");
-    // Chromium's logging goes nowhere: only the DevTools channel is read.
+    // The shell announces its pid, which exec hands on to Chromium; Chromium's logging then goes
+    // nowhere but its log file: only the DevTools channel is read.
+    CompletableFuture<Integer> pid = new CompletableFuture<>();
+    StringBuilder first = new StringBuilder();
     Execution p =
         sb.start(
-            concat(List.of("sh", "-c", "exec \"$@\" >" + profile + ".log 2>&1", "sh"), argv),
-            ExecOptions.builder().timeout(sb.config().ttl()).build());
+            concat(
+                List.of(
+                    "sh",
+                    "-c",
+                    "echo \"agentnest-pid $$\"; exec \"$@\" >" + profile + ".log 2>&1",
+                    "sh"),
+                argv),
+            ExecOptions.builder()
+                .timeout(sb.config().ttl())
+                .onOutput(
+                    c -> {
+                      if (!pid.isDone() && first.length() < 200) {
+                        first.append(c.text());
+                        int announced = DevToolsPort.pid(first.toString());
+                        if (announced > 0) {
+                          pid.complete(announced);
+                        }
+                      }
+                    })
+                .build());
     Exposed ex = null;
     try {
+      int browserPid = awaitPid(pid, p);
+      DevToolsPort.awaitBrowser(sb, browserPid, port, profile, timeout);
       ex = sb.expose(port);
       HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
       URI base = URI.create("http://127.0.0.1:" + ex.port());
@@ -142,6 +169,19 @@ public final class ChromiumBrowser implements Browser {
     }
   }
 
+  private static int awaitPid(CompletableFuture<Integer> pid, Execution p) {
+    try {
+      return pid.get(10, TimeUnit.SECONDS);
+    } catch (TimeoutException | ExecutionException e) {
+      throw new AgentNestException(
+          "the browser's start did not announce its process within 10 s"
+              + (p.result().isDone() ? " (it ended)" : ""));
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new AgentNestException("interrupted while Chromium started", e);
+    }
+  }
+
   /** The end of Chromium's log in the sandbox (its text is the sandbox's: bounded). */
   private static String logTail(Sandbox sb, String profile) {
     try {
@@ -163,14 +203,19 @@ public final class ChromiumBrowser implements Browser {
     String last = "no answer";
     while (System.nanoTime() < deadline) {
       try {
-        HttpResponse<String> r =
+        HttpResponse<InputStream> r =
             http.send(
                 HttpRequest.newBuilder(base.resolve("/json/list"))
                     .timeout(Duration.ofSeconds(5))
                     .build(),
-                HttpResponse.BodyHandlers.ofString());
-        if (r.statusCode() == 200 && r.body().length() < (1 << 20)) {
-          for (JsonNode t : Json.MAPPER.readTree(r.body())) {
+                HttpResponse.BodyHandlers.ofInputStream());
+        byte[] body;
+        try (InputStream in = r.body()) {
+          // Read no more than the bound: the answer is the sandbox's, whatever its length says.
+          body = in.readNBytes(MAX_LIST + 1);
+        }
+        if (r.statusCode() == 200 && body.length <= MAX_LIST) {
+          for (JsonNode t : Cdp.BOUNDED.readTree(body)) {
             if (t.path("type").asText().equals("page")) {
               URI inSandbox = URI.create(t.path("webSocketDebuggerUrl").asText());
               // The sandbox names its own port; the host reaches it on the exposed one.
@@ -204,14 +249,17 @@ public final class ChromiumBrowser implements Browser {
 
   private void event(JsonNode e) {
     String method = e.path("method").asText();
-    if (method.equals("Network.responseReceived")) {
+    if (method.equals(RESPONSE_RECEIVED)) {
       JsonNode p = e.path("params");
       if (p.path("type").asText().equals("Document")) {
-        documents.put(p.path("loaderId").asText(""), p.path("response"));
+        String denied = deniedBy(p.path("response"));
+        documents.put(
+            Bounded.text(p.path("loaderId").asText(""), 200),
+            denied == null ? "" : Bounded.text(denied, 300));
       }
       return;
     }
-    if (method.equals("Page.loadEventFired")) {
+    if (method.equals(LOAD_EVENT_FIRED)) {
       CompletableFuture<Void> f = loaded.get();
       if (f != null) {
         f.complete(null);
@@ -249,8 +297,8 @@ public final class ChromiumBrowser implements Browser {
       Thread.currentThread().interrupt();
       throw new AgentNestException("interrupted while loading " + url, e);
     }
-    String denied = deniedBy(documents.get(loaderId));
-    if (denied != null) {
+    String denied = documents.get(loaderId);
+    if (denied != null && !denied.isEmpty()) {
       throw new AgentNestException(
           "the browser could not load "
               + url
@@ -261,10 +309,7 @@ public final class ChromiumBrowser implements Browser {
   }
 
   /** The egress proxy's refusal, if that is what the page is (its X-AgentNest-Denied header). */
-  private static @Nullable String deniedBy(@Nullable JsonNode response) {
-    if (response == null) {
-      return null;
-    }
+  private static @Nullable String deniedBy(JsonNode response) {
     var fields = response.path("headers").fields();
     while (fields.hasNext()) {
       var h = fields.next();

@@ -42,6 +42,13 @@ final class ChannelReactor {
 
     /** The reactor cannot watch the channel (it was closed before it could be registered). */
     void onUnwatchable(IOException e);
+
+    /**
+     * Reading this channel threw ({@link Error}s included: an OutOfMemoryError or a
+     * StackOverflowError while decoding one sandbox's bytes); the reactor stops watching it and
+     * carries on with every other channel. Must not throw.
+     */
+    void onCrash(Throwable e);
   }
 
   /** A watched channel: its reading can be paused (backpressure) and stopped from any thread. */
@@ -154,8 +161,10 @@ final class ChannelReactor {
           it.remove();
           serve(k);
         }
-      } catch (IOException | RuntimeException e) {
-        // The loop must outlive any one channel's failure: every sandbox's reading depends on it.
+      } catch (IOException | RuntimeException | Error e) {
+        // The loop must outlive any one channel's failure, Errors included (an OutOfMemoryError
+        // landing here once stalled every sandbox of the process): every sandbox's reading
+        // depends on this one thread.
         // Logged at 1, 2, 4, 8... failures and paced: a failure that repeats must neither spin
         // nor fill the log.
         failures++;
@@ -198,9 +207,24 @@ final class ChannelReactor {
     boolean keep;
     try {
       keep = reg.reader.onReadable(scratch);
-    } catch (RuntimeException e) {
-      LOG.warn("sandbox channel reader failed", e);
+    } catch (RuntimeException | Error e) {
+      // This sandbox's channel is closed with the reason; the others are read on as before. A
+      // VirtualMachineError leaves the JVM in doubt, but what it hit here is one channel's work
+      // (a parse, a buffer), released with it.
       keep = false;
+      k.cancel();
+      try {
+        reg.reader.onCrash(e);
+      } catch (RuntimeException | Error again) {
+        e.addSuppressed(again);
+      }
+      try {
+        LOG.warn(
+            "sandbox channel reader failed; that sandbox's channel is closed: {}", e.toString());
+      } catch (RuntimeException | Error ignored) {
+        // logging itself may fail under memory pressure
+      }
+      scratch.clear();
     }
     if (!keep) {
       k.cancel();

@@ -94,6 +94,13 @@ final class FrameDecoder {
     }
   }
 
+  /** Drops the frame in progress and refuses all further input (the channel is being closed). */
+  void discard() {
+    broken = true;
+    header = null;
+    payload = null;
+  }
+
   /** True when the stream may end here: between frames, not inside one. */
   boolean atFrameBoundary() {
     return header == null && prefixFill == 0;

@@ -85,6 +85,15 @@ final class ReactorReader implements ChannelReactor.Reader {
       dispatch.submit(() -> sink.crashed(e));
       return false;
     }
+    // An Error goes to the reactor, which stops watching this channel and calls onCrash.
+  }
+
+  @Override
+  public void onCrash(Throwable e) {
+    stopped = true;
+    // The decoder's partial frame (what may have caused the Error) is dropped with the channel.
+    decoder.discard();
+    dispatch.submit(() -> sink.crashed(e));
   }
 
   @Override

@@ -1,6 +1,7 @@
 package io.agentnest.internal.channel;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.agentnest.internal.support.Json;
 import java.io.IOException;
@@ -56,6 +57,62 @@ class AgentChannelReactorTest extends AgentChannelTest {
     } finally {
       channels.forEach(AgentChannel::close);
     }
+  }
+
+  /**
+   * Issue 42 (4): an OutOfMemoryError once landed in the one reactor thread while it handled one
+   * sandbox's bytes, and every sandbox of the process stalled. Now that sandbox's channel closes
+   * with the reason and the others keep answering, for OutOfMemoryError and StackOverflowError
+   * alike.
+   */
+  @Test
+  void anErrorInOneChannelsReadingClosesOnlyThatChannel() throws Exception {
+    FakeSandbox other = new FakeSandbox(true);
+    AgentChannel otherChannel = new AgentChannel(other);
+    try {
+      assertAnswers(otherChannel, other);
+      for (Error error :
+          List.of(
+              new OutOfMemoryError("Java heap space (simulated)"),
+              new StackOverflowError("simulated"))) {
+        FakeSandbox victim = new FakeSandbox(true);
+        AgentChannel victimChannel = new AgentChannel(victim);
+        try {
+          CompletableFuture<Frame> pending =
+              victimChannel.call(Json.object().put(Ops.OP, Ops.OP_PING), new byte[0], f -> {});
+          long id = victim.nextRequest().id();
+          victim.readError = error;
+          victim.reply(Json.object().put(Ops.EV, Ops.EV_RESULT).put("id", id), new byte[0]);
+          assertThatThrownBy(() -> victimChannel.await(pending, Duration.ofSeconds(5), "ping"))
+              .as("the sandbox whose handling failed is told why")
+              .hasMessageContaining(error.getClass().getSimpleName());
+          assertThat(victimChannel.isAlive()).isFalse();
+          // The reactor is still there for everyone else, several times over.
+          for (int i = 0; i < 3; i++) {
+            assertAnswers(otherChannel, other);
+          }
+          FakeSandbox later = new FakeSandbox(true);
+          AgentChannel laterChannel = new AgentChannel(later);
+          try {
+            assertAnswers(laterChannel, later);
+          } finally {
+            laterChannel.close();
+          }
+        } finally {
+          victimChannel.close();
+        }
+      }
+    } finally {
+      otherChannel.close();
+    }
+  }
+
+  private static void assertAnswers(AgentChannel ch, FakeSandbox s) throws IOException {
+    CompletableFuture<Frame> done =
+        ch.call(Json.object().put(Ops.OP, Ops.OP_PING), new byte[0], f -> {});
+    long id = s.nextRequest().id();
+    s.reply(Json.object().put(Ops.EV, Ops.EV_RESULT).put("id", id), new byte[0]);
+    assertThat(ch.await(done, Duration.ofSeconds(5), "ping").ev()).isEqualTo(Ops.EV_RESULT);
   }
 
   @Test

@@ -607,6 +607,8 @@ class AgentChannelTest {
     volatile String diagnostics = "";
     volatile boolean closed;
     volatile boolean toAgentBroken;
+    // Thrown by the selectable stream's next read: an Error while handling this sandbox's bytes.
+    volatile @Nullable Error readError;
     final AtomicInteger writes = new AtomicInteger();
 
     FakeSandbox(boolean selectable) throws IOException {
@@ -638,6 +640,10 @@ class AgentChannelTest {
 
             @Override
             public int read(ByteBuffer scratch, Consumer<ByteBuffer> stdout) throws IOException {
+              Error e = readError;
+              if (e != null) {
+                throw e;
+              }
               scratch.clear();
               int n = src.read(scratch);
               if (n > 0) {
