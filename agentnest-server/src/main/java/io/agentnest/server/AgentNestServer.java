@@ -68,7 +68,7 @@ public final class AgentNestServer implements AutoCloseable {
   private final AuditShipping shipping = new AuditShipping();
   private final Map<String, String> env;
   private final Supplier<List<SandboxInfo>> running;
-  private final E2bSandboxes e2bSandboxes = new E2bSandboxes();
+  private final E2bSandboxes e2bSandboxes;
   private final ExecutorService e2bPumps = DaemonThreads.pool("agentnest-e2b-pump");
   private final ScheduledExecutorService e2bTimers = DaemonThreads.scheduler("agentnest-e2b-timer");
   private final E2bApi e2b;
@@ -98,6 +98,7 @@ public final class AgentNestServer implements AutoCloseable {
     this.config = Objects.requireNonNull(config);
     this.tenants = Objects.requireNonNull(tenants);
     this.registry = new Registry(clock);
+    this.e2bSandboxes = new E2bSandboxes(tenants::keyActive);
     registry.recordOwners(tenants::recordSandbox);
     this.api = new SandboxApi(config, registry, creator, clock, tenants.storeId(), approvals);
     this.socket = new ExecSocket(api, registry, config.maxJsonBytes());
@@ -132,7 +133,8 @@ public final class AgentNestServer implements AutoCloseable {
             api,
             new E2bCodeInterpreter(clock, api.taps()));
     this.consoleSessions =
-        new ConsoleSessions(clock, config.tls() != null, tenants::adminKeyActive);
+        new ConsoleSessions(
+            clock, config.tls() != null, tenants::adminKeyActive, tenants::keyActive);
     this.console =
         new ConsoleApi(
             consoleSessions,
@@ -457,7 +459,7 @@ public final class AgentNestServer implements AutoCloseable {
     if (tenants.checkAdminKey(key) == null) {
       return new ConsoleSessions.SignedIn(ConsoleSessions.ADMIN, TenantStore.keyId(key));
     }
-    return new ConsoleSessions.SignedIn(keyHolder(key, ctx).name(), null);
+    return new ConsoleSessions.SignedIn(keyHolder(key, ctx).name(), TenantStore.keyId(key));
   }
 
   private Tenant authenticate(Context ctx) {

@@ -172,10 +172,19 @@ final class E2bEnvd {
       throw new HttpError(
           502, "sandbox " + Escape.id(id) + " is not running (killed or timed out)");
     }
+    E2bSandboxes.Grant g = s.grant;
     boolean ok =
-        Tokens.same(ctx.header("X-Access-Token"), s.envdToken)
+        Tokens.same(ctx.header("X-Access-Token"), g.envdToken())
             || (port == INTERPRETER_PORT
-                && Tokens.same(ctx.header("E2B-Traffic-Access-Token"), s.trafficToken));
+                && Tokens.same(ctx.header("E2B-Traffic-Access-Token"), g.trafficToken()));
+    if (ok && !sandboxes.honoured(s)) {
+      // The token was right but a key it was handed to is revoked or expired: it ends with it.
+      tenants.refused(ctx);
+      throw new HttpError(
+          401,
+          "the sandbox access token was handed to an API key that is revoked or expired: connect"
+              + " again (Sandbox.connect) with an active key for new tokens");
+    }
     if (!ok) {
       tenants.refused(ctx);
       throw new HttpError(

@@ -313,6 +313,27 @@ public final class TenantStore implements AutoCloseable {
     return new Check(find(row.tenant()).orElse(null), id, null);
   }
 
+  /**
+   * Whether tenant key {@code id} still authenticates: it exists, is not revoked and has not
+   * expired. Asked on every request a console session or an E2B access token makes, since both were
+   * obtained with a key and must end with it. Served from the row cache, which a revocation through
+   * this store clears at once and another process's within {@link #RECHECK_NANOS}.
+   */
+  public boolean keyActive(String id) {
+    recheck();
+    KeyRow row = keys.get(id);
+    if (row == null) {
+      row = loadKey(id);
+      if (row == null) {
+        return false;
+      }
+    }
+    String expires = row.expires();
+    return !row.revoked()
+        && (expires == null || clock.instant().isBefore(Instant.parse(expires)))
+        && find(row.tenant()).isPresent();
+  }
+
   private synchronized @Nullable KeyRow loadKey(String id) {
     try (PreparedStatement p =
         db.prepareStatement("SELECT tenant, hash, expires, revoked FROM api_keys WHERE id = ?")) {
