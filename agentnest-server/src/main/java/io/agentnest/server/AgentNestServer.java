@@ -99,6 +99,7 @@ public final class AgentNestServer implements AutoCloseable {
     this.tenants = Objects.requireNonNull(tenants);
     this.registry = new Registry(clock);
     this.e2bSandboxes = new E2bSandboxes(tenants::keyActive);
+    registry.countHeld(e2bSandboxes::paused);
     registry.recordOwners(tenants::recordSandbox);
     this.api = new SandboxApi(config, registry, creator, clock, tenants.storeId(), approvals);
     this.socket = new ExecSocket(api, registry, config.maxJsonBytes());

@@ -640,10 +640,19 @@ final class E2bApi {
       if (name == null) {
         return false;
       }
-      Registry.Entry e = states.restore(t, name);
+      Registry.Entry e;
+      // Its restored copy takes its place in the sandboxes quota (Registry.countHeld).
+      s.resuming = true;
+      try {
+        e = states.restore(t, name);
+      } catch (RuntimeException failed) {
+        s.resuming = false;
+        throw failed;
+      }
       s.sandboxId = e.sandbox().id();
       s.processes = new E2bProcesses(e.sandbox(), pumps);
       s.pausedAs = null;
+      s.resuming = false;
       states.delete(t, name);
       return true;
     }

@@ -101,6 +101,9 @@ final class E2bSandboxes {
     /** The tenant's snapshot that holds it while paused, else null. */
     volatile @Nullable String pausedAs;
 
+    /** True while it is being resumed: its restored copy takes its place in the quota. */
+    volatile boolean resuming;
+
     final Map<String, E2bCodeInterpreter.CodeContext> contexts = new ConcurrentHashMap<>();
     final AtomicInteger contextSeq = new AtomicInteger();
 
@@ -160,6 +163,17 @@ final class E2bSandboxes {
         remove(s.id);
       }
     }
+  }
+
+  /** How many of the tenant's sandboxes are paused (they count in its sandboxes quota). */
+  int paused(String tenant) {
+    int n = 0;
+    for (State s : byId.values()) {
+      if (s.tenant.equals(tenant) && s.paused() && !s.resuming) {
+        n++;
+      }
+    }
+    return n;
   }
 
   /** The tenant's sandboxes known to the E2B face, running or paused. */

@@ -170,9 +170,7 @@ final class SandboxApi implements AutoCloseable {
             .label(TENANT_LABEL, t.name())
             .label(STORE_LABEL, storeId);
     labels.forEach(b::label);
-    if (req.pidsLimit() != null) {
-      b.pidsLimit(req.pidsLimit());
-    }
+    b.pidsLimit(p.pids(req.pidsLimit(), SandboxConfig.defaults().pidsLimit()));
     // tmp and the workspace are memory-backed: neither may be larger than a sandbox may use
     if (req.tmpSizeBytes() != null) {
       b.tmpSizeBytes(p.checkSize("tmpSizeBytes", req.tmpSizeBytes()));

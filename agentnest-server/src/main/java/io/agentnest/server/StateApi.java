@@ -40,6 +40,7 @@ final class StateApi {
   private final ServerConfig config;
   private final Registry registry;
   private final Clock clock;
+  private final SnapshotQuota snapshotQuota = new SnapshotQuota(Sandbox::snapshots);
 
   StateApi(ServerConfig config, Registry registry, Clock clock) {
     this.config = config;
@@ -108,14 +109,21 @@ final class StateApi {
     AgentNestServer.json(ctx, 201, view(t, info));
   }
 
-  /** Saves {@code e} as the tenant's snapshot {@code name}. */
+  /** Saves {@code e} as the tenant's snapshot {@code name}, within its snapshot quota. */
   SnapshotInfo save(Tenant t, Registry.Entry e, @Nullable String name, boolean replace) {
     String stored = stored(t, name);
-    try {
-      return e.sandbox().snapshot(stored, replace);
-    } catch (RuntimeException ex) {
-      throw map(ex, String.valueOf(name));
-    }
+    return snapshotQuota.within(
+        Policies.effective(config.policy(), t),
+        prefix(t),
+        stored,
+        () -> {
+          try {
+            return e.sandbox().snapshot(stored, replace);
+          } catch (RuntimeException ex) {
+            throw map(ex, String.valueOf(name));
+          }
+        },
+        n -> Sandbox.removeSnapshot(n));
   }
 
   /** GET /v1/snapshots: the tenant's snapshots, newest first. */
@@ -175,6 +183,8 @@ final class StateApi {
         saved.cpus(),
         saved.ttl(),
         saved.network().isNone() ? List.of() : saved.network().rules());
+    // A snapshot saved before policy.max_pids (or a tenant's lower cap) is held to it now.
+    p.pids(saved.pidsLimit(), saved.pidsLimit());
     Registry.Reservation r = registry.reserve(t, saved.memoryBytes(), saved.cpus());
     Sandbox sb;
     try {

@@ -2,6 +2,7 @@ package io.agentnest.server;
 
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
+import io.agentnest.SnapshotInfo;
 import java.lang.reflect.Proxy;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -60,6 +61,18 @@ final class FakeSandboxes implements AutoCloseable {
                   case "close", "destroy" -> null;
                   case "isAlive" -> true;
                   case "usage", "forkReport" -> Optional.empty();
+                  case "snapshot" ->
+                      new SnapshotInfo(
+                          (String) args[0],
+                          Instant.now(),
+                          config.image(),
+                          "sha256:fake",
+                          null,
+                          0,
+                          List.of(),
+                          false,
+                          "",
+                          config);
                   default ->
                       throw new UnsupportedOperationException(
                           "the fake sandbox does not " + m.getName());
