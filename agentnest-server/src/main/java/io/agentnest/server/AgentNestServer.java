@@ -1,6 +1,7 @@
 package io.agentnest.server;
 
 import io.agentnest.ApprovalDeniedException;
+import io.agentnest.ApprovalPolicy;
 import io.agentnest.ConfigException;
 import io.agentnest.FileOperationException;
 import io.agentnest.Sandbox;
@@ -26,6 +27,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.eclipse.jetty.server.HttpConfiguration;
@@ -103,7 +105,7 @@ public final class AgentNestServer implements AutoCloseable {
     registry.recordOwners(tenants::recordSandbox);
     this.api = new SandboxApi(config, registry, creator, clock, tenants.storeId(), approvals);
     this.socket = new ExecSocket(api, registry, config.maxJsonBytes());
-    this.state = new StateApi(config, registry, clock);
+    this.state = new StateApi(config, registry, clock, api.floor());
     this.e2b =
         new E2bApi(
             config,
@@ -182,7 +184,13 @@ public final class AgentNestServer implements AutoCloseable {
     checkBind(config);
     // Before adoption, so that the collectors get every record this server writes.
     shipping.start(config.audit(), env);
-    adopt(running, Sandbox::connect);
+    adopt(
+        running,
+        (id, tenant) -> {
+          // The handle carries no approvals of its own: the tenant's floor and queue apply now.
+          ApprovalFloor.Applied a = api.floor().apply(tenant, ApprovalPolicy.none(), false);
+          return Sandbox.connect(id, a.rules(), a.handler());
+        });
     Javalin j =
         Javalin.create(
             cfg -> {
@@ -657,7 +665,7 @@ public final class AgentNestServer implements AutoCloseable {
    *
    * @return how many were adopted
    */
-  int adopt(Supplier<List<SandboxInfo>> list, Function<String, Sandbox> connect) {
+  int adopt(Supplier<List<SandboxInfo>> list, BiFunction<String, Tenant, Sandbox> connect) {
     String store = tenants.storeId();
     int adopted = 0;
     List<SandboxInfo> found;
@@ -675,8 +683,13 @@ public final class AgentNestServer implements AutoCloseable {
           || registry.contains(info.id())) {
         continue;
       }
+      Tenant owner = tenants.find(tenant).orElse(null);
+      if (owner == null) {
+        // A removed tenant's sandbox is left to its TTL and prune: nobody may use it.
+        continue;
+      }
       try {
-        Sandbox sb = connect.apply(info.id());
+        Sandbox sb = connect.apply(info.id(), owner);
         registry.adopt(
             new Registry.Entry(
                 tenant,

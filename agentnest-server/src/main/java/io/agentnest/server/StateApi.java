@@ -2,6 +2,7 @@ package io.agentnest.server;
 
 import io.agentnest.Artifact;
 import io.agentnest.ForkReport;
+import io.agentnest.NetworkPolicy;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SnapshotException;
@@ -42,10 +43,13 @@ final class StateApi {
   private final Clock clock;
   private final SnapshotQuota snapshotQuota = new SnapshotQuota(Sandbox::snapshots);
 
-  StateApi(ServerConfig config, Registry registry, Clock clock) {
+  private final ApprovalFloor floor;
+
+  StateApi(ServerConfig config, Registry registry, Clock clock, ApprovalFloor floor) {
     this.config = config;
     this.registry = registry;
     this.clock = clock;
+    this.floor = floor;
   }
 
   /** POST /v1/sandboxes/{id}/fork: an independent copy, counted against the tenant's quota. */
@@ -186,9 +190,21 @@ final class StateApi {
     // A snapshot saved before policy.max_pids (or a tenant's lower cap) is held to it now.
     p.pids(saved.pidsLimit(), saved.pidsLimit());
     Registry.Reservation r = registry.reserve(t, saved.memoryBytes(), saved.cpus());
+    // The saved rules are those of the day it was saved: today's floor and the tenant's queue
+    // apply (a snapshot from before policy.approvals: recommended must not restore into a sandbox
+    // that deletes without asking). A fork of it inherits them.
+    ApprovalFloor.Applied applied =
+        floor.apply(
+            t, saved.approvals(), saved.network().onUnknownHost() == NetworkPolicy.Mode.ASK);
     Sandbox sb;
     try {
-      sb = Sandbox.restore(stored);
+      sb =
+          Sandbox.restore(
+              stored,
+              saved.toBuilder()
+                  .approvals(applied.rules())
+                  .approvalHandler(applied.handler())
+                  .build());
     } catch (RuntimeException ex) {
       registry.release(r);
       throw map(ex, name);
