@@ -370,8 +370,8 @@ public final class AgentNestServer implements AutoCloseable {
       case "get /v1/sandboxes/{id}/audit" -> state::audit;
       case "get /v1/approvals" -> approvals::list;
       case "get /v1/audit" -> ctx -> state.tenantAudit(ctx, tenants);
-      case "get /v1/audit/verify" -> ConsoleApi::verify;
-      case "get /v1/audit/shipping" -> shipping::get;
+      case "get /v1/audit/verify" -> ctx -> AuditAccess.adminOnly(ctx, ConsoleApi::verify);
+      case "get /v1/audit/shipping" -> ctx -> AuditAccess.adminOnly(ctx, shipping::get);
       case "post /v1/approvals/{id}" -> ctx -> approvals.decide(ctx, config.maxJsonBytes());
       case "get /v1/snapshots" -> state::list;
       case "delete /v1/snapshots/{name}" -> state::delete;
@@ -431,7 +431,8 @@ public final class AgentNestServer implements AutoCloseable {
           "get /v1/sandboxes/{id}/audit",
           "get /v1/approvals",
           "post /v1/approvals/{id}",
-          "get /v1/audit/verify");
+          "get /v1/audit/verify",
+          "get /v1/audit/shipping");
 
   /**
    * An admin console session on a /v1 route: a sandbox's route acts as its owner (its policy, its

@@ -87,7 +87,7 @@ class ApprovalFloorIT {
             () -> http.json("POST", sb + "/exec", key, "{\"command\": \"rm -f keep.txt\"}"));
     JsonNode[] question = {null};
     await()
-        .as("the %s sandbox asks before rm", what)
+        .alias("the " + what + " sandbox asks before rm")
         .atMost(Duration.ofSeconds(60))
         .until(
             () -> {
