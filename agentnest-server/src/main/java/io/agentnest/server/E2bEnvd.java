@@ -401,12 +401,22 @@ final class E2bEnvd {
     ObjectNode req = E2bConnect.readUnary(ctx, config.maxJsonBytes());
     String from = WorkspacePaths.checkEntry(workspace(E2bWire.text(req, "source")));
     String to = WorkspacePaths.checkEntry(workspace(E2bWire.text(req, "destination")));
+    // A move onto an existing file deletes that file: it runs as a plain mv, which the sandbox's
+    // approval rules treat as a deletion (it asks under 'recommended'). Onto nothing, -n keeps
+    // whatever appears there meanwhile, and nothing is asked.
+    boolean replaces = t.entry.sandbox().files().exists(to);
+    List<String> argv = new ArrayList<>(List.of("mv", "-T"));
+    if (!replaces) {
+      argv.add("-n");
+    }
+    argv.addAll(List.of("--", "/workspace/" + from, "/workspace/" + to));
     ExecResult r =
-        t.entry
-            .sandbox()
-            .exec(
-                List.of("mv", "-T", "--", "/workspace/" + from, "/workspace/" + to),
-                ExecOptions.builder().timeout(Duration.ofSeconds(30)).build());
+        t.entry.sandbox().exec(argv, ExecOptions.builder().timeout(Duration.ofSeconds(30)).build());
+    if (r.ok() && !replaces && t.entry.sandbox().files().exists(from)) {
+      throw E2bConnect.error(
+          Code.ALREADY_EXISTS,
+          "'" + E2bWire.toE2b(to) + "' appeared while moving: nothing was replaced; move again");
+    }
     if (!r.ok()) {
       throw E2bConnect.error(
           r.stderr().contains("No such file") ? Code.NOT_FOUND : Code.FAILED_PRECONDITION,
