@@ -68,7 +68,6 @@ final class SandboxApi implements AutoCloseable {
   private final Function<SandboxConfig, Sandbox> creator;
   private final Clock clock;
   private final String storeId;
-  private final ApprovalQueue approvals;
   private final ApprovalFloor floor;
   private final ExecutionQuota executions = new ExecutionQuota(System::nanoTime);
   private final ExecutionTaps taps;
@@ -93,7 +92,6 @@ final class SandboxApi implements AutoCloseable {
       String storeId,
       ApprovalQueue approvals) {
     this.storeId = storeId;
-    this.approvals = approvals;
     this.floor = new ApprovalFloor(config, approvals);
     this.config = config;
     this.registry = registry;
