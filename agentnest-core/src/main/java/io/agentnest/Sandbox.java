@@ -6,6 +6,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import org.jspecify.annotations.Nullable;
 
 /**
  * An isolated sandbox: run Python in persistent sessions, shell commands, and work with files, all
@@ -37,6 +38,16 @@ public interface Sandbox extends AutoCloseable {
   /** Reattaches to a running managed sandbox of the default backend by id (or unique prefix). */
   static Sandbox connect(String id) {
     return SandboxRuntimes.get().connect(id);
+  }
+
+  /**
+   * Reattaches to a running managed sandbox with the approval rules and handler given here: a
+   * handle made by {@link #connect(String)} has neither (they are not carried in the sandbox's
+   * labels), so a server that re-adopts its sandboxes after a restart applies its approvals floor
+   * and its queue this way, or its sandboxes would delete and modify without asking.
+   */
+  static Sandbox connect(String id, ApprovalPolicy approvals, @Nullable ApprovalHandler handler) {
+    return SandboxRuntimes.get().connect(id, approvals, handler);
   }
 
   /** Managed sandboxes of the default backend. */

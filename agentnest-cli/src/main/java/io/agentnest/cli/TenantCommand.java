@@ -96,11 +96,37 @@ final class TenantCommand {
                 + " (default: the server's policy.approvals alone).")
     @Nullable String approvals;
 
+    @Option(
+        names = "--max-snapshots",
+        description =
+            "Snapshots it may keep, E2B pauses included (default: the server's"
+                + " policy.max_snapshots).")
+    @Nullable Integer maxSnapshots;
+
+    @Option(
+        names = "--snapshot-bytes",
+        description =
+            "Total size of its snapshots, e.g. 5g (default: the server's"
+                + " policy.max_snapshot_bytes).")
+    @Nullable String snapshotBytes;
+
+    @Option(
+        names = "--max-pids",
+        description =
+            "The highest pidsLimit its sandboxes may ask for, at least 8 (default: the server's"
+                + " policy.max_pids).")
+    @Nullable Long maxPids;
+
     @Option(names = "--expires", description = "The key stops working after this, e.g. 30d, 12h.")
     @Nullable String expires;
 
     @Override
     public Integer call() {
+      if ((maxSnapshots != null && maxSnapshots < 0) || (maxPids != null && maxPids < 8)) {
+        throw new ConfigException(
+            "--max-snapshots must be 0 or more and --max-pids at least 8, e.g. --max-snapshots 10"
+                + " --max-pids 512");
+      }
       if (approvals != null && !approvals.equals("none") && !approvals.equals("recommended")) {
         throw new ConfigException(
             "--approvals '"
@@ -127,7 +153,10 @@ final class TenantCommand {
                   : Sizes.parse("--max-sandbox-memory", maxSandboxMemory),
               allowHosts,
               executionsPerMinute,
-              approvals);
+              approvals,
+              maxSnapshots,
+              snapshotBytes == null ? null : Sizes.parse("--snapshot-bytes", snapshotBytes),
+              maxPids);
       try (TenantStore s = store()) {
         String key = s.add(t, expiry(expires));
         System.out.println(key);

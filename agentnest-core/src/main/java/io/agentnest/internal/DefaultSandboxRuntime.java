@@ -1,5 +1,7 @@
 package io.agentnest.internal;
 
+import io.agentnest.ApprovalHandler;
+import io.agentnest.ApprovalPolicy;
 import io.agentnest.PoolOptions;
 import io.agentnest.PruneOptions;
 import io.agentnest.PruneReport;
@@ -76,6 +78,16 @@ public final class DefaultSandboxRuntime implements SandboxRuntime {
       return RemoteSandbox.connect(RemoteBackend.server(), idOrPrefix);
     }
     return DefaultSandbox.connect(Backends.get(DEFAULT_BACKEND), idOrPrefix);
+  }
+
+  @Override
+  public Sandbox connect(
+      String idOrPrefix, ApprovalPolicy approvals, @Nullable ApprovalHandler handler) {
+    if (remoteDefault()) {
+      // The remote server asks its own approvals; a local handler would never be consulted.
+      return SandboxRuntime.super.connect(idOrPrefix, approvals, handler);
+    }
+    return SandboxLauncher.connect(Backends.get(DEFAULT_BACKEND), idOrPrefix, approvals, handler);
   }
 
   @Override

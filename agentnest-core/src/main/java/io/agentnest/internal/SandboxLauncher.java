@@ -1,6 +1,8 @@
 package io.agentnest.internal;
 
 import io.agentnest.AgentNestException;
+import io.agentnest.ApprovalHandler;
+import io.agentnest.ApprovalPolicy;
 import io.agentnest.ImageNotFoundException;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxClosedException;
@@ -297,6 +299,18 @@ final class SandboxLauncher {
    * the host state), never from what the agent says; the handle does not own the sandbox.
    */
   static Sandbox connect(RuntimeBackend backend, String idOrPrefix) {
+    return connect(backend, idOrPrefix, ApprovalPolicy.none(), null);
+  }
+
+  /**
+   * Reattaches with {@code approvals} and {@code handler}: the labels carry neither (a handler is
+   * the caller's object), so the caller's current rules are the handle's, never none by omission.
+   */
+  static Sandbox connect(
+      RuntimeBackend backend,
+      String idOrPrefix,
+      ApprovalPolicy approvals,
+      @Nullable ApprovalHandler handler) {
     BackendSandbox bs = backend.attach(idOrPrefix);
     SandboxInfo info =
         backend
@@ -308,7 +322,9 @@ final class SandboxLauncher {
     // The real limits, so that calls, fork and snapshot are bounded by them (not by the defaults).
     SandboxConfig.Builder b =
         ConfigCodec.fromLabels(
-            labels, SandboxConfig.builder().backend(backend.name()).image(info.image()));
+                labels, SandboxConfig.builder().backend(backend.name()).image(info.image()))
+            .approvals(approvals)
+            .approvalHandler(handler);
     AgentChannel channel = new AgentChannel(bs);
     try {
       DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), b.build(), channel);

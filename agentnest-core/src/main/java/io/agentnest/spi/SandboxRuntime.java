@@ -1,5 +1,7 @@
 package io.agentnest.spi;
 
+import io.agentnest.ApprovalHandler;
+import io.agentnest.ApprovalPolicy;
 import io.agentnest.PoolOptions;
 import io.agentnest.PruneOptions;
 import io.agentnest.PruneReport;
@@ -8,6 +10,7 @@ import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
 import io.agentnest.SandboxPool;
 import io.agentnest.SnapshotInfo;
+import io.agentnest.UnsupportedControlException;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
@@ -23,6 +26,21 @@ public interface SandboxRuntime {
 
   /** Reattaches to a running managed sandbox of the default backend by id (or unique prefix). */
   Sandbox connect(String idOrPrefix);
+
+  /**
+   * Reattaches like {@link #connect(String)}, with the approval rules and handler the caller holds
+   * now ({@link Sandbox#connect(String, ApprovalPolicy, ApprovalHandler)}). A runtime that cannot
+   * apply them refuses (fail closed).
+   */
+  default Sandbox connect(
+      String idOrPrefix, ApprovalPolicy approvals, @Nullable ApprovalHandler handler) {
+    if (approvals.isInactive() && handler == null) {
+      return connect(idOrPrefix);
+    }
+    throw new UnsupportedControlException(
+        "this runtime cannot apply approvals when it reattaches to a sandbox: connect without"
+            + " them, or use agentnest-core's runtime");
+  }
 
   /** Managed sandboxes of the default backend. */
   List<SandboxInfo> list();

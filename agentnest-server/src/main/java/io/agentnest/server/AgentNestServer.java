@@ -1,6 +1,7 @@
 package io.agentnest.server;
 
 import io.agentnest.ApprovalDeniedException;
+import io.agentnest.ApprovalPolicy;
 import io.agentnest.ConfigException;
 import io.agentnest.FileOperationException;
 import io.agentnest.Sandbox;
@@ -28,6 +29,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import org.eclipse.jetty.server.HttpConfiguration;
@@ -71,7 +73,7 @@ public final class AgentNestServer implements AutoCloseable {
   private final AuditShipping shipping = new AuditShipping();
   private final Map<String, String> env;
   private final Supplier<List<SandboxInfo>> running;
-  private final E2bSandboxes e2bSandboxes = new E2bSandboxes();
+  private final E2bSandboxes e2bSandboxes;
   private final ExecutorService e2bPumps = DaemonThreads.pool("agentnest-e2b-pump");
   private final ScheduledExecutorService e2bTimers = DaemonThreads.scheduler("agentnest-e2b-timer");
   private final E2bApi e2b;
@@ -113,10 +115,12 @@ public final class AgentNestServer implements AutoCloseable {
     this.config = Objects.requireNonNull(config);
     this.tenants = Objects.requireNonNull(tenants);
     this.registry = new Registry(clock);
+    this.e2bSandboxes = new E2bSandboxes(tenants::keyActive);
+    registry.countHeld(e2bSandboxes::paused);
     registry.recordOwners(tenants::recordSandbox);
     this.api = new SandboxApi(config, registry, creator, clock, tenants.storeId(), approvals);
     this.socket = new ExecSocket(api, registry, config.maxJsonBytes());
-    this.state = new StateApi(config, registry, clock);
+    this.state = new StateApi(config, registry, clock, api.floor());
     this.e2b =
         new E2bApi(
             config,
@@ -147,7 +151,8 @@ public final class AgentNestServer implements AutoCloseable {
             api,
             new E2bCodeInterpreter(clock, api.taps()));
     this.consoleSessions =
-        new ConsoleSessions(clock, config.tls() != null, tenants::adminKeyActive);
+        new ConsoleSessions(
+            clock, config.tls() != null, tenants::adminKeyActive, tenants::keyActive);
     this.console =
         new ConsoleApi(
             consoleSessions,
@@ -215,7 +220,13 @@ public final class AgentNestServer implements AutoCloseable {
     }
     // Before adoption, so that the collectors get every record this server writes.
     shipping.start(config.audit(), env);
-    adopt(running, Sandbox::connect);
+    adopt(
+        running,
+        (id, tenant) -> {
+          // The handle carries no approvals of its own: the tenant's floor and queue apply now.
+          ApprovalFloor.Applied a = api.floor().apply(tenant, ApprovalPolicy.none(), false);
+          return Sandbox.connect(id, a.rules(), a.handler());
+        });
     Javalin j =
         Javalin.create(
             cfg -> {
@@ -408,8 +419,8 @@ public final class AgentNestServer implements AutoCloseable {
       case "get /v1/sandboxes/{id}/audit" -> state::audit;
       case "get /v1/approvals" -> approvals::list;
       case "get /v1/audit" -> ctx -> state.tenantAudit(ctx, tenants);
-      case "get /v1/audit/verify" -> ConsoleApi::verify;
-      case "get /v1/audit/shipping" -> shipping::get;
+      case "get /v1/audit/verify" -> ctx -> AuditAccess.adminOnly(ctx, ConsoleApi::verify);
+      case "get /v1/audit/shipping" -> ctx -> AuditAccess.adminOnly(ctx, shipping::get);
       case "post /v1/approvals/{id}" -> ctx -> approvals.decide(ctx, config.maxJsonBytes());
       case "get /v1/snapshots" -> state::list;
       case "delete /v1/snapshots/{name}" -> state::delete;
@@ -469,7 +480,8 @@ public final class AgentNestServer implements AutoCloseable {
           "get /v1/sandboxes/{id}/audit",
           "get /v1/approvals",
           "post /v1/approvals/{id}",
-          "get /v1/audit/verify");
+          "get /v1/audit/verify",
+          "get /v1/audit/shipping");
 
   /**
    * An admin console session on a /v1 route: a sandbox's route acts as its owner (its policy, its
@@ -506,7 +518,7 @@ public final class AgentNestServer implements AutoCloseable {
     if (tenants.checkAdminKey(key) == null) {
       return new ConsoleSessions.SignedIn(ConsoleSessions.ADMIN, TenantStore.keyId(key));
     }
-    return new ConsoleSessions.SignedIn(keyHolder(key, ctx).name(), null);
+    return new ConsoleSessions.SignedIn(keyHolder(key, ctx).name(), TenantStore.keyId(key));
   }
 
   private Tenant authenticate(Context ctx) {
@@ -703,7 +715,7 @@ public final class AgentNestServer implements AutoCloseable {
    *
    * @return how many were adopted
    */
-  int adopt(Supplier<List<SandboxInfo>> list, Function<String, Sandbox> connect) {
+  int adopt(Supplier<List<SandboxInfo>> list, BiFunction<String, Tenant, Sandbox> connect) {
     String store = tenants.storeId();
     int adopted = 0;
     List<SandboxInfo> found;
@@ -724,8 +736,13 @@ public final class AgentNestServer implements AutoCloseable {
           || SandboxPool.isIdleMember(info)) {
         continue;
       }
+      Tenant owner = tenants.find(tenant).orElse(null);
+      if (owner == null) {
+        // A removed tenant's sandbox is left to its TTL and prune: nobody may use it.
+        continue;
+      }
       try {
-        Sandbox sb = connect.apply(info.id());
+        Sandbox sb = connect.apply(info.id(), owner);
         registry.adopt(
             new Registry.Entry(
                 tenant,

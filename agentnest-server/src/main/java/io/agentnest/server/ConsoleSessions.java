@@ -13,9 +13,10 @@ import org.jspecify.annotations.Nullable;
 /**
  * The web console's sign-in sessions: a tenant key, checked once, becomes a random session id in an
  * HttpOnly, SameSite=Strict cookie (Secure under TLS) and a CSRF token the page sends back in a
- * header on every state-changing request. The key itself is never stored or sent again. Sessions
- * end after an hour idle or eight hours in all, on sign-out, and when the tenant is removed; their
- * number is bounded (the oldest goes first).
+ * header on every state-changing request. The key itself is never stored or sent again, only its
+ * id: a session lasts only while the key that opened it does (revoked or expired, the session's
+ * next request is refused). Sessions end after an hour idle or eight hours in all, on sign-out, and
+ * when the tenant is removed; their number is bounded (the oldest goes first).
  */
 final class ConsoleSessions {
   static final String COOKIE = "agentnest_console";
@@ -31,9 +32,10 @@ final class ConsoleSessions {
   static final String ADMIN = "*admin";
 
   /**
-   * Who a key signed in: a tenant, or ({@link #ADMIN}) the holder of admin key {@code adminKey}.
+   * Who a key signed in: a tenant, or ({@link #ADMIN}) an admin; {@code keyId} is the id of the key
+   * that signed in (a tenant's or an admin key), whose state every request of the session checks.
    */
-  record SignedIn(String tenant, @Nullable String adminKey) {}
+  record SignedIn(String tenant, String keyId) {}
 
   /** One signed-in browser. */
   static final class Session {
@@ -42,8 +44,8 @@ final class ConsoleSessions {
     /** The tenant signed in, or {@link #ADMIN}. */
     final String tenant;
 
-    /** The admin key's id (an admin session ends when it is revoked), else null. */
-    final @Nullable String adminKey;
+    /** The id of the key that signed in: the session ends when it is revoked or expires. */
+    final String keyId;
 
     final String csrf;
     final Instant created;
@@ -52,7 +54,7 @@ final class ConsoleSessions {
     Session(String id, SignedIn who, String csrf, Instant created) {
       this.id = id;
       this.tenant = who.tenant();
-      this.adminKey = who.adminKey();
+      this.keyId = who.keyId();
       this.csrf = csrf;
       this.created = created;
       this.seen = created;
@@ -67,11 +69,17 @@ final class ConsoleSessions {
   private final Clock clock;
   private final boolean secure;
   private final Predicate<String> adminKeyActive;
+  private final Predicate<String> tenantKeyActive;
 
-  ConsoleSessions(Clock clock, boolean secure, Predicate<String> adminKeyActive) {
+  ConsoleSessions(
+      Clock clock,
+      boolean secure,
+      Predicate<String> adminKeyActive,
+      Predicate<String> tenantKeyActive) {
     this.clock = clock;
     this.secure = secure;
     this.adminKeyActive = adminKeyActive;
+    this.tenantKeyActive = tenantKeyActive;
   }
 
   /** Signs {@code tenant} (or {@link #ADMIN}) in: a new session, its cookie set on the response. */
@@ -105,11 +113,11 @@ final class ConsoleSessions {
       return null;
     }
     Instant now = clock.instant();
-    // An admin session lasts only while its key does: revoking the key (from the CLI, another
-    // process) ends it on its next request.
+    // A session lasts only while its key does: revoking the key (from the CLI, another process)
+    // ends it on its next request, a tenant's session as an admin's.
     if (now.isAfter(s.seen.plus(IDLE))
         || now.isAfter(s.created.plus(ABSOLUTE))
-        || (s.adminKey != null && !adminKeyActive.test(s.adminKey))) {
+        || !(s.admin() ? adminKeyActive : tenantKeyActive).test(s.keyId)) {
       byId.remove(id);
       return null;
     }

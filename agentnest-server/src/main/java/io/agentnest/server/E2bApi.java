@@ -40,6 +40,9 @@ final class E2bApi {
 
   static final String PREFIX = "/e2b";
 
+  /** The request attribute holding the id of the API key that authenticated it. */
+  static final String KEY_ID = "agentnest.e2b.keyId";
+
   /** Template names the SDKs use by default; they run the server's default image. */
   static final Set<String> DEFAULT_TEMPLATES =
       Set.of("base", "code-interpreter-v1", "code-interpreter", "default");
@@ -155,7 +158,13 @@ final class E2bApi {
           key = bearer.substring(7).strip();
         }
       }
-      h.handle(ctx, auth.tenant(key, ctx));
+      Tenant t = auth.tenant(key, ctx);
+      if (key != null) {
+        // The key authenticated, so it is well-formed: the access tokens handed out on this
+        // request are bound to it (E2bSandboxes.Grant).
+        ctx.attribute(KEY_ID, TenantStore.keyId(key));
+      }
+      h.handle(ctx, t);
     } catch (ApiException e) {
       sendError(ctx, e);
     } catch (RuntimeException | IOException e) {
@@ -244,7 +253,7 @@ final class E2bApi {
         new E2bSandboxes.State(
             sb.id(), t.name(), template, metadata, e.created(), new E2bProcesses(sb, pumps));
     sandboxes.put(s);
-    AgentNestServer.json(ctx, 201, sandbox(s));
+    AgentNestServer.json(ctx, 201, sandbox(ctx, s));
   }
 
   /** The metadata key that asks for approvals, as /v1's {@code approvals} field does. */
@@ -501,8 +510,7 @@ final class E2bApi {
   private void get(Context ctx, Tenant t) {
     E2bSandboxes.State s = state(t, ctx.pathParam("id"));
     Map<String, Object> m = info(s, s.paused() ? null : running(s));
-    m.put("envdAccessToken", s.envdToken);
-    m.put("trafficAccessToken", s.trafficToken);
+    tokens(ctx, s, m);
     m.put("domain", null);
     AgentNestServer.json(ctx, 200, m);
   }
@@ -613,7 +621,7 @@ final class E2bApi {
         setTimeout(t, s, seconds);
       }
     }
-    AgentNestServer.json(ctx, resumed ? 201 : 200, sandbox(s));
+    AgentNestServer.json(ctx, resumed ? 201 : 200, sandbox(ctx, s));
   }
 
   private void resumeRoute(Context ctx, Tenant t) {
@@ -622,7 +630,7 @@ final class E2bApi {
       throw new ApiException(
           409, ErrorCode.POLICY, "sandbox " + Escape.id(s.id) + " is not paused", "");
     }
-    AgentNestServer.json(ctx, 201, sandbox(s));
+    AgentNestServer.json(ctx, 201, sandbox(ctx, s));
   }
 
   /** Restores a paused sandbox from its snapshot; false when it was running. */
@@ -632,10 +640,19 @@ final class E2bApi {
       if (name == null) {
         return false;
       }
-      Registry.Entry e = states.restore(t, name);
+      Registry.Entry e;
+      // Its restored copy takes its place in the sandboxes quota (Registry.countHeld).
+      s.resuming = true;
+      try {
+        e = states.restore(t, name);
+      } catch (RuntimeException failed) {
+        s.resuming = false;
+        throw failed;
+      }
       s.sandboxId = e.sandbox().id();
       s.processes = new E2bProcesses(e.sandbox(), pumps);
       s.pausedAs = null;
+      s.resuming = false;
       states.delete(t, name);
       return true;
     }
@@ -665,7 +682,7 @@ final class E2bApi {
                 copy.created(),
                 new E2bProcesses(copy.sandbox(), pumps));
         sandboxes.put(cs);
-        result.put("sandbox", sandbox(cs));
+        result.put("sandbox", sandbox(ctx, cs));
       } catch (ApiException e) {
         result.put("error", E2bWire.restError(e.status(), String.valueOf(e.getMessage())));
       }
@@ -685,14 +702,24 @@ final class E2bApi {
     return e.sandbox().expiresAt();
   }
 
-  private static Map<String, Object> sandbox(E2bSandboxes.State s) {
+  /** Puts the access tokens handed to this request's key into {@code m}. */
+  private void tokens(Context ctx, E2bSandboxes.State s, Map<String, Object> m) {
+    String keyId = ctx.attribute(KEY_ID);
+    if (keyId == null) {
+      throw new IllegalStateException("E2B route reached without a key");
+    }
+    E2bSandboxes.Grant g = sandboxes.issue(s, keyId);
+    m.put("envdAccessToken", g.envdToken());
+    m.put("trafficAccessToken", g.trafficToken());
+  }
+
+  private Map<String, Object> sandbox(Context ctx, E2bSandboxes.State s) {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("templateID", s.templateId);
     m.put("sandboxID", s.id);
     m.put("clientID", "agentnest");
     m.put("envdVersion", E2bSandboxes.ENVD_VERSION);
-    m.put("envdAccessToken", s.envdToken);
-    m.put("trafficAccessToken", s.trafficToken);
+    tokens(ctx, s, m);
     m.put("domain", null);
     return m;
   }

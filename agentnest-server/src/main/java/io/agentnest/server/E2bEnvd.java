@@ -172,10 +172,19 @@ final class E2bEnvd {
       throw new HttpError(
           502, "sandbox " + Escape.id(id) + " is not running (killed or timed out)");
     }
+    E2bSandboxes.Grant g = s.grant;
     boolean ok =
-        Tokens.same(ctx.header("X-Access-Token"), s.envdToken)
+        Tokens.same(ctx.header("X-Access-Token"), g.envdToken())
             || (port == INTERPRETER_PORT
-                && Tokens.same(ctx.header("E2B-Traffic-Access-Token"), s.trafficToken));
+                && Tokens.same(ctx.header("E2B-Traffic-Access-Token"), g.trafficToken()));
+    if (ok && !sandboxes.honoured(s)) {
+      // The token was right but a key it was handed to is revoked or expired: it ends with it.
+      tenants.refused(ctx);
+      throw new HttpError(
+          401,
+          "the sandbox access token was handed to an API key that is revoked or expired: connect"
+              + " again (Sandbox.connect) with an active key for new tokens");
+    }
     if (!ok) {
       tenants.refused(ctx);
       throw new HttpError(
@@ -392,12 +401,22 @@ final class E2bEnvd {
     ObjectNode req = E2bConnect.readUnary(ctx, config.maxJsonBytes());
     String from = WorkspacePaths.checkEntry(workspace(E2bWire.text(req, "source")));
     String to = WorkspacePaths.checkEntry(workspace(E2bWire.text(req, "destination")));
+    // A move onto an existing file deletes that file: it runs as a plain mv, which the sandbox's
+    // approval rules treat as a deletion (it asks under 'recommended'). Onto nothing, -n keeps
+    // whatever appears there meanwhile, and nothing is asked.
+    boolean replaces = t.entry.sandbox().files().exists(to);
+    List<String> argv = new ArrayList<>(List.of("mv", "-T"));
+    if (!replaces) {
+      argv.add("-n");
+    }
+    argv.addAll(List.of("--", "/workspace/" + from, "/workspace/" + to));
     ExecResult r =
-        t.entry
-            .sandbox()
-            .exec(
-                List.of("mv", "-T", "--", "/workspace/" + from, "/workspace/" + to),
-                ExecOptions.builder().timeout(Duration.ofSeconds(30)).build());
+        t.entry.sandbox().exec(argv, ExecOptions.builder().timeout(Duration.ofSeconds(30)).build());
+    if (r.ok() && !replaces && t.entry.sandbox().files().exists(from)) {
+      throw E2bConnect.error(
+          Code.ALREADY_EXISTS,
+          "'" + E2bWire.toE2b(to) + "' appeared while moving: nothing was replaced; move again");
+    }
     if (!r.ok()) {
       throw E2bConnect.error(
           r.stderr().contains("No such file") ? Code.NOT_FOUND : Code.FAILED_PRECONDITION,

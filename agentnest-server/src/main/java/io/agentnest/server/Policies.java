@@ -28,7 +28,27 @@ final class Policies {
       @Nullable List<String> tenantHosts,
       List<String> allowAddresses,
       ApprovalPolicy approvalFloor,
-      String tenant) {
+      String tenant,
+      long maxPids,
+      int maxSnapshots,
+      long maxSnapshotBytes) {
+
+    /**
+     * The pidsLimit a sandbox gets: the one asked for, refused (422 naming {@code policy.max_pids})
+     * above the cap; when none is asked, the sandbox's default bounded by the cap.
+     */
+    long pids(@Nullable Long asked, long byDefault) {
+      if (asked == null) {
+        return Math.min(byDefault, maxPids);
+      }
+      if (asked < 8 || asked > maxPids) {
+        throw refuse(
+            "pidsLimit",
+            asked,
+            "8.." + maxPids + " (policy.max_pids; the operator can raise it in server.yaml)");
+      }
+      return asked;
+    }
 
     /** A memory-backed size within what a sandbox may use at most. */
     long checkSize(String field, long bytes) {
@@ -168,7 +188,14 @@ final class Policies {
             : server
                 .approvals()
                 .stricter(ApprovalRules.preset(t.approvals(), IllegalStateException::new)),
-        t.name());
+        t.name(),
+        t.maxPids() == null ? server.maxPids() : Math.min(server.maxPids(), t.maxPids()),
+        t.maxSnapshots() == null
+            ? server.maxSnapshots()
+            : Math.min(server.maxSnapshots(), t.maxSnapshots()),
+        t.snapshotBytes() == null
+            ? server.maxSnapshotBytes()
+            : Math.min(server.maxSnapshotBytes(), t.snapshotBytes()));
   }
 
   static Duration min(Duration a, Duration b) {

@@ -10,6 +10,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
+import java.util.function.ToIntFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,6 +38,9 @@ final class Registry {
   private final Clock clock;
 
   private volatile BiConsumer<String, String> owners = (tenant, id) -> {};
+
+  /** Sandboxes a tenant holds outside this registry (E2B-paused ones), counted in its quota. */
+  private volatile ToIntFunction<String> held = tenant -> 0;
 
   Registry(Clock clock) {
     this.clock = clock;
@@ -70,6 +74,15 @@ final class Registry {
     owners.accept(e.tenant(), e.sandbox().id());
   }
 
+  /**
+   * Counts {@code held} sandboxes of a tenant in its {@code sandboxes} quota as well: an E2B-paused
+   * sandbox is a snapshot, not a container, but its client may resume it at any time, so it holds
+   * its place (a tenant limited to 3 must not hold 6 paused and 1 running).
+   */
+  void countHeld(ToIntFunction<String> held) {
+    this.held = held;
+  }
+
   /** Tells {@code recorder} the tenant of every sandbox committed or adopted from now on. */
   void recordOwners(BiConsumer<String, String> recorder) {
     owners = recorder;
@@ -82,9 +95,9 @@ final class Registry {
     }
   }
 
-  /** Current use of a tenant: its live sandboxes and creates under way. */
+  /** Current use of a tenant: its live sandboxes, held (paused) ones and creates under way. */
   synchronized Wire.Usage usage(String tenant) {
-    int n = 0;
+    int n = held.applyAsInt(tenant);
     long mem = 0;
     double cpus = 0;
     for (Entry e : byId.values()) {

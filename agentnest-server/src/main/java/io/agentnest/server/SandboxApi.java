@@ -1,7 +1,5 @@
 package io.agentnest.server;
 
-import io.agentnest.ApprovalDecision;
-import io.agentnest.ApprovalHandler;
 import io.agentnest.ApprovalPolicy;
 import io.agentnest.Artifact;
 import io.agentnest.ExecEvent;
@@ -29,7 +27,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -71,7 +68,7 @@ final class SandboxApi implements AutoCloseable {
   private final Function<SandboxConfig, Sandbox> creator;
   private final Clock clock;
   private final String storeId;
-  private final ApprovalQueue approvals;
+  private final ApprovalFloor floor;
   private final ExecutionQuota executions = new ExecutionQuota(System::nanoTime);
   private final ExecutionTaps taps;
 
@@ -95,12 +92,17 @@ final class SandboxApi implements AutoCloseable {
       String storeId,
       ApprovalQueue approvals) {
     this.storeId = storeId;
-    this.approvals = approvals;
+    this.floor = new ApprovalFloor(config, approvals);
     this.config = config;
     this.registry = registry;
     this.creator = creator;
     this.clock = clock;
     this.taps = new ExecutionTaps(clock);
+  }
+
+  /** The approvals floor and handler every sandbox of a tenant gets (create, restore, adopt). */
+  ApprovalFloor floor() {
+    return floor;
   }
 
   /** The recent executions the console watches. */
@@ -170,9 +172,7 @@ final class SandboxApi implements AutoCloseable {
             .label(TENANT_LABEL, t.name())
             .label(STORE_LABEL, storeId);
     labels.forEach(b::label);
-    if (req.pidsLimit() != null) {
-      b.pidsLimit(req.pidsLimit());
-    }
+    b.pidsLimit(p.pids(req.pidsLimit(), SandboxConfig.defaults().pidsLimit()));
     // tmp and the workspace are memory-backed: neither may be larger than a sandbox may use
     if (req.tmpSizeBytes() != null) {
       b.tmpSizeBytes(p.checkSize("tmpSizeBytes", req.tmpSizeBytes()));
@@ -201,14 +201,11 @@ final class SandboxApi implements AutoCloseable {
     // What the request asks for can add to the server's and the tenant's floor, never loosen it.
     ApprovalPolicy asked =
         req.approvals() == null ? ApprovalPolicy.none() : ApprovalRules.fromWire(req.approvals());
-    ApprovalPolicy combined = p.approvalFloor().stricter(asked);
-    ApprovalPolicy policy = combined.isInactive() ? null : combined;
-    if (policy != null) {
-      b.approvals(policy);
+    ApprovalFloor.Applied applied = floor.apply(t, asked, ask);
+    if (applied.policy() != null) {
+      b.approvals(applied.policy());
     }
-    if (policy != null || ask) {
-      b.approvalHandler(handler(t, p, policy));
-    }
+    b.approvalHandler(applied.handler());
     SandboxConfig sc;
     try {
       sc = b.build();
@@ -230,32 +227,6 @@ final class SandboxApi implements AutoCloseable {
             t.name(), sb, image, memory, cpus, clock.instant(), ConcurrentHashMap.newKeySet());
     registry.commit(r, entry);
     return entry;
-  }
-
-  /**
-   * The sandbox's approval handler: its questions go to the tenant's queue, each waiting as long as
-   * the policy that asks it does; a network question about a host outside the server's (and
-   * tenant's) {@code ask_hosts} is denied at once, so no person is asked what the policy forbids.
-   */
-  private ApprovalHandler handler(Tenant t, Policies.Effective p, @Nullable ApprovalPolicy policy) {
-    ApprovalHandler network =
-        approvals.handlerFor(t.name(), NetworkPolicy.DEFAULT_APPROVAL_TIMEOUT);
-    ApprovalHandler operations =
-        policy == null ? network : approvals.handlerFor(t.name(), policy.timeout());
-    return request -> {
-      if (!"network".equals(request.kind())) {
-        return operations.decide(request);
-      }
-      String target = request.target();
-      int colon = target.lastIndexOf(':');
-      String host = colon < 0 ? target : target.substring(0, colon);
-      if (!p.mayAsk(host)) {
-        return CompletableFuture.completedFuture(
-            new ApprovalDecision(
-                false, host + " is outside the server's policy.ask_hosts", "server"));
-      }
-      return network.decide(request);
-    };
   }
 
   void list(Context ctx) {

@@ -42,6 +42,9 @@ import org.jspecify.annotations.Nullable;
  *   approvals:                       # every sandbox has at least these (none by default)
  *     base: recommended
  *     shell: {'\bterraform\s+apply\b': ask}
+ *   max_pids: 1024                   # pidsLimit a request may ask for at most (default 1024)
+ *   max_snapshots: 20                # snapshots a tenant may keep (E2B pauses too; default 20)
+ *   max_snapshot_bytes: 10g          # their total size per tenant (default 10g)
  * audit:
  *   sinks: [{type: syslog, transport: tls, host: logs.example.org, port: 6514}]
  * }</pre>
@@ -70,7 +73,9 @@ public record ServerConfig(
    * person unless the operator says so), and the non-public address ranges allowed or approved
    * names may resolve to ({@code allow_addresses}; none by default: an internal service is reached
    * only when the operator names its range), and the approval rules every sandbox has at least
-   * ({@code approvals}: none by default; a tenant's floor and a request's rules add to them). A
+   * ({@code approvals}: none by default; a tenant's floor and a request's rules add to them), the
+   * highest {@code pidsLimit} a request may ask for ({@code max_pids}) and the snapshots a tenant
+   * may keep ({@code max_snapshots}, {@code max_snapshot_bytes}: every tenant's default quota). A
    * tenant's own policy only narrows these.
    */
   public record Policy(
@@ -84,9 +89,51 @@ public record ServerConfig(
       List<String> runtimes,
       List<String> askHosts,
       List<String> allowAddresses,
-      ApprovalPolicy approvals) {
+      ApprovalPolicy approvals,
+      long maxPids,
+      int maxSnapshots,
+      long maxSnapshotBytes) {
     /** The runtimes a tenant may ask for when the server's policy names none. */
     public static final List<String> DEFAULT_RUNTIMES = List.of("runc", "runsc");
+
+    /** {@code max_pids} by default: four times a sandbox's own default of 256. */
+    public static final long DEFAULT_MAX_PIDS = 1024;
+
+    /** {@code max_snapshots} by default, per tenant. */
+    public static final int DEFAULT_MAX_SNAPSHOTS = 20;
+
+    /** {@code max_snapshot_bytes} by default, per tenant: 10 GiB. */
+    public static final long DEFAULT_MAX_SNAPSHOT_BYTES = 10L << 30;
+
+    /** A policy with the default pids and snapshot caps. */
+    public Policy(
+        String defaultImage,
+        List<String> images,
+        long maxMemoryBytes,
+        double maxCpus,
+        Duration defaultTtl,
+        Duration maxTtl,
+        List<String> allowHosts,
+        List<String> runtimes,
+        List<String> askHosts,
+        List<String> allowAddresses,
+        ApprovalPolicy approvals) {
+      this(
+          defaultImage,
+          images,
+          maxMemoryBytes,
+          maxCpus,
+          defaultTtl,
+          maxTtl,
+          allowHosts,
+          runtimes,
+          askHosts,
+          allowAddresses,
+          approvals,
+          DEFAULT_MAX_PIDS,
+          DEFAULT_MAX_SNAPSHOTS,
+          DEFAULT_MAX_SNAPSHOT_BYTES);
+    }
 
     public Policy {
       images = List.copyOf(images);
@@ -187,7 +234,10 @@ public record ServerConfig(
       @Nullable List<String> runtimes,
       @JsonProperty("ask_hosts") @Nullable List<String> askHosts,
       @JsonProperty("allow_addresses") @Nullable List<String> allowAddresses,
-      @Nullable JsonNode approvals) {}
+      @Nullable JsonNode approvals,
+      @JsonProperty("max_pids") @Nullable Long maxPids,
+      @JsonProperty("max_snapshots") @Nullable Integer maxSnapshots,
+      @JsonProperty("max_snapshot_bytes") @Nullable String maxSnapshotBytes) {}
 
   /** Reads {@code file}; errors name the file, line and column and the fix. */
   public static ServerConfig load(Path file) {
@@ -282,7 +332,16 @@ public record ServerConfig(
               ps.allowAddresses() == null ? p.allowAddresses() : ps.allowAddresses(),
               ps.approvals() == null
                   ? p.approvals()
-                  : ApprovalRules.fromConfig(ps.approvals(), source));
+                  : ApprovalRules.fromConfig(ps.approvals(), source),
+              ps.maxPids() == null
+                  ? p.maxPids()
+                  : atLeast(source, "policy.max_pids", 8, ps.maxPids()),
+              ps.maxSnapshots() == null
+                  ? p.maxSnapshots()
+                  : (int) atLeast(source, "policy.max_snapshots", 0, ps.maxSnapshots()),
+              ps.maxSnapshotBytes() == null
+                  ? p.maxSnapshotBytes()
+                  : Sizes.parse("policy.max_snapshot_bytes", ps.maxSnapshotBytes()));
       checkNetwork(source, p);
     }
     return new ServerConfig(
@@ -294,6 +353,14 @@ public record ServerConfig(
         f.maxJson() == null ? d.maxJsonBytes() : Sizes.parse("max_json", f.maxJson()),
         p,
         AuditShippingConfig.parse(f.audit(), source));
+  }
+
+  private static long atLeast(String source, String field, long least, long value) {
+    if (value < least) {
+      throw new IllegalArgumentException(
+          source + ": " + field + " is " + value + ": use at least " + least);
+    }
+    return value;
   }
 
   /** Refuses ask patterns and address ranges the sandbox's network policy would refuse later. */

@@ -2,6 +2,7 @@ package io.agentnest.server;
 
 import io.agentnest.Artifact;
 import io.agentnest.ForkReport;
+import io.agentnest.NetworkPolicy;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SnapshotException;
@@ -40,11 +41,15 @@ final class StateApi {
   private final ServerConfig config;
   private final Registry registry;
   private final Clock clock;
+  private final SnapshotQuota snapshotQuota = new SnapshotQuota(Sandbox::snapshots);
 
-  StateApi(ServerConfig config, Registry registry, Clock clock) {
+  private final ApprovalFloor floor;
+
+  StateApi(ServerConfig config, Registry registry, Clock clock, ApprovalFloor floor) {
     this.config = config;
     this.registry = registry;
     this.clock = clock;
+    this.floor = floor;
   }
 
   /** POST /v1/sandboxes/{id}/fork: an independent copy, counted against the tenant's quota. */
@@ -108,14 +113,21 @@ final class StateApi {
     AgentNestServer.json(ctx, 201, view(t, info));
   }
 
-  /** Saves {@code e} as the tenant's snapshot {@code name}. */
+  /** Saves {@code e} as the tenant's snapshot {@code name}, within its snapshot quota. */
   SnapshotInfo save(Tenant t, Registry.Entry e, @Nullable String name, boolean replace) {
     String stored = stored(t, name);
-    try {
-      return e.sandbox().snapshot(stored, replace);
-    } catch (RuntimeException ex) {
-      throw map(ex, String.valueOf(name));
-    }
+    return snapshotQuota.within(
+        Policies.effective(config.policy(), t),
+        prefix(t),
+        stored,
+        () -> {
+          try {
+            return e.sandbox().snapshot(stored, replace);
+          } catch (RuntimeException ex) {
+            throw map(ex, String.valueOf(name));
+          }
+        },
+        n -> Sandbox.removeSnapshot(n));
   }
 
   /** GET /v1/snapshots: the tenant's snapshots, newest first. */
@@ -175,10 +187,24 @@ final class StateApi {
         saved.cpus(),
         saved.ttl(),
         saved.network().isNone() ? List.of() : saved.network().rules());
+    // A snapshot saved before policy.max_pids (or a tenant's lower cap) is held to it now.
+    p.pids(saved.pidsLimit(), saved.pidsLimit());
     Registry.Reservation r = registry.reserve(t, saved.memoryBytes(), saved.cpus());
+    // The saved rules are those of the day it was saved: today's floor and the tenant's queue
+    // apply (a snapshot from before policy.approvals: recommended must not restore into a sandbox
+    // that deletes without asking). A fork of it inherits them.
+    ApprovalFloor.Applied applied =
+        floor.apply(
+            t, saved.approvals(), saved.network().onUnknownHost() == NetworkPolicy.Mode.ASK);
     Sandbox sb;
     try {
-      sb = Sandbox.restore(stored);
+      sb =
+          Sandbox.restore(
+              stored,
+              saved.toBuilder()
+                  .approvals(applied.rules())
+                  .approvalHandler(applied.handler())
+                  .build());
     } catch (RuntimeException ex) {
       registry.release(r);
       throw map(ex, name);

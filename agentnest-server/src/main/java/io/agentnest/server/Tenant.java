@@ -17,6 +17,12 @@ import org.jspecify.annotations.Nullable;
  * @param executionsPerMinute exec and code calls it may start in any sliding minute (0: no limit)
  * @param approvals the approval rules every sandbox of the tenant has at least ({@code
  *     recommended}), or null for the server's alone
+ * @param maxSnapshots snapshots it may keep (E2B-paused sandboxes are snapshots too), or null for
+ *     the server's {@code policy.max_snapshots}
+ * @param snapshotBytes the total size of its snapshots, or null for the server's {@code
+ *     policy.max_snapshot_bytes}
+ * @param maxPids the highest pidsLimit its sandboxes may ask for, or null for the server's {@code
+ *     policy.max_pids}
  */
 public record Tenant(
     String name,
@@ -27,7 +33,10 @@ public record Tenant(
     @Nullable Long maxSandboxMemoryBytes,
     @Nullable List<String> allowHosts,
     int executionsPerMinute,
-    @Nullable String approvals) {
+    @Nullable String approvals,
+    @Nullable Integer maxSnapshots,
+    @Nullable Long snapshotBytes,
+    @Nullable Long maxPids) {
   /** What `tenant add` gives when --executions-per-minute is not said. */
   public static final int DEFAULT_EXECUTIONS_PER_MINUTE = 600;
 
@@ -73,6 +82,32 @@ public record Tenant(
         null);
   }
 
+  /** A tenant with the server's snapshot and pids caps. */
+  public Tenant(
+      String name,
+      int maxSandboxes,
+      long memoryBytes,
+      double cpus,
+      int requestsPerSecond,
+      @Nullable Long maxSandboxMemoryBytes,
+      @Nullable List<String> allowHosts,
+      int executionsPerMinute,
+      @Nullable String approvals) {
+    this(
+        name,
+        maxSandboxes,
+        memoryBytes,
+        cpus,
+        requestsPerSecond,
+        maxSandboxMemoryBytes,
+        allowHosts,
+        executionsPerMinute,
+        approvals,
+        null,
+        null,
+        null);
+  }
+
   public Tenant {
     if (approvals != null && !approvals.equals("none") && !approvals.equals("recommended")) {
       throw new IllegalArgumentException(
@@ -80,6 +115,12 @@ public record Tenant(
     }
     if (allowHosts != null) {
       allowHosts = List.copyOf(allowHosts);
+    }
+    if ((maxSnapshots != null && maxSnapshots < 0)
+        || (snapshotBytes != null && snapshotBytes < 0)
+        || (maxPids != null && maxPids < 8)) {
+      throw new IllegalArgumentException(
+          "tenant snapshot quotas must be 0 or more and max pids at least 8");
     }
   }
 }

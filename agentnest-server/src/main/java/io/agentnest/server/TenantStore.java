@@ -148,6 +148,12 @@ public final class TenantStore implements AutoCloseable {
         if (!columns.contains("approvals")) {
           s.execute("ALTER TABLE tenants ADD COLUMN approvals TEXT");
         }
+        // Null: the server's policy.max_snapshots, max_snapshot_bytes, max_pids.
+        for (String col : List.of("max_snapshots", "snapshot_bytes", "max_pids")) {
+          if (!columns.contains(col)) {
+            s.execute("ALTER TABLE tenants ADD COLUMN " + col + " INTEGER");
+          }
+        }
         s.execute(
             "CREATE TABLE IF NOT EXISTS api_keys (id TEXT PRIMARY KEY, tenant TEXT NOT NULL"
                 + " REFERENCES tenants(name), hash TEXT NOT NULL, created TEXT NOT NULL, expires"
@@ -226,8 +232,8 @@ public final class TenantStore implements AutoCloseable {
     try (PreparedStatement p =
         db.prepareStatement(
             "INSERT INTO tenants (name, max_sandboxes, memory_bytes, cpus, rps, max_sandbox_memory,"
-                + " allow_hosts, created, executions_per_minute, approvals)"
-                + " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+                + " allow_hosts, created, executions_per_minute, approvals, max_snapshots,"
+                + " snapshot_bytes, max_pids) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
       p.setString(1, tenant.name());
       p.setInt(2, tenant.maxSandboxes());
       p.setLong(3, tenant.memoryBytes());
@@ -242,6 +248,9 @@ public final class TenantStore implements AutoCloseable {
       p.setString(8, clock.instant().toString());
       p.setInt(9, tenant.executionsPerMinute());
       p.setString(10, tenant.approvals());
+      p.setObject(11, tenant.maxSnapshots(), Types.INTEGER);
+      p.setObject(12, tenant.snapshotBytes(), Types.INTEGER);
+      p.setObject(13, tenant.maxPids(), Types.INTEGER);
       p.executeUpdate();
     } catch (SQLException e) {
       throw storeError(e);
@@ -311,6 +320,27 @@ public final class TenantStore implements AutoCloseable {
       return new Check(null, id, Refusal.EXPIRED);
     }
     return new Check(find(row.tenant()).orElse(null), id, null);
+  }
+
+  /**
+   * Whether tenant key {@code id} still authenticates: it exists, is not revoked and has not
+   * expired. Asked on every request a console session or an E2B access token makes, since both were
+   * obtained with a key and must end with it. Served from the row cache, which a revocation through
+   * this store clears at once and another process's within {@link #RECHECK_NANOS}.
+   */
+  public boolean keyActive(String id) {
+    recheck();
+    KeyRow row = keys.get(id);
+    if (row == null) {
+      row = loadKey(id);
+      if (row == null) {
+        return false;
+      }
+    }
+    String expires = row.expires();
+    return !row.revoked()
+        && (expires == null || clock.instant().isBefore(Instant.parse(expires)))
+        && find(row.tenant()).isPresent();
   }
 
   private synchronized @Nullable KeyRow loadKey(String id) {
@@ -521,6 +551,7 @@ public final class TenantStore implements AutoCloseable {
     long cap = r.getLong("max_sandbox_memory");
     Long maxMemory = r.wasNull() ? null : cap;
     String hosts = r.getString("allow_hosts");
+    Long snapshots = nullableLong(r, "max_snapshots");
     return new Tenant(
         r.getString("name"),
         r.getInt("max_sandboxes"),
@@ -530,7 +561,15 @@ public final class TenantStore implements AutoCloseable {
         maxMemory,
         hosts == null ? null : fromJson(hosts),
         r.getInt("executions_per_minute"),
-        r.getString("approvals"));
+        r.getString("approvals"),
+        snapshots == null ? null : Math.toIntExact(snapshots),
+        nullableLong(r, "snapshot_bytes"),
+        nullableLong(r, "max_pids"));
+  }
+
+  private static @Nullable Long nullableLong(ResultSet r, String column) throws SQLException {
+    long v = r.getLong(column);
+    return r.wasNull() ? null : v;
   }
 
   private static String toJson(List<String> hosts) {

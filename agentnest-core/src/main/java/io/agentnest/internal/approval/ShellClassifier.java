@@ -340,7 +340,58 @@ public final class ShellClassifier {
     if (cmd.equals("tar") && args.contains("--remove-files")) {
       return "'tar --remove-files' deletes the files it archives";
     }
+    if (cmd.equals("mv") && mayClobber(args)) {
+      return "'mv' deletes its target when one exists (mv -n keeps an existing file)";
+    }
     return null;
+  }
+
+  /**
+   * Whether {@code mv} with these arguments may replace an existing target: a move onto a file
+   * destroys that file as surely as rm does, and this classifier cannot know whether the target
+   * exists when the command runs. Only no-clobber ({@code -n}, {@code --no-clobber}, {@code
+   * --update=none}) or a backup ({@code -b}, {@code --backup}) keeps it; the last of {@code -n},
+   * {@code -i} and {@code -f} wins, as in GNU mv.
+   */
+  static boolean mayClobber(List<String> args) {
+    boolean clobber = true;
+    boolean backup = false;
+    for (int i = 0; i < args.size(); i++) {
+      String a = args.get(i);
+      if (a.equals("--")) {
+        break;
+      }
+      if (a.startsWith("--")) {
+        switch (a) {
+          case "--no-clobber", "--update=none", "--update=none-fail" -> clobber = false;
+          case "--force", "--interactive" -> clobber = true;
+          case "--target-directory", "--suffix" -> i++;
+          default -> {
+            if (a.startsWith("--backup")) {
+              backup = true;
+            }
+          }
+        }
+      } else if (a.startsWith("-") && a.length() > 1) {
+        for (int c = 1; c < a.length(); c++) {
+          char ch = a.charAt(c);
+          if (ch == 'n') {
+            clobber = false;
+          } else if (ch == 'f' || ch == 'i') {
+            clobber = true;
+          } else if (ch == 'b') {
+            backup = true;
+          } else if (ch == 't' || ch == 'S') {
+            // The rest of the word, or the next word, is the option's value.
+            if (c == a.length() - 1) {
+              i++;
+            }
+            break;
+          }
+        }
+      }
+    }
+    return clobber && !backup;
   }
 
   private static boolean isPackageInstall(String cmd, List<String> args) {

@@ -1,0 +1,90 @@
+package io.agentnest.server;
+
+import io.agentnest.Sandbox;
+import io.agentnest.SandboxConfig;
+import io.agentnest.SnapshotInfo;
+import java.lang.reflect.Proxy;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A server whose sandboxes are stand-ins (no engine): for tests of what the server decides before
+ * or around a sandbox (authentication, quotas, policy), which need no container. Every config the
+ * server asked to create is kept in {@link #created}.
+ */
+final class FakeSandboxes implements AutoCloseable {
+  final List<SandboxConfig> created = new CopyOnWriteArrayList<>();
+  final TenantStore store;
+  final AgentNestServer server;
+  final int port;
+  private final AtomicInteger seq = new AtomicInteger();
+
+  FakeSandboxes(Path dir, String yaml) {
+    store = TenantStore.open(dir.resolve("tenants.db"), Clock.systemUTC());
+    server =
+        new AgentNestServer(
+            ServerConfig.parse("listen: {host: 127.0.0.1, port: 0}\n" + yaml, "test"),
+            store,
+            this::create,
+            List::of,
+            Clock.systemUTC(),
+            Map.of());
+    port = server.start();
+  }
+
+  Http http() {
+    return new Http(port);
+  }
+
+  private Sandbox create(SandboxConfig config) {
+    created.add(config);
+    String id = "fake" + seq.incrementAndGet() + "0000000000000000";
+    Instant expires = Instant.now().plus(config.ttl());
+    return (Sandbox)
+        Proxy.newProxyInstance(
+            Sandbox.class.getClassLoader(),
+            new Class<?>[] {Sandbox.class},
+            (proxy, m, args) ->
+                switch (m.getName()) {
+                  case "id" -> id;
+                  case "config" -> config;
+                  case "expiresAt" -> expires;
+                  case "toString" -> "fake sandbox " + id;
+                  case "hashCode" -> System.identityHashCode(proxy);
+                  case "equals" -> proxy == args[0];
+                  case "close", "destroy" -> null;
+                  case "isAlive" -> true;
+                  case "usage", "forkReport" -> Optional.empty();
+                  case "snapshot" ->
+                      new SnapshotInfo(
+                          (String) args[0],
+                          Instant.now(),
+                          config.image(),
+                          "sha256:fake",
+                          null,
+                          0,
+                          List.of(),
+                          false,
+                          "",
+                          config);
+                  default ->
+                      throw new UnsupportedOperationException(
+                          "the fake sandbox does not " + m.getName());
+                });
+  }
+
+  @Override
+  public void close() {
+    try {
+      server.close();
+    } finally {
+      store.close();
+    }
+  }
+}
