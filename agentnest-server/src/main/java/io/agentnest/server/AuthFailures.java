@@ -1,6 +1,7 @@
 package io.agentnest.server;
 
 import io.javalin.http.Context;
+import java.util.function.LongSupplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
@@ -25,7 +26,15 @@ final class AuthFailures {
   private static final Pattern KEY_ID = Pattern.compile("ank_([0-9a-f]{16})_");
   private static final String QUOTA = "failed_authentications";
 
-  private final RateLimiter buckets = new RateLimiter(System::nanoTime);
+  private final RateLimiter buckets;
+
+  AuthFailures() {
+    this(System::nanoTime);
+  }
+
+  AuthFailures(LongSupplier nanos) {
+    this.buckets = new RateLimiter(nanos);
+  }
 
   /** Before a key is checked: 429 when any of its buckets is empty. */
   void check(Context ctx, @Nullable String key) {
