@@ -9,9 +9,10 @@ import org.jspecify.annotations.Nullable;
 /**
  * Bounds on refused authentications (issue 42, LOW 18): per client address as before, and also per
  * key id (the public {@code ank_<id>_} prefix, so guesses at one key's secret from many addresses
- * are bounded) and for the whole server (a spray from many addresses). A bucket that is empty
- * refuses the next attempt with 429 before its key is even looked at, so it bounds guessing and not
- * only the answers.
+ * are bounded) and for the whole server (a spray from many addresses). An address whose bucket is
+ * empty is refused (429) before its next key is even looked at; the key-id and server buckets
+ * answer refused attempts 429 instead of 401 but never stop a valid key, so nobody can lock a
+ * tenant (or every tenant) out by failing on purpose.
  */
 final class AuthFailures {
   /** Refused authentications per second one client address may make before it gets 429. */
@@ -36,14 +37,12 @@ final class AuthFailures {
     this.buckets = new RateLimiter(nanos);
   }
 
-  /** Before a key is checked: 429 when any of its buckets is empty. */
+  /**
+   * Before a key is checked: 429 when the client address's bucket is empty. (Not the key id's or
+   * the server's: failing on purpose would then lock out every valid key.)
+   */
   void check(Context ctx, @Nullable String key) {
     buckets.check(address(ctx), PER_ADDRESS, QUOTA);
-    String id = keyId(key);
-    if (id != null) {
-      buckets.check(id, PER_KEY_ID, QUOTA + "_per_key");
-    }
-    buckets.check("global", GLOBAL, QUOTA + "_server");
   }
 
   /** After a refusal: counts it in every bucket it belongs to (429 when one is now empty). */
