@@ -386,9 +386,8 @@ final class SandboxApi implements AutoCloseable {
     if (wantsStream(ctx)) {
       stream(ctx, e.sandbox().id(), start(call), call.keepOnLeave());
     } else {
-      // A whole result is held until it is written: its output bound is reserved first (stdout
-      // and stderr are each bounded by it).
-      MemoryBudget.reserve(ctx, 2 * call.maxOutput(), "an execution's output");
+      // A whole result is held until it is written: its output bound is reserved first.
+      MemoryBudget.reserve(ctx, call.maxOutput(), "an execution's output");
       AgentNestServer.json(ctx, 200, Wire.result(run(call)));
     }
   }
