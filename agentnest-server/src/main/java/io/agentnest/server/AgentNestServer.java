@@ -12,6 +12,7 @@ import io.agentnest.SandboxPool;
 import io.agentnest.UnsupportedControlException;
 import io.agentnest.spi.support.DaemonThreads;
 import io.javalin.Javalin;
+import io.javalin.config.SizeUnit;
 import io.javalin.http.Context;
 import io.javalin.http.Handler;
 import io.javalin.http.HandlerType;
@@ -61,10 +62,7 @@ public final class AgentNestServer implements AutoCloseable {
   private final TenantStore tenants;
   private final Registry registry;
   private final RateLimiter limiter = new RateLimiter(System::nanoTime);
-  private final RateLimiter failedAuth = new RateLimiter(System::nanoTime);
-
-  /** Refused authentications per second one client address may make before it gets 429. */
-  static final int FAILED_AUTH_PER_SECOND = 20;
+  private final AuthFailures failedAuth = new AuthFailures();
 
   private final SandboxApi api;
   private final ExecSocket socket;
@@ -74,7 +72,8 @@ public final class AgentNestServer implements AutoCloseable {
   private final Map<String, String> env;
   private final Supplier<List<SandboxInfo>> running;
   private final E2bSandboxes e2bSandboxes;
-  private final ExecutorService e2bPumps = DaemonThreads.pool("agentnest-e2b-pump");
+  private final ExecutorService e2bPumps =
+      StreamThreads.pool("agentnest-e2b-pump", StreamThreads.MAX_PUMPS);
   private final ScheduledExecutorService e2bTimers = DaemonThreads.scheduler("agentnest-e2b-timer");
   private final E2bApi e2b;
   private final E2bEnvd e2bEnvd;
@@ -84,6 +83,7 @@ public final class AgentNestServer implements AutoCloseable {
   private @Nullable ServerConnector connector;
   private @Nullable Path unixSocket;
   private @Nullable UnixDomainServerConnector unixConnector;
+  private ServerLimits limits = ServerLimits.defaults();
 
   public AgentNestServer(ServerConfig config, TenantStore tenants) {
     this(config, tenants, Sandbox::create);
@@ -231,9 +231,17 @@ public final class AgentNestServer implements AutoCloseable {
         Javalin.create(
             cfg -> {
               cfg.startup.showJavalinBanner = false;
-              cfg.jetty.threadPool = threadPool();
+              cfg.jetty.threadPool = threadPool(limits);
               cfg.http.maxRequestSize = Math.max(config.maxBodyBytes(), config.maxJsonBytes());
               cfg.http.prefer405over404 = true;
+              // Multipart bodies (E2B's file uploads) are held to max_body like every other body.
+              cfg.jetty.multipartConfig.maxFileSize(config.maxBodyBytes(), SizeUnit.BYTES);
+              cfg.jetty.multipartConfig.maxTotalRequestSize(config.maxBodyBytes(), SizeUnit.BYTES);
+              cfg.jetty.multipartConfig.maxInMemoryFileSize(64 * 1024, SizeUnit.BYTES);
+              MemoryBudget memory = new MemoryBudget(limits.memoryBudgetBytes());
+              cfg.routes.addHttpHandler(
+                  HandlerType.BEFORE, "*", ctx -> ctx.attribute(MemoryBudget.ATTR, memory));
+              cfg.routes.addHttpHandler(HandlerType.AFTER, "*", MemoryBudget::releaseAll);
               cfg.jetty.modifyHttpConfiguration(h -> configure(h));
               cfg.jetty.addConnector(
                   (server, http) -> {
@@ -243,6 +251,8 @@ public final class AgentNestServer implements AutoCloseable {
                     }
                     UnixDomainServerConnector u =
                         UnixSocketListener.connector(server, sock, new HttpConnectionFactory(http));
+                    // One user's socket: no per-address bound, the same body and idle bounds.
+                    ConnectionGuard.install(server, u, limits.withoutAddressBound());
                     unixConnector = u;
                     return u;
                   });
@@ -329,16 +339,25 @@ public final class AgentNestServer implements AutoCloseable {
     return registry.size();
   }
 
-  /** Request threads at most: every exec or code call holds one while it runs in its sandbox. */
-  static final int MAX_THREADS = 512;
+  /**
+   * Replaces the limits on threads and connections ({@link ServerLimits#defaults()} unless set);
+   * before {@link #start}.
+   */
+  void limits(ServerLimits l) {
+    if (app != null) {
+      throw new IllegalStateException("limits are set before start");
+    }
+    limits = Objects.requireNonNull(l);
+  }
 
   /**
    * Javalin's default pool stops at 250 threads, fewer than the issue's 200 concurrent clients plus
    * their streams need; every blocking call holds a thread, so the pool is sized for the calls, and
    * bounded so a flood of slow calls cannot grow it without end (Jetty queues the rest).
    */
-  private static QueuedThreadPool threadPool() {
-    QueuedThreadPool pool = new QueuedThreadPool(MAX_THREADS, 16);
+  private static QueuedThreadPool threadPool(ServerLimits limits) {
+    QueuedThreadPool pool =
+        new QueuedThreadPool(limits.maxThreads(), Math.min(16, limits.maxThreads()));
     pool.setName("agentnest-server");
     return pool;
   }
@@ -380,7 +399,9 @@ public final class AgentNestServer implements AutoCloseable {
     }
     c.setHost(config.host());
     c.setPort(config.port());
-    c.setIdleTimeout(60_000);
+    // Behind a TLS-terminating proxy every client has the proxy's address: the proxy bounds them.
+    ConnectionGuard.install(
+        server, c, config.insecureBehindProxy() ? limits.withoutAddressBound() : limits);
     connector = c;
     return c;
   }
@@ -453,14 +474,9 @@ public final class AgentNestServer implements AutoCloseable {
         h.handle(ctx);
         return;
       }
-      try {
-        t = authenticate(ctx);
-      } catch (ApiException refused) {
-        // Guessing keys costs a store lookup each: a client address that keeps failing is slowed
-        // down (429) before it is told 401 again.
-        refusedAuth(ctx);
-        throw refused;
-      }
+      // Guessing keys costs a store lookup each: an address, a key id or the server that keeps
+      // failing is slowed down (429) before the next key is looked at.
+      t = authenticate(ctx);
       limiter.acquire(t);
       ctx.attribute(SandboxApi.TENANT, t);
       h.handle(ctx);
@@ -515,6 +531,7 @@ public final class AgentNestServer implements AutoCloseable {
    * counted).
    */
   private ConsoleSessions.SignedIn consoleSignIn(String key, Context ctx) {
+    failedAuth.check(ctx, key);
     if (tenants.checkAdminKey(key) == null) {
       return new ConsoleSessions.SignedIn(ConsoleSessions.ADMIN, TenantStore.keyId(key));
     }
@@ -524,13 +541,14 @@ public final class AgentNestServer implements AutoCloseable {
   private Tenant authenticate(Context ctx) {
     String auth = ctx.header("Authorization");
     if (auth == null || !auth.regionMatches(true, 0, "Bearer ", 0, 7)) {
+      refusedAuth(ctx);
       throw new ApiException(
           401,
           ErrorCode.UNAUTHENTICATED,
           "no API key: the Authorization header is missing or not 'Bearer <key>'",
           "send 'Authorization: Bearer ank_...'; `agentnest tenant add NAME` prints a key");
     }
-    return tenantOfKey(auth.substring(7).strip());
+    return keyHolderUnlimited(auth.substring(7).strip(), ctx);
   }
 
   /** The E2B API's authentication: the same keys, sent as X-API-KEY (or Bearer). */
@@ -551,20 +569,24 @@ public final class AgentNestServer implements AutoCloseable {
    * counts against the client address like a refused Bearer key.
    */
   private Tenant keyHolder(String key, Context ctx) {
-    Tenant t;
-    try {
-      t = tenantOfKey(key);
-    } catch (ApiException refused) {
-      refusedAuth(ctx);
-      throw refused;
-    }
+    Tenant t = keyHolderUnlimited(key, ctx);
     limiter.acquire(t);
     return t;
   }
 
+  /** The tenant of {@code key}, unless refused authentications are over a bound (429). */
+  private Tenant keyHolderUnlimited(String key, Context ctx) {
+    failedAuth.check(ctx, key);
+    try {
+      return tenantOfKey(key);
+    } catch (ApiException refused) {
+      failedAuth.refused(ctx, key);
+      throw refused;
+    }
+  }
+
   private void refusedAuth(Context ctx) {
-    failedAuth.acquire(
-        "addr:" + ctx.req().getRemoteAddr(), FAILED_AUTH_PER_SECOND, "failed_authentications");
+    failedAuth.refused(ctx, null);
   }
 
   /** A sandbox's tenant for a call its access token authorised: still there, rate-limited. */
@@ -684,15 +706,23 @@ public final class AgentNestServer implements AutoCloseable {
       return new ApiException(
           422, ErrorCode.POLICY, String.valueOf(e.getMessage()), "change the request");
     }
+    // The engine's words (runc and cgroup paths, container ids, the host's layout) stay in the
+    // server log under a reference the tenant can quote to the operator (issue 42, LOW 18).
+    String ref = "ref-" + Tokens.random().substring(0, 12);
+    LOG.warn("sandbox call failed ({})", ref, e);
     return new ApiException(
         502,
         ErrorCode.SANDBOX_FAILED,
-        "the sandbox failed: " + e.getClass().getSimpleName() + ": " + e.getMessage(),
-        "retry; destroy and recreate the sandbox if it persists");
+        "the sandbox failed ("
+            + e.getClass().getSimpleName()
+            + "); the server log has the cause under "
+            + ref,
+        "retry; destroy and recreate the sandbox if it persists, or give the operator " + ref,
+        Map.of("reference", ref));
   }
 
   static void send(Context ctx, ApiException e) {
-    if (e.status() == 429) {
+    if (e.status() == 429 || e.status() == 503) {
       ctx.header("Retry-After", "1");
     }
     if (e.status() == 401) {

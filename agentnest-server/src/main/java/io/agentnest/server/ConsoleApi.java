@@ -43,6 +43,9 @@ final class ConsoleApi {
 
   static final long TICK_MILLIS = 500;
 
+  /** The largest sign-in body read: {"key": "..."} with room to spare. */
+  static final long SIGN_IN_MAX_BYTES = 4096;
+
   private final ConsoleSessions sessions;
   private final BiFunction<String, Context, ConsoleSessions.SignedIn> signIn;
   private final Consumer<String> active;
@@ -111,9 +114,11 @@ final class ConsoleApi {
   /** POST /console/session {key}: signs in; answers the tenant and the CSRF token. */
   void open(Context ctx) {
     secureHeaders(ctx);
+    SignInGuard.check(ctx);
     JsonNode body;
     try {
-      body = Wire.JSON.readTree(SandboxApi.body(ctx, maxJson));
+      // A key is under 100 bytes: an unauthenticated body gets a small cap, not max_json.
+      body = Wire.JSON.readTree(SandboxApi.body(ctx, Math.min(maxJson, SIGN_IN_MAX_BYTES)));
     } catch (IOException e) {
       throw ApiException.badRequest(
           ErrorCode.MALFORMED_JSON, "the body is not JSON", "send {\"key\": \"ank_...\"}");

@@ -542,12 +542,20 @@ final class E2bApi {
     ctx.status(204);
   }
 
+  /** A year: more than any max_ttl, and far from where instant arithmetic overflows. */
+  static final long MAX_SECONDS = 366L * 24 * 3600;
+
   private static long seconds(ObjectNode req, String field) {
-    long s = req.path(field).asLong(-1);
-    if (s <= 0) {
+    JsonNode n = req.path(field);
+    long s = n.canConvertToLong() ? n.asLong(-1) : -1;
+    if (s <= 0 || s > MAX_SECONDS) {
       throw ApiException.badRequest(
           ErrorCode.INVALID_FIELD,
-          field + " must be a positive number of seconds",
+          field
+              + " must be a number of seconds in 1.."
+              + MAX_SECONDS
+              + ", got "
+              + Escape.id(n.toString()),
           "send e.g. {\"" + field + "\": 300}");
     }
     return s;

@@ -159,25 +159,18 @@ final class E2bEnvd {
               + " command, file and code services");
     }
     E2bSandboxes.State s = sandboxes.get(id);
-    if (s != null && s.paused()) {
-      throw new HttpError(
-          502, "sandbox " + Escape.id(id) + " is paused: resume it with Sandbox.connect(id)");
-    }
-    Registry.Entry e = s == null ? null : entryOrNull(s.tenant, s.sandboxId);
-    if (s == null || e == null) {
-      if (s != null) {
-        sandboxes.remove(id);
-      }
+    // The token first, and one answer for an unknown id and a wrong token: before it, nobody
+    // learns whether an id exists, is paused or has gone (issue 42, LOW 18).
+    if (s == null || !tokenFits(ctx, s, port)) {
       tenants.refused(ctx);
       throw new HttpError(
-          502, "sandbox " + Escape.id(id) + " is not running (killed or timed out)");
+          401,
+          "no running sandbox '"
+              + Escape.id(id)
+              + "' takes this access token: use the envdAccessToken this server returned when the"
+              + " sandbox was created (a killed or timed-out sandbox takes none)");
     }
-    E2bSandboxes.Grant g = s.grant;
-    boolean ok =
-        Tokens.same(ctx.header("X-Access-Token"), g.envdToken())
-            || (port == INTERPRETER_PORT
-                && Tokens.same(ctx.header("E2B-Traffic-Access-Token"), g.trafficToken()));
-    if (ok && !sandboxes.honoured(s)) {
+    if (!sandboxes.honoured(s)) {
       // The token was right but a key it was handed to is revoked or expired: it ends with it.
       tenants.refused(ctx);
       throw new HttpError(
@@ -185,14 +178,24 @@ final class E2bEnvd {
           "the sandbox access token was handed to an API key that is revoked or expired: connect"
               + " again (Sandbox.connect) with an active key for new tokens");
     }
-    if (!ok) {
-      tenants.refused(ctx);
+    if (s.paused()) {
       throw new HttpError(
-          401,
-          "the sandbox access token is missing or wrong: use the envdAccessToken this server"
-              + " returned when the sandbox was created");
+          502, "sandbox " + Escape.id(id) + " is paused: resume it with Sandbox.connect(id)");
+    }
+    Registry.Entry e = entryOrNull(s.tenant, s.sandboxId);
+    if (e == null) {
+      sandboxes.remove(id);
+      throw new HttpError(
+          502, "sandbox " + Escape.id(id) + " is not running (killed or timed out)");
     }
     return new Target(e, s, tenants.active(s.tenant, ctx), port);
+  }
+
+  private static boolean tokenFits(Context ctx, E2bSandboxes.State s, int port) {
+    E2bSandboxes.Grant g = s.grant;
+    return Tokens.same(ctx.header("X-Access-Token"), g.envdToken())
+        || (port == INTERPRETER_PORT
+            && Tokens.same(ctx.header("E2B-Traffic-Access-Token"), g.trafficToken()));
   }
 
   private Registry.@Nullable Entry entryOrNull(String tenant, String id) {
@@ -237,7 +240,11 @@ final class E2bEnvd {
     } else if (path.equals("/files") && method.equals("GET")) {
       refuseRoot(ctx.queryParam("username"));
       String p = workspace(ctx.queryParam("path"));
+      MemoryBudget.Lease lease = MemoryBudget.lease(ctx, config.maxBodyBytes(), "a file download");
       byte[] data = t.entry.sandbox().files().read(p);
+      if (lease != null) {
+        lease.shrinkTo(data.length);
+      }
       ctx.status(200);
       ctx.contentType("application/octet-stream");
       ctx.result(data);
@@ -254,7 +261,7 @@ final class E2bEnvd {
     SandboxFiles files = t.entry.sandbox().files();
     List<ObjectNode> written = new ArrayList<>();
     if (type != null && type.toLowerCase(Locale.ROOT).startsWith("multipart/")) {
-      List<UploadedFile> parts = ctx.uploadedFiles("file");
+      List<UploadedFile> parts = multipart(ctx);
       if (parts.isEmpty()) {
         throw new HttpError(400, "the multipart body has no 'file' part");
       }
@@ -263,8 +270,9 @@ final class E2bEnvd {
         String target = query != null && parts.size() == 1 ? query : f.filename();
         String p = workspace(target);
         byte[] data;
+        MemoryBudget.reserve(ctx, f.size(), "an upload body");
         try (InputStream in = f.content()) {
-          data = in.readAllBytes();
+          data = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, config.maxBodyBytes()));
         } catch (IOException e) {
           throw new HttpError(400, "the upload could not be read: " + e.getMessage());
         }
@@ -279,6 +287,55 @@ final class E2bEnvd {
       written.add(writeInfo(files.write(p, data)));
     }
     AgentNestServer.json(ctx, 200, written);
+  }
+
+  /**
+   * The parts of a multipart upload, held to max_body: a declared larger body is refused before any
+   * of it is read or stored, a larger one without a length when the parser passes the bound
+   * (multipartConfig in {@link AgentNestServer#start}).
+   */
+  private List<UploadedFile> multipart(Context ctx) {
+    long max = config.maxBodyBytes();
+    long declared = ctx.req().getContentLengthLong();
+    if (declared > max) {
+      if (declared - max <= SandboxApi.DRAIN_BYTES) {
+        // Dropped as it arrives (never stored), so that the client reads the 413 rather than a
+        // reset connection.
+        try (InputStream in = ctx.req().getInputStream()) {
+          in.skipNBytes(declared);
+        } catch (IOException gone) {
+          // the client went away
+        }
+      }
+      throw tooLarge(max);
+    }
+    MemoryBudget.reserve(ctx, declared >= 0 ? declared : max, "an upload body");
+    try {
+      return ctx.uploadedFiles("file");
+    } catch (Exception e) { // the servlet's checked ServletException arrives undeclared
+      String why = "";
+      for (Throwable c = e; c != null; c = c.getCause()) {
+        String m = String.valueOf(c.getMessage()).toLowerCase(Locale.ROOT);
+        if (m.contains("exceeds") || m.contains("too large") || m.contains("max")) {
+          throw tooLarge(max);
+        }
+        why = String.valueOf(c.getMessage());
+      }
+      // e.g. a NUL in a part's file name ("invalid byte 0"), which answered 500
+      throw new HttpError(
+          400,
+          "the multipart body is not valid ("
+              + Escape.id(why)
+              + "): send a form whose part headers and file names are printable");
+    }
+  }
+
+  private static HttpError tooLarge(long max) {
+    return new HttpError(
+        413,
+        "the upload is over the server's max_body of "
+            + max
+            + " bytes: send smaller files (or ask the operator to raise max_body)");
   }
 
   private static byte[] gunzip(byte[] data, long max) {

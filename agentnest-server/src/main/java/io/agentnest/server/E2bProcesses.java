@@ -22,6 +22,7 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.jspecify.annotations.Nullable;
@@ -149,6 +150,22 @@ final class E2bProcesses {
 
   /** Begins moving a started command's events to its attached streams. */
   void pump(Proc p) {
+    try {
+      pumpOn(p);
+    } catch (RejectedExecutionException full) {
+      // Bounded (issue 42, LOW 11): the command is stopped rather than left without a reader.
+      running.remove(p.pid);
+      p.execution.cancel();
+      throw E2bConnect.error(
+          Code.RESOURCE_EXHAUSTED,
+          "the server's "
+              + StreamThreads.MAX_PUMPS
+              + " command streams are all in use: retry shortly, or end commands you no longer"
+              + " read");
+    }
+  }
+
+  private void pumpOn(Proc p) {
     pumps.execute(
         () -> {
           try {

@@ -93,6 +93,12 @@ final class E2bWire {
     if (path == null || path.isEmpty()) {
       throw E2bConnect.error(Code.INVALID_ARGUMENT, "the path is missing");
     }
+    // A NUL (e.g. in a multipart file name) reached the file system as a 500.
+    if (path.chars().anyMatch(c -> c < 0x20 || c == 0x7f)) {
+      throw E2bConnect.error(
+          Code.INVALID_ARGUMENT,
+          "path '" + Escape.id(path) + "' contains a control character: use printable ones only");
+    }
     for (String root : List.of(HOME, WORKSPACE)) {
       if (path.equals(root) || path.equals(root + "/")) {
         return "";

@@ -15,7 +15,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.eclipse.jetty.websocket.api.Callback;
@@ -46,12 +46,7 @@ final class ExecSocket implements AutoCloseable {
   private final Set<String> keep = ConcurrentHashMap.newKeySet();
 
   private final ExecutorService pumps =
-      Executors.newCachedThreadPool(
-          r -> {
-            Thread t = new Thread(r, "agentnest-server-ws");
-            t.setDaemon(true);
-            return t;
-          });
+      StreamThreads.pool("agentnest-server-ws", StreamThreads.MAX_PUMPS);
 
   ExecSocket(SandboxApi api, Registry registry, long maxJsonBytes) {
     this.api = api;
@@ -130,7 +125,14 @@ final class ExecSocket implements AutoCloseable {
     if (call.keepOnLeave()) {
       keep.add(ctx.sessionId());
     }
-    pumps.execute(() -> pump(ctx, x));
+    try {
+      pumps.execute(() -> pump(ctx, x));
+    } catch (RejectedExecutionException full) {
+      running.remove(ctx.sessionId());
+      keep.remove(ctx.sessionId());
+      x.cancel();
+      throw StreamThreads.full("stream", StreamThreads.MAX_PUMPS);
+    }
   }
 
   private static byte[] bytes(JsonNode req) {

@@ -32,6 +32,29 @@ final class RateLimiter {
     acquire(t.name(), t.requestsPerSecond(), "requests_per_second");
   }
 
+  /** A 429 naming {@code quota} when the bucket {@code key} is empty; takes nothing. */
+  synchronized void check(String key, int perSecond, String quota) {
+    Bucket b = buckets.get(key);
+    if (b == null) {
+      return;
+    }
+    int rate = Math.max(1, perSecond);
+    double tokens =
+        Math.min(rate, b.tokens + (nanos.getAsLong() - b.last) * (double) rate / SECOND);
+    if (tokens < 1) {
+      throw full(quota, rate);
+    }
+  }
+
+  private static ApiException full(String quota, int rate) {
+    return new ApiException(
+        429,
+        ErrorCode.QUOTA,
+        "quota '" + quota + "' is full: limit " + rate + ", in use " + rate,
+        "slow down: retry after the Retry-After header's seconds",
+        Map.of("quota", quota, "limit", rate, "used", rate));
+  }
+
   /** Takes one token from the bucket {@code key}; a 429 naming {@code quota} when empty. */
   synchronized void acquire(String key, int perSecond, String quota) {
     int rate = Math.max(1, perSecond);
@@ -44,12 +67,7 @@ final class RateLimiter {
     b.tokens = Math.min(rate, b.tokens + (now - b.last) * (double) rate / SECOND);
     b.last = now;
     if (b.tokens < 1) {
-      throw new ApiException(
-          429,
-          ErrorCode.QUOTA,
-          "quota '" + quota + "' is full: limit " + rate + ", in use " + rate,
-          "slow down: retry after the Retry-After header's seconds",
-          Map.of("quota", quota, "limit", rate, "used", rate));
+      throw full(quota, rate);
     }
     b.tokens -= 1;
   }

@@ -29,10 +29,13 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
@@ -83,6 +86,13 @@ final class SandboxApi implements AutoCloseable {
             t.setDaemon(true);
             return t;
           });
+
+  /**
+   * Where keep-alive comments are written: the scheduler above only hands them out, so a stream
+   * whose client does not read blocks its own writer, never another tenant's keep-alives.
+   */
+  private final ThreadPoolExecutor pings =
+      StreamThreads.pool("agentnest-server-ping", StreamThreads.MAX_PINGS);
 
   SandboxApi(
       ServerConfig config,
@@ -268,10 +278,13 @@ final class SandboxApi implements AutoCloseable {
   void extend(Context ctx) {
     Registry.Entry e = entry(ctx);
     Wire.Extend req = Wire.read(body(ctx, config.maxJsonBytes()), Wire.Extend.class);
-    if (req.seconds() <= 0) {
+    long most = Policies.effective(config.policy(), tenant(ctx)).maxTtl().toSeconds();
+    // Above max_ttl no extension can be allowed; checked first so that a huge number never
+    // reaches the time arithmetic (it overflowed into a 500).
+    if (req.seconds() <= 0 || req.seconds() > most) {
       throw ApiException.badRequest(
           ErrorCode.INVALID_FIELD,
-          "seconds must be positive, got " + req.seconds(),
+          "seconds must be in 1.." + most + " (the max_ttl), got " + req.seconds(),
           "send e.g. {\"seconds\": 600}");
     }
     extend(tenant(ctx), e, req.seconds());
@@ -281,8 +294,10 @@ final class SandboxApi implements AutoCloseable {
   /** Extends by {@code seconds} unless the whole lifetime would pass the policy's max_ttl. */
   void extend(Tenant t, Registry.Entry e, long seconds) {
     Policies.Effective p = Policies.effective(config.policy(), t);
-    Duration total = Duration.between(e.created(), e.sandbox().expiresAt()).plusSeconds(seconds);
-    if (total.compareTo(p.maxTtl()) > 0) {
+    Duration lived = Duration.between(e.created(), e.sandbox().expiresAt());
+    if (seconds > p.maxTtl().toSeconds() || lived.plusSeconds(seconds).compareTo(p.maxTtl()) > 0) {
+      Duration total =
+          seconds > p.maxTtl().toSeconds() ? p.maxTtl().plusSeconds(1) : lived.plusSeconds(seconds);
       throw new ApiException(
           422,
           ErrorCode.POLICY,
@@ -315,7 +330,8 @@ final class SandboxApi implements AutoCloseable {
       Supplier<ExecResult> runner,
       Supplier<Execution> starter,
       ExecutionTaps.Run tap,
-      boolean keepOnLeave) {
+      boolean keepOnLeave,
+      long maxOutput) {
     ExecResult run() {
       return runner.get();
     }
@@ -341,6 +357,8 @@ final class SandboxApi implements AutoCloseable {
     if (wantsStream(ctx)) {
       stream(ctx, e.sandbox().id(), start(call), call.keepOnLeave());
     } else {
+      // A whole result is held until it is written: its output bound is reserved first.
+      MemoryBudget.reserve(ctx, call.maxOutput(), "an execution's output");
       AgentNestServer.json(ctx, 200, Wire.result(run(call)));
     }
   }
@@ -404,7 +422,8 @@ final class SandboxApi implements AutoCloseable {
         () -> cmd != null ? sb.exec(cmd, opts) : sb.exec(argv, opts),
         () -> cmd != null ? sb.start(cmd, opts) : sb.start(argv, opts),
         run,
-        req.onDisconnect() == Wire.OnDisconnect.CONTINUE);
+        req.onDisconnect() == Wire.OnDisconnect.CONTINUE,
+        outputBound(sb, opts));
   }
 
   /** Checks a Python request against the quotas (executions, sessions) and the bounds. */
@@ -443,7 +462,8 @@ final class SandboxApi implements AutoCloseable {
                 ? sb.startCode(code, opts)
                 : sb.pythonSession(session).start(code, opts),
         run,
-        req.onDisconnect() == Wire.OnDisconnect.CONTINUE);
+        req.onDisconnect() == Wire.OnDisconnect.CONTINUE,
+        outputBound(sb, opts));
   }
 
   void listFiles(Context ctx) {
@@ -508,6 +528,8 @@ final class SandboxApi implements AutoCloseable {
             ErrorCode.INVALID_FIELD, "maxBytes is not a number", "send e.g. maxBytes=1048576");
       }
     }
+    // The tar is built in memory: its bound is reserved first (the buffer grows by doubling).
+    MemoryBudget.Lease lease = MemoryBudget.lease(ctx, 2 * max, "an archive");
     ByteArrayOutputStream buf = new ByteArrayOutputStream();
     long total = 0;
     try (TarArchiveOutputStream tar = new TarArchiveOutputStream(buf, "UTF-8")) {
@@ -536,6 +558,9 @@ final class SandboxApi implements AutoCloseable {
       throw ex;
     } catch (RuntimeException ex) {
       throw AgentNestServer.map(ex);
+    }
+    if (lease != null) {
+      lease.shrinkTo(2L * buf.size());
     }
     ctx.status(200);
     ctx.contentType("application/x-tar");
@@ -581,11 +606,16 @@ final class SandboxApi implements AutoCloseable {
   void download(Context ctx) {
     Registry.Entry e = entry(ctx);
     String path = Paths.check(ctx.queryParam("path"), false);
+    // The file is held whole until it is written: max_body is reserved, then its real size.
+    MemoryBudget.Lease lease = MemoryBudget.lease(ctx, config.maxBodyBytes(), "a file download");
     byte[] data;
     try {
       data = e.sandbox().files().read(path);
     } catch (RuntimeException ex) {
       throw AgentNestServer.map(ex);
+    }
+    if (lease != null) {
+      lease.shrinkTo(data.length);
     }
     ctx.status(200);
     ctx.contentType("application/octet-stream");
@@ -679,6 +709,12 @@ final class SandboxApi implements AutoCloseable {
     o.maxOutputBytes(bytes);
   }
 
+  /** The most output a call keeps: its own bound, else its sandbox's. */
+  private static long outputBound(Sandbox sb, ExecOptions opts) {
+    Long asked = opts.maxOutputBytes();
+    return asked != null ? asked : sb.config().maxOutputBytes();
+  }
+
   private static ExecOptions options(ExecOptions.Builder o) {
     try {
       return o.build();
@@ -738,8 +774,9 @@ final class SandboxApi implements AutoCloseable {
     ctx.contentType("text/event-stream");
     ctx.header("Cache-Control", "no-store");
     ctx.header("X-Accel-Buffering", "no");
-    Object lock = new Object();
+    ReentrantLock lock = new ReentrantLock();
     AtomicBoolean gone = new AtomicBoolean();
+    AtomicBoolean pinging = new AtomicBoolean();
     Runnable leave =
         () -> {
           gone.set(true);
@@ -755,19 +792,36 @@ final class SandboxApi implements AutoCloseable {
       drain(execution, keepOnLeave);
       return;
     }
+    Runnable pingOnce =
+        () -> {
+          // A stream busy writing (or blocked on its client) needs no keep-alive.
+          if (!lock.tryLock()) {
+            pinging.set(false);
+            return;
+          }
+          try {
+            if (!gone.get()) {
+              out.write(": keep-alive\n\n".getBytes(StandardCharsets.US_ASCII));
+              out.flush();
+            }
+          } catch (IOException | RuntimeException e) {
+            leave.run();
+          } finally {
+            lock.unlock();
+            pinging.set(false);
+          }
+        };
     ScheduledFuture<?> ping =
         keepalive.scheduleAtFixedRate(
             () -> {
-              synchronized (lock) {
-                if (gone.get()) {
-                  return;
-                }
-                try {
-                  out.write(": keep-alive\n\n".getBytes(StandardCharsets.US_ASCII));
-                  out.flush();
-                } catch (IOException | RuntimeException e) {
-                  leave.run();
-                }
+              // At most one keep-alive of this stream in flight; a full pool skips this one.
+              if (gone.get() || !pinging.compareAndSet(false, true)) {
+                return;
+              }
+              try {
+                pings.execute(pingOnce);
+              } catch (RejectedExecutionException full) {
+                pinging.set(false);
               }
             },
             KEEPALIVE_SECONDS,
@@ -807,17 +861,18 @@ final class SandboxApi implements AutoCloseable {
   }
 
   private static void write(
-      Object lock, OutputStream out, AtomicBoolean gone, Runnable leave, byte[] frame) {
-    synchronized (lock) {
+      ReentrantLock lock, OutputStream out, AtomicBoolean gone, Runnable leave, byte[] frame) {
+    lock.lock();
+    try {
       if (gone.get()) {
         return;
       }
-      try {
-        out.write(frame);
-        out.flush();
-      } catch (IOException | RuntimeException e) {
-        leave.run();
-      }
+      out.write(frame);
+      out.flush();
+    } catch (IOException | RuntimeException e) {
+      leave.run();
+    } finally {
+      lock.unlock();
     }
   }
 
@@ -854,6 +909,7 @@ final class SandboxApi implements AutoCloseable {
       }
       throw tooLarge(declared, max);
     }
+    MemoryBudget.reserve(ctx, declared >= 0 ? declared : max, "a request body");
     try (InputStream in = ctx.req().getInputStream()) {
       byte[] data = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, max + 1));
       if (data.length > max) {
@@ -881,6 +937,7 @@ final class SandboxApi implements AutoCloseable {
   @Override
   public void close() {
     keepalive.shutdownNow();
+    pings.shutdownNow();
     usage.close();
   }
 }

@@ -482,6 +482,7 @@ class ConsoleIT {
     HttpResponse<String> wrong =
         send(
             req("/console/session")
+                .header("Content-Type", "application/json")
                 .POST(
                     HttpRequest.BodyPublishers.ofString(
                         "{\"key\":\"ank_0000000000000000_" + "A".repeat(43) + "\"}")));
@@ -490,6 +491,7 @@ class ConsoleIT {
     HttpResponse<String> signIn =
         send(
             req("/console/session")
+                .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString("{\"key\":\"" + keyA + "\"}")));
     assertThat(signIn.statusCode()).as(signIn.body()).isEqualTo(201);
     String setCookie = signIn.headers().firstValue("Set-Cookie").orElseThrow();
@@ -574,6 +576,7 @@ class ConsoleIT {
     HttpResponse<String> r =
         send(
             req("/console/session")
+                .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString("{\"key\":\"" + key + "\"}")));
     assertThat(r.statusCode()).as(r.body()).isEqualTo(201);
     String setCookie = r.headers().firstValue("Set-Cookie").orElseThrow();
@@ -708,6 +711,7 @@ class ConsoleIT {
         .isEqualTo(401);
     assertThat(
             send(req("/console/session")
+                    .header("Content-Type", "application/json")
                     .POST(HttpRequest.BodyPublishers.ofString("{\"key\":\"" + admin + "\"}")))
                 .statusCode())
         .isEqualTo(401);

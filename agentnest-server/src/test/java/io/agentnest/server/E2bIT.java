@@ -303,6 +303,7 @@ class E2bIT {
     HttpResponse<String> signIn =
         client.send(
             HttpRequest.newBuilder(URI.create(base() + "/console/session"))
+                .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString("{\"key\":\"" + keyA + "\"}"))
                 .build(),
             HttpResponse.BodyHandlers.ofString());
@@ -405,9 +406,14 @@ class E2bIT {
                 a.envdToken()),
             "application/json",
             list);
-    assertThat(unknown.statusCode()).isEqualTo(503);
-    assertThat(new String(unknown.body(), StandardCharsets.UTF_8))
-        .contains("unavailable", "not running");
+    // An unknown id and a known id with a wrong token get the same answer: before the token is
+    // checked nobody learns which ids exist, run or are paused (issue 42, LOW 18).
+    HttpResponse<byte[]> wrongToken =
+        envd("/process.Process/List", as(a, b.envdToken()), "application/json", list);
+    assertThat(unknown.statusCode()).isEqualTo(401).isEqualTo(wrongToken.statusCode());
+    assertThat(new String(unknown.body(), StandardCharsets.UTF_8).replace("nope", "ID"))
+        .isEqualTo(new String(wrongToken.body(), StandardCharsets.UTF_8).replace(a.id(), "ID"))
+        .contains("access token");
     // The traffic token is for the code interpreter only, never envd.
     assertThat(
             envd("/process.Process/List", as(a, a.trafficToken()), "application/json", list)

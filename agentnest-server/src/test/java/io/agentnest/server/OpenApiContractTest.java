@@ -85,8 +85,7 @@ class OpenApiContractTest {
       // Without a key a registered authenticated route asks for one. Each probe is a refused
       // authentication: they stay within one second's failed-auth bucket.
       for (Route r :
-          Route.ALL.subList(
-              0, Math.min(Route.ALL.size(), AgentNestServer.FAILED_AUTH_PER_SECOND - 1))) {
+          Route.ALL.subList(0, Math.min(Route.ALL.size(), AuthFailures.PER_ADDRESS - 1))) {
         String path =
             r.path()
                 .replace("{id}", "sb-1")
@@ -114,8 +113,9 @@ class OpenApiContractTest {
                 Map.of())) {
       Http http = new Http(server.start());
       Http.Reply limited = null;
-      for (int i = 0; i < 4 * AgentNestServer.FAILED_AUTH_PER_SECOND && limited == null; i++) {
-        Http.Reply r = http.get("/v1/sandboxes", "ank_0000000000000000_" + "B".repeat(43));
+      for (int i = 0; i < 4 * AuthFailures.PER_ADDRESS && limited == null; i++) {
+        // A new key id each time: the per-key-id bound (AuthFailures) is not what answers here.
+        Http.Reply r = http.get("/v1/sandboxes", String.format("ank_%016x_", i) + "B".repeat(43));
         limited = r.status() == 429 ? r : null;
       }
       assertThat(limited).isNotNull();

@@ -1,0 +1,120 @@
+package io.agentnest.server;
+
+import io.javalin.http.Context;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The bytes the server may hold for request and response bodies at once, across every tenant (issue
+ * 42, MEDIUM 6: ten concurrent 64 MiB exec outputs or eight archive downloads of one tenant ran the
+ * server out of memory). A request reserves what it may buffer before it buffers it; when the
+ * budget cannot give it, the request is refused with 503 naming the budget, and every other request
+ * goes on. Reservations end when the request does.
+ */
+final class MemoryBudget {
+  static final String ATTR = "agentnest.memory-budget";
+  private static final String LEASES = "agentnest.memory-leases";
+
+  private final long total;
+  private long used;
+
+  MemoryBudget(long total) {
+    this.total = total;
+  }
+
+  /** Half the heap: the rest is for the sandboxes' channels, the audit and everything else. */
+  static long defaultBytes() {
+    return Runtime.getRuntime().maxMemory() / 2;
+  }
+
+  /** What one reservation holds until it is released (once). */
+  final class Lease implements AutoCloseable {
+    private long bytes;
+
+    private Lease(long bytes) {
+      this.bytes = bytes;
+    }
+
+    /** Gives back what is no longer needed, e.g. once the real size is known. */
+    void shrinkTo(long actual) {
+      synchronized (MemoryBudget.this) {
+        long give = bytes - Math.max(0, actual);
+        if (give > 0) {
+          used -= give;
+          bytes -= give;
+        }
+      }
+    }
+
+    @Override
+    public void close() {
+      synchronized (MemoryBudget.this) {
+        used -= bytes;
+        bytes = 0;
+      }
+    }
+  }
+
+  /**
+   * Reserves {@code bytes} for {@code what} (e.g. "an upload body") until the request ends; 503
+   * naming the budget when it is taken. Without a budget on the request (a test's bare context)
+   * nothing is reserved.
+   */
+  static void reserve(Context ctx, long bytes, String what) {
+    lease(ctx, bytes, what);
+  }
+
+  /** As {@link #reserve}, with the lease to shrink once the real size is known. */
+  static @Nullable Lease lease(Context ctx, long bytes, String what) {
+    MemoryBudget b = ctx.attribute(ATTR);
+    if (b == null || bytes <= 0) {
+      return null;
+    }
+    Lease l = b.take(bytes, what);
+    List<Lease> held = ctx.attribute(LEASES);
+    if (held == null) {
+      held = new ArrayList<>();
+      ctx.attribute(LEASES, held);
+    }
+    held.add(l);
+    return l;
+  }
+
+  /** Ends every reservation of the request (its response is written or it failed). */
+  static void releaseAll(Context ctx) {
+    List<Lease> held = ctx.attribute(LEASES);
+    if (held != null) {
+      held.forEach(Lease::close);
+      held.clear();
+    }
+  }
+
+  synchronized long used() {
+    return used;
+  }
+
+  private synchronized Lease take(long bytes, String what) {
+    if (bytes > total - used) {
+      throw new ApiException(
+          503,
+          ErrorCode.QUOTA,
+          "the server's memory budget is taken: "
+              + what
+              + " needs up to "
+              + bytes
+              + " bytes, and "
+              + used
+              + " of its "
+              + total
+              + " bytes are held by requests in progress",
+          "retry after the Retry-After seconds, or use smaller parts (lower maxOutputBytes,"
+              + " fewer files per archive, smaller uploads); the operator raises the budget"
+              + " (half the server's heap) with -Xmx",
+          Map.of("quota", "memory_budget", "limit", total, "used", used));
+    }
+    used += bytes;
+    return new Lease(bytes);
+  }
+}
