@@ -156,6 +156,25 @@ def test_the_next_sandbox_of_a_shape_comes_from_the_engines_warm_pool(own_home: 
         assert "agentnest.pool" not in other.info.get("labels", {})
 
 
+def test_secret_values_are_masked_and_credentials_never_enter_the_sandbox(
+    engine_home: Path,
+) -> None:
+    token = agentnest.Secret("API_TOKEN", "tok-5f2c9a71e3b84d06")
+    key = agentnest.Secret("OPENAI_API_KEY", "sk-test-7d1e0c4b9a3f2e8d")
+    policy = SecurityPolicy(
+        network=agentnest.NetworkPolicy.allowlist(domains=["pypi.example.com"])
+        .placeholder("api.example.com", key)
+        .inject("git.example.com", agentnest.Secret("GIT_TOKEN", "ghp_0a1b2c3d4e5f6a7b")),
+    )
+    with Sandbox(environment={"API_TOKEN": token, "MODE": "x"}, security_policy=policy) as sb:
+        r = sb.exec_shell("echo $API_TOKEN; echo $OPENAI_API_KEY; env")
+        assert token.value not in r.stdout and "API_TOKEN" in r.stdout  # in the sandbox, masked
+        assert key.value not in r.stdout and "ghp_0a1b2c3d4e5f6a7b" not in r.stdout
+        placeholder = r.stdout.splitlines()[1]
+        assert placeholder and placeholder != key.value  # the sandbox holds only a stand-in
+        assert r.redactions  # the engine says it masked something
+
+
 def test_a_destroyed_sandbox_says_so(engine_home: Path) -> None:
     sb = Sandbox()
     sb.destroy()

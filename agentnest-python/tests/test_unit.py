@@ -187,3 +187,22 @@ def test_results_say_ok_and_check_raises_naming_the_failure() -> None:
     s = agentnest.SessionResult("1\n", "", None, None)
     out, err, result, error = s
     assert s.ok and s.check() is s and out == "1\n"
+
+
+def test_secrets_and_credentials_are_checked_and_never_shown() -> None:
+    s = agentnest.Secret("GITHUB_TOKEN", "ghp_abcdefghijklmnop")
+    assert "ghp_" not in repr(s)
+    with pytest.raises(ValueError, match="at least 8"):
+        agentnest.Secret("X", "short")
+    with pytest.raises(ValueError, match="Secret name"):
+        agentnest.Secret("1BAD", "long enough value")
+    p = NetworkPolicy.allowlist(domains=["pypi.org"]).inject("api.github.com", s)
+    assert p.domains == ("pypi.org", "api.github.com")
+    assert p.credentials[0].wire() == {
+        "host": "api.github.com", "name": "GITHUB_TOKEN", "value": "ghp_abcdefghijklmnop",
+        "header": "Authorization: Bearer ${secret:GITHUB_TOKEN}",
+    }
+    q = NetworkPolicy.denied().placeholder("api.example.com", s)
+    assert q.credentials[0].wire()["placeholder"] is True and q.enabled
+    with pytest.raises(ValueError, match="exactly one"):
+        agentnest.Credential("h.example.com", s)

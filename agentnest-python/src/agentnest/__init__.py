@@ -20,7 +20,7 @@ from .errors import (
     RuntimeNotAvailableError,
     SandboxDestroyedError,
 )
-from .policy import NetworkPolicy, SecurityPolicy
+from .policy import Credential, NetworkPolicy, Secret, SecurityPolicy
 from .pool import SandboxPool
 from .results import Artifact, CodeError, CodeResult, ExecutionResult, FileInfo, SessionResult
 from .sandbox import ApprovalRequest, PythonSession, Sandbox
@@ -35,6 +35,8 @@ __all__ = [
     "SandboxPool",
     "NetworkPolicy",
     "SecurityPolicy",
+    "Secret",
+    "Credential",
     "ApprovalRequest",
     "ExecutionResult",
     "CodeResult",

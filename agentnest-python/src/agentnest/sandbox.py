@@ -13,7 +13,7 @@ from typing import Any
 from . import _engine
 from ._wire import Endpoint, EngineGone, Wire
 from .errors import AgentNestError, ExecutionTimeoutError, SandboxDestroyedError
-from .policy import SecurityPolicy
+from .policy import Secret, SecurityPolicy
 from .results import Artifact, CodeError, CodeResult, ExecutionResult, FileInfo, SessionResult
 
 __all__ = ["Sandbox", "PythonSession", "ApprovalRequest", "connection"]
@@ -105,6 +105,20 @@ def _env(name: str, env: Mapping[str, str] | None) -> dict[str, str] | None:
     return out
 
 
+def _split_env(
+    env: Mapping[str, str | Secret] | None,
+) -> tuple[dict[str, str] | None, dict[str, str] | None]:
+    """Plain variables, and those given as :class:`Secret` (masked in all output)."""
+    if env is None:
+        return None, None
+    if not isinstance(env, Mapping):
+        raise TypeError(f"environment must be a dict of str to str or Secret, not "
+                        f"{type(env).__name__}")
+    plain = {k: v for k, v in env.items() if not isinstance(v, Secret)}
+    secret = {k: v.value for k, v in env.items() if isinstance(v, Secret)}
+    return _env("environment", plain), secret or None
+
+
 def _rel(name: str, path: str | os.PathLike[str] | None) -> str | None:
     """A workspace path as the wire takes it: relative to /workspace."""
     if path is None:
@@ -146,7 +160,7 @@ class Sandbox:
         image: str | None = None,
         timeout: float = 300,
         *,
-        environment: Mapping[str, str] | None = None,
+        environment: Mapping[str, str | Secret] | None = None,
         workdir: str = "/workspace",
         network_enabled: bool = False,
         memory: str | int = "512m",
@@ -172,7 +186,7 @@ class Sandbox:
         if image is not None and (not isinstance(image, str) or not image):
             raise TypeError(f"image must be an image name (str) or None, not {image!r}")
         ttl = _seconds("timeout", timeout)
-        env = _env("environment", environment)
+        env, secret_env = _split_env(environment)
         if backend not in BACKENDS:
             raise ValueError(f"backend={backend!r}: use one of {', '.join(BACKENDS)}")
         if isinstance(cpus, bool) or not isinstance(cpus, (int, float)) or cpus <= 0:
@@ -212,10 +226,14 @@ class Sandbox:
             body["image"] = image
         if env:
             body["env"] = env
+        if secret_env:
+            body["secretEnv"] = secret_env
         if backend == "gvisor":
             body["runtime"] = "runsc"
         if policy.network.enabled:
             body["allowHosts"] = list(policy.network.domains)
+        if policy.network.credentials:
+            body["credentials"] = [c.wire() for c in policy.network.credentials]
         approvals = policy.approvals or ("recommended" if approval_hook else None)
         if approvals:
             body["approvals"] = approvals

@@ -172,7 +172,11 @@ final class EngineCommand implements Callable<Integer> {
             ServerConfig.Policy.DEFAULT_RUNTIMES,
             List.of("*"),
             List.of(),
-            ApprovalPolicy.none());
+            ApprovalPolicy.none(),
+            // The user's own host: the kernel's bounds, not a shared server's per-tenant ones.
+            32_768,
+            10_000,
+            Long.MAX_VALUE / 4);
     return ServerConfig.defaults().withPolicy(p);
   }
 

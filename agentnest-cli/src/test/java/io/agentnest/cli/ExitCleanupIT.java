@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -65,7 +66,7 @@ class ExitCleanupIT {
               Processes.cli("audit", "--sandbox", id, "--type", "sandbox.destroyed", "--json"),
               Path.of("."),
               60,
-              java.util.Map.of("AGENTNEST_HOME", home.toString()));
+              Map.of("AGENTNEST_HOME", home.toString()));
       assertThat(audit.out()).contains("the process that owned it exited");
     } finally {
       p.destroyForcibly();

@@ -232,20 +232,12 @@ final class E2bApi {
     Map<String, String> env = strings(req, "envVars");
     List<String> hosts = allowOut(req);
     Wire.CreateSandbox create =
-        new Wire.CreateSandbox(
+        Wire.CreateSandbox.basic(
             image,
-            null,
-            null,
             ttl,
             env.isEmpty() ? null : env,
             hosts.isEmpty() ? null : hosts,
-            approvals(metadata),
-            null,
-            null,
-            null,
-            null,
-            null,
-            null);
+            approvals(metadata));
     sandboxes.retainRegistered(registry);
     Registry.Entry e = api.create(t, create);
     Sandbox sb = e.sandbox();

@@ -7,11 +7,13 @@ import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
 import io.agentnest.Execution;
 import io.agentnest.FileInfo;
+import io.agentnest.Header;
 import io.agentnest.NetworkPolicy;
 import io.agentnest.ResourceUsage;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
+import io.agentnest.Secret;
 import io.agentnest.spi.Backends;
 import io.javalin.http.Context;
 import java.io.ByteArrayOutputStream;
@@ -196,6 +198,15 @@ final class SandboxApi implements AutoCloseable {
     if (req.env() != null) {
       b.env(req.env());
     }
+    if (req.secretEnv() != null) {
+      // Masked in everything the sandbox prints, as the Java API's secretEnv is.
+      try {
+        req.secretEnv().forEach((k, v) -> b.secretEnv(k, Secret.named(k, v)));
+      } catch (RuntimeException e) {
+        throw AgentNestServer.map(e);
+      }
+    }
+    List<Wire.Credential> credentials = req.credentials() == null ? List.of() : req.credentials();
     boolean ask = Boolean.TRUE.equals(req.askUnknownHosts());
     if (ask) {
       p.checkAsk();
@@ -206,7 +217,19 @@ final class SandboxApi implements AutoCloseable {
       if (ask) {
         n.onUnknownHost(NetworkPolicy.Mode.ASK);
       }
-      b.network(n.build());
+      try {
+        credentials.forEach(c -> credential(n, c));
+        b.network(n.build());
+      } catch (RuntimeException e) {
+        throw AgentNestServer.map(e);
+      }
+    } else if (!credentials.isEmpty()) {
+      throw new ApiException(
+          422,
+          ErrorCode.INVALID_FIELD,
+          "credentials name hosts the sandbox may not reach: allowHosts is empty",
+          "list each credential's host in allowHosts too",
+          Map.of("field", "credentials"));
     }
     // What the request asks for can add to the server's and the tenant's floor, never loosen it.
     ApprovalPolicy asked =
@@ -237,6 +260,43 @@ final class SandboxApi implements AutoCloseable {
             t.name(), sb, image, memory, cpus, clock.instant(), ConcurrentHashMap.newKeySet());
     registry.commit(r, entry);
     return entry;
+  }
+
+  /** One {@code credentials} entry onto the network policy: a header, or a placeholder. */
+  private static void credential(NetworkPolicy.Builder n, Wire.Credential c) {
+    boolean placeholder = Boolean.TRUE.equals(c.placeholder());
+    String header = c.header();
+    if (placeholder == (header != null)) {
+      throw new ApiException(
+          422,
+          ErrorCode.INVALID_FIELD,
+          "credential for " + Escape.id(c.host()) + " needs exactly one of header and placeholder",
+          "send header: \"Authorization: Bearer ${secret:NAME}\", or placeholder: true",
+          Map.of("field", "credentials"));
+    }
+    Secret secret = Secret.named(c.name(), c.value());
+    if (header == null) {
+      n.placeholder(c.host(), c.name(), secret);
+      return;
+    }
+    n.inject(
+        c.host(),
+        Header.parse(
+            header,
+            name -> {
+              if (!name.equals(c.name())) {
+                throw new ApiException(
+                    422,
+                    ErrorCode.INVALID_FIELD,
+                    "credential header names ${secret:"
+                        + Escape.id(name)
+                        + "}, not the credential's own "
+                        + Escape.id(c.name()),
+                    "name the credential's own secret in its header",
+                    Map.of("field", "credentials"));
+              }
+              return secret;
+            }));
   }
 
   void list(Context ctx) {

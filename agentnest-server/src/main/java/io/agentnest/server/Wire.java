@@ -48,7 +48,48 @@ final class Wire {
       @Nullable Long pidsLimit,
       @Nullable Long tmpSizeBytes,
       @Nullable Long workspaceSizeBytes,
-      @Nullable Boolean askUnknownHosts) {}
+      @Nullable Boolean askUnknownHosts,
+      @Nullable Map<String, String> secretEnv,
+      @Nullable List<Credential> credentials) {
+
+    /** What the E2B face asks for: its template's image, TTL, environment, hosts and approvals. */
+    static CreateSandbox basic(
+        String image,
+        @Nullable Long ttlSeconds,
+        @Nullable Map<String, String> env,
+        @Nullable List<String> allowHosts,
+        @Nullable JsonNode approvals) {
+      return new CreateSandbox(
+          image,
+          null,
+          null,
+          ttlSeconds,
+          env,
+          allowHosts,
+          approvals,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null,
+          null);
+    }
+  }
+
+  /**
+   * A credential the egress proxy adds for {@code host} and the sandbox never holds: {@code header}
+   * ({@code "Authorization: Bearer ${secret:NAME}"}) on each HTTPS request to it, or, with {@code
+   * placeholder}, an opaque value in the sandbox's environment variable {@code name} that the proxy
+   * swaps for {@code value} in requests to {@code host} only.
+   */
+  record Credential(
+      String host,
+      String name,
+      String value,
+      @Nullable String header,
+      @Nullable Boolean placeholder) {}
 
   /** POST /v1/approvals/{id}. */
   record Decide(boolean approve, @Nullable String reason) {}
