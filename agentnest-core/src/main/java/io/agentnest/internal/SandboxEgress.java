@@ -29,6 +29,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
@@ -164,6 +165,28 @@ final class SandboxEgress {
         m.put("method", method);
         m.put("path", path);
         m.put("status", status);
+        audit(AuditEvent.NETWORK_CREDENTIAL_USED, RedactedViews.auditData(redactor, m));
+      }
+
+      @Override
+      public void usedAgain(
+          String secretName,
+          Kind kind,
+          String host,
+          long repeated,
+          Map<Integer, Long> statuses,
+          String lastMethod,
+          String lastPath) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("secret", secretName);
+        m.put("kind", kind.name().toLowerCase(Locale.ROOT));
+        m.put("host", host);
+        m.put("method", lastMethod);
+        m.put("path", lastPath);
+        m.put("repeated", repeated);
+        Map<String, Long> byStatus = new TreeMap<>();
+        statuses.forEach((status, n) -> byStatus.put(String.valueOf(status), n));
+        m.put("statuses", byStatus);
         audit(AuditEvent.NETWORK_CREDENTIAL_USED, RedactedViews.auditData(redactor, m));
       }
 

@@ -333,7 +333,7 @@ public final class EgressProxy {
     // Framing and Host checks first: a request we could not forward faithfully is a 400.
     BodyFraming framing;
     try {
-      framing = BodyFraming.ofRequest(head);
+      framing = BodyFraming.ofRequest(head, version);
     } catch (BadMessage e) {
       badRequest(a, out, e.getMessage());
       return;

@@ -119,13 +119,15 @@ final class Interceptor {
     OutputStream cout = client.output;
     AtomicLong upBytes = new AtomicLong();
     AtomicLong downBytes = new AtomicLong();
+    CredentialUses uses = new CredentialUses(audit, host);
     try {
       for (int n = 0; n < MAX_REQUESTS_PER_CONNECTION; n++) {
-        if (!exchange(a, host, cin, cout, link, upBytes, downBytes)) {
+        if (!exchange(a, host, cin, cout, link, upBytes, downBytes, uses)) {
           return;
         }
       }
     } finally {
+      uses.close();
       a.bytesUp += upBytes.get();
       a.bytesDown += downBytes.get();
     }
@@ -139,7 +141,8 @@ final class Interceptor {
       OutputStream cout,
       UpstreamLink link,
       AtomicLong upBytes,
-      AtomicLong downBytes)
+      AtomicLong downBytes,
+      CredentialUses uses)
       throws IOException {
     link.reusable = false;
     Head head;
@@ -185,7 +188,7 @@ final class Interceptor {
     }
     BodyFraming framing;
     try {
-      framing = BodyFraming.ofRequest(head);
+      framing = BodyFraming.ofRequest(head, version);
     } catch (BadMessage e) {
       refuse(a, cout, 400, "Bad Request", "bad request: " + e.getMessage());
       return false;
@@ -207,7 +210,9 @@ final class Interceptor {
     Set<String> strip = EgressProxy.strippedHeaders(head);
     for (HeaderField h : head.headers) {
       scanLeaks(h.value, host, leaked);
-      if (strip.contains(h.lowerName) || replaced.contains(h.lowerName)) {
+      if (strip.contains(h.lowerName)
+          || replaced.contains(h.lowerName)
+          || h.lowerName.equals("accept-encoding")) {
         continue;
       }
       String value = swap(h.value, host, interception.placeholderTokens(), swapped);
@@ -216,6 +221,9 @@ final class Interceptor {
     for (Injection i : injections) {
       sb.append(i.header().name()).append(": ").append(i.header().value()).append("\r\n");
     }
+    // The response is masked on its decoded bytes: ask for none of the codings, and undo the ones
+    // a server applies anyway (DecodedBody).
+    sb.append("Accept-Encoding: identity\r\n");
     // Connection is hop-by-hop: the client's close ends the client's connection only, and the
     // verified upstream connection may serve the sandbox's next tunnel to this host.
     sb.append("\r\n");
@@ -275,24 +283,18 @@ final class Interceptor {
           }
           audited[0] = true;
           for (Injection i : injections) {
-            audit.used(
-                i.header().secretName(),
-                CredentialAudit.Kind.INJECTED,
-                host,
-                method,
-                shownPath,
-                status);
+            uses.used(
+                i.header().secretName(), CredentialAudit.Kind.INJECTED, method, shownPath, status);
           }
           for (Placeholder p : swapped) {
-            audit.used(
-                p.secretName(), CredentialAudit.Kind.PLACEHOLDER, host, method, shownPath, status);
+            uses.used(p.secretName(), CredentialAudit.Kind.PLACEHOLDER, method, shownPath, status);
           }
         };
     boolean keep;
     try {
       // Uses are recorded once the status is known, before the body: a client that has its
       // response can find the record.
-      keep = relayResponse(method, first, close, uin, cout, downBytes, auditUses);
+      keep = relayResponse(a, host, method, version, first, close, uin, cout, downBytes, auditUses);
     } catch (BadMessage e) {
       a.note("bad response from " + host + ": " + e.getMessage());
       keep = false;
@@ -341,10 +343,15 @@ final class Interceptor {
 
   /**
    * Relays one response (after any 1xx), telling {@code onStatus} its status before the body; true
-   * when the connection may carry another request.
+   * when the connection may carry another request. The body is masked on its decoded bytes and
+   * re-framed for the client (chunked to HTTP/1.1, to the close for HTTP/1.0) unless it came as is
+   * with a length, which masking keeps.
    */
   private boolean relayResponse(
+      EgressProxy.Attempt a,
+      String host,
       String method,
+      String clientVersion,
       @Nullable Head first,
       boolean clientClose,
       BufferedInputStream uin,
@@ -372,16 +379,51 @@ final class Interceptor {
       if (status == 101) {
         throw new BadMessage("the server switched protocols, which the proxy cannot relay");
       }
+      boolean interim = status >= 100 && status < 200;
+      BodyFraming framing =
+          interim ? BodyFraming.none() : BodyFraming.ofResponse(response, method, status);
+      List<String> codings =
+          framing.kind == BodyFraming.Kind.NONE ? List.of() : DecodedBody.codings(response);
+      String refused = DecodedBody.undecodable(codings);
+      if (refused != null) {
+        onStatus.accept(status);
+        refuse(
+            a,
+            cout,
+            502,
+            "Bad Gateway",
+            host
+                + " answered with the coding '"
+                + HttpSyntax.printable(Bounded.text(refused, 40))
+                + "', which the proxy cannot decode to mask the credential in it (the proxy asks"
+                + " for 'Accept-Encoding: identity'; gzip and deflate are decoded)");
+        return false;
+      }
+      // As is: a body with a length and no coding (masking keeps its length). Otherwise decoded
+      // and framed anew.
+      boolean asIs =
+          framing.kind == BodyFraming.Kind.NONE
+              || (codings.isEmpty() && framing.kind != BodyFraming.Kind.CHUNKED);
+      boolean chunkedOut = !asIs && clientVersion.equals("HTTP/1.1");
+      boolean untilClose = framing.kind == BodyFraming.Kind.UNTIL_CLOSE || (!asIs && !chunkedOut);
+      boolean close =
+          response.startLine.startsWith("HTTP/1.0") || hasToken(response, "close") || untilClose;
       StringBuilder sb = new StringBuilder(512);
       sb.append(response.startLine).append("\r\n");
       Set<String> strip = EgressProxy.strippedHeaders(response);
       for (HeaderField h : response.headers) {
-        if (!strip.contains(h.lowerName)) {
+        boolean reframed =
+            !asIs
+                && (h.lowerName.equals("content-length")
+                    || h.lowerName.equals("transfer-encoding")
+                    || h.lowerName.equals("content-encoding"));
+        if (!strip.contains(h.lowerName) && !reframed) {
           sb.append(h.name).append(": ").append(h.value).append("\r\n");
         }
       }
-      boolean interim = status >= 100 && status < 200;
-      boolean close = response.startLine.startsWith("HTTP/1.0") || hasToken(response, "close");
+      if (chunkedOut) {
+        sb.append("Transfer-Encoding: chunked\r\n");
+      }
       if (!interim && (close || clientClose)) {
         // The client's own close is answered here: upstream, Connection is not forwarded.
         sb.append("Connection: close\r\n");
@@ -394,12 +436,48 @@ final class Interceptor {
         continue;
       }
       onStatus.accept(status);
-      BodyFraming framing = BodyFraming.ofResponse(response, method, status);
-      MaskingOutputStream masked = new MaskingOutputStream(cout, secrets);
-      framing.copy(uin, masked, down, true);
-      masked.finish();
-      boolean untilClose = framing.kind == BodyFraming.Kind.UNTIL_CLOSE;
-      return !(close || untilClose);
+      relayBody(framing, codings, chunkedOut, uin, cout, down);
+      return !close;
+    }
+  }
+
+  /** Copies one body: de-framed, decoded, masked, then framed for the client. */
+  private void relayBody(
+      BodyFraming framing,
+      List<String> codings,
+      boolean chunkedOut,
+      InputStream uin,
+      OutputStream cout,
+      AtomicLong down)
+      throws IOException, BadMessage {
+    if (framing.kind == BodyFraming.Kind.NONE) {
+      return;
+    }
+    DecodedBody.ChunkedOutput chunked = chunkedOut ? new DecodedBody.ChunkedOutput(cout) : null;
+    MaskingOutputStream masked = new MaskingOutputStream(chunked == null ? cout : chunked, secrets);
+    InputStream content = DecodedBody.content(framing, uin, down);
+    try {
+      InputStream decoded = DecodedBody.decode(content, codings);
+      byte[] buf = new byte[BodyFraming.BUFFER_SIZE];
+      int n;
+      while ((n = decoded.read(buf)) >= 0) {
+        masked.write(buf, 0, n);
+        if (uin.available() == 0) {
+          masked.flush(); // streamed responses (events, progress) reach the client as they come
+        }
+      }
+      // A coded body can end before its framing does: what is left is read and dropped.
+      content.transferTo(OutputStream.nullOutputStream());
+    } catch (DecodedBody.BadMessageIo e) {
+      masked.abandon();
+      throw new BadMessage(String.valueOf(e.getMessage()));
+    } catch (IOException e) {
+      masked.abandon();
+      throw e;
+    }
+    masked.finish();
+    if (chunked != null) {
+      chunked.finish();
     }
   }
 
