@@ -40,6 +40,9 @@ import org.jspecify.annotations.Nullable;
  * sandbox's choice).
  */
 final class SandboxEgress {
+  /** How long the sandbox's end waits for its open connections to finish their records. */
+  static final Duration SHUTDOWN_WAIT = Duration.ofSeconds(2);
+
   private final String sandboxId;
   private final SandboxConfig config;
   private final AgentChannel channel;
@@ -101,13 +104,20 @@ final class SandboxEgress {
     this.proxy = proxy;
   }
 
-  /** Ends the open tunnels (the sandbox is going away). */
-  void close() {
+  /**
+   * Ends the open tunnels (the sandbox is going away): each is closed and audited ({@code
+   * network.attempt} with the bytes it moved and {@code why}) before this returns, so that the
+   * records precede the sandbox's last one, and a process that exits right after still has them.
+   */
+  void close(String why) {
+    EgressProxy p = proxy;
+    if (p != null) {
+      p.shutdown(why, SHUTDOWN_WAIT);
+    }
     EgressTunnels t = tunnels;
     if (t != null) {
       t.closeAll();
     }
-    EgressProxy p = proxy;
     if (p != null) {
       p.close();
     }

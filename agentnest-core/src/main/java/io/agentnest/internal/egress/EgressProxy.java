@@ -8,7 +8,9 @@ import io.agentnest.NetworkEvent;
 import io.agentnest.NetworkEvent.Decision;
 import io.agentnest.NetworkPolicy;
 import io.agentnest.internal.support.Bounded;
+import io.agentnest.spi.support.DaemonThreads;
 import java.io.BufferedInputStream;
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -27,9 +29,14 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
@@ -72,6 +79,19 @@ public final class EgressProxy {
   static final long ABORT_JOIN_MS = 5_000;
   private static final int MAX_DRAIN_BYTES = 1 << 20;
 
+  /**
+   * How long a connection may take to send its request head (for a tunnel, also its TLS hello;
+   * through an intercepted tunnel, each request head): a client that sends part of a head and stops
+   * holds a host thread only this long.
+   */
+  static final Duration HEAD_DEADLINE = Duration.ofSeconds(30);
+
+  /** How many of a sandbox's connections may be waiting for their first request head at once. */
+  static final int MAX_PENDING_HEADS = 16;
+
+  static final ScheduledExecutorService DEADLINES =
+      DaemonThreads.scheduler("agentnest-egress-deadline");
+
   private static final Set<String> HOP_BY_HOP =
       Set.of(
           "connection",
@@ -107,6 +127,13 @@ public final class EgressProxy {
 
   private final ConcurrentHashMap<String, CompletableFuture<@Nullable Remembered>> decisions =
       new ConcurrentHashMap<>();
+
+  /** The connections being served, so that the sandbox's end can close and audit each. */
+  private final Set<Attempt> active = ConcurrentHashMap.newKeySet();
+
+  private final AtomicInteger pendingHeads = new AtomicInteger();
+  private volatile Duration headDeadline = HEAD_DEADLINE;
+  private volatile boolean shutDown;
 
   /**
    * @param policy what may be reached
@@ -159,8 +186,28 @@ public final class EgressProxy {
    */
   public void handle(InputStream fromClient, OutputStream toClient) {
     Attempt a = new Attempt();
+    a.closeOnAbort(fromClient);
+    a.clientOut = toClient;
     BufferedInputStream in = new BufferedInputStream(fromClient, 8192);
+    active.add(a);
     try {
+      if (shutDown) {
+        a.deny("sandbox-destroyed", "the sandbox is going away: no new connections");
+        return;
+      }
+      if (pendingHeads.incrementAndGet() > MAX_PENDING_HEADS) {
+        pendingHeads.decrementAndGet();
+        String why =
+            MAX_PENDING_HEADS
+                + " connections of this sandbox are already waiting to send their request head:"
+                + " this one is refused (send each request head at once)";
+        a.deny("pending-heads", why);
+        respond(toClient, 503, "Service Unavailable", why, true);
+        return;
+      }
+      a.headRelease.set(pendingHeads::decrementAndGet);
+      a.headDeadline = headDeadline;
+      a.awaitHead(headDeadline, "request head");
       serve(a, in, toClient);
     } catch (IOException e) {
       a.note("connection failed: " + HttpSyntax.describe(e));
@@ -168,11 +215,58 @@ public final class EgressProxy {
       LOG.warn("egress proxy failure for sandbox {}", sandboxId, e);
       a.note("internal error: " + HttpSyntax.describe(e));
     } finally {
+      a.headRead();
+      String late = a.expired();
+      if (late != null) {
+        if (a.expiredBeforeHead) {
+          a.deny("head-timeout", late + ": the connection was closed");
+        } else {
+          a.note(late + ": the connection was closed");
+        }
+      }
       IOUtils.closeQuietly(toClient);
       drainAvailable(in);
       IOUtils.closeQuietly(in);
+      active.remove(a);
       emit(a);
     }
+  }
+
+  /**
+   * Ends every open connection (the sandbox is going away): each is closed, noted with {@code
+   * reason}, and audited with the bytes it moved so far. Waits at most {@code wait} for the
+   * connections to finish on their own threads; those still running are audited from here. New
+   * connections are refused from now on.
+   */
+  public void shutdown(String reason, Duration wait) {
+    shutDown = true;
+    for (Attempt a : active) {
+      a.note("closed while open: " + reason);
+      a.abort();
+      IOUtils.closeQuietly(a.clientOut);
+    }
+    long deadline = System.nanoTime() + wait.toNanos();
+    while (!active.isEmpty() && System.nanoTime() < deadline) {
+      try {
+        Thread.sleep(10);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+    }
+    for (Attempt a : active) {
+      emit(a); // a thread still stuck: the record goes out now, with what was moved so far
+    }
+  }
+
+  /** For tests: a shorter wait for request heads. */
+  void headDeadline(Duration d) {
+    headDeadline = d;
+  }
+
+  /** The connections waiting for their first request head now. */
+  int pendingHeads() {
+    return pendingHeads.get();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -182,15 +276,29 @@ public final class EgressProxy {
     Head head;
     try {
       Head h = Head.read(new LineReader(in), MAX_REQUEST_LINE, "request");
-      if (h == null) {
-        a.deny("bad-request", "the client closed the connection without sending a request");
+      if (h == null || a.expired() != null) {
+        if (a.expired() != null) {
+          timedOut(a, out);
+        } else {
+          a.deny("bad-request", "the client closed the connection without sending a request");
+        }
         return;
       }
       head = h;
-    } catch (BadMessage e) {
-      badRequest(a, out, e.getMessage());
+    } catch (BadMessage | IOException e) {
+      if (a.expired() != null) {
+        timedOut(a, out);
+        return;
+      }
+      if (e instanceof IOException io) {
+        throw io;
+      }
+      badRequest(a, out, String.valueOf(e.getMessage()));
       return;
     }
+    // The head is in: an approval question may take minutes. A tunnel's TLS hello gets a deadline
+    // of its own once the tunnel is up.
+    a.headRead();
     String[] parts = head.startLine.split(" ", -1);
     if (parts.length != 3) {
       badRequest(a, out, "the request line must be 'METHOD target HTTP/1.1'");
@@ -246,6 +354,7 @@ public final class EgressProxy {
           "HTTP/1.1 200 Connection established\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
       out.flush();
       a.note("TLS terminated for credential rules");
+      a.awaitHead(headDeadline, "TLS hello and first request head");
       icpt.serve(a, in, out, a.host, () -> open(a, addresses, authority));
       return;
     }
@@ -257,6 +366,9 @@ public final class EgressProxy {
       out.write(
           "HTTP/1.1 200 Connection established\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
       out.flush();
+      if (sniName != null) {
+        a.awaitHead(headDeadline, "TLS hello");
+      }
       tunnel(a, in, out, upstream, sniName);
     }
   }
@@ -640,6 +752,7 @@ public final class EgressProxy {
         // An InetSocketAddress from an InetAddress: connects to exactly the validated address.
         s.connect(new InetSocketAddress(address, authority.port), CONNECT_TIMEOUT_MS);
         a.resolved = IpAddresses.format(address);
+        a.closeOnAbort(s);
         return s;
       } catch (IOException e) {
         IOUtils.closeQuietly(s);
@@ -672,7 +785,8 @@ public final class EgressProxy {
       throws IOException {
     InputStream upIn = upstream.getInputStream();
     OutputStream upOut = upstream.getOutputStream();
-    AtomicLong up = new AtomicLong();
+    AtomicLong up = a.up;
+    a.closeOnAbort(upstream);
     AtomicReference<SniCheck.@Nullable Verdict> refused = new AtomicReference<>();
     Thread uploader =
         new Thread(
@@ -681,6 +795,7 @@ public final class EgressProxy {
               try {
                 if (sniName != null) {
                   SniCheck.Verdict v = SniCheck.inspect(in, sniName);
+                  a.headRead();
                   if (!v.passed()) {
                     // Set before the close: the downstream loop ends on it and answers.
                     refused.set(v);
@@ -705,20 +820,18 @@ public final class EgressProxy {
     uploader.start();
 
     byte[] buf = new byte[BUFFER_SIZE];
-    long down = 0;
     boolean failed = false;
     try {
       int n;
       while ((n = upIn.read(buf)) >= 0) {
         out.write(buf, 0, n);
         out.flush();
-        down += n;
+        a.down.addAndGet(n);
       }
     } catch (IOException e) {
       failed = true;
       a.note("tunnel ended with an error: " + HttpSyntax.describe(e));
     }
-    a.bytesDown = down;
     SniCheck.Verdict refusal = refused.get();
     if (refusal != null) {
       answerRefusal(out, refusal);
@@ -732,7 +845,6 @@ public final class EgressProxy {
       abort(upstream, in);
       joinQuietly(uploader, ABORT_JOIN_MS);
     }
-    a.bytesUp = up.get();
     refusal = refused.get();
     SniCheck.Refusal why = refusal == null ? null : refusal.refusal();
     if (refusal != null && why != null) {
@@ -792,7 +904,8 @@ public final class EgressProxy {
     byte[] requestHead = sb.toString().getBytes(StandardCharsets.ISO_8859_1);
     OutputStream upOut = upstream.getOutputStream();
     BufferedInputStream upIn = new BufferedInputStream(upstream.getInputStream(), 8192);
-    AtomicLong up = new AtomicLong();
+    AtomicLong up = a.up;
+    a.closeOnAbort(upstream);
     upOut.write(requestHead);
     upOut.flush();
     up.addAndGet(requestHead.length);
@@ -819,18 +932,15 @@ public final class EgressProxy {
       uploader.setDaemon(true);
       uploader.start();
     }
-    AtomicLong down = new AtomicLong();
     try {
-      relayResponse(a, method, upIn, out, down);
+      relayResponse(a, method, upIn, out, a.down);
     } finally {
-      a.bytesDown = down.get();
       if (uploader != null) {
         if (uploader.isAlive()) {
           abort(upstream, in);
         }
         joinQuietly(uploader, ABORT_JOIN_MS);
       }
-      a.bytesUp = up.get();
     }
   }
 
@@ -964,6 +1074,15 @@ public final class EgressProxy {
     respond(out, 403, "Forbidden", reason, true);
   }
 
+  /** Answers a connection whose head did not arrive in time (best effort: it may be gone). */
+  private void timedOut(Attempt a, OutputStream out) {
+    try {
+      respond(out, 408, "Request Timeout", String.valueOf(a.expired()), false);
+    } catch (IOException e) {
+      // the client is gone; the record says why
+    }
+  }
+
   private void badRequest(Attempt a, OutputStream out, String reason) throws IOException {
     a.deny("bad-request", "bad request: " + HttpSyntax.printable(reason));
     respond(out, 400, "Bad Request", "bad request: " + reason, false);
@@ -993,6 +1112,9 @@ public final class EgressProxy {
   }
 
   private void emit(Attempt a) {
+    if (!a.emitted.compareAndSet(false, true)) {
+      return;
+    }
     NetworkEvent event =
         new NetworkEvent(
             sandboxId,
@@ -1004,8 +1126,8 @@ public final class EgressProxy {
             a.decision,
             a.rule,
             a.reason,
-            a.bytesUp,
-            a.bytesDown,
+            a.up.get(),
+            a.down.get(),
             Duration.ofNanos(System.nanoTime() - a.startNanos));
     try {
       audit.accept(event);
@@ -1023,11 +1145,76 @@ public final class EgressProxy {
     String host = "";
     int port;
     @Nullable String resolved;
-    Decision decision = Decision.DENIED;
-    @Nullable String rule;
-    String reason = NO_REQUEST;
-    long bytesUp;
-    long bytesDown;
+    volatile Decision decision = Decision.DENIED;
+    volatile @Nullable String rule;
+    volatile String reason = NO_REQUEST;
+
+    /** Bytes relayed so far, each way: live, so a connection cut short reports what it moved. */
+    final AtomicLong up = new AtomicLong();
+
+    final AtomicLong down = new AtomicLong();
+    private final AtomicBoolean emitted = new AtomicBoolean();
+    private final List<Closeable> onAbort = new CopyOnWriteArrayList<>();
+    private final AtomicReference<@Nullable ScheduledFuture<?>> deadline = new AtomicReference<>();
+    private volatile @Nullable String expired;
+    volatile boolean expiredBeforeHead;
+    final AtomicReference<@Nullable Runnable> headRelease = new AtomicReference<>();
+    Duration headDeadline = HEAD_DEADLINE;
+    @Nullable OutputStream clientOut;
+
+    /** Closed when the attempt is cut short (a deadline passed, or the sandbox went away). */
+    void closeOnAbort(Closeable c) {
+      onAbort.add(c);
+    }
+
+    /** Closes what the attempt reads and writes: its blocked reads end at once. */
+    void abort() {
+      onAbort.forEach(IOUtils::closeQuietly);
+    }
+
+    /**
+     * Until {@link #headRead()}, waits at most {@code limit} for {@code what} (a request head, a
+     * TLS hello): past it, the attempt is noted as expired and aborted.
+     */
+    void awaitHead(Duration limit, String what) {
+      ScheduledFuture<?> f =
+          DEADLINES.schedule(
+              () -> {
+                expiredBeforeHead = headRelease.get() != null;
+                expired =
+                    "the "
+                        + what
+                        + " did not arrive within "
+                        + limit.toMillis()
+                        + " ms (the proxy waits that long for a request head)";
+                abort();
+              },
+              limit.toMillis(),
+              TimeUnit.MILLISECONDS);
+      ScheduledFuture<?> old = deadline.getAndSet(f);
+      if (old != null) {
+        old.cancel(false);
+      }
+    }
+
+    /**
+     * What was awaited arrived: the deadline is off, and the attempt no longer waits for a head.
+     */
+    void headRead() {
+      ScheduledFuture<?> f = deadline.getAndSet(null);
+      if (f != null) {
+        f.cancel(false);
+      }
+      Runnable r = headRelease.getAndSet(null);
+      if (r != null) {
+        r.run();
+      }
+    }
+
+    /** Why the attempt was cut short by a deadline; null when it was not. */
+    @Nullable String expired() {
+      return expired;
+    }
 
     void deny(String code, String why) {
       decision = Decision.DENIED;

@@ -117,19 +117,17 @@ final class Interceptor {
       throws IOException {
     BufferedInputStream cin = new BufferedInputStream(client.input, 16 * 1024);
     OutputStream cout = client.output;
-    AtomicLong upBytes = new AtomicLong();
-    AtomicLong downBytes = new AtomicLong();
+    AtomicLong upBytes = a.up;
+    AtomicLong downBytes = a.down;
     CredentialUses uses = new CredentialUses(audit, host);
     try {
       for (int n = 0; n < MAX_REQUESTS_PER_CONNECTION; n++) {
-        if (!exchange(a, host, cin, cout, link, upBytes, downBytes, uses)) {
+        if (!exchange(a, host, cin, cout, link, upBytes, downBytes, uses, n == 0)) {
           return;
         }
       }
     } finally {
       uses.close();
-      a.bytesUp += upBytes.get();
-      a.bytesDown += downBytes.get();
     }
   }
 
@@ -142,17 +140,25 @@ final class Interceptor {
       UpstreamLink link,
       AtomicLong upBytes,
       AtomicLong downBytes,
-      CredentialUses uses)
+      CredentialUses uses,
+      boolean firstOnConnection)
       throws IOException {
     link.reusable = false;
     Head head;
     try {
+      if (!firstOnConnection) {
+        a.awaitHead(a.headDeadline, "next request head");
+      }
       Head h = Head.read(new LineReader(cin), EgressProxy.MAX_REQUEST_LINE, "request");
-      if (h == null) {
+      a.headRead();
+      if (h == null || a.expired() != null) {
         return false;
       }
       head = h;
     } catch (BadMessage e) {
+      if (a.expired() != null) {
+        return false;
+      }
       refuse(a, cout, 400, "Bad Request", "bad request: " + e.getMessage());
       return false;
     }
