@@ -227,8 +227,9 @@ public final class EgressProxy {
       IOUtils.closeQuietly(toClient);
       drainAvailable(in);
       IOUtils.closeQuietly(in);
-      active.remove(a);
+      // Written before it leaves the set: shutdown() returns only once every record is out.
       emit(a);
+      active.remove(a);
     }
   }
 
