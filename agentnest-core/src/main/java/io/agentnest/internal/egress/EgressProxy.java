@@ -29,7 +29,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -1155,7 +1154,7 @@ public final class EgressProxy {
 
     final AtomicLong down = new AtomicLong();
     private final AtomicBoolean emitted = new AtomicBoolean();
-    private final List<Closeable> onAbort = new CopyOnWriteArrayList<>();
+    private final Set<Closeable> onAbort = ConcurrentHashMap.newKeySet();
     private final AtomicReference<@Nullable ScheduledFuture<?>> deadline = new AtomicReference<>();
     private volatile @Nullable String expired;
     volatile boolean expiredBeforeHead;
@@ -1165,6 +1164,8 @@ public final class EgressProxy {
 
     /** Closed when the attempt is cut short (a deadline passed, or the sandbox went away). */
     void closeOnAbort(Closeable c) {
+      // Sockets already closed (a keep-alive tunnel's replaced upstreams) are let go.
+      onAbort.removeIf(x -> x instanceof Socket s && s.isClosed());
       onAbort.add(c);
     }
 

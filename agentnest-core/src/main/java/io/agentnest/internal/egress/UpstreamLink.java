@@ -53,6 +53,7 @@ final class UpstreamLink {
       up = u;
       pooled = true;
       a.resolved = IpAddresses.format(u.socket().getInetAddress());
+      a.closeOnAbort(u.socket()); // a reused connection is this attempt's to close now
       return;
     }
     fresh();
