@@ -194,19 +194,10 @@ public final class EgressProxy {
         a.deny("sandbox-destroyed", "the sandbox is going away: no new connections");
         return;
       }
-      if (pendingHeads.incrementAndGet() > MAX_PENDING_HEADS) {
-        pendingHeads.decrementAndGet();
-        String why =
-            MAX_PENDING_HEADS
-                + " connections of this sandbox are already waiting to send their request head:"
-                + " this one is refused (send each request head at once)";
-        a.deny("pending-heads", why);
-        respond(toClient, 503, "Service Unavailable", why, true);
+      a.headDeadline = headDeadline;
+      if (!awaitHead(a, toClient, "request head")) {
         return;
       }
-      a.headRelease.set(pendingHeads::decrementAndGet);
-      a.headDeadline = headDeadline;
-      a.awaitHead(headDeadline, "request head");
       serve(a, in, toClient);
     } catch (IOException e) {
       a.note("connection failed: " + HttpSyntax.describe(e));
@@ -230,6 +221,29 @@ public final class EgressProxy {
       emit(a);
       active.remove(a);
     }
+  }
+
+  /**
+   * Takes one of the sandbox's places for connections waiting on a head (or a TLS hello) and arms
+   * the deadline; false (503 sent, attempt denied) when all are taken. {@link Attempt#headRead()}
+   * gives the place back.
+   */
+  private boolean awaitHead(Attempt a, OutputStream out, String what) throws IOException {
+    if (pendingHeads.incrementAndGet() > MAX_PENDING_HEADS) {
+      pendingHeads.decrementAndGet();
+      String why =
+          MAX_PENDING_HEADS
+              + " connections of this sandbox are already waiting to send a request head or TLS"
+              + " hello: this one ("
+              + what
+              + ") is refused (send each at once)";
+      a.deny("pending-heads", why);
+      respond(out, 503, "Service Unavailable", why, true);
+      return false;
+    }
+    a.headRelease.set(pendingHeads::decrementAndGet);
+    a.awaitHead(headDeadline, what);
+    return true;
   }
 
   /**
@@ -350,11 +364,13 @@ public final class EgressProxy {
     if (icpt != null && i != null && sniName != null && i.intercepts(a.host)) {
       // The interceptor connects (or reuses a verified connection) once the client's TLS is up;
       // a server it cannot reach is answered inside that TLS, with a 502.
+      if (!awaitHead(a, out, "TLS hello and first request head")) {
+        return;
+      }
       out.write(
           "HTTP/1.1 200 Connection established\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
       out.flush();
       a.note("TLS terminated for credential rules");
-      a.awaitHead(headDeadline, "TLS hello and first request head");
       icpt.serve(a, in, out, a.host, () -> open(a, addresses, authority));
       return;
     }
@@ -363,12 +379,12 @@ public final class EgressProxy {
       return;
     }
     try (upstream) {
+      if (sniName != null && !awaitHead(a, out, "TLS hello")) {
+        return;
+      }
       out.write(
           "HTTP/1.1 200 Connection established\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
       out.flush();
-      if (sniName != null) {
-        a.awaitHead(headDeadline, "TLS hello");
-      }
       tunnel(a, in, out, upstream, sniName);
     }
   }

@@ -142,10 +142,26 @@ class EgressConnectionLifetimeTest {
 
     assertThat(readAll(late))
         .startsWith("HTTP/1.1 503")
-        .contains("already waiting to send their request head");
+        .contains("already waiting to send a request head or TLS hello");
     NetworkEvent e = events.poll(WAIT.toSeconds(), TimeUnit.SECONDS);
     assertThat(e).isNotNull();
     assertThat(e.rule()).isEqualTo("pending-heads");
+  }
+
+  @Test
+  void tunnelsThatNeverSendTheirTlsHelloCountAgainstTheSameBound() throws Exception {
+    String connect = "CONNECT allowed.test:" + sink.getLocalPort() + " HTTP/1.1\r\n\r\n";
+    for (int i = 0; i < EgressProxy.MAX_PENDING_HEADS; i++) {
+      Socket s = client();
+      s.getOutputStream().write(connect.getBytes(StandardCharsets.ISO_8859_1));
+      assertThat(readHead(s.getInputStream())).startsWith("HTTP/1.1 200");
+    }
+    assertThat(proxy.pendingHeads()).isEqualTo(EgressProxy.MAX_PENDING_HEADS);
+
+    Socket late = client();
+    late.getOutputStream().write(connect.getBytes(StandardCharsets.ISO_8859_1));
+
+    assertThat(readAll(late)).startsWith("HTTP/1.1 503").contains("TLS hello");
   }
 
   @Test
