@@ -94,6 +94,50 @@ final class DecodedBody {
     return new InflaterInputStream(p, new Inflater(!zlib), BUFFER);
   }
 
+  /**
+   * Copies one response body to the client: de-framed, decoded, masked, then framed for the client
+   * (chunked when {@code chunkedOut}); what is held back is dropped if the body breaks off.
+   */
+  static void relay(
+      BodyFraming framing,
+      List<String> codings,
+      boolean chunkedOut,
+      InputStream uin,
+      OutputStream cout,
+      AtomicLong down,
+      List<byte[]> secrets)
+      throws IOException, BadMessage {
+    if (framing.kind == BodyFraming.Kind.NONE) {
+      return;
+    }
+    ChunkedOutput chunked = chunkedOut ? new ChunkedOutput(cout) : null;
+    MaskingOutputStream masked = new MaskingOutputStream(chunked == null ? cout : chunked, secrets);
+    InputStream content = content(framing, uin, down);
+    try {
+      InputStream decoded = decode(content, codings);
+      byte[] buf = new byte[BodyFraming.BUFFER_SIZE];
+      int n;
+      while ((n = decoded.read(buf)) >= 0) {
+        masked.write(buf, 0, n);
+        if (uin.available() == 0) {
+          masked.flush(); // streamed responses (events, progress) reach the client as they come
+        }
+      }
+      // A coded body can end before its framing does: what is left is read and dropped.
+      content.transferTo(OutputStream.nullOutputStream());
+    } catch (BadMessageIo e) {
+      masked.abandon();
+      throw new BadMessage(String.valueOf(e.getMessage()));
+    } catch (IOException e) {
+      masked.abandon();
+      throw e;
+    }
+    masked.finish();
+    if (chunked != null) {
+      chunked.finish();
+    }
+  }
+
   /** Reads one message body's content: exactly its length, its chunks' data, or to the close. */
   private static final class ContentInput extends InputStream {
     private final BodyFraming framing;

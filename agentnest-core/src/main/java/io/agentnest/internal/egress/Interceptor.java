@@ -57,11 +57,7 @@ final class Interceptor {
    * CONNECT name. Returns when the connection is over.
    */
   void serve(
-      EgressProxy.Attempt a,
-      InputStream in,
-      OutputStream out,
-      String host,
-      EgressProxy.Connector connector)
+      Attempt a, InputStream in, OutputStream out, String host, EgressProxy.Connector connector)
       throws IOException {
     SniCheck.Verdict v = SniCheck.inspect(in, host);
     if (!v.passed()) {
@@ -113,7 +109,7 @@ final class Interceptor {
     pool.close();
   }
 
-  private void relay(EgressProxy.Attempt a, String host, TlsServerStreams client, UpstreamLink link)
+  private void relay(Attempt a, String host, TlsServerStreams client, UpstreamLink link)
       throws IOException {
     BufferedInputStream cin = new BufferedInputStream(client.input, 16 * 1024);
     OutputStream cout = client.output;
@@ -133,7 +129,7 @@ final class Interceptor {
 
   /** One request and its response; false when the connection ends. */
   private boolean exchange(
-      EgressProxy.Attempt a,
+      Attempt a,
       String host,
       BufferedInputStream cin,
       OutputStream cout,
@@ -354,7 +350,7 @@ final class Interceptor {
    * with a length, which masking keeps.
    */
   private boolean relayResponse(
-      EgressProxy.Attempt a,
+      Attempt a,
       String host,
       String method,
       String clientVersion,
@@ -442,48 +438,8 @@ final class Interceptor {
         continue;
       }
       onStatus.accept(status);
-      relayBody(framing, codings, chunkedOut, uin, cout, down);
+      DecodedBody.relay(framing, codings, chunkedOut, uin, cout, down, secrets);
       return !close;
-    }
-  }
-
-  /** Copies one body: de-framed, decoded, masked, then framed for the client. */
-  private void relayBody(
-      BodyFraming framing,
-      List<String> codings,
-      boolean chunkedOut,
-      InputStream uin,
-      OutputStream cout,
-      AtomicLong down)
-      throws IOException, BadMessage {
-    if (framing.kind == BodyFraming.Kind.NONE) {
-      return;
-    }
-    DecodedBody.ChunkedOutput chunked = chunkedOut ? new DecodedBody.ChunkedOutput(cout) : null;
-    MaskingOutputStream masked = new MaskingOutputStream(chunked == null ? cout : chunked, secrets);
-    InputStream content = DecodedBody.content(framing, uin, down);
-    try {
-      InputStream decoded = DecodedBody.decode(content, codings);
-      byte[] buf = new byte[BodyFraming.BUFFER_SIZE];
-      int n;
-      while ((n = decoded.read(buf)) >= 0) {
-        masked.write(buf, 0, n);
-        if (uin.available() == 0) {
-          masked.flush(); // streamed responses (events, progress) reach the client as they come
-        }
-      }
-      // A coded body can end before its framing does: what is left is read and dropped.
-      content.transferTo(OutputStream.nullOutputStream());
-    } catch (DecodedBody.BadMessageIo e) {
-      masked.abandon();
-      throw new BadMessage(String.valueOf(e.getMessage()));
-    } catch (IOException e) {
-      masked.abandon();
-      throw e;
-    }
-    masked.finish();
-    if (chunked != null) {
-      chunked.finish();
     }
   }
 
@@ -492,8 +448,7 @@ final class Interceptor {
    * path the proxy will not compare, 403 for one outside the rules), audits it, and returns false.
    */
   private boolean allowedByRules(
-      EgressProxy.Attempt a, String host, String method, String path, OutputStream cout)
-      throws IOException {
+      Attempt a, String host, String method, String path, OutputStream cout) throws IOException {
     List<RequestRule> rules = interception.policy().requestRules(host);
     if (rules.isEmpty()) {
       return true;
@@ -559,8 +514,7 @@ final class Interceptor {
     }
   }
 
-  private static void refuse(
-      EgressProxy.Attempt a, OutputStream out, int status, String phrase, String reason)
+  private static void refuse(Attempt a, OutputStream out, int status, String phrase, String reason)
       throws IOException {
     a.note(reason);
     EgressProxy.respond(out, status, phrase, reason, false);
