@@ -402,4 +402,44 @@ class CredentialInjectionIT {
     assertThat(attempt).as("the open upload's record in %s", records).isNotNegative();
     assertThat(destroyed).isGreaterThan(attempt);
   }
+
+  /**
+   * Issue 42 (9), from real code: 50 requests over one keep-alive connection cost two {@code
+   * network.credential_used} records, the second carrying the count, not fifty.
+   */
+  @Test
+  void manyRequestsOverOneConnectionAreTwoCredentialRecordsWithTheCount() {
+    String out =
+        run(
+            "import http.client, ssl\n"
+                + "c = http.client.HTTPSConnection('127.0.0.1', 3128,"
+                + " context=ssl.create_default_context(), timeout=60)\n"
+                + "c.set_tunnel('api.test', "
+                + api.port()
+                + ")\n"
+                + "ok = 0\n"
+                + "for i in range(50):\n"
+                + "    c.request('GET', '/whoami?fold')\n"
+                + "    r = c.getresponse(); r.read(); ok += r.status == 200\n"
+                + "c.close()\n"
+                + "ok");
+    assertThat(out).contains("50");
+
+    Awaitility.await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () -> {
+              List<AuditEvent> folded =
+                  audited("network.credential_used").stream()
+                      .filter(e -> String.valueOf(e.data().get("path")).equals("/whoami?fold"))
+                      .toList();
+              assertThat(folded).hasSize(2);
+              assertThat(folded)
+                  .anySatisfy(
+                      e -> {
+                        assertThat(((Number) e.data().get("repeated")).longValue()).isEqualTo(49);
+                        assertThat(e.data().get("statuses").toString()).contains("200=49");
+                      });
+            });
+  }
 }
