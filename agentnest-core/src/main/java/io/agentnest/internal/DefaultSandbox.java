@@ -711,9 +711,11 @@ public final class DefaultSandbox implements Sandbox {
       }
       forks.stop();
       expiry.cancel();
+      String reason = destroyReason;
+      // Open egress connections are closed and audited (bytes so far) before the last record.
+      egress.close("sandbox " + id + " was " + (reason == null ? "destroyed" : reason));
       // Streak counts and folded denials go out before the sandbox's last record.
       budgets.close();
-      String reason = destroyReason;
       audit(
           "sandbox.destroyed",
           reason == null
@@ -728,7 +730,6 @@ public final class DefaultSandbox implements Sandbox {
         HostState.delete(id);
       } finally {
         forwards.closeAll();
-        egress.close();
         channel.close();
         released();
       }

@@ -29,6 +29,7 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.function.Consumer;
 import org.jspecify.annotations.Nullable;
 
@@ -39,6 +40,9 @@ import org.jspecify.annotations.Nullable;
  * sandbox's choice).
  */
 final class SandboxEgress {
+  /** How long the sandbox's end waits for its open connections to finish their records. */
+  static final Duration SHUTDOWN_WAIT = Duration.ofSeconds(2);
+
   private final String sandboxId;
   private final SandboxConfig config;
   private final AgentChannel channel;
@@ -100,13 +104,20 @@ final class SandboxEgress {
     this.proxy = proxy;
   }
 
-  /** Ends the open tunnels (the sandbox is going away). */
-  void close() {
+  /**
+   * Ends the open tunnels (the sandbox is going away): each is closed and audited ({@code
+   * network.attempt} with the bytes it moved and {@code why}) before this returns, so that the
+   * records precede the sandbox's last one, and a process that exits right after still has them.
+   */
+  void close(String why) {
+    EgressProxy p = proxy;
+    if (p != null) {
+      p.shutdown(why, SHUTDOWN_WAIT);
+    }
     EgressTunnels t = tunnels;
     if (t != null) {
       t.closeAll();
     }
-    EgressProxy p = proxy;
     if (p != null) {
       p.close();
     }
@@ -164,6 +175,28 @@ final class SandboxEgress {
         m.put("method", method);
         m.put("path", path);
         m.put("status", status);
+        audit(AuditEvent.NETWORK_CREDENTIAL_USED, RedactedViews.auditData(redactor, m));
+      }
+
+      @Override
+      public void usedAgain(
+          String secretName,
+          Kind kind,
+          String host,
+          long repeated,
+          Map<Integer, Long> statuses,
+          String lastMethod,
+          String lastPath) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("secret", secretName);
+        m.put("kind", kind.name().toLowerCase(Locale.ROOT));
+        m.put("host", host);
+        m.put("method", lastMethod);
+        m.put("path", lastPath);
+        m.put("repeated", repeated);
+        Map<String, Long> byStatus = new TreeMap<>();
+        statuses.forEach((status, n) -> byStatus.put(String.valueOf(status), n));
+        m.put("statuses", byStatus);
         audit(AuditEvent.NETWORK_CREDENTIAL_USED, RedactedViews.auditData(redactor, m));
       }
 

@@ -308,4 +308,138 @@ class CredentialInjectionIT {
 
     assertThat(out).contains("hits []").contains("bundle True").doesNotContain("scanned 0 ");
   }
+
+  /**
+   * Issue 42 (3), from real code: the host reflects the request split into 16-byte chunks or gzip'd
+   * (whatever the client accepts). The body is printed reversed, a form the output redaction does
+   * not know, so only the proxy's masking stands between the token and this output; not even a
+   * 5-character prefix of it may come out.
+   */
+  @Test
+  void aReflectingHostSplittingOrCompressingTheEchoHandsTheSandboxNoPieceOfTheToken() {
+    for (String path : List.of("/echo-chunked16", "/echo-gzip")) {
+      String out =
+          run(
+              "import urllib.request, gzip\n"
+                  + "req = urllib.request.Request('https://api.test:"
+                  + api.port()
+                  + path
+                  + "', headers={'Accept-Encoding': 'gzip'})\n"
+                  + "body = urllib.request.urlopen(req, timeout=30).read()\n"
+                  + "try:\n"
+                  + "    body = gzip.decompress(body)\n"
+                  + "except OSError:\n"
+                  + "    pass\n"
+                  + "print(body.decode('latin-1')[::-1])");
+      String seen = new StringBuilder(out).reverse().toString();
+
+      assertThat(seen).as(path).contains("Bearer ****");
+      for (int k = 5; k <= TOKEN.length(); k++) {
+        assertThat(seen).as(path).doesNotContain(TOKEN.substring(0, k));
+      }
+    }
+  }
+
+  /**
+   * Issue 42 (10), from real code: an upload still open when the sandbox is destroyed (as {@code
+   * agentnest run} does when its command ends) is closed and audited with the bytes it moved,
+   * before the sandbox's last record.
+   */
+  @Test
+  void anUploadStillOpenWhenTheSandboxIsDestroyedIsAuditedWithItsBytes() {
+    Sandbox sb =
+        Sandbox.create(
+            SandboxConfig.builder()
+                .auditLog(audit)
+                .network(
+                    NetworkPolicy.allow("api.test:" + api.port())
+                        .allowAddress("127.0.0.1")
+                        .inject("api.test", Header.bearer(Secret.named("GITHUB_TOKEN", TOKEN)))
+                        .build())
+                .build());
+    try {
+      ExecResult r =
+          sb.runCode(
+              "import http.client, ssl, threading, time\n"
+                  + "sent = threading.Event()\n"
+                  + "def upload():\n"
+                  + "    c = http.client.HTTPSConnection('127.0.0.1', 3128,"
+                  + " context=ssl.create_default_context(), timeout=600)\n"
+                  + "    c.set_tunnel('api.test', "
+                  + api.port()
+                  + ")\n"
+                  + "    c.putrequest('POST', '/upload')\n"
+                  + "    c.putheader('Content-Length', str(10 * 1024 * 1024))\n"
+                  + "    c.endheaders()\n"
+                  + "    c.send(b'x' * (200 * 1024))\n"
+                  + "    sent.set()\n"
+                  + "    time.sleep(600)\n"
+                  + "threading.Thread(target=upload, daemon=True).start()\n"
+                  + "sent.wait(60)\n"
+                  + "time.sleep(3)\n" // the proxy relays what the socket took
+                  + "sent.is_set()",
+              ExecOptions.builder().timeout(Duration.ofSeconds(90)).build());
+      assertThat(r.result()).as(r.toString()).isEqualTo("True");
+    } finally {
+      sb.destroy();
+    }
+
+    List<AuditEvent> records =
+        audit.query(AuditQuery.builder().sandbox(sb.id()).oldestFirst().limit(1000).build());
+    int attempt = -1;
+    int destroyed = -1;
+    for (int i = 0; i < records.size(); i++) {
+      AuditEvent e = records.get(i);
+      if (e.type().equals("network.attempt")
+          && String.valueOf(e.data().get("reason")).contains("closed while open")) {
+        attempt = i;
+        assertThat(((Number) e.data().get("bytes_up")).longValue()).isGreaterThan(200 * 1024);
+      }
+      if (e.type().equals("sandbox.destroyed")) {
+        destroyed = i;
+      }
+    }
+    assertThat(attempt).as("the open upload's record in %s", records).isNotNegative();
+    assertThat(destroyed).isGreaterThan(attempt);
+  }
+
+  /**
+   * Issue 42 (9), from real code: 50 requests over one keep-alive connection cost two {@code
+   * network.credential_used} records, the second carrying the count, not fifty.
+   */
+  @Test
+  void manyRequestsOverOneConnectionAreTwoCredentialRecordsWithTheCount() {
+    String out =
+        run(
+            "import http.client, ssl\n"
+                + "c = http.client.HTTPSConnection('127.0.0.1', 3128,"
+                + " context=ssl.create_default_context(), timeout=60)\n"
+                + "c.set_tunnel('api.test', "
+                + api.port()
+                + ")\n"
+                + "ok = 0\n"
+                + "for i in range(50):\n"
+                + "    c.request('GET', '/whoami?fold')\n"
+                + "    r = c.getresponse(); r.read(); ok += r.status == 200\n"
+                + "c.close()\n"
+                + "ok");
+    assertThat(out).contains("50");
+
+    Awaitility.await()
+        .atMost(Duration.ofSeconds(30))
+        .untilAsserted(
+            () -> {
+              List<AuditEvent> folded =
+                  audited("network.credential_used").stream()
+                      .filter(e -> String.valueOf(e.data().get("path")).equals("/whoami?fold"))
+                      .toList();
+              assertThat(folded).hasSize(2);
+              assertThat(folded)
+                  .anySatisfy(
+                      e -> {
+                        assertThat(((Number) e.data().get("repeated")).longValue()).isEqualTo(49);
+                        assertThat(e.data().get("statuses").toString()).contains("200=49");
+                      });
+            });
+  }
 }

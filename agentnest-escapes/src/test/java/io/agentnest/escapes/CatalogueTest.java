@@ -74,6 +74,7 @@ class CatalogueTest {
             "secrets.environment",
             "secrets.proc1-environ",
             "secrets.encoded",
+            "secrets.hex-dumps",
             "secrets.wrapped-base64",
             "secrets.split-streams",
             "secrets.rich-output");

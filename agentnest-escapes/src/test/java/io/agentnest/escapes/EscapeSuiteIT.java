@@ -87,4 +87,16 @@ class EscapeSuiteIT {
         .contains("kernel.bpf", "privilege.capabilities");
     assertThat(report.passed()).isTrue();
   }
+
+  /** Issue 42 (20): the secret probes alone, the hex dumps among them, leak nothing. */
+  @Test
+  void theSecretProbesAloneIncludingHexDumpsLeakNothing() {
+    EscapeReport report = EscapeSuite.builder().only(List.of("secrets")).build().run();
+    assertThat(report.results())
+        .extracting(ProbeResult::probe)
+        .contains("secrets.hex-dumps")
+        .allMatch(p -> p.startsWith("secrets."));
+    assertThat(report.results())
+        .allSatisfy(r -> assertThat(r.outcome()).as(r.toString()).isEqualTo(Outcome.BLOCKED));
+  }
 }

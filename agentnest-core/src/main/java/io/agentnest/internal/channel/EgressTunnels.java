@@ -29,6 +29,7 @@ public final class EgressTunnels implements Consumer<Frame> {
   private final Budget budget;
   private final Runnable overBudget;
   private final Map<Long, ChannelTunnel> tunnels = new ConcurrentHashMap<>();
+  private volatile boolean closed;
 
   /**
    * @param budget how many tunnels the sandbox may open; past it an open is closed at once, with no
@@ -60,7 +61,7 @@ public final class EgressTunnels implements Consumer<Frame> {
   }
 
   private void open(long tid) {
-    if (tunnels.size() >= MAX_TUNNELS || tunnels.containsKey(tid)) {
+    if (closed || tunnels.size() >= MAX_TUNNELS || tunnels.containsKey(tid)) {
       send(Json.object().put(Ops.OP, Ops.OP_TCP_CLOSE).put("tid", tid), new byte[0]);
       return;
     }
@@ -93,8 +94,9 @@ public final class EgressTunnels implements Consumer<Frame> {
     }
   }
 
-  /** Everything open is aborted when the sandbox goes away. */
+  /** Everything open is aborted when the sandbox goes away; later opens are closed at once. */
   public void closeAll() {
+    closed = true;
     tunnels.values().forEach(ChannelTunnel::abort);
     tunnels.clear();
   }

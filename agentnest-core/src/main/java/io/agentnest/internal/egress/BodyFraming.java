@@ -27,13 +27,28 @@ final class BodyFraming {
     this.length = length;
   }
 
+  /** No body (an interim response). */
+  static BodyFraming none() {
+    return new BodyFraming(Kind.NONE, 0);
+  }
+
   boolean hasBody() {
     return kind == Kind.CHUNKED || (kind == Kind.LENGTH && length > 0);
   }
 
-  static BodyFraming ofRequest(Head head) throws BadMessage {
+  /**
+   * The framing of a request of {@code version}. HTTP/1.0 has no chunked coding: a 1.0 request with
+   * Transfer-Encoding is refused (RFC 9112, 6.1: such a message must be treated as faulty, since a
+   * 1.0 hop would read its framing differently).
+   */
+  static BodyFraming ofRequest(Head head, String version) throws BadMessage {
     List<String> te = head.all("transfer-encoding");
     List<String> cl = head.all("content-length");
+    if (!te.isEmpty() && version.equals("HTTP/1.0")) {
+      throw new BadMessage(
+          "an HTTP/1.0 request cannot carry Transfer-Encoding (RFC 9112, 6.1): send HTTP/1.1,"
+              + " or a Content-Length");
+    }
     if (!te.isEmpty()) {
       if (!cl.isEmpty()) {
         throw new BadMessage("both Transfer-Encoding and Content-Length are present");

@@ -1,5 +1,7 @@
 package io.agentnest.internal.egress;
 
+import java.util.Map;
+
 /**
  * Where the proxy reports each use of a credential and each placeholder that went to the wrong
  * host. Secrets are named, never shown; paths are the sandbox's choice (the sink masks and bounds
@@ -14,6 +16,21 @@ public interface CredentialAudit {
 
   /** A request to {@code host} carried the secret {@code secretName}; {@code status} 0: none. */
   void used(String secretName, Kind kind, String host, String method, String path, int status);
+
+  /**
+   * Further requests on one connection to {@code host} carried {@code secretName} after the one
+   * reported to {@link #used}: {@code repeated} of them, counted by response status ({@code
+   * statuses}; 0: none), the last being {@code lastMethod lastPath}. Reported when the connection
+   * ends.
+   */
+  void usedAgain(
+      String secretName,
+      Kind kind,
+      String host,
+      long repeated,
+      Map<Integer, Long> statuses,
+      String lastMethod,
+      String lastPath);
 
   /**
    * A request to {@code host} carried the placeholder of {@code secretName}, which belongs to
@@ -33,6 +50,16 @@ public interface CredentialAudit {
         @Override
         public void used(
             String secretName, Kind kind, String host, String method, String path, int status) {}
+
+        @Override
+        public void usedAgain(
+            String secretName,
+            Kind kind,
+            String host,
+            long repeated,
+            Map<Integer, Long> statuses,
+            String lastMethod,
+            String lastPath) {}
 
         @Override
         public void leakAttempt(

@@ -5,7 +5,6 @@ import io.agentnest.ApprovalHandler;
 import io.agentnest.ApprovalRequest;
 import io.agentnest.IpAddresses;
 import io.agentnest.NetworkEvent;
-import io.agentnest.NetworkEvent.Decision;
 import io.agentnest.NetworkPolicy;
 import io.agentnest.internal.support.Bounded;
 import java.io.BufferedInputStream;
@@ -30,6 +29,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
@@ -72,6 +72,16 @@ public final class EgressProxy {
   static final long ABORT_JOIN_MS = 5_000;
   private static final int MAX_DRAIN_BYTES = 1 << 20;
 
+  /**
+   * How long a connection may take to send its request head (for a tunnel, also its TLS hello;
+   * through an intercepted tunnel, each request head): a client that sends part of a head and stops
+   * holds a host thread only this long.
+   */
+  static final Duration HEAD_DEADLINE = Duration.ofSeconds(30);
+
+  /** How many of a sandbox's connections may be waiting for their first request head at once. */
+  static final int MAX_PENDING_HEADS = 16;
+
   private static final Set<String> HOP_BY_HOP =
       Set.of(
           "connection",
@@ -107,6 +117,13 @@ public final class EgressProxy {
 
   private final ConcurrentHashMap<String, CompletableFuture<@Nullable Remembered>> decisions =
       new ConcurrentHashMap<>();
+
+  /** The connections being served, so that the sandbox's end can close and audit each. */
+  private final Set<Attempt> active = ConcurrentHashMap.newKeySet();
+
+  private final AtomicInteger pendingHeads = new AtomicInteger();
+  private volatile Duration headDeadline = HEAD_DEADLINE;
+  private volatile boolean shutDown;
 
   /**
    * @param policy what may be reached
@@ -159,8 +176,19 @@ public final class EgressProxy {
    */
   public void handle(InputStream fromClient, OutputStream toClient) {
     Attempt a = new Attempt();
+    a.closeOnAbort(fromClient);
+    a.clientOut = toClient;
     BufferedInputStream in = new BufferedInputStream(fromClient, 8192);
+    active.add(a);
     try {
+      if (shutDown) {
+        a.deny("sandbox-destroyed", "the sandbox is going away: no new connections");
+        return;
+      }
+      a.headDeadline = headDeadline;
+      if (!awaitHead(a, toClient, "request head")) {
+        return;
+      }
       serve(a, in, toClient);
     } catch (IOException e) {
       a.note("connection failed: " + HttpSyntax.describe(e));
@@ -168,11 +196,82 @@ public final class EgressProxy {
       LOG.warn("egress proxy failure for sandbox {}", sandboxId, e);
       a.note("internal error: " + HttpSyntax.describe(e));
     } finally {
+      a.headRead();
+      String late = a.expired();
+      if (late != null) {
+        if (a.expiredBeforeHead) {
+          a.deny("head-timeout", late + ": the connection was closed");
+        } else {
+          a.note(late + ": the connection was closed");
+        }
+      }
       IOUtils.closeQuietly(toClient);
       drainAvailable(in);
       IOUtils.closeQuietly(in);
+      // Written before it leaves the set: shutdown() returns only once every record is out.
       emit(a);
+      active.remove(a);
     }
+  }
+
+  /**
+   * Takes one of the sandbox's places for connections waiting on a head (or a TLS hello) and arms
+   * the deadline; false (503 sent, attempt denied) when all are taken. {@link Attempt#headRead()}
+   * gives the place back.
+   */
+  private boolean awaitHead(Attempt a, OutputStream out, String what) throws IOException {
+    if (pendingHeads.incrementAndGet() > MAX_PENDING_HEADS) {
+      pendingHeads.decrementAndGet();
+      String why =
+          MAX_PENDING_HEADS
+              + " connections of this sandbox are already waiting to send a request head or TLS"
+              + " hello: this one ("
+              + what
+              + ") is refused (send each at once)";
+      a.deny("pending-heads", why);
+      respond(out, 503, "Service Unavailable", why, true);
+      return false;
+    }
+    a.headRelease.set(pendingHeads::decrementAndGet);
+    a.awaitHead(headDeadline, what);
+    return true;
+  }
+
+  /**
+   * Ends every open connection (the sandbox is going away): each is closed, noted with {@code
+   * reason}, and audited with the bytes it moved so far. Waits at most {@code wait} for the
+   * connections to finish on their own threads; those still running are audited from here. New
+   * connections are refused from now on.
+   */
+  public void shutdown(String reason, Duration wait) {
+    shutDown = true;
+    for (Attempt a : active) {
+      a.note("closed while open: " + reason);
+      a.abort();
+      IOUtils.closeQuietly(a.clientOut);
+    }
+    long deadline = System.nanoTime() + wait.toNanos();
+    while (!active.isEmpty() && System.nanoTime() < deadline) {
+      try {
+        Thread.sleep(10);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+    }
+    for (Attempt a : active) {
+      emit(a); // a thread still stuck: the record goes out now, with what was moved so far
+    }
+  }
+
+  /** For tests: a shorter wait for request heads. */
+  void headDeadline(Duration d) {
+    headDeadline = d;
+  }
+
+  /** The connections waiting for their first request head now. */
+  int pendingHeads() {
+    return pendingHeads.get();
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -182,15 +281,29 @@ public final class EgressProxy {
     Head head;
     try {
       Head h = Head.read(new LineReader(in), MAX_REQUEST_LINE, "request");
-      if (h == null) {
-        a.deny("bad-request", "the client closed the connection without sending a request");
+      if (h == null || a.expired() != null) {
+        if (a.expired() != null) {
+          timedOut(a, out);
+        } else {
+          a.deny("bad-request", "the client closed the connection without sending a request");
+        }
         return;
       }
       head = h;
-    } catch (BadMessage e) {
-      badRequest(a, out, e.getMessage());
+    } catch (BadMessage | IOException e) {
+      if (a.expired() != null) {
+        timedOut(a, out);
+        return;
+      }
+      if (e instanceof IOException io) {
+        throw io;
+      }
+      badRequest(a, out, String.valueOf(e.getMessage()));
       return;
     }
+    // The head is in: an approval question may take minutes. A tunnel's TLS hello gets a deadline
+    // of its own once the tunnel is up.
+    a.headRead();
     String[] parts = head.startLine.split(" ", -1);
     if (parts.length != 3) {
       badRequest(a, out, "the request line must be 'METHOD target HTTP/1.1'");
@@ -242,6 +355,9 @@ public final class EgressProxy {
     if (icpt != null && i != null && sniName != null && i.intercepts(a.host)) {
       // The interceptor connects (or reuses a verified connection) once the client's TLS is up;
       // a server it cannot reach is answered inside that TLS, with a 502.
+      if (!awaitHead(a, out, "TLS hello and first request head")) {
+        return;
+      }
       out.write(
           "HTTP/1.1 200 Connection established\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
       out.flush();
@@ -254,6 +370,9 @@ public final class EgressProxy {
       return;
     }
     try (upstream) {
+      if (sniName != null && !awaitHead(a, out, "TLS hello")) {
+        return;
+      }
       out.write(
           "HTTP/1.1 200 Connection established\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
       out.flush();
@@ -333,7 +452,7 @@ public final class EgressProxy {
     // Framing and Host checks first: a request we could not forward faithfully is a 400.
     BodyFraming framing;
     try {
-      framing = BodyFraming.ofRequest(head);
+      framing = BodyFraming.ofRequest(head, version);
     } catch (BadMessage e) {
       badRequest(a, out, e.getMessage());
       return;
@@ -640,6 +759,7 @@ public final class EgressProxy {
         // An InetSocketAddress from an InetAddress: connects to exactly the validated address.
         s.connect(new InetSocketAddress(address, authority.port), CONNECT_TIMEOUT_MS);
         a.resolved = IpAddresses.format(address);
+        a.closeOnAbort(s);
         return s;
       } catch (IOException e) {
         IOUtils.closeQuietly(s);
@@ -672,7 +792,8 @@ public final class EgressProxy {
       throws IOException {
     InputStream upIn = upstream.getInputStream();
     OutputStream upOut = upstream.getOutputStream();
-    AtomicLong up = new AtomicLong();
+    AtomicLong up = a.up;
+    a.closeOnAbort(upstream);
     AtomicReference<SniCheck.@Nullable Verdict> refused = new AtomicReference<>();
     Thread uploader =
         new Thread(
@@ -681,6 +802,7 @@ public final class EgressProxy {
               try {
                 if (sniName != null) {
                   SniCheck.Verdict v = SniCheck.inspect(in, sniName);
+                  a.headRead();
                   if (!v.passed()) {
                     // Set before the close: the downstream loop ends on it and answers.
                     refused.set(v);
@@ -705,20 +827,18 @@ public final class EgressProxy {
     uploader.start();
 
     byte[] buf = new byte[BUFFER_SIZE];
-    long down = 0;
     boolean failed = false;
     try {
       int n;
       while ((n = upIn.read(buf)) >= 0) {
         out.write(buf, 0, n);
         out.flush();
-        down += n;
+        a.down.addAndGet(n);
       }
     } catch (IOException e) {
       failed = true;
       a.note("tunnel ended with an error: " + HttpSyntax.describe(e));
     }
-    a.bytesDown = down;
     SniCheck.Verdict refusal = refused.get();
     if (refusal != null) {
       answerRefusal(out, refusal);
@@ -732,7 +852,6 @@ public final class EgressProxy {
       abort(upstream, in);
       joinQuietly(uploader, ABORT_JOIN_MS);
     }
-    a.bytesUp = up.get();
     refusal = refused.get();
     SniCheck.Refusal why = refusal == null ? null : refusal.refusal();
     if (refusal != null && why != null) {
@@ -792,7 +911,8 @@ public final class EgressProxy {
     byte[] requestHead = sb.toString().getBytes(StandardCharsets.ISO_8859_1);
     OutputStream upOut = upstream.getOutputStream();
     BufferedInputStream upIn = new BufferedInputStream(upstream.getInputStream(), 8192);
-    AtomicLong up = new AtomicLong();
+    AtomicLong up = a.up;
+    a.closeOnAbort(upstream);
     upOut.write(requestHead);
     upOut.flush();
     up.addAndGet(requestHead.length);
@@ -819,18 +939,15 @@ public final class EgressProxy {
       uploader.setDaemon(true);
       uploader.start();
     }
-    AtomicLong down = new AtomicLong();
     try {
-      relayResponse(a, method, upIn, out, down);
+      relayResponse(a, method, upIn, out, a.down);
     } finally {
-      a.bytesDown = down.get();
       if (uploader != null) {
         if (uploader.isAlive()) {
           abort(upstream, in);
         }
         joinQuietly(uploader, ABORT_JOIN_MS);
       }
-      a.bytesUp = up.get();
     }
   }
 
@@ -964,6 +1081,15 @@ public final class EgressProxy {
     respond(out, 403, "Forbidden", reason, true);
   }
 
+  /** Answers a connection whose head did not arrive in time (best effort: it may be gone). */
+  private void timedOut(Attempt a, OutputStream out) {
+    try {
+      respond(out, 408, "Request Timeout", String.valueOf(a.expired()), false);
+    } catch (IOException e) {
+      // the client is gone; the record says why
+    }
+  }
+
   private void badRequest(Attempt a, OutputStream out, String reason) throws IOException {
     a.deny("bad-request", "bad request: " + HttpSyntax.printable(reason));
     respond(out, 400, "Bad Request", "bad request: " + reason, false);
@@ -993,6 +1119,9 @@ public final class EgressProxy {
   }
 
   private void emit(Attempt a) {
+    if (!a.emitted.compareAndSet(false, true)) {
+      return;
+    }
     NetworkEvent event =
         new NetworkEvent(
             sandboxId,
@@ -1004,60 +1133,13 @@ public final class EgressProxy {
             a.decision,
             a.rule,
             a.reason,
-            a.bytesUp,
-            a.bytesDown,
+            a.up.get(),
+            a.down.get(),
             Duration.ofNanos(System.nanoTime() - a.startNanos));
     try {
       audit.accept(event);
     } catch (RuntimeException e) {
       LOG.warn("network audit sink failed for sandbox {}", sandboxId, e);
-    }
-  }
-
-  /** The mutable record of one attempt, turned into a {@link NetworkEvent} at the end. */
-  static final class Attempt {
-    static final String NO_REQUEST = "no request";
-    final Instant time = Instant.now();
-    final long startNanos = System.nanoTime();
-    String method = "-";
-    String host = "";
-    int port;
-    @Nullable String resolved;
-    Decision decision = Decision.DENIED;
-    @Nullable String rule;
-    String reason = NO_REQUEST;
-    long bytesUp;
-    long bytesDown;
-
-    void deny(String code, String why) {
-      decision = Decision.DENIED;
-      rule = code;
-      reason = HttpSyntax.printable(why);
-    }
-
-    void allow(String matched, String why) {
-      decision = Decision.ALLOWED;
-      rule = matched;
-      reason = why;
-    }
-
-    void approve(String why) {
-      decision = Decision.APPROVED;
-      rule = "approval";
-      reason = HttpSyntax.printable(why);
-    }
-
-    void approveRemembered(String why) {
-      approve(why);
-      rule = "approval-remembered";
-    }
-
-    /** Adds an outcome (e.g. an upstream failure) to the reason, keeping the decision. */
-    void note(String what) {
-      reason =
-          reason.equals(NO_REQUEST)
-              ? HttpSyntax.printable(what)
-              : reason + "; " + HttpSyntax.printable(what);
     }
   }
 

@@ -57,11 +57,7 @@ final class Interceptor {
    * CONNECT name. Returns when the connection is over.
    */
   void serve(
-      EgressProxy.Attempt a,
-      InputStream in,
-      OutputStream out,
-      String host,
-      EgressProxy.Connector connector)
+      Attempt a, InputStream in, OutputStream out, String host, EgressProxy.Connector connector)
       throws IOException {
     SniCheck.Verdict v = SniCheck.inspect(in, host);
     if (!v.passed()) {
@@ -113,43 +109,52 @@ final class Interceptor {
     pool.close();
   }
 
-  private void relay(EgressProxy.Attempt a, String host, TlsServerStreams client, UpstreamLink link)
+  private void relay(Attempt a, String host, TlsServerStreams client, UpstreamLink link)
       throws IOException {
     BufferedInputStream cin = new BufferedInputStream(client.input, 16 * 1024);
     OutputStream cout = client.output;
-    AtomicLong upBytes = new AtomicLong();
-    AtomicLong downBytes = new AtomicLong();
+    AtomicLong upBytes = a.up;
+    AtomicLong downBytes = a.down;
+    CredentialUses uses = new CredentialUses(audit, host);
     try {
       for (int n = 0; n < MAX_REQUESTS_PER_CONNECTION; n++) {
-        if (!exchange(a, host, cin, cout, link, upBytes, downBytes)) {
+        if (!exchange(a, host, cin, cout, link, upBytes, downBytes, uses, n == 0)) {
           return;
         }
       }
     } finally {
-      a.bytesUp += upBytes.get();
-      a.bytesDown += downBytes.get();
+      uses.close();
     }
   }
 
   /** One request and its response; false when the connection ends. */
   private boolean exchange(
-      EgressProxy.Attempt a,
+      Attempt a,
       String host,
       BufferedInputStream cin,
       OutputStream cout,
       UpstreamLink link,
       AtomicLong upBytes,
-      AtomicLong downBytes)
+      AtomicLong downBytes,
+      CredentialUses uses,
+      boolean firstOnConnection)
       throws IOException {
     link.reusable = false;
     Head head;
     try {
+      if (!firstOnConnection) {
+        a.awaitHead(a.headDeadline, "next request head");
+      }
       Head h = Head.read(new LineReader(cin), EgressProxy.MAX_REQUEST_LINE, "request");
-      if (h == null) {
+      a.headRead();
+      if (h == null || a.expired() != null) {
         return false;
       }
       head = h;
     } catch (BadMessage e) {
+      if (a.expired() != null) {
+        return false;
+      }
       refuse(a, cout, 400, "Bad Request", "bad request: " + e.getMessage());
       return false;
     }
@@ -185,7 +190,7 @@ final class Interceptor {
     }
     BodyFraming framing;
     try {
-      framing = BodyFraming.ofRequest(head);
+      framing = BodyFraming.ofRequest(head, version);
     } catch (BadMessage e) {
       refuse(a, cout, 400, "Bad Request", "bad request: " + e.getMessage());
       return false;
@@ -207,7 +212,9 @@ final class Interceptor {
     Set<String> strip = EgressProxy.strippedHeaders(head);
     for (HeaderField h : head.headers) {
       scanLeaks(h.value, host, leaked);
-      if (strip.contains(h.lowerName) || replaced.contains(h.lowerName)) {
+      if (strip.contains(h.lowerName)
+          || replaced.contains(h.lowerName)
+          || h.lowerName.equals("accept-encoding")) {
         continue;
       }
       String value = swap(h.value, host, interception.placeholderTokens(), swapped);
@@ -216,6 +223,9 @@ final class Interceptor {
     for (Injection i : injections) {
       sb.append(i.header().name()).append(": ").append(i.header().value()).append("\r\n");
     }
+    // The response is masked on its decoded bytes: ask for none of the codings, and undo the ones
+    // a server applies anyway (DecodedBody).
+    sb.append("Accept-Encoding: identity\r\n");
     // Connection is hop-by-hop: the client's close ends the client's connection only, and the
     // verified upstream connection may serve the sandbox's next tunnel to this host.
     sb.append("\r\n");
@@ -275,24 +285,18 @@ final class Interceptor {
           }
           audited[0] = true;
           for (Injection i : injections) {
-            audit.used(
-                i.header().secretName(),
-                CredentialAudit.Kind.INJECTED,
-                host,
-                method,
-                shownPath,
-                status);
+            uses.used(
+                i.header().secretName(), CredentialAudit.Kind.INJECTED, method, shownPath, status);
           }
           for (Placeholder p : swapped) {
-            audit.used(
-                p.secretName(), CredentialAudit.Kind.PLACEHOLDER, host, method, shownPath, status);
+            uses.used(p.secretName(), CredentialAudit.Kind.PLACEHOLDER, method, shownPath, status);
           }
         };
     boolean keep;
     try {
       // Uses are recorded once the status is known, before the body: a client that has its
       // response can find the record.
-      keep = relayResponse(method, first, close, uin, cout, downBytes, auditUses);
+      keep = relayResponse(a, host, method, version, first, close, uin, cout, downBytes, auditUses);
     } catch (BadMessage e) {
       a.note("bad response from " + host + ": " + e.getMessage());
       keep = false;
@@ -341,10 +345,15 @@ final class Interceptor {
 
   /**
    * Relays one response (after any 1xx), telling {@code onStatus} its status before the body; true
-   * when the connection may carry another request.
+   * when the connection may carry another request. The body is masked on its decoded bytes and
+   * re-framed for the client (chunked to HTTP/1.1, to the close for HTTP/1.0) unless it came as is
+   * with a length, which masking keeps.
    */
   private boolean relayResponse(
+      Attempt a,
+      String host,
       String method,
+      String clientVersion,
       @Nullable Head first,
       boolean clientClose,
       BufferedInputStream uin,
@@ -372,16 +381,51 @@ final class Interceptor {
       if (status == 101) {
         throw new BadMessage("the server switched protocols, which the proxy cannot relay");
       }
+      boolean interim = status >= 100 && status < 200;
+      BodyFraming framing =
+          interim ? BodyFraming.none() : BodyFraming.ofResponse(response, method, status);
+      List<String> codings =
+          framing.kind == BodyFraming.Kind.NONE ? List.of() : DecodedBody.codings(response);
+      String refused = DecodedBody.undecodable(codings);
+      if (refused != null) {
+        onStatus.accept(status);
+        refuse(
+            a,
+            cout,
+            502,
+            "Bad Gateway",
+            host
+                + " answered with the coding '"
+                + HttpSyntax.printable(Bounded.text(refused, 40))
+                + "', which the proxy cannot decode to mask the credential in it (the proxy asks"
+                + " for 'Accept-Encoding: identity'; gzip and deflate are decoded)");
+        return false;
+      }
+      // As is: a body with a length and no coding (masking keeps its length). Otherwise decoded
+      // and framed anew.
+      boolean asIs =
+          framing.kind == BodyFraming.Kind.NONE
+              || (codings.isEmpty() && framing.kind != BodyFraming.Kind.CHUNKED);
+      boolean chunkedOut = !asIs && clientVersion.equals("HTTP/1.1");
+      boolean untilClose = framing.kind == BodyFraming.Kind.UNTIL_CLOSE || (!asIs && !chunkedOut);
+      boolean close =
+          response.startLine.startsWith("HTTP/1.0") || hasToken(response, "close") || untilClose;
       StringBuilder sb = new StringBuilder(512);
       sb.append(response.startLine).append("\r\n");
       Set<String> strip = EgressProxy.strippedHeaders(response);
       for (HeaderField h : response.headers) {
-        if (!strip.contains(h.lowerName)) {
+        boolean reframed =
+            !asIs
+                && (h.lowerName.equals("content-length")
+                    || h.lowerName.equals("transfer-encoding")
+                    || h.lowerName.equals("content-encoding"));
+        if (!strip.contains(h.lowerName) && !reframed) {
           sb.append(h.name).append(": ").append(h.value).append("\r\n");
         }
       }
-      boolean interim = status >= 100 && status < 200;
-      boolean close = response.startLine.startsWith("HTTP/1.0") || hasToken(response, "close");
+      if (chunkedOut) {
+        sb.append("Transfer-Encoding: chunked\r\n");
+      }
       if (!interim && (close || clientClose)) {
         // The client's own close is answered here: upstream, Connection is not forwarded.
         sb.append("Connection: close\r\n");
@@ -394,12 +438,8 @@ final class Interceptor {
         continue;
       }
       onStatus.accept(status);
-      BodyFraming framing = BodyFraming.ofResponse(response, method, status);
-      MaskingOutputStream masked = new MaskingOutputStream(cout, secrets);
-      framing.copy(uin, masked, down, true);
-      masked.finish();
-      boolean untilClose = framing.kind == BodyFraming.Kind.UNTIL_CLOSE;
-      return !(close || untilClose);
+      DecodedBody.relay(framing, codings, chunkedOut, uin, cout, down, secrets);
+      return !close;
     }
   }
 
@@ -408,8 +448,7 @@ final class Interceptor {
    * path the proxy will not compare, 403 for one outside the rules), audits it, and returns false.
    */
   private boolean allowedByRules(
-      EgressProxy.Attempt a, String host, String method, String path, OutputStream cout)
-      throws IOException {
+      Attempt a, String host, String method, String path, OutputStream cout) throws IOException {
     List<RequestRule> rules = interception.policy().requestRules(host);
     if (rules.isEmpty()) {
       return true;
@@ -475,8 +514,7 @@ final class Interceptor {
     }
   }
 
-  private static void refuse(
-      EgressProxy.Attempt a, OutputStream out, int status, String phrase, String reason)
+  private static void refuse(Attempt a, OutputStream out, int status, String phrase, String reason)
       throws IOException {
     a.note(reason);
     EgressProxy.respond(out, status, phrase, reason, false);

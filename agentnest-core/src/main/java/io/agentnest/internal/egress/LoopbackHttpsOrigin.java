@@ -3,6 +3,7 @@ package io.agentnest.internal.egress;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpsConfigurator;
 import com.sun.net.httpserver.HttpsServer;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -20,6 +21,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.zip.GZIPOutputStream;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.TrustManagerFactory;
 import org.jspecify.annotations.Nullable;
@@ -27,12 +29,13 @@ import org.jspecify.annotations.Nullable;
 /**
  * An HTTPS server on 127.0.0.1 with a CA of its own, standing in for a real API in the egress
  * benchmark and in tests: {@code /whoami} answers 200 only with the expected bearer token, {@code
- * /echo} returns the request's headers, {@code /bytes?n=N} and {@code /chunked?n=N} return N bytes
- * (with a length, or chunked), {@code POST /upload} answers the number of body bytes it read, and
- * {@code /<repo>/info/refs?service=git-upload-pack} answers Git's smart-HTTP ref advertisement
- * ({@link #GIT_COMMIT} as HEAD and refs/heads/main) only with the expected bearer token. Every
- * request's headers are kept for inspection. Never reachable from a sandbox except through a
- * test-only resolver.
+ * /echo} returns the request's headers ({@code /echo-chunked16} in 16-byte chunks, {@code
+ * /echo-gzip} gzip'd whatever the request accepts: a reflecting host), {@code /bytes?n=N} and
+ * {@code /chunked?n=N} return N bytes (with a length, or chunked), {@code POST /upload} answers the
+ * number of body bytes it read, and {@code /<repo>/info/refs?service=git-upload-pack} answers Git's
+ * smart-HTTP ref advertisement ({@link #GIT_COMMIT} as HEAD and refs/heads/main) only with the
+ * expected bearer token. Every request's headers are kept for inspection. Never reachable from a
+ * sandbox except through a test-only resolver.
  */
 public final class LoopbackHttpsOrigin implements AutoCloseable {
   private static final int MAX_N = 1 << 30;
@@ -150,11 +153,29 @@ public final class LoopbackHttpsOrigin implements AutoCloseable {
           boolean ok = expectedToken != null && ("Bearer " + expectedToken).equals(auth);
           send(x, ok ? 200 : 401, ok ? "hello, authenticated caller\n" : "no valid token\n");
         }
-        case "/echo" -> {
+        case "/echo", "/echo-chunked16", "/echo-gzip" -> {
           StringBuilder sb = new StringBuilder();
           headers.forEach(
               (k, v) -> v.forEach(s -> sb.append(k).append(": ").append(s).append('\n')));
-          send(x, 200, sb.toString());
+          byte[] b = sb.toString().getBytes(StandardCharsets.UTF_8);
+          if (path.equals("/echo-chunked16")) {
+            x.sendResponseHeaders(200, 0);
+            OutputStream out = x.getResponseBody();
+            for (int i = 0; i < b.length; i += 16) {
+              out.write(b, i, Math.min(16, b.length - i));
+              out.flush(); // one chunk per write
+            }
+          } else if (path.equals("/echo-gzip")) {
+            ByteArrayOutputStream z = new ByteArrayOutputStream();
+            try (GZIPOutputStream g = new GZIPOutputStream(z)) {
+              g.write(b);
+            }
+            x.getResponseHeaders().set("Content-Encoding", "gzip");
+            x.sendResponseHeaders(200, z.size());
+            x.getResponseBody().write(z.toByteArray());
+          } else {
+            send(x, 200, sb.toString());
+          }
         }
         case "/bytes", "/chunked" -> {
           long n = size(query);

@@ -18,7 +18,7 @@ import org.jspecify.annotations.Nullable;
  * handed back to the pool at the end when its last response left it open.
  */
 final class UpstreamLink {
-  final EgressProxy.Attempt a;
+  final Attempt a;
   final String host;
   final String target;
   final EgressProxy.Connector connector;
@@ -34,7 +34,7 @@ final class UpstreamLink {
   private final SSLContext upstreamContext;
 
   UpstreamLink(
-      EgressProxy.Attempt a,
+      Attempt a,
       String host,
       EgressProxy.Connector connector,
       UpstreamPool pool,
@@ -53,6 +53,7 @@ final class UpstreamLink {
       up = u;
       pooled = true;
       a.resolved = IpAddresses.format(u.socket().getInetAddress());
+      a.closeOnAbort(u.socket()); // a reused connection is this attempt's to close now
       return;
     }
     fresh();

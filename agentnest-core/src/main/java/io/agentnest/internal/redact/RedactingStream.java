@@ -33,7 +33,16 @@ public final class RedactingStream {
 
   private static final boolean[] BASE64 = new boolean[256];
 
+  /** Bytes a hex dump puts between digits; skipped by the separated-hex automaton. */
+  private static final boolean[] SEPARATOR = new boolean[256];
+
+  /** More separators in a row than this end a separated-hex match (no dump uses as many). */
+  static final int MAX_SEPARATORS = 4;
+
   static {
+    for (char c : " \t:-\r\n".toCharArray()) {
+      SEPARATOR[c] = true;
+    }
     for (char c :
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_=".toCharArray()) {
       BASE64[c] = true;
@@ -53,6 +62,8 @@ public final class RedactingStream {
   private int len;
   private int state;
   private int wrappedState;
+  private int hexState;
+  private int separatorRun;
   private int lineBreaks;
   private int base64Run;
   private boolean wrapping;
@@ -98,12 +109,29 @@ public final class RedactingStream {
     len += n;
     Automaton plain = r.plain;
     Automaton wrapped = r.wrapped;
+    Automaton hex = r.separatedHex;
     int s = state;
     int w = wrappedState;
+    int h = hexState;
     for (int i = from; i < len; i++) {
       int b = buf[i] & 0xff;
       if (!candidates.isEmpty()) {
         advanceCandidates(i, b);
+      }
+      if (SEPARATOR[b]) {
+        if (++separatorRun > MAX_SEPARATORS) {
+          h = 0;
+        }
+      } else {
+        separatorRun = 0;
+        h = hex.step(h, b >= 'A' && b <= 'F' ? b + ('a' - 'A') : b);
+        int[] hout = hex.outputs(h);
+        if (hout != null) {
+          for (int p : hout) {
+            int first = startOf(i, hex.patternLength(p), SEPARATOR);
+            addInterval(base + first, base + i + 1, r.separatedHexLabel[p]);
+          }
+        }
       }
       s = plain.step(s, b);
       int[] out = plain.outputs(s);
@@ -130,6 +158,7 @@ public final class RedactingStream {
     }
     state = s;
     wrappedState = w;
+    hexState = h;
     return release(false);
   }
 
@@ -140,6 +169,8 @@ public final class RedactingStream {
     candidates.clear();
     state = 0;
     wrappedState = 0;
+    hexState = 0;
+    separatorRun = 0;
     lineBreaks = 0;
     base64Run = 0;
     return release(true);
@@ -205,13 +236,27 @@ public final class RedactingStream {
     }
   }
 
+  private static final boolean[] LINE_BREAK = new boolean[256];
+
+  static {
+    LINE_BREAK['\r'] = true;
+    LINE_BREAK['\n'] = true;
+  }
+
   /** Index in buf of the {@code count}-th byte other than CR/LF counted back from {@code last}. */
   private int startOf(int last, int count) {
+    return startOf(last, count, LINE_BREAK);
+  }
+
+  /**
+   * Index in buf of the {@code count}-th byte not {@code skipped} counted back from {@code last}.
+   */
+  private int startOf(int last, int count, boolean[] skipped) {
     int j = last;
     int seen = 0;
     while (j >= 0) {
-      int b = buf[j];
-      if (b != '\r' && b != '\n' && ++seen == count) {
+      int b = buf[j] & 0xff;
+      if (!skipped[b] && ++seen == count) {
         return j;
       }
       j--;
@@ -253,6 +298,10 @@ public final class RedactingStream {
     int wd = all ? 0 : r.wrapped.depth(wrappedState);
     if (wd > 0) {
       safe = Math.min(safe, base + startOf(len - 1, wd));
+    }
+    int hd = all ? 0 : r.separatedHex.depth(hexState);
+    if (hd > 0) {
+      safe = Math.min(safe, base + startOf(len - 1, hd, SEPARATOR));
     }
     for (Candidate c : candidates) {
       safe = Math.min(safe, c.start);

@@ -174,6 +174,17 @@ public final class Redactor {
   /** Per wrapped pattern: the secret's label. */
   final String[] wrappedLabel;
 
+  /**
+   * Hex forms of the secrets, lower case. A stream steps this automaton over every byte but
+   * separators (space, tab, {@code :}, {@code -}, CR, LF), with {@code A-F} read as {@code a-f}, so
+   * that hex dumps ({@code od -An -tx1}, wrapped into lines; {@code xxd -p}; {@code aa:bb:cc};
+   * {@code AA-BB-CC}) still match.
+   */
+  final Automaton separatedHex;
+
+  /** Per separated-hex pattern: the secret's label. */
+  final String[] separatedHexLabel;
+
   /** The longest secret form, in bytes. */
   final int maxLiteral;
 
@@ -186,8 +197,15 @@ public final class Redactor {
     List<@Nullable TokenRule> ruleOf = new ArrayList<>();
     List<byte[]> b64Pats = new ArrayList<>();
     List<String> b64Labels = new ArrayList<>();
+    List<byte[]> hexPats = new ArrayList<>();
+    List<String> hexLabels = new ArrayList<>();
     int maxLit = 0;
     for (Map.Entry<String, String> e : secrets.entrySet()) {
+      String hex = HexFormat.of().formatHex(e.getValue().getBytes(StandardCharsets.UTF_8));
+      if (!hex.isEmpty()) {
+        hexPats.add(hex.getBytes(StandardCharsets.ISO_8859_1));
+        hexLabels.add(e.getKey());
+      }
       Forms forms = forms(e.getValue());
       for (byte[] f : forms.plain()) {
         plainPats.add(f);
@@ -215,6 +233,8 @@ public final class Redactor {
     this.plainRule = ruleOf.toArray(new TokenRule[0]);
     this.wrapped = new Automaton(b64Pats);
     this.wrappedLabel = b64Labels.toArray(new String[0]);
+    this.separatedHex = new Automaton(hexPats);
+    this.separatedHexLabel = hexLabels.toArray(new String[0]);
     this.maxLiteral = maxLit;
     this.maxToken = maxTok;
   }

@@ -212,7 +212,7 @@ class HttpParsingTest {
           "Content-Length: -1",
           "Content-Length: 0x10"
         }) {
-      assertThatThrownBy(() -> BodyFraming.ofRequest(head(bad)))
+      assertThatThrownBy(() -> BodyFraming.ofRequest(head(bad), "HTTP/1.1"))
           .as(bad)
           .isInstanceOf(BadMessage.class);
     }
@@ -220,7 +220,8 @@ class HttpParsingTest {
 
   @Test
   void repeatedEqualContentLengthsAreOneLength() throws Exception {
-    BodyFraming f = BodyFraming.ofRequest(head("Content-Length: 4, 4\r\nContent-Length: 4"));
+    BodyFraming f =
+        BodyFraming.ofRequest(head("Content-Length: 4, 4\r\nContent-Length: 4"), "HTTP/1.1");
 
     assertThat(f.kind).isEqualTo(BodyFraming.Kind.LENGTH);
     assertThat(f.length).isEqualTo(4);
@@ -260,7 +261,7 @@ class HttpParsingTest {
 
   private static BodyFraming framing(String headers) {
     try {
-      return BodyFraming.ofRequest(head(headers));
+      return BodyFraming.ofRequest(head(headers), "HTTP/1.1");
     } catch (BadMessage e) {
       throw new AssertionError(e);
     }

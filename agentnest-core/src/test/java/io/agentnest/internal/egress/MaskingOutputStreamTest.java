@@ -42,12 +42,49 @@ class MaskingOutputStreamTest {
     assertThat(new String(whole, StandardCharsets.ISO_8859_1)).isEqualTo(reference(text));
   }
 
-  /** Each secret in turn, leftmost non-overlapping occurrences, byte by byte. */
+  private static final String LONG = "abcabbcacbbaccab";
+
+  /**
+   * However a body is split into writes, no piece of {@link MaskingOutputStream#PIECE} bytes of a
+   * secret passes, and the body does not end in its first {@link MaskingOutputStream#MIN_TAIL} or
+   * more bytes (an echo cut short); only masked bytes change.
+   */
+  @Property(tries = 1000)
+  void noPieceOfALongSecretPassesHoweverTheWritesAreSplit(
+      @ForAll @StringLength(max = 300) @CharRange(from = 'a', to = 'c') String text,
+      @ForAll @IntRange(min = 1, max = 23) int cut)
+      throws Exception {
+    byte[] in = text.getBytes(StandardCharsets.ISO_8859_1);
+    ByteArrayOutputStream sink = new ByteArrayOutputStream();
+    MaskingOutputStream m =
+        new MaskingOutputStream(sink, List.of(LONG.getBytes(StandardCharsets.ISO_8859_1)));
+    for (int i = 0; i < in.length; i += cut) {
+      m.write(in, i, Math.min(cut, in.length - i));
+    }
+    m.finish();
+
+    String out = sink.toString(StandardCharsets.ISO_8859_1);
+    assertThat(out).hasSameSizeAs(text);
+    for (int i = 0; i < out.length(); i++) {
+      assertThat(out.charAt(i)).isIn(text.charAt(i), '*');
+    }
+    for (int i = 0; i + MaskingOutputStream.PIECE <= LONG.length(); i++) {
+      assertThat(out).doesNotContain(LONG.substring(i, i + MaskingOutputStream.PIECE));
+    }
+    for (int k = MaskingOutputStream.MIN_TAIL; k < LONG.length(); k++) {
+      assertThat(out).doesNotEndWith(LONG.substring(0, k));
+    }
+  }
+
+  /**
+   * Each secret in turn, its leftmost non-overlapping occurrences in the text as received (a mask
+   * of one secret does not hide another's occurrence), byte by byte.
+   */
   private static String reference(String text) {
     char[] c = text.toCharArray();
     for (String s : SECRETS) {
       for (int i = 0; i + s.length() <= c.length; i++) {
-        if (new String(c, i, s.length()).equals(s)) {
+        if (text.substring(i, i + s.length()).equals(s)) {
           for (int k = 0; k < s.length(); k++) {
             c[i + k] = '*';
           }

@@ -15,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLSocket;
@@ -204,6 +205,18 @@ class RequestRulesInterceptionTest {
       public void used(
           String secretName, Kind kind, String host, String method, String path, int status) {
         used.add(secretName + " " + host + " " + method + " " + path);
+      }
+
+      @Override
+      public void usedAgain(
+          String secretName,
+          Kind kind,
+          String host,
+          long repeated,
+          Map<Integer, Long> statuses,
+          String lastMethod,
+          String lastPath) {
+        used.add(secretName + " " + host + " again " + repeated);
       }
 
       @Override

@@ -22,6 +22,24 @@ final class Leaks {
     return decodesTo(flat, s, "+/") || decodesTo(flat, s, "-_");
   }
 
+  /**
+   * Whether the secret's bytes stand in the text as hex, in either case, with any separators a dump
+   * puts between digits (spaces, tabs, colons, dashes, line breaks) removed first.
+   */
+  static boolean hex(String text, String secret) {
+    StringBuilder digits = new StringBuilder(text.length());
+    for (char c : text.toCharArray()) {
+      if (" \t:-\r\n".indexOf(c) < 0) {
+        digits.append(Character.toLowerCase(c));
+      }
+    }
+    StringBuilder want = new StringBuilder();
+    for (byte b : secret.getBytes(StandardCharsets.UTF_8)) {
+      want.append(String.format("%02x", b & 0xff));
+    }
+    return digits.indexOf(want.toString()) >= 0;
+  }
+
   static boolean any(String text, String secret) {
     return raw(text, secret) || base64(text, secret);
   }

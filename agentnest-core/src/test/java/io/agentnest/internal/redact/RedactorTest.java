@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.Base64;
 import java.util.HashMap;
 import java.util.HexFormat;
+import java.util.Locale;
 import java.util.Map;
 import net.jqwik.api.Arbitraries;
 import net.jqwik.api.Arbitrary;
@@ -181,6 +182,74 @@ class RedactorTest {
         .withChars("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_+/=.:!@#$%")
         .ofMinLength(4)
         .ofMaxLength(40);
+  }
+
+  /** What {@code od -An -tx1} prints: 16 bytes a line, each line starting with a space. */
+  static String odDump(byte[] data) {
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < data.length; i++) {
+      sb.append(' ').append(HexFormat.of().toHexDigits(data[i]));
+      if (i % 16 == 15 || i == data.length - 1) {
+        sb.append('\n');
+      }
+    }
+    return sb.toString();
+  }
+
+  /**
+   * Issue 42 (20): {@code od -An -tx1} of a file holding the secret, wherever the secret starts on
+   * a line (so the dump wraps inside it) and wherever a streamed chunk ends.
+   */
+  @Property(tries = 60)
+  void anOdHexDumpWrappedIntoLinesIsMaskedWhereverTheSecretStartsAndAChunkEnds(
+      @ForAll("secrets") String secret,
+      @ForAll @IntRange(min = 0, max = 15) int pad,
+      @ForAll @IntRange(min = 0, max = 400) int cut1,
+      @ForAll @IntRange(min = 0, max = 400) int cut2) {
+    Redactor r = Redactor.of(Map.of("K", secret));
+    String dump = odDump(("x".repeat(pad) + secret + "tail\n").getBytes(UTF8));
+    assertThat(Leaks.hex(dump, secret)).as("the oracle sees the secret").isTrue();
+    byte[] data = dump.getBytes(UTF8);
+    int a = Math.min(cut1, data.length);
+    int b = Math.min(Math.max(a, cut2), data.length);
+
+    String out = streamed(r, data, a, b);
+
+    assertThat(Leaks.hex(out, secret)).as("cuts %d, %d: %s", a, b, out).isFalse();
+    assertThat(out).contains("[REDACTED:K]");
+  }
+
+  /** Issue 42 (20): hex with separators, as fingerprints and MAC-style dumps print it. */
+  @Property(tries = 100)
+  void hexWithSeparatorsInEitherCaseIsMasked(
+      @ForAll("secrets") String secret,
+      @ForAll @IntRange(min = 0, max = 3) int separator,
+      @ForAll boolean upper,
+      @ForAll @IntRange(min = 0, max = 300) int cut) {
+    Redactor r = Redactor.of(Map.of("K", secret));
+    String sep = new String[] {":", "-", " ", "\t"}[separator];
+    StringBuilder hex = new StringBuilder();
+    for (byte x : secret.getBytes(UTF8)) {
+      if (hex.length() > 0) {
+        hex.append(sep);
+      }
+      hex.append(HexFormat.of().toHexDigits(x));
+    }
+    String shown = upper ? hex.toString().toUpperCase(Locale.ROOT) : hex.toString();
+    byte[] data = ("fingerprint=" + shown + "\n").getBytes(UTF8);
+
+    String out = streamed(r, data, Math.min(cut, data.length));
+
+    assertThat(Leaks.hex(out, secret)).as(out).isFalse();
+    assertThat(out).startsWith("fingerprint=[REDACTED:K]");
+  }
+
+  @Test
+  void hexDumpsOfOtherDataAndOrdinaryTextStayAsTheyAre() {
+    String dump = odDump("hello world, nothing secret in here\n".getBytes(UTF8));
+    assertThat(redact(R, dump)).isEqualTo(dump);
+    String text = "12:30 - 4 apples - de:ad:be:ef - 0a-0b-0c";
+    assertThat(redact(R, text)).isEqualTo(text);
   }
 
   @Property(tries = 40)

@@ -110,12 +110,30 @@ final class Judges {
         }
       }
     }
+    // Hex as dumps print it: separators (od's spaces and line wraps, ':', '-') removed, any case.
+    String hex = HexFormat.of().formatHex(ctx.secret.getBytes(StandardCharsets.UTF_8));
+    for (String t : texts) {
+      if (withoutHexSeparators(t).contains(hex) && !forms.contains("hex-dump")) {
+        forms.add("hex-dump");
+      }
+    }
     int redactions = r.redactions().values().stream().mapToInt(Integer::intValue).sum();
     return Judgement.of(
         !forms.isEmpty(),
         forms.isEmpty()
             ? "no form of the secret came out; " + redactions + " redactions"
             : "LEAKED as " + forms);
+  }
+
+  private static String withoutHexSeparators(String t) {
+    StringBuilder b = new StringBuilder(t.length());
+    for (int i = 0; i < t.length(); i++) {
+      char c = t.charAt(i);
+      if (" \t:-\r\n".indexOf(c) < 0) {
+        b.append(Character.toLowerCase(c));
+      }
+    }
+    return b.toString();
   }
 
   static Map<String, String> secretForms(String secret) {

@@ -43,6 +43,25 @@ final class SecretProbes {
                         + "print(binascii.hexlify(s).decode()); print(binascii.hexlify(s).decode().upper())\n"
                         + "print(urllib.parse.quote(s)); print(urllib.parse.quote_plus(s))\n")));
     p.add(
+        "secrets.hex-dumps",
+        "print the secret as hex dumps print it: od -An -tx1 (wrapped at 16 bytes a line, at every"
+            + " start on a line) and hex with ':', '-', ' ' separators in either case",
+        Map.of(),
+        ctx ->
+            leak(
+                ctx,
+                ctx.target.runCode(
+                    "import os, subprocess\n"
+                        + "s = os.environ['"
+                        + ProbeContext.SECRET_VAR
+                        + "'].encode()\n"
+                        + "for pad in range(16):\n"
+                        + "    print(subprocess.run(['od', '-An', '-tx1'], input=b'x' * pad + s,"
+                        + " capture_output=True).stdout.decode(), end='')\n"
+                        + "for sep in (':', '-', ' '):\n"
+                        + "    h = sep.join('%02x' % b for b in s)\n"
+                        + "    print(h); print(h.upper())\n")));
+    p.add(
         "secrets.split-writes",
         "print the secret in pieces across flushes and streams",
         Map.of(),
