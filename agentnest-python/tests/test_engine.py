@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import stat
 import subprocess
@@ -296,6 +297,24 @@ def test_an_engine_killed_under_a_call_gives_a_clear_error_then_a_fresh_engine(
     # The sandbox of the killed engine is adopted by the new one (same store), so it is
     # still this user's to destroy.
     sb.destroy()
+    _remove_what_a_killed_engine_left(pid)
+
+
+def _remove_what_a_killed_engine_left(pid: int) -> None:
+    """A SIGKILLed engine cannot end its warm pool's idle member (the documented contract: only
+    SIGKILL leaves things to `agentnest prune`). Remove exactly what that engine owned."""
+    ps = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"label=agentnest.owner-pid={pid}"],
+        capture_output=True, text=True, timeout=60, check=True,
+    )
+    for cid in ps.stdout.split():
+        bulk = subprocess.run(
+            ["docker", "inspect", "--format", '{{index .Config.Labels "agentnest.bulk-dir"}}', cid],
+            capture_output=True, text=True, timeout=60,
+        ).stdout.strip()
+        subprocess.run(["docker", "rm", "-f", cid], capture_output=True, timeout=60, check=True)
+        if bulk.startswith("/run/agentnest/bulk/"):
+            shutil.rmtree(bulk, ignore_errors=True)
 
 
 def _jar_with_version(tmp: Path, version: str) -> Path:

@@ -263,35 +263,47 @@ final class SandboxApi implements AutoCloseable {
   }
 
   /** One {@code credentials} entry onto the network policy: a header, or a placeholder. */
-  private static void credential(NetworkPolicy.Builder n, Wire.Credential c) {
+  static void credential(NetworkPolicy.Builder n, Wire.Credential c) {
+    String host = c.host();
+    String own = c.name();
+    String value = c.value();
+    if (host == null || own == null || value == null) {
+      throw new ApiException(
+          422,
+          ErrorCode.INVALID_FIELD,
+          "a credential needs host, name and value",
+          "send {host, name, value, header or placeholder: true}",
+          Map.of("field", "credentials"));
+    }
     boolean placeholder = Boolean.TRUE.equals(c.placeholder());
     String header = c.header();
     if (placeholder == (header != null)) {
       throw new ApiException(
           422,
           ErrorCode.INVALID_FIELD,
-          "credential for " + Escape.id(c.host()) + " needs exactly one of header and placeholder",
+          "credential for " + Escape.id(host) + " needs exactly one of header and placeholder",
           "send header: \"Authorization: Bearer ${secret:NAME}\", or placeholder: true",
           Map.of("field", "credentials"));
     }
-    Secret secret = Secret.named(c.name(), c.value());
+    Secret secret = Secret.named(own, value);
     if (header == null) {
-      n.placeholder(c.host(), c.name(), secret);
+      n.placeholder(host, own, secret);
       return;
     }
+    // The header may name only the credential's own secret: never a variable of the server's.
     n.inject(
-        c.host(),
+        host,
         Header.parse(
             header,
             name -> {
-              if (!name.equals(c.name())) {
+              if (!name.equals(own)) {
                 throw new ApiException(
                     422,
                     ErrorCode.INVALID_FIELD,
                     "credential header names ${secret:"
                         + Escape.id(name)
                         + "}, not the credential's own "
-                        + Escape.id(c.name()),
+                        + Escape.id(own),
                     "name the credential's own secret in its header",
                     Map.of("field", "credentials"));
               }

@@ -85,9 +85,9 @@ final class Wire {
    * swaps for {@code value} in requests to {@code host} only.
    */
   record Credential(
-      String host,
-      String name,
-      String value,
+      @Nullable String host,
+      @Nullable String name,
+      @Nullable String value,
       @Nullable String header,
       @Nullable Boolean placeholder) {}
 
@@ -280,9 +280,11 @@ final class Wire {
     return Map.of("error", body);
   }
 
-  /** Create-request fields that would ask for credential injection: refused with a reason. */
-  private static final Set<String> CREDENTIAL_FIELDS =
-      Set.of("credentials", "secrets", "secretEnv", "inject", "placeholders");
+  /**
+   * Create-request fields that would name secrets instead of carrying them: refused with a reason.
+   * ({@code credentials} and {@code secretEnv} carry their values and are fields of the request.)
+   */
+  private static final Set<String> CREDENTIAL_FIELDS = Set.of("secrets", "inject", "placeholders");
 
   /** Reads a request body as {@code type}; every problem becomes a 400 naming the field. */
   static <T> T read(byte[] body, Class<T> type) {
@@ -301,12 +303,12 @@ final class Wire {
         throw new ApiException(
             400,
             ErrorCode.POLICY,
-            "credential injection cannot be requested over the API: its secrets would be read from"
-                + " the server's environment, which no tenant may name",
+            "secrets cannot be named over the API: they would be read from the server's"
+                + " environment, which no tenant may name",
             "remove '"
                 + e.getPropertyName()
-                + "'; pass what the sandbox needs in env, or run AgentNest embedded with"
-                + " network.credentials (agentnest.yaml) or NetworkPolicy.inject");
+                + "'; send each credential with its own value in credentials (the sandbox never"
+                + " holds it; see network.credentials for the embedded form)");
       }
       throw ApiException.badRequest(
           ErrorCode.UNKNOWN_FIELD,
