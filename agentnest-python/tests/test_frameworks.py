@@ -124,26 +124,32 @@ def test_a_langchain_agent_uses_the_toolkit_in_one_sandbox(engine_home: Path) ->
 
 
 # --- OpenAI Agents SDK -------------------------------------------------------------------------
-def test_openai_agents_function_tools_run_in_the_sandbox(engine_home: Path) -> None:
-    import asyncio
-    import json
-
-    from agents import RunContextWrapper
-    from agents.tool_context import ToolContext
+def test_an_openai_agents_agent_runs_its_tools_in_one_sandbox(engine_home: Path) -> None:
+    from agents import Agent, Runner, set_tracing_disabled
+    from agents.items import ToolCallOutputItem
+    from agents.testing import ScriptedModel, assistant_message, function_call
 
     from agentnest.integrations.openai_agents import sandbox_tools
 
-    with Sandbox() as sb:
-        tools = {t.name: t for t in sandbox_tools(sb)}
-        assert set(tools) == {"run_python", "run_shell", "write_file", "read_file"}
-
-        async def invoke(name: str, args: dict[str, Any]) -> str:
-            ctx = ToolContext(context=None, tool_name=name, tool_call_id="c1",
-                              tool_arguments=json.dumps(args))
-            return str(await tools[name].on_invoke_tool(ctx, json.dumps(args)))
-
-        assert "[result] 7" in asyncio.run(invoke("run_python", {"code": "x = 7\nx"}))
-        assert "[result] 8" in asyncio.run(invoke("run_python", {"code": "x + 1"}))
-        asyncio.run(invoke("write_file", {"path": "a.txt", "content": "hi"}))
-        assert asyncio.run(invoke("read_file", {"path": "a.txt"})) == "hi"
-        assert RunContextWrapper is not None
+    set_tracing_disabled(True)  # no LLM provider here: nothing to export traces to
+    model = ScriptedModel([
+        [function_call("run_python", {"code": "x = 7\nx"}, call_id="c1")],
+        [function_call("run_python", {"code": "x + y"}, call_id="c2")],  # its own mistake
+        [function_call("run_python", {"code": "x + 1"}, call_id="c3")],  # recovered, state kept
+        [function_call("write_file", {"path": "keep.txt", "content": "k"}, call_id="c4")],
+        [function_call("run_shell", {"command": "rm keep.txt"}, call_id="c5")],  # refused
+        [assistant_message("done: 8")],
+    ])
+    asked: list[ApprovalRequest] = []
+    with Sandbox(approval_hook=_deny_deletes(asked)) as sb:
+        agent = Agent(name="coder", instructions="use the tools", model=model,
+                      tools=sandbox_tools(sb))
+        result = Runner.run_sync(agent, "compute", max_turns=10)
+        outputs = [str(i.output) for i in result.new_items if isinstance(i, ToolCallOutputItem)]
+        assert "[result] 7" in outputs[0]
+        assert "NameError" in outputs[1]
+        assert "[result] 8" in outputs[2]
+        assert outputs[4].startswith("[refused by the sandbox's policy or a person]")
+        assert [q.kind for q in asked] == ["file.delete"]
+        assert result.final_output == "done: 8"
+        assert sb.read_file("keep.txt") == b"k"
