@@ -100,6 +100,11 @@ final class SandboxEgress {
     this.proxy = proxy;
   }
 
+  /** The running proxy; null when the policy allows no network or it has not started. */
+  @Nullable EgressProxy proxy() {
+    return proxy;
+  }
+
   /** Ends the open tunnels (the sandbox is going away). */
   void close() {
     EgressTunnels t = tunnels;
