@@ -46,13 +46,13 @@ class GitHostileRepositoryIT {
   static final String TOKEN = "gitrepo5e8b1d4c7a2f9036e1d5b8c4a";
   static final GitAuthor AUTHOR = new GitAuthor("Agent Bot", "bot@agentnest.test");
 
-  /** Records that it ran ($1), with all it could see; passes stdin through (filters, textconv). */
+  /** Records that it ran ($1), with all it could see; a clean or smudge filter passes stdin on. */
   static final String MARK =
       "#!/bin/sh\n"
           + "f=/workspace/marks/${1:-unknown}.$$\n"
           + "{ echo \"ran $1\"; env; for e in /proc/[0-9]*/environ; do tr '\\0' '\\n' <\"$e\";"
           + " done; ls -la /tmp/.agentnest; } >\"$f\" 2>&1\n"
-          + "cat\n";
+          + "case \"$1\" in clean|smudge|included) cat ;; esac\n";
 
   static final List<String> HOOKS =
       List.of(
@@ -147,6 +147,29 @@ class GitHostileRepositoryIT {
     sh(sb, "git -C /workspace/app config '" + key + "' '" + value + "'");
   }
 
+  /**
+   * The marker as a configured command: run by sh, since the workspace is mounted noexec (git runs
+   * these values through the shell, so the trap needs no executable file).
+   */
+  static String mark(String kind) {
+    return "sh /workspace/bin/mark " + kind + " </dev/null";
+  }
+
+  /**
+   * The trap is real: sandbox code's own git (without the host's hardening) running {@code command}
+   * runs the marker. Then the marks are cleared for the host's turn.
+   */
+  static void trapWorks(Sandbox sb, String command) {
+    ExecResult r =
+        sb.exec(
+            "cd /workspace/app && GIT_TERMINAL_PROMPT=0 " + command + "; ls -A /workspace/marks",
+            ExecOptions.builder().timeout(Duration.ofSeconds(60)).build());
+    assertThat(r.stdout().strip())
+        .as("sandbox code's own '%s' ran the marker: %s %s", command, r.stdout(), r.stderr())
+        .isNotEmpty();
+    sh(sb, "rm -f /workspace/marks/*");
+  }
+
   /** No configured program ran, and the token (or its basic-auth form) is nowhere inside. */
   static void assertNothingRanAndNoTokenInside(Sandbox sb) {
     String marks =
@@ -184,7 +207,7 @@ class GitHostileRepositoryIT {
               + "os.makedirs(p, exist_ok=True)\n"
               + "open(os.path.join(p, 'usercustomize.py'), 'w').write(\n"
               + "    'import subprocess\\n'\n"
-              + "    'subprocess.run([\"/workspace/bin/mark\", \"usercustomize\"],"
+              + "    'subprocess.run([\"sh\", \"/workspace/bin/mark\", \"usercustomize\"],"
               + " stdin=subprocess.DEVNULL)\\n')\n"
               + "EOF");
       // The trap works: any Python the sandbox user starts runs it.
@@ -208,9 +231,10 @@ class GitHostileRepositoryIT {
       sh(
           sb,
           "git init -q --bare /workspace/alt.git"
-              + " && echo /workspace/alt.git/objects >/workspace/app/.git/objects/info/alternates");
-      config(sb, "core.alternateRefsCommand", "/workspace/bin/mark alternates");
-      config(sb, "core.alternateRefsPrefixes", "refs/heads");
+              + " && echo /workspace/alt.git/objects >/workspace/app/.git/objects/info/alternates"
+              + " && git clone -q --bare /workspace/app /workspace/src.git");
+      config(sb, "core.alternateRefsCommand", mark("alternates"));
+      trapWorks(sb, "git fetch -q /workspace/src.git");
       repo.fetch();
       repo.push("origin", "main");
       assertNothingRanAndNoTokenInside(sb);
@@ -221,11 +245,14 @@ class GitHostileRepositoryIT {
   void hooksInTheRepositoryOrAHooksPathNeverRun() {
     try (Sandbox sb = sandbox()) {
       GitWorkspace repo = cloned(sb);
+      // Hooks are executed directly, and the workspace is noexec: they cannot run from there in
+      // this sandbox whatever git does. The overrides hold where a sandbox has an executable
+      // location; this is their regression test.
       StringBuilder plant = new StringBuilder("mkdir -p /workspace/hooks");
       for (String hook : HOOKS) {
         for (String dir : List.of("/workspace/hooks/", "/workspace/app/.git/hooks/")) {
           plant
-              .append(" && printf '#!/bin/sh\\nexec /workspace/bin/mark hook-")
+              .append(" && printf '#!/bin/sh\\nexec sh /workspace/bin/mark hook-")
               .append(hook)
               .append(" </dev/null\\n' >")
               .append(dir)
@@ -254,8 +281,8 @@ class GitHostileRepositoryIT {
   void aFileSystemMonitorNeverRuns() {
     try (Sandbox sb = sandbox()) {
       GitWorkspace repo = cloned(sb);
-      config(sb, "core.fsmonitor", "/workspace/bin/mark");
-      config(sb, "core.fsmonitorHookVersion", "2");
+      config(sb, "core.fsmonitor", mark("fsmonitor"));
+      trapWorks(sb, "git status --porcelain");
       sb.files().write("app/new.txt", "new\n");
       assertThat(repo.status()).contains("new.txt");
       repo.diff();
@@ -269,16 +296,16 @@ class GitHostileRepositoryIT {
   void signingProgramsNeverRunOnCommitLogOrPush() {
     try (Sandbox sb = sandbox()) {
       GitWorkspace repo = cloned(sb);
-      sh(
-          sb,
-          "printf '#!/bin/sh\\nexec /workspace/bin/mark gpg\\n' >/workspace/bin/gpg"
-              + " && chmod 755 /workspace/bin/gpg");
-      config(sb, "gpg.program", "/workspace/bin/gpg");
-      config(sb, "gpg.openpgp.program", "/workspace/bin/gpg");
-      config(sb, "gpg.ssh.program", "/workspace/bin/gpg");
+      // gpg.program itself is executed directly (noexec stops it here); with the ssh format, the
+      // default key command is split and run by git: "sh script" runs on commit.
+      config(sb, "gpg.program", "/workspace/bin/mark");
+      config(sb, "gpg.ssh.program", "/workspace/bin/mark");
+      config(sb, "gpg.format", "ssh");
+      config(sb, "gpg.ssh.defaultKeyCommand", "sh /workspace/bin/mark ssh-key");
       config(sb, "commit.gpgSign", "true");
       config(sb, "log.showSignature", "true");
       config(sb, "push.gpgSign", "true");
+      trapWorks(sb, "git -c user.name=a -c user.email=a@example.com commit -q --allow-empty -m x");
       repo.checkoutNewBranch("signed");
       String hash = commitAChange(sb, repo, "signed");
       assertThat(repo.log(2).get(0).hash()).isEqualTo(hash);
@@ -291,14 +318,17 @@ class GitHostileRepositoryIT {
   void textconvAndExternalDiffDriversNeverRunOnDiffOrPatch() throws Exception {
     try (Sandbox sb = sandbox()) {
       GitWorkspace repo = cloned(sb);
-      sb.files().write("app/.gitattributes", "*.txt diff=evil\n*.md diff=evil\n");
-      config(sb, "diff.evil.textconv", "/workspace/bin/mark textconv");
-      config(sb, "diff.evil.command", "/workspace/bin/mark diff-command");
-      config(sb, "diff.external", "/workspace/bin/mark diff-external");
+      sb.files().write("app/.gitattributes", "*.txt diff=evil\n*.md diff=conv\n");
+      config(sb, "diff.conv.textconv", mark("textconv"));
+      config(sb, "diff.evil.command", mark("diff-command"));
+      config(sb, "diff.external", mark("diff-external"));
       sb.files().write("app/src/app.txt", "line one\nline 2\n");
-      assertThat(repo.diff()).contains("+line 2");
+      sb.files().write("app/README.md", "# app\n\nchanged\n");
+      trapWorks(sb, "git diff");
+      assertThat(repo.diff()).contains("+line 2").contains("+changed");
       repo.checkoutNewBranch("drivers");
       repo.commit("drivers", AUTHOR);
+      trapWorks(sb, "git diff main -- README.md");
       assertThat(repo.diff("main")).contains("+line 2");
       assertThat(Files.readString(repo.exportPatch(tmp.resolve("out-drivers"), "main")))
           .contains("+line 2");
@@ -311,19 +341,21 @@ class GitHostileRepositoryIT {
     try (Sandbox sb = sandbox()) {
       GitWorkspace repo = cloned(sb);
       sb.files().write("app/.gitattributes", "*.txt filter=evil\n*.md filter=evil.proc\n");
-      config(sb, "filter.evil.clean", "/workspace/bin/mark clean");
-      config(sb, "filter.evil.smudge", "/workspace/bin/mark smudge");
+      // Clean and smudge pass the content through (the marker cats stdin): no </dev/null here.
+      config(sb, "filter.evil.clean", "sh /workspace/bin/mark clean");
+      config(sb, "filter.evil.smudge", "sh /workspace/bin/mark smudge");
       config(sb, "filter.evil.required", "true");
-      config(sb, "filter.evil.proc.process", "/workspace/bin/mark process");
+      config(sb, "filter.evil.proc.process", "sh /workspace/bin/mark process");
       config(sb, "filter.evil.proc.required", "true");
       // An included file names one more: the host reads the configuration as git does.
       sh(
           sb,
-          "printf '[filter \"inc\"]\\n\\tclean = /workspace/bin/mark included\\n'"
+          "printf '[filter \"inc\"]\\n\\tclean = sh /workspace/bin/mark included\\n'"
               + " >/workspace/app/.git/more.conf"
               + " && git -C /workspace/app config include.path more.conf"
-              + " && echo '*.md filter=inc' >>/workspace/app/.gitattributes");
+              + " && echo 'src/*.txt filter=inc' >>/workspace/app/.gitattributes");
       sb.files().write("app/src/app.txt", "line one\nfiltered\n");
+      trapWorks(sb, "git add -A && git reset -q");
       sb.files().write("app/README.md", "# app\n\nfiltered\n");
       assertThat(repo.status()).contains("src/app.txt");
       assertThat(repo.diff()).contains("+filtered");
@@ -340,14 +372,16 @@ class GitHostileRepositoryIT {
   void sshAndExtTransportsReachedThroughInsteadOfAreRefused() {
     try (Sandbox sb = sandbox()) {
       GitWorkspace repo = cloned(sb);
-      config(sb, "core.sshCommand", "/workspace/bin/mark ssh");
+      config(sb, "core.sshCommand", mark("ssh"));
       config(sb, "protocol.ssh.allow", "always");
       config(sb, "url.ssh://git@git.test/.insteadOf", remoteBase);
+      trapWorks(sb, "git ls-remote " + url);
       assertThatThrownBy(repo::fetch).isInstanceOf(GitException.class);
       sh(sb, "git -C /workspace/app config --remove-section url.ssh://git@git.test/");
       config(sb, "protocol.ext.allow", "always");
-      config(sb, "url.ext::/workspace/bin/mark ext %S .insteadOf", remoteBase);
-      config(sb, "url.ext::/workspace/bin/mark ext-push %S .pushInsteadOf", remoteBase);
+      config(sb, "url.ext::sh /workspace/bin/mark ext %S .insteadOf", remoteBase);
+      config(sb, "url.ext::sh /workspace/bin/mark ext-push %S .pushInsteadOf", remoteBase);
+      trapWorks(sb, "git ls-remote " + url);
       assertThatThrownBy(repo::fetch).isInstanceOf(GitException.class);
       assertThatThrownBy(() -> repo.push("origin", "main")).isInstanceOf(GitException.class);
       assertNothingRanAndNoTokenInside(sb);
@@ -358,12 +392,13 @@ class GitHostileRepositoryIT {
   void credentialHelpersPagersAndEditorsNeverRun() {
     try (Sandbox sb = sandbox()) {
       GitWorkspace repo = cloned(sb);
-      config(sb, "credential.helper", "!/workspace/bin/mark helper");
-      config(sb, "credential." + remoteBase + ".helper", "!/workspace/bin/mark url-helper");
-      config(sb, "core.askPass", "/workspace/bin/mark askpass");
-      config(sb, "core.pager", "/workspace/bin/mark pager");
-      config(sb, "pager.log", "/workspace/bin/mark pager-log");
-      config(sb, "core.editor", "/workspace/bin/mark editor");
+      config(sb, "credential.helper", "!" + mark("helper"));
+      config(sb, "credential." + remoteBase + ".helper", "!" + mark("url-helper"));
+      config(sb, "core.askPass", "/workspace/bin/mark");
+      config(sb, "core.pager", mark("pager"));
+      config(sb, "pager.log", mark("pager-log"));
+      config(sb, "core.editor", mark("editor"));
+      trapWorks(sb, "printf 'protocol=http\\nhost=git.test\\n\\n' | git credential fill");
       repo.fetch();
       repo.log(3);
       commitAChange(sb, repo, "helpers");

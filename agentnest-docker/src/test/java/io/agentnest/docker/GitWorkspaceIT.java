@@ -19,7 +19,10 @@ import io.agentnest.audit.AuditEvent;
 import io.agentnest.audit.AuditLog;
 import io.agentnest.audit.AuditQuery;
 import io.agentnest.internal.egress.EgressResolvers;
+import io.agentnest.internal.egress.InterceptionCa;
+import io.agentnest.internal.egress.LoopbackHttpsOrigin;
 import io.agentnest.internal.egress.StaticResolver;
+import io.agentnest.internal.egress.UpstreamTrust;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -322,6 +325,50 @@ class GitWorkspaceIT {
           .doesNotContain("AGENTNEST_ASKPASS_NONCE");
       assertNoTokenInside(sb);
     }
+  }
+
+  @Test
+  void anHttpsRemoteGetsTheTokenFromTheProxyBehindTheOperationsOwnCa() throws Exception {
+    // A real TLS git server on loopback, with a CA of its own that the proxy (the host) trusts
+    // upstream; git in the sandbox trusts only the operation's CA, for the operation's run.
+    InterceptionCa originCa =
+        InterceptionCa.create("test-git-origin", List.of("git.test"), Duration.ofDays(1));
+    UpstreamTrust.replaceForTests(LoopbackHttpsOrigin.trusting(originCa.certificate()));
+    try (GitHttpServer tls =
+            new GitHttpServer(tmp.resolve("repos"), TOKEN, originCa.serverContext("git.test"));
+        Sandbox sb =
+            Sandbox.create(
+                SandboxConfig.builder()
+                    .image(EgressToolsIT.IMAGE)
+                    .runtime(runtime)
+                    .network(
+                        NetworkPolicy.builder()
+                            .allow("git.test:" + tls.port())
+                            .allowAddress("127.0.0.1")
+                            .build())
+                    .auditLog(audit)
+                    .build())) {
+      String https = "https://git.test:" + tls.port() + "/app.git";
+      GitWorkspace repo = sb.git().clone(https, "app", token());
+      assertThat(sb.files().readString("app/README.md")).contains("A test repository.");
+      assertThat(tls.authorizations).isNotEmpty();
+      repo.checkoutNewBranch("over-tls");
+      commitOver(sb, repo);
+      repo.push("origin", "over-tls");
+      repo.fetch();
+      assertNoTokenInside(sb);
+      // After the operation the sandbox's own TLS client gets no credential: the tunnel is the
+      // real server's again, whose CA the sandbox does not trust.
+      String after = sh(sb, "git ls-remote " + https + " 2>&1; echo exit=$?");
+      assertThat(after).doesNotContain("exit=0").doesNotContain(TOKEN);
+    } finally {
+      UpstreamTrust.replaceForTests(null);
+    }
+  }
+
+  private static void commitOver(Sandbox sb, GitWorkspace repo) {
+    sb.files().write("app/src/app.txt", "line one\nover tls\n");
+    repo.commit("over tls", AUTHOR);
   }
 
   @Test

@@ -380,7 +380,7 @@ public final class SandboxGit implements Git {
                 "sh",
                 path,
                 pem),
-            opts(LOCAL, SMALL_OUTPUT, Map.of()));
+            opts(LOCAL, SMALL_OUTPUT, baseEnv()));
     if (r.exitCode() != 0) {
       throw new GitException(
           Reason.FAILED,
