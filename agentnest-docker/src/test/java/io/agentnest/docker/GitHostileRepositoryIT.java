@@ -376,7 +376,9 @@ class GitHostileRepositoryIT {
       config(sb, "protocol.ssh.allow", "always");
       config(sb, "url.ssh://git@git.test/.insteadOf", remoteBase);
       trapWorks(sb, "git ls-remote " + url);
-      assertThatThrownBy(repo::fetch).isInstanceOf(GitException.class);
+      assertThatThrownBy(repo::fetch)
+          .isInstanceOf(GitException.class)
+          .hasMessageContaining("rewrites remote URLs");
       sh(sb, "git -C /workspace/app config --remove-section url.ssh://git@git.test/");
       config(sb, "protocol.ext.allow", "always");
       config(sb, "url.ext::sh /workspace/bin/mark ext %S .insteadOf", remoteBase);
@@ -384,6 +386,29 @@ class GitHostileRepositoryIT {
       trapWorks(sb, "git ls-remote " + url);
       assertThatThrownBy(repo::fetch).isInstanceOf(GitException.class);
       assertThatThrownBy(() -> repo.push("origin", "main")).isInstanceOf(GitException.class);
+      assertNothingRanAndNoTokenInside(sb);
+    }
+  }
+
+  @Test
+  void aUrlRewriteToAnotherRepositoryOnTheSameHostIsRefusedNotFollowedWithTheToken()
+      throws Exception {
+    try (Sandbox sb = sandbox()) {
+      GitWorkspace repo = cloned(sb);
+      // The token reaches every repository on the host: sandbox code must not choose which one
+      // the host pushes its branch to.
+      GitHttpServer.git(tmp.resolve("repos"), "init", "-q", "--bare", "-b", "main", "victim.git");
+      config(sb, "url." + remoteBase + "victim.git.pushInsteadOf", url);
+      repo.checkoutNewBranch("planted");
+      commitAChange(sb, repo, "planted");
+      assertThatThrownBy(() -> repo.push("origin", "planted"))
+          .isInstanceOfSatisfying(
+              GitException.class,
+              e -> assertThat(e.reason()).isEqualTo(GitException.Reason.BAD_URL))
+          .hasMessageContaining("rewrites remote URLs")
+          .hasMessageContaining("--remove-section");
+      assertThat(GitHttpServer.git(tmp.resolve("repos/victim.git"), "branch", "--list"))
+          .doesNotContain("planted");
       assertNothingRanAndNoTokenInside(sb);
     }
   }

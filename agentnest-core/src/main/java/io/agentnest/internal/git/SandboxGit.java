@@ -91,6 +91,10 @@ public final class SandboxGit implements Git {
   private static final Pattern FILTER_KEY =
       Pattern.compile("filter\\.(.+)\\.(?:clean|smudge|process|required)");
 
+  /** A rewrite of remote URLs (url.BASE.insteadOf, url.BASE.pushInsteadOf). */
+  private static final Pattern URL_REWRITE =
+      Pattern.compile("url\\..+\\.(?:insteadof|pushinsteadof)");
+
   /** A remote operation's credentials outlive it by this much at most in the proxy's CA. */
   private static final Duration GRANT_SLACK = Duration.ofMinutes(1);
 
@@ -219,7 +223,7 @@ public final class SandboxGit implements Git {
     List<String> argv = new ArrayList<>();
     argv.add("git");
     argv.addAll(HARDENING);
-    argv.addAll(repositoryOverrides(dir));
+    argv.addAll(repositoryOverrides(dir, false));
     argv.addAll(args);
     Map<String, String> e = new LinkedHashMap<>(baseEnv());
     e.putAll(env);
@@ -231,7 +235,7 @@ public final class SandboxGit implements Git {
     List<String> argv =
         new ArrayList<>(List.of("sh", "-c", "f=$1; shift; exec git \"$@\" >\"$f\"", "sh", outFile));
     argv.addAll(HARDENING);
-    argv.addAll(repositoryOverrides(dir));
+    argv.addAll(repositoryOverrides(dir, false));
     argv.addAll(args);
     return new Run(sb.exec(argv, opts(LOCAL, SMALL_OUTPUT, baseEnv(), dir)), null, this);
   }
@@ -241,7 +245,7 @@ public final class SandboxGit implements Git {
    * clean, smudge and process commands; none required): a filter's name is the repository's choice,
    * so no fixed list can name it. Read with the same hardening, which runs nothing.
    */
-  List<String> repositoryOverrides(@Nullable String dir) {
+  List<String> repositoryOverrides(@Nullable String dir, boolean remote) {
     List<String> argv = new ArrayList<>(List.of("git"));
     argv.addAll(HARDENING);
     argv.addAll(List.of("config", "--name-only", "--list"));
@@ -265,6 +269,18 @@ public final class SandboxGit implements Git {
       Matcher m = FILTER_KEY.matcher(line);
       if (m.matches()) {
         names.add(m.group(1));
+      }
+      if (remote && URL_REWRITE.matcher(line).matches()) {
+        // The host's fetch and push go to the URL it knows: a rewrite (to another repository
+        // on the same host, which the credential reaches too, or another transport) is refused.
+        throw new GitException(
+            Reason.BAD_URL,
+            "the git configuration in "
+                + (dir == null ? "the workspace" : dir)
+                + " rewrites remote URLs ("
+                + printable(Bounded.text(line, 200))
+                + "); AgentNest fetches and pushes only the URL it was given: remove that [url]"
+                + " section (git config --remove-section)");
       }
     }
     List<String> out = new ArrayList<>();
@@ -298,7 +314,7 @@ public final class SandboxGit implements Git {
     List<String> argv = new ArrayList<>();
     argv.add("git");
     argv.addAll(HARDENING);
-    argv.addAll(repositoryOverrides(dir));
+    argv.addAll(repositoryOverrides(dir, true));
     // The sandbox's own proxy endpoint, whatever http.proxy the repository names.
     argv.add("-c");
     argv.add("http.proxy=http://127.0.0.1:" + SecurityPolicy.EGRESS_PORT);
