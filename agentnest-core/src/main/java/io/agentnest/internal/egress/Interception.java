@@ -40,6 +40,9 @@ public final class Interception {
   private final Map<String, String> placeholderValues; // env -> value
   private final SSLContext upstream;
 
+  /** An operation's interception ends with its grant; a policy's lasts the sandbox's life. */
+  private volatile boolean ended;
+
   private Interception(
       NetworkPolicy policy, InterceptionCa ca, Map<String, String> values, SSLContext upstream) {
     this.policy = policy;
@@ -124,6 +127,15 @@ public final class Interception {
 
   List<Placeholder> placeholders() {
     return policy.placeholders();
+  }
+
+  /** Ends an operation's interception: connections still open forward no further request. */
+  void end() {
+    ended = true;
+  }
+
+  boolean ended() {
+    return ended;
   }
 
   SSLContext upstreamContext() {

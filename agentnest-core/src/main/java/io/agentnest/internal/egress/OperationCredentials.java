@@ -54,14 +54,13 @@ public final class OperationCredentials {
       throw new IllegalStateException(
           "more than " + MAX_OPEN + " operations with credentials at once in one sandbox");
     }
+    Interception interception = null;
     Interceptor interceptor = null;
-    InterceptionCa ca = null;
     if (s.equals("https")) {
-      Interception i = Interception.forOperation(name, header, lifetime, UpstreamTrust.context());
-      ca = i.ca();
-      interceptor = new Interceptor(i, audit);
+      interception = Interception.forOperation(name, header, lifetime, UpstreamTrust.context());
+      interceptor = new Interceptor(interception, audit);
     }
-    Grant g = new Grant(key, header, ca, interceptor);
+    Grant g = new Grant(key, header, interception, interceptor);
     if (open.putIfAbsent(key, g) != null) {
       if (interceptor != null) {
         interceptor.close();
@@ -95,21 +94,24 @@ public final class OperationCredentials {
   public final class Grant implements AutoCloseable {
     private final Key key;
     private final Header header;
-    private final @Nullable InterceptionCa ca;
+    private final @Nullable Interception interception;
     private final @Nullable Interceptor interceptor;
 
     private Grant(
-        Key key, Header header, @Nullable InterceptionCa ca, @Nullable Interceptor interceptor) {
+        Key key,
+        Header header,
+        @Nullable Interception interception,
+        @Nullable Interceptor interceptor) {
       this.key = key;
       this.header = header;
-      this.ca = ca;
+      this.interception = interception;
       this.interceptor = interceptor;
     }
 
     /** The operation CA's certificate as PEM (public), for the client to trust; empty for http. */
     public String caPem() {
-      InterceptionCa c = ca;
-      return c == null ? "" : c.certificatePem();
+      Interception i = interception;
+      return i == null ? "" : i.ca().certificatePem();
     }
 
     Header header() {
@@ -128,6 +130,10 @@ public final class OperationCredentials {
     @Override
     public void close() {
       if (open.remove(key, this)) {
+        Interception ended = interception;
+        if (ended != null) {
+          ended.end(); // tunnels opened during the operation and kept alive get nothing more
+        }
         Interceptor i = interceptor;
         if (i != null) {
           i.close();

@@ -2,6 +2,7 @@ package io.agentnest.internal.egress;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
@@ -23,6 +24,7 @@ import java.security.cert.X509Certificate;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLContext;
@@ -113,6 +115,34 @@ class OperationCredentialsTest {
     HttpResponse<String> after = get(client(https.trustingContext()), url, null);
     assertThat(after.statusCode()).isEqualTo(401);
     assertThat(https.nextRequestHeaders(WAIT)).doesNotContainKey("Authorization");
+  }
+
+  @Test
+  void aConnectionKeptAliveFromTheOperationGetsNoCredentialAfterIt() throws Exception {
+    String url = "https://git.test:" + https.port() + "/whoami";
+    UpstreamTrust.replaceForTests(https.trustingContext());
+    OperationCredentials.Grant grant =
+        proxy
+            .operations()
+            .open(
+                "https",
+                "git.test",
+                https.port(),
+                Header.bearer(Secret.named("GIT_TOKEN", TOKEN)),
+                Duration.ofMinutes(5));
+    // Sandbox code opens its own tunnel during the operation and keeps it alive.
+    HttpClient kept = client(LoopbackHttpsOrigin.trusting(certificate(grant.caPem())));
+    assertThat(get(kept, url, null).statusCode()).isEqualTo(200);
+    assertThat(https.nextRequestHeaders(WAIT)).containsKey("Authorization");
+
+    grant.close();
+    // The same connection after the operation: ended by the proxy, not answered with the
+    // credential (the client's retry opens an opaque tunnel, whose server it does not trust).
+    Throwable failed =
+        catchThrowable(() -> assertThat(get(kept, url, null).statusCode()).isNotEqualTo(200));
+    assertThat(failed == null || failed instanceof IOException).as("%s", failed).isTrue();
+    Map<String, List<String>> later = https.nextRequestHeaders(Duration.ofMillis(500));
+    assertThat(later == null ? Map.of() : later).doesNotContainKey("Authorization");
   }
 
   @Test
