@@ -3,7 +3,9 @@ package io.agentnest;
 /**
  * Git repositories in a sandbox's workspace ({@link Sandbox#git()}). Git runs inside the sandbox;
  * clone, fetch and push go through the egress proxy (allowlist and audit apply), and credentials
- * stay on the host, handed to git per operation through an askpass helper (see {@link GitAuth}).
+ * stay on the host: the proxy adds them to the requests of one operation to its remote (see {@link
+ * GitAuth}). Git runs no program the repository's configuration names (hooks, filters, signing,
+ * monitors, helpers, other transports).
  *
  * <pre>{@code
  * GitWorkspace repo = sb.git().clone("https://github.com/org/app", "app", GitAuth.token(token));

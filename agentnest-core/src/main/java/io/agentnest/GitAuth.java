@@ -5,9 +5,10 @@ import java.util.Optional;
 import org.jspecify.annotations.Nullable;
 
 /**
- * How git authenticates to a remote ({@link Git#clone}). The secret stays on the host: git in the
- * sandbox asks for it per operation through an askpass helper, and the host answers only while that
- * operation runs and only for the remote's host (see docs/git.md).
+ * How git authenticates to a remote ({@link Git#clone}). The secret stays on the host: the
+ * sandbox's egress proxy adds it (HTTP basic authentication) to the requests to the remote's
+ * scheme, host and port while one operation runs; nothing in the sandbox, git included, ever holds
+ * it (see docs/git.md).
  *
  * <pre>{@code
  * GitAuth.token(Secret.fromEnv("GITHUB_TOKEN"))        // user x-access-token, the token as password

@@ -64,7 +64,6 @@ EV_DATA = "data"
 EV_RICH = "rich"
 EV_ASK = "ask"
 EV_TCP_OPEN = "tcp_open"
-EV_ASKPASS = "askpass"
 EV_TCP_DATA = "tcp_data"
 EV_TCP_EOF = "tcp_eof"
 EV_TCP_ACK = "tcp_ack"
@@ -1698,202 +1697,6 @@ class Tunnel:
 EXPIRY_FALLBACK_S = 2.0
 
 
-# ------------------------------------------------------------------------------------ git askpass
-# Git asks a credential helper for what a remote wants. The host names, per operation, a helper
-# written here (run by python, so a noexec /tmp does not matter) that asks the host through this
-# agent: it connects to a unix socket, the agent sends an "askpass" frame (the operation's nonce
-# and a git-style prompt), and the host answers only for an operation it is running, for the host
-# it was given, a bounded number of times. The credential never touches a file, a variable or a
-# command line: it goes from the host's reply through this socket to the helper's stdout, which
-# git reads.
-ASKPASS_DIR = "/tmp/.agentnest"
-ASKPASS_SOCKET = ASKPASS_DIR + "/askpass.sock"
-MAX_ASKPASS_LINE = 4096
-MAX_ASKPASS_WAITING = 8
-ASKPASS_WAIT_S = 30.0
-ASKPASS_HELPER = """# AgentNest's git credential helper: asks the host for what git needs (see agent.py).
-import json, os, socket, sys
-if sys.argv[1:2] != ["get"]:
-    sys.exit(0)  # store and erase: the host keeps nothing here
-attrs = {}
-for line in sys.stdin.read(65536).splitlines():
-    k, _, v = line.partition("=")
-    attrs[k] = v
-
-
-def ask(prompt):
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.settimeout(60)
-    try:
-        s.connect(%r)
-        req = {"nonce": os.environ.get("AGENTNEST_ASKPASS_NONCE", ""), "prompt": prompt}
-        s.sendall(json.dumps(req).encode() + b"\\n")
-        buf = b""
-        while not buf.endswith(b"\\n") and len(buf) < 65536:
-            b = s.recv(4096)
-            if not b:
-                break
-            buf += b
-        r = json.loads(buf.decode() or "{}")
-    except (OSError, ValueError) as e:
-        r = {"ok": False, "message": "askpass: %%s" %% e}
-    finally:
-        s.close()
-    v = r.get("value")
-    if r.get("ok") and isinstance(v, str) and "\\n" not in v and "\\0" not in v:
-        return v
-    sys.stderr.write("agentnest: the host gave no credential: %%s\\n" %% r.get("message", "refused"))
-    return None
-
-
-where = "%%s://%%s" %% (attrs.get("protocol", ""), attrs.get("host", ""))
-user = attrs.get("username")
-out = []
-if not user:
-    user = ask("Username for '%%s': " %% where)
-    if user is None:
-        sys.exit(0)
-    out.append("username=" + user)
-password = ask("Password for '%%s://%%s@%%s': " %% (attrs.get("protocol", ""), user, attrs.get("host", "")))
-if password is None:
-    sys.exit(0)
-out.append("password=" + password)
-sys.stdout.write("\\n".join(out) + "\\n")
-"""
-
-
-class AskpassRelay:
-    """The unix socket the askpass helpers connect to, and the questions waiting for the host."""
-
-    def __init__(self, agent):
-        self.agent = agent
-        self.lock = threading.Lock()
-        self.waiting = {}  # aid -> [threading.Event, reply or None]
-        self.next_aid = 0
-        self.slots = threading.BoundedSemaphore(MAX_ASKPASS_WAITING)
-        self.server = None
-        self.helpers = []
-
-    def listen(self):
-        if self.server is not None and os.path.exists(ASKPASS_SOCKET):
-            return
-        os.makedirs(ASKPASS_DIR, mode=0o755, exist_ok=True)
-        try:
-            os.unlink(ASKPASS_SOCKET)  # a stale one (a fork's copy of /tmp)
-        except FileNotFoundError:
-            pass
-        srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        srv.bind(ASKPASS_SOCKET)
-        os.chmod(ASKPASS_SOCKET, 0o600)
-        srv.listen(16)
-        old, self.server = self.server, srv
-        if old is not None:
-            old.close()
-
-        def accept_loop():
-            while self.server is srv:
-                try:
-                    conn, _ = srv.accept()
-                except OSError:
-                    if self.server is not srv:
-                        return
-                    time.sleep(0.05)
-                    continue
-                if not self.slots.acquire(blocking=False):
-                    conn.close()  # too many questions at once: the rest are refused
-                    continue
-                try:
-                    threading.Thread(target=self.serve, args=(conn,), daemon=True,
-                                     name="askpass").start()
-                except RuntimeError:  # out of pids
-                    self.slots.release()
-                    conn.close()
-
-        threading.Thread(target=accept_loop, daemon=True, name="askpass-accept").start()
-
-    def write_helper(self):
-        """A fresh helper at a fresh path for each operation; the ones before it go."""
-        for old in self.helpers:
-            try:
-                os.unlink(old + "/git-credential")
-                os.rmdir(old)
-            except OSError:
-                pass
-        self.helpers = []
-        d = tempfile_mkdtemp(ASKPASS_DIR, "askpass-")
-        path = d + "/git-credential"
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        with os.fdopen(fd, "w") as f:
-            f.write(ASKPASS_HELPER % ASKPASS_SOCKET)
-        self.helpers.append(d)
-        return path
-
-    def serve(self, conn):
-        try:
-            conn.settimeout(10)
-            buf = b""
-            while not buf.endswith(b"\n") and len(buf) <= MAX_ASKPASS_LINE:
-                b = conn.recv(1024)
-                if not b:
-                    break
-                buf += b
-            reply = {"ok": False, "message": "malformed question"}
-            try:
-                q = json.loads(buf[:MAX_ASKPASS_LINE].decode("utf-8"))
-            except (UnicodeDecodeError, ValueError):
-                q = None
-            if isinstance(q, dict) and isinstance(q.get("nonce"), str) and isinstance(
-                    q.get("prompt"), str):
-                reply = self.ask(q["nonce"][:128], q["prompt"][:1024])
-            conn.settimeout(10)
-            conn.sendall(json.dumps(reply).encode("utf-8") + b"\n")
-        except OSError:
-            pass
-        finally:
-            conn.close()
-            self.slots.release()
-
-    def ask(self, nonce, prompt):
-        with self.lock:
-            self.next_aid += 1
-            aid = self.next_aid
-            slot = [threading.Event(), None]
-            self.waiting[aid] = slot
-        try:
-            self.agent.send({"ev": EV_ASKPASS, "aid": aid, "nonce": nonce, "prompt": prompt})
-            if not slot[0].wait(ASKPASS_WAIT_S):
-                return {"ok": False, "message": "the host did not answer"}
-            return slot[1]
-        finally:
-            with self.lock:
-                self.waiting.pop(aid, None)
-
-    def answer(self, h):
-        aid = h.get("aid")
-        with self.lock:
-            slot = self.waiting.get(aid) if isinstance(aid, int) else None
-        if slot is None:
-            return
-        value = h.get("value")
-        if h.get("ok") is True and isinstance(value, str):
-            slot[1] = {"ok": True, "value": value}
-        else:
-            slot[1] = {"ok": False, "message": str(h.get("message", "refused"))[:500]}
-        slot[0].set()
-
-
-def tempfile_mkdtemp(parent, prefix):
-    # tempfile is standard library, but importing it costs the agent's start; this is enough.
-    for _ in range(100):
-        d = os.path.join(parent, prefix + base64.b32encode(os.urandom(10)).decode().lower())
-        try:
-            os.mkdir(d, 0o700)
-            return d
-        except FileExistsError:
-            continue
-    raise OSError("cannot create a directory under %s" % parent)
-
-
 class Agent:
     """All of the agent's mutable state, and what the handlers need to answer: one instance per
     process (main), or per test."""
@@ -1916,7 +1719,6 @@ class Agent:
         self.tunnels = {}  # tunnel id -> Tunnel
         self.tunnels_lock = threading.Lock()
         self.egress_listener = None
-        self.askpass = AskpassRelay(self)
         self.expiry = 0.0
         # On the agent link, a second host may talk at once over the container's stdin/stdout
         # (another process attached: the CLI's upload while the creator holds the sandbox). Its
@@ -2375,22 +2177,6 @@ def op_egress_listen(agent, call_id, h, payload):
 # Tunnel frames belong to no call: they name a tunnel id, and an unknown one is dropped.
 
 
-def op_askpass_setup(agent, call_id, h, payload):
-    """Before a git operation that may need credentials: the relay listens, a fresh helper is
-    written; that operation's credential.helper runs it."""
-    try:
-        with agent.askpass.lock:
-            agent.askpass.listen()
-        path = agent.askpass.write_helper()
-        agent.send_result(call_id, path=path, python=sys.executable or "/usr/bin/python3")
-    except OSError as e:
-        agent.send_error(call_id, "ASKPASS", "cannot set up the git askpass helper: %s" % e)
-
-
-def op_askpass_reply(agent, call_id, h, payload):
-    agent.askpass.answer(h)
-
-
 def op_port_open(agent, call_id, h, payload):
     """The host opened a connection to an exposed port: connect to it here and carry it as tunnel
     tid. The host numbers these tunnels below zero, so they never meet the egress tunnels' ids."""
@@ -2484,8 +2270,6 @@ OPS = {
     "tar_out": op_tar_out,
     "tar_in": op_tar_in,
     "egress_listen": op_egress_listen,
-    "askpass_setup": op_askpass_setup,
-    "askpass_reply": op_askpass_reply,
     "port_open": op_port_open,
     "tcp_data": op_tcp_data,
     "tcp_eof": op_tcp_eof,
@@ -2495,7 +2279,7 @@ OPS = {
 
 # Ops that need no call id: the tunnel's frames (and shutdown, which needs none either).
 NO_CALL_OPS = frozenset(
-    {"port_open", "tcp_data", "tcp_eof", "tcp_ack", "tcp_close", "askpass_reply", "shutdown"}
+    {"port_open", "tcp_data", "tcp_eof", "tcp_ack", "tcp_close", "shutdown"}
 )
 
 

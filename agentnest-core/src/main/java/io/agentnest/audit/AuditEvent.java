@@ -91,8 +91,9 @@ public record AuditEvent(
   public static final String PORT_CLOSED = "port.closed";
 
   /**
-   * Git's askpass helper asked for a credential: granted or refused, with the host and what was
-   * asked (username, password), never the value (Sandbox.git()).
+   * Git's askpass helper asked for a credential (builds before issue 42; no longer written: git's
+   * credentials are added by the egress proxy, audited as {@link #NETWORK_CREDENTIAL_USED}). Kept
+   * so that older trails still name their records.
    */
   public static final String GIT_CREDENTIAL = "git.credential";
 

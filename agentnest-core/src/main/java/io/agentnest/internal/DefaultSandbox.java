@@ -33,7 +33,9 @@ import io.agentnest.internal.call.DefaultPythonSession;
 import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.Frame;
 import io.agentnest.internal.channel.Ops;
+import io.agentnest.internal.egress.EgressProxy;
 import io.agentnest.internal.egress.Interception;
+import io.agentnest.internal.egress.OperationCredentials;
 import io.agentnest.internal.expose.PortForwards;
 import io.agentnest.internal.files.ArtifactTransfer;
 import io.agentnest.internal.files.DefaultSandboxFiles;
@@ -255,6 +257,15 @@ public final class DefaultSandbox implements Sandbox {
    */
   public boolean attached() {
     return attached;
+  }
+
+  /**
+   * The credentials host operations (git) have this sandbox's egress proxy add while they run;
+   * empty when the sandbox has no network.
+   */
+  public Optional<OperationCredentials> operationCredentials() {
+    EgressProxy p = egress.proxy();
+    return Optional.ofNullable(p == null ? null : p.operations());
   }
 
   void startEgress(@Nullable Interception interception) {

@@ -104,6 +104,11 @@ final class SandboxEgress {
     this.proxy = proxy;
   }
 
+  /** The running proxy; null when the policy allows no network or it has not started. */
+  @Nullable EgressProxy proxy() {
+    return proxy;
+  }
+
   /**
    * Ends the open tunnels (the sandbox is going away): each is closed and audited ({@code
    * network.attempt} with the bytes it moved and {@code why}) before this returns, so that the

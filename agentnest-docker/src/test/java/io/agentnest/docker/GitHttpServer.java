@@ -2,6 +2,8 @@ package io.agentnest.docker;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import com.sun.net.httpserver.HttpsConfigurator;
+import com.sun.net.httpserver.HttpsServer;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -18,6 +20,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import javax.net.ssl.SSLContext;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -41,9 +44,22 @@ public final class GitHttpServer implements AutoCloseable {
   final List<String> authorizations = new CopyOnWriteArrayList<>();
 
   public GitHttpServer(Path root, @Nullable String token) throws IOException {
+    this(root, token, null);
+  }
+
+  /** The same over HTTPS with {@code tls} (a server context) when it is not null. */
+  public GitHttpServer(Path root, @Nullable String token, @Nullable SSLContext tls)
+      throws IOException {
     this.root = root;
     this.token = token;
-    server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 16);
+    InetSocketAddress loopback = new InetSocketAddress("127.0.0.1", 0);
+    if (tls == null) {
+      server = HttpServer.create(loopback, 16);
+    } else {
+      HttpsServer https = HttpsServer.create(loopback, 16);
+      https.setHttpsConfigurator(new HttpsConfigurator(tls));
+      server = https;
+    }
     server.setExecutor(pool);
     server.createContext("/", this::handle);
     server.start();

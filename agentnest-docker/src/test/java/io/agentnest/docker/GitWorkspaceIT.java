@@ -19,7 +19,10 @@ import io.agentnest.audit.AuditEvent;
 import io.agentnest.audit.AuditLog;
 import io.agentnest.audit.AuditQuery;
 import io.agentnest.internal.egress.EgressResolvers;
+import io.agentnest.internal.egress.InterceptionCa;
+import io.agentnest.internal.egress.LoopbackHttpsOrigin;
 import io.agentnest.internal.egress.StaticResolver;
+import io.agentnest.internal.egress.UpstreamTrust;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -28,6 +31,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
@@ -41,9 +45,10 @@ import org.junit.jupiter.api.io.TempDir;
  * Git workspaces on the real engine: a smart-HTTP git server on the host's loopback ({@code git
  * http-backend} behind basic auth that wants the token), reached through the egress proxy with the
  * test-only loopback allowance (a static resolver and allowAddress 127.0.0.1, as in BrowserIT), in
- * the tools image of {@link EgressToolsIT} (it has git). The token is handed to git per operation
- * by the askpass helper; the test looks for it in every process's environment, in the files sandbox
- * code can read and in all output, and finds it nowhere.
+ * the tools image of {@link EgressToolsIT} (it has git). The token is added by the egress proxy to
+ * the requests of one operation to its remote; the test looks for it in every process's
+ * environment, in the files sandbox code can read and in all output, and finds it nowhere. {@link
+ * GitHostileRepositoryIT} has the attacks of a repository prepared by sandbox code.
  */
 @ExtendWith(DockerEngineRequired.class)
 class GitWorkspaceIT {
@@ -210,10 +215,12 @@ class GitWorkspaceIT {
               GitException.class, e -> assertThat(e.reason()).isEqualTo(GitException.Reason.FAILED))
           .hasMessageContaining("apply");
 
-      assertThat(events(AuditEvent.GIT_CREDENTIAL))
+      // The proxy added the credential, audited by name ("git": the secret has none), never shown.
+      assertThat(events(AuditEvent.NETWORK_CREDENTIAL_USED))
           .filteredOn(e -> sb.id().equals(e.sandboxId()))
-          .extracting(e -> e.data().get("asked") + " " + e.data().get("decision"))
-          .contains("username allow", "password allow");
+          .extracting(e -> e.data().get("secret") + " " + e.data().get("host"))
+          .isNotEmpty()
+          .containsOnly("git git.test");
       assertThat(events(AuditEvent.GIT_OPERATION))
           .filteredOn(e -> sb.id().equals(e.sandboxId()))
           .extracting(e -> e.data().get("operation") + " " + e.data().get("ok"))
@@ -257,127 +264,111 @@ class GitWorkspaceIT {
                 assertThat(e.data().get("host")).isEqualTo("other.test");
                 assertThat(e.decision()).isEqualTo("deny");
               });
-      // The credentials were never asked for: the proxy refused before any server could ask.
-      assertThat(events(AuditEvent.GIT_CREDENTIAL))
+      // The credential went nowhere: the proxy refused before any request was forwarded.
+      assertThat(events(AuditEvent.NETWORK_CREDENTIAL_USED))
           .filteredOn(e -> sb.id().equals(e.sandboxId()))
           .isEmpty();
     }
   }
 
   @Test
-  void sandboxCodeAskingTheAskpassSocketOutsideAnOperationIsRefused() {
+  void sandboxCodeWatchingEveryProcessDuringTheOperationsFindsNoTokenNonceOrSocket()
+      throws Exception {
     try (Sandbox sb = sandbox()) {
-      sb.git().clone(url, "app", token());
-      String prompt = "Password for 'http://x-access-token@git.test:" + server.port() + "': ";
-      String asked =
-          sh(
-              sb,
-              "python3 - <<'EOF'\n"
-                  + "import json, socket\n"
-                  + "for nonce in ['', '0' * 32, 'f' * 32]:\n"
-                  + "    s = socket.socket(socket.AF_UNIX)\n"
-                  + "    s.settimeout(40)\n"
-                  + "    s.connect('/tmp/.agentnest/askpass.sock')\n"
-                  + "    s.sendall(json.dumps({'nonce': nonce, 'prompt': "
-                  + "\""
-                  + prompt
-                  + "\"}).encode() + b'\\n')\n"
-                  + "    print('answer', s.makefile().readline().strip())\n"
-                  + "EOF");
-      assertThat(asked).contains("\"ok\": false").doesNotContain("\"ok\": true");
-      assertThat(asked.split("answer ", -1)).hasSize(4);
-      assertThat(events(AuditEvent.GIT_CREDENTIAL))
-          .filteredOn(e -> sb.id().equals(e.sandboxId()))
-          .filteredOn(e -> "deny".equals(e.data().get("decision")))
-          .hasSizeGreaterThanOrEqualTo(3)
-          .allSatisfy(
-              e ->
-                  assertThat(e.data().get("reason"))
-                      .isEqualTo("no git operation of the host is asking now"));
-    }
-  }
-
-  @Test
-  void aFloodOfQuestionsRunsIntoTheSandboxsBudget() {
-    try (Sandbox sb = sandbox()) {
-      sb.git().clone(url, "app", token());
-      String asked =
-          sh(
-              sb,
-              "python3 - <<'EOF'\n"
-                  + "import json, socket\n"
-                  + "budget = 0\n"
-                  + "for i in range(120):\n"
-                  + "    s = socket.socket(socket.AF_UNIX)\n"
-                  + "    s.settimeout(40)\n"
-                  + "    s.connect('/tmp/.agentnest/askpass.sock')\n"
-                  + "    s.sendall(b'{\"nonce\": \"x\", \"prompt\": \"Password for x\"}\\n')\n"
-                  + "    r = json.loads(s.makefile().readline())\n"
-                  + "    s.close()\n"
-                  + "    assert not r['ok'], r\n"
-                  + "    budget += 'budget' in r['message']\n"
-                  + "print('over budget', budget)\n"
-                  + "EOF");
-      assertThat(asked).containsPattern("over budget [1-9][0-9]*");
-      // The refusals went into the trail only up to their cap.
-      assertThat(events(AuditEvent.GIT_CREDENTIAL))
-          .filteredOn(e -> sb.id().equals(e.sandboxId()))
-          .hasSizeLessThanOrEqualTo(64);
-      assertThat(sb.isAlive()).isTrue();
-    }
-  }
-
-  @Test
-  void aNonceStolenDuringAnOperationIsWorthNothingOnceItEnded() throws Exception {
-    try (Sandbox sb = sandbox()) {
-      // Sandbox code watches every process's environment while the host clones (bounded: 60 s).
+      // Sandbox code watches every process's environment and command line, and tries the old
+      // askpass socket, while the host clones, fetches and pushes (bounded: 90 s, or until the
+      // file "stop" appears).
       Execution watcher =
           sb.start(
               List.of(
                   "python3",
                   "-c",
-                  "import glob, time\n"
-                      + "end = time.time() + 60\n"
-                      + "while time.time() < end:\n"
-                      + "    for f in glob.glob('/proc/[0-9]*/environ'):\n"
+                  "import glob, os, socket, time\n"
+                      + "end = time.time() + 90\n"
+                      + "seen = set()\n"
+                      + "sock = 0\n"
+                      + "while time.time() < end and not os.path.exists('stop'):\n"
+                      + "    for f in glob.glob('/proc/[0-9]*/environ') + "
+                      + "glob.glob('/proc/[0-9]*/cmdline'):\n"
                       + "        try:\n"
-                      + "            env = open(f, 'rb').read().split(b'\\0')\n"
+                      + "            seen.update(open(f, 'rb').read().split(b'\\0'))\n"
                       + "        except OSError:\n"
-                      + "            continue\n"
-                      + "        for v in env:\n"
-                      + "            if v.startswith(b'AGENTNEST_ASKPASS_NONCE='):\n"
-                      + "                open('stolen', 'wb').write(v.split(b'=', 1)[1])\n"
-                      + "                raise SystemExit(0)\n"
-                      + "    time.sleep(0.002)\n"),
-              ExecOptions.builder().timeout(Duration.ofSeconds(90)).build());
+                      + "            pass\n"
+                      + "    try:\n"
+                      + "        s = socket.socket(socket.AF_UNIX)\n"
+                      + "        s.connect('/tmp/.agentnest/askpass.sock')\n"
+                      + "        sock += 1\n"
+                      + "        s.close()\n"
+                      + "    except OSError:\n"
+                      + "        pass\n"
+                      + "    time.sleep(0.002)\n"
+                      + "open('seen', 'wb').write(b'\\n'.join(sorted(seen)))\n"
+                      + "print('socket', sock, 'values', len(seen))\n"),
+              ExecOptions.builder().timeout(Duration.ofSeconds(120)).build());
       Thread.sleep(300);
-      sb.git().clone(url, "app", token());
-      ExecResult watched = watcher.result().get(90, TimeUnit.SECONDS);
-      assertThat(watched.exitCode()).as("the watcher saw the operation's nonce").isZero();
-      String stolen = sb.files().readString("stolen");
-      assertThat(stolen).matches("[0-9a-f]{32}");
-
-      String prompt = "Password for 'http://x-access-token@git.test:" + server.port() + "': ";
-      String replayed =
-          sh(
-              sb,
-              "python3 - <<'EOF'\n"
-                  + "import json, socket\n"
-                  + "s = socket.socket(socket.AF_UNIX)\n"
-                  + "s.settimeout(40)\n"
-                  + "s.connect('/tmp/.agentnest/askpass.sock')\n"
-                  + "nonce = open('stolen').read().strip()\n"
-                  + "s.sendall(json.dumps({'nonce': nonce, 'prompt': \""
-                  + prompt
-                  + "\"}).encode() + b'\\n')\n"
-                  + "print('answer', s.makefile().readline().strip())\n"
-                  + "EOF");
-      assertThat(replayed).contains("answer {\"ok\": false").doesNotContain(TOKEN);
-      assertThat(events(AuditEvent.GIT_CREDENTIAL))
-          .filteredOn(e -> sb.id().equals(e.sandboxId()))
-          .extracting(e -> e.data().get("decision") + " " + e.data().get("reason"))
-          .contains("deny no git operation of the host is asking now");
+      GitWorkspace repo = sb.git().clone(url, "app", token());
+      repo.fetch();
+      repo.push("origin", "main");
+      sb.files().write("stop", "");
+      ExecResult watched = watcher.result().get(120, TimeUnit.SECONDS);
+      outputs.add(watched.stdout() + watched.stderr());
+      assertThat(watched.stdout()).contains("socket 0 values");
+      String seen = sb.files().readString("seen");
+      // The watcher did see the host's git at work, and nothing to take from it.
+      assertThat(seen).contains("git.test");
+      String basic =
+          Base64.getEncoder()
+              .encodeToString((GitAuth.TOKEN_USER + ":" + TOKEN).getBytes(StandardCharsets.UTF_8));
+      assertThat(seen)
+          .doesNotContain(TOKEN)
+          .doesNotContain(basic)
+          .doesNotContain("AGENTNEST_ASKPASS_NONCE");
+      assertNoTokenInside(sb);
     }
+  }
+
+  @Test
+  void anHttpsRemoteGetsTheTokenFromTheProxyBehindTheOperationsOwnCa() throws Exception {
+    // A real TLS git server on loopback, with a CA of its own that the proxy (the host) trusts
+    // upstream; git in the sandbox trusts only the operation's CA, for the operation's run.
+    InterceptionCa originCa =
+        InterceptionCa.create("test-git-origin", List.of("git.test"), Duration.ofDays(1));
+    UpstreamTrust.replaceForTests(LoopbackHttpsOrigin.trusting(originCa.certificate()));
+    try (GitHttpServer tls =
+            new GitHttpServer(tmp.resolve("repos"), TOKEN, originCa.serverContext("git.test"));
+        Sandbox sb =
+            Sandbox.create(
+                SandboxConfig.builder()
+                    .image(EgressToolsIT.IMAGE)
+                    .runtime(runtime)
+                    .network(
+                        NetworkPolicy.builder()
+                            .allow("git.test:" + tls.port())
+                            .allowAddress("127.0.0.1")
+                            .build())
+                    .auditLog(audit)
+                    .build())) {
+      String https = "https://git.test:" + tls.port() + "/app.git";
+      GitWorkspace repo = sb.git().clone(https, "app", token());
+      assertThat(sb.files().readString("app/README.md")).contains("A test repository.");
+      assertThat(tls.authorizations).isNotEmpty();
+      repo.checkoutNewBranch("over-tls");
+      commitOver(sb, repo);
+      repo.push("origin", "over-tls");
+      repo.fetch();
+      assertNoTokenInside(sb);
+      // After the operation the sandbox's own TLS client gets no credential: the tunnel is the
+      // real server's again, whose CA the sandbox does not trust.
+      String after = sh(sb, "git ls-remote " + https + " 2>&1; echo exit=$?");
+      assertThat(after).doesNotContain("exit=0").doesNotContain(TOKEN);
+    } finally {
+      UpstreamTrust.replaceForTests(null);
+    }
+  }
+
+  private static void commitOver(Sandbox sb, GitWorkspace repo) {
+    sb.files().write("app/src/app.txt", "line one\nover tls\n");
+    repo.commit("over tls", AUTHOR);
   }
 
   @Test

@@ -81,7 +81,6 @@ public final class AgentChannel implements AutoCloseable {
   private volatile boolean expired;
   private volatile @Nullable Consumer<Frame> tunnelListener;
   private volatile @Nullable Consumer<Frame> forwardListener;
-  private volatile @Nullable Consumer<Frame> askpassListener;
   private final List<Runnable> onDeath = new CopyOnWriteArrayList<>();
 
   private record Pending(Consumer<Frame> events, CompletableFuture<Frame> done) {}
@@ -358,14 +357,6 @@ public final class AgentChannel implements AutoCloseable {
     pending.remove(id);
   }
 
-  /**
-   * Receives git's askpass questions ({@link Ops#EV_ASKPASS}), which belong to no call; without a
-   * listener they are dropped and the helper gets no answer.
-   */
-  public void onAskpass(Consumer<Frame> listener) {
-    this.askpassListener = listener;
-  }
-
   /** Receives the egress tunnel frames (tcp_open, tcp_data, ...), which belong to no call. */
   public void onTunnelFrames(Consumer<Frame> listener) {
     this.tunnelListener = listener;
@@ -490,10 +481,8 @@ public final class AgentChannel implements AutoCloseable {
       return;
     }
     if (ev.equals(Ops.EV_ASKPASS)) {
-      Consumer<Frame> a = askpassListener;
-      if (a != null) {
-        a.accept(f);
-      }
+      // The host asks for no credential in the sandbox any more (the egress proxy adds git's):
+      // a question sandbox code sends this way goes nowhere.
       return;
     }
     if (Ops.isTunnelFrame(ev)) {

@@ -98,15 +98,6 @@ public final class Ops {
    */
   public static final String OP_PORT_OPEN = "port_open";
 
-  /**
-   * Before a git operation that may need credentials: the agent starts its askpass socket and
-   * writes a fresh helper; the result's {@code path} is that operation's {@code GIT_ASKPASS}.
-   */
-  public static final String OP_ASKPASS_SETUP = "askpass_setup";
-
-  /** The host's answer to an {@link #EV_ASKPASS} question ({@code aid}; no call id). */
-  public static final String OP_ASKPASS_REPLY = "askpass_reply";
-
   public static final String OP_TCP_DATA = "tcp_data";
   public static final String OP_TCP_EOF = "tcp_eof";
   public static final String OP_TCP_ACK = "tcp_ack";
@@ -139,8 +130,8 @@ public final class Ops {
   public static final String EV_ASK = "ask";
 
   /**
-   * Git's askpass helper asks for a credential ({@code aid}, {@code nonce}, {@code prompt}; no call
-   * id). Sandbox code can send it too: the host answers only for a git operation it runs.
+   * What agents before issue 42 sent for git's askpass helper. The host has no helper in the
+   * sandbox any more and drops the event unanswered (a sandbox can still send it).
    */
   public static final String EV_ASKPASS = "askpass";
 

@@ -103,6 +103,7 @@ public final class EgressProxy {
   private final @Nullable Interception interception;
   private final @Nullable Interceptor interceptor;
   private final CredentialAudit credentialAudit;
+  private final OperationCredentials operations;
 
   /** A person's answer about a host:port in ASK mode, held for the sandbox's life. */
   private record Remembered(boolean allowed, String decidedBy, String reason) {}
@@ -161,6 +162,12 @@ public final class EgressProxy {
     this.interception = interception;
     this.credentialAudit = Objects.requireNonNull(credentialAudit, "credentialAudit");
     this.interceptor = interception == null ? null : new Interceptor(interception, credentialAudit);
+    this.operations = new OperationCredentials(credentialAudit);
+  }
+
+  /** The credentials host operations (git) have the proxy add while they run. */
+  public OperationCredentials operations() {
+    return operations;
   }
 
   public NetworkPolicy policy() {
@@ -350,6 +357,17 @@ public final class EgressProxy {
     // A name's tunnel must speak TLS to that same name (SNI); an address allowed by a range has
     // no name that could be fronted, so its tunnel stays opaque.
     String sniName = IpAddresses.parseLiteral(authority.host).isPresent() ? null : a.host;
+    OperationCredentials.Grant grant = sniName == null ? null : operations.https(a.host, a.port);
+    Interceptor opIcpt = grant == null ? null : grant.interceptor();
+    if (opIcpt != null && sniName != null) {
+      // A host operation (git) is running against this remote: the proxy adds its credential.
+      out.write(
+          "HTTP/1.1 200 Connection established\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
+      out.flush();
+      a.note("TLS terminated for a host operation's credential");
+      opIcpt.serve(a, in, out, a.host, () -> open(a, addresses, authority));
+      return;
+    }
     Interceptor icpt = interceptor;
     Interception i = interception;
     if (icpt != null && i != null && sniName != null && i.intercepts(a.host)) {
@@ -382,6 +400,7 @@ public final class EgressProxy {
 
   /** Closes what the proxy keeps between connections (verified upstream TLS connections). */
   public void close() {
+    operations.closeAll();
     Interceptor icpt = interceptor;
     if (icpt != null) {
       icpt.close();
@@ -902,11 +921,30 @@ public final class EgressProxy {
     sb.append("Host: ").append(authority.hostHeader(a.host)).append("\r\n");
     Set<String> strip = strippedHeaders(head);
     reportPlaceholders(head, method, path, a.host);
+    // A host operation (git over http://) running against this remote: its credential, added here.
+    OperationCredentials.Grant grant = operations.http(a.host, authority.port);
+    String injected = grant == null ? "" : grant.header().name().toLowerCase(Locale.ROOT);
     for (HeaderField h : head.headers) {
-      if (!h.lowerName.equals("host") && !strip.contains(h.lowerName)) {
+      if (!h.lowerName.equals("host")
+          && !strip.contains(h.lowerName)
+          && !h.lowerName.equals(injected)) {
         sb.append(h.name).append(": ").append(h.value).append("\r\n");
       }
     }
+    if (grant != null) {
+      sb.append(grant.header().name()).append(": ").append(grant.header().value());
+      sb.append("\r\n");
+      credentialAudit.used(
+          grant.header().secretName(),
+          CredentialAudit.Kind.INJECTED,
+          a.host,
+          method,
+          Bounded.text(path, 512),
+          0);
+    }
+    // A server that reflects the request must not hand the credential to the sandbox.
+    MaskingOutputStream masked =
+        grant == null ? null : new MaskingOutputStream(out, grant.secrets());
     sb.append("Connection: close\r\n\r\n");
     byte[] requestHead = sb.toString().getBytes(StandardCharsets.ISO_8859_1);
     OutputStream upOut = upstream.getOutputStream();
@@ -940,7 +978,10 @@ public final class EgressProxy {
       uploader.start();
     }
     try {
-      relayResponse(a, method, upIn, out, a.down);
+      relayResponse(a, method, upIn, masked == null ? out : masked, a.down);
+      if (masked != null) {
+        masked.finish();
+      }
     } finally {
       if (uploader != null) {
         if (uploader.isAlive()) {

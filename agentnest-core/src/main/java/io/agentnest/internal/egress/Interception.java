@@ -1,5 +1,6 @@
 package io.agentnest.internal.egress;
 
+import io.agentnest.Header;
 import io.agentnest.NetworkPolicy;
 import io.agentnest.NetworkPolicy.Injection;
 import io.agentnest.NetworkPolicy.Placeholder;
@@ -39,6 +40,9 @@ public final class Interception {
   private final Map<String, String> placeholderValues; // env -> value
   private final SSLContext upstream;
 
+  /** An operation's interception ends with its grant; a policy's lasts the sandbox's life. */
+  private volatile boolean ended;
+
   private Interception(
       NetworkPolicy policy, InterceptionCa ca, Map<String, String> values, SSLContext upstream) {
     this.policy = policy;
@@ -69,6 +73,19 @@ public final class Interception {
       values.put(p.env(), PLACEHOLDER_PREFIX + HexFormat.of().formatHex(b));
     }
     return Optional.of(new Interception(policy, ca, values, upstream));
+  }
+
+  /**
+   * The interception of one host operation's remote ({@link OperationCredentials}): a CA of its own
+   * for {@code host} alone and {@code header} on every request to it, nothing else.
+   */
+  static Interception forOperation(
+      String host, Header header, Duration lifetime, SSLContext upstream) {
+    // The policy only carries the injection: what may be reached is the sandbox's own policy,
+    // checked by the proxy before any tunnel is intercepted.
+    NetworkPolicy p = NetworkPolicy.builder().allow(host).inject(host, header).build();
+    InterceptionCa ca = InterceptionCa.create("git operation", List.of(host), lifetime);
+    return new Interception(p, ca, Map.of(), upstream);
   }
 
   public InterceptionCa ca() {
@@ -110,6 +127,15 @@ public final class Interception {
 
   List<Placeholder> placeholders() {
     return policy.placeholders();
+  }
+
+  /** Ends an operation's interception: connections still open forward no further request. */
+  void end() {
+    ended = true;
+  }
+
+  boolean ended() {
+    return ended;
   }
 
   SSLContext upstreamContext() {

@@ -166,6 +166,12 @@ final class Interceptor {
       refuse(a, cout, 400, "Bad Request", "the request line must be 'METHOD /path HTTP/1.1'");
       return false;
     }
+    if (interception.ended()) {
+      // A host operation's grant is over: a connection kept alive past it gets no credential;
+      // it ends, and the client's next connection is an opaque tunnel.
+      a.note("the host operation this connection's credential belonged to has ended");
+      return false;
+    }
     String method = parts[0];
     String version = parts[2];
     Optional<String> path = originForm(parts[1], host, a.port);

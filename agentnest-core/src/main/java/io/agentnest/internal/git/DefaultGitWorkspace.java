@@ -62,19 +62,26 @@ final class DefaultGitWorkspace implements GitWorkspace {
   @Override
   public String status() {
     return local(
-        List.of("status", "--porcelain=v1", "--branch"), SandboxGit.SMALL_OUTPUT, "status");
+        List.of("status", "--porcelain=v1", "--branch", "--ignore-submodules=all"),
+        SandboxGit.SMALL_OUTPUT,
+        "status");
   }
 
   @Override
   public String diff() {
-    return local(List.of("diff", "HEAD", "--"), SandboxGit.LARGE_OUTPUT, "diff");
+    return local(
+        List.of("diff", "--no-textconv", "--no-ext-diff", "HEAD", "--"),
+        SandboxGit.LARGE_OUTPUT,
+        "diff");
   }
 
   @Override
   public String diff(String ref) {
     GitNames.revision(ref);
     return local(
-        List.of("diff", "--end-of-options", ref, "--"), SandboxGit.LARGE_OUTPUT, "diff " + ref);
+        List.of("diff", "--no-textconv", "--no-ext-diff", "--end-of-options", ref, "--"),
+        SandboxGit.LARGE_OUTPUT,
+        "diff " + ref);
   }
 
   @Override
@@ -85,7 +92,12 @@ final class DefaultGitWorkspace implements GitWorkspace {
     // Fields and records separated by bytes git never writes in names or subjects it prints.
     String out =
         local(
-            List.of("log", "-n", Integer.toString(n), "--format=%H%x1f%an%x1f%ae%x1f%at%x1f%s%x1e"),
+            List.of(
+                "log",
+                "--no-show-signature",
+                "-n",
+                Integer.toString(n),
+                "--format=%H%x1f%an%x1f%ae%x1f%at%x1f%s%x1e"),
             SandboxGit.SMALL_OUTPUT,
             "log");
     List<GitCommit> commits = new ArrayList<>();
@@ -117,13 +129,19 @@ final class DefaultGitWorkspace implements GitWorkspace {
   @Override
   public void checkoutNewBranch(String name) {
     GitNames.branch(name);
-    local(List.of("checkout", "-b", name), SandboxGit.SMALL_OUTPUT, "checkout -b " + name);
+    local(
+        List.of("checkout", "--no-recurse-submodules", "-b", name),
+        SandboxGit.SMALL_OUTPUT,
+        "checkout -b " + name);
   }
 
   @Override
   public void checkout(String ref) {
     GitNames.revision(ref);
-    local(List.of("checkout", ref, "--"), SandboxGit.SMALL_OUTPUT, "checkout " + ref);
+    local(
+        List.of("checkout", "--no-recurse-submodules", ref, "--"),
+        SandboxGit.SMALL_OUTPUT,
+        "checkout " + ref);
   }
 
   @Override
@@ -141,7 +159,11 @@ final class DefaultGitWorkspace implements GitWorkspace {
             "GIT_COMMITTER_NAME", author.name(),
             "GIT_COMMITTER_EMAIL", author.email());
     // The message goes as an argument (argv, no shell), so no file in the sandbox holds it.
-    git.local(dir, List.of("commit", "-q", "-m", message), SandboxGit.SMALL_OUTPUT, env)
+    git.local(
+            dir,
+            List.of("commit", "-q", "--no-gpg-sign", "--no-verify", "-m", message),
+            SandboxGit.SMALL_OUTPUT,
+            env)
         .check("commit in " + dir);
     return local(List.of("rev-parse", "HEAD"), 4096, "rev-parse").strip();
   }
@@ -236,7 +258,14 @@ final class DefaultGitWorkspace implements GitWorkspace {
     return export(
         hostDir,
         "patch",
-        out -> List.of("format-patch", "--stdout", "--end-of-options", base + "..HEAD"),
+        out ->
+            List.of(
+                "format-patch",
+                "--no-textconv",
+                "--no-ext-diff",
+                "--stdout",
+                "--end-of-options",
+                base + "..HEAD"),
         true);
   }
 

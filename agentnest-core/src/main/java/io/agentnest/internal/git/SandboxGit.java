@@ -7,26 +7,35 @@ import io.agentnest.GitAuth;
 import io.agentnest.GitException;
 import io.agentnest.GitException.Reason;
 import io.agentnest.GitWorkspace;
+import io.agentnest.Header;
 import io.agentnest.Secret;
 import io.agentnest.audit.AuditEvent;
 import io.agentnest.internal.DefaultSandbox;
-import io.agentnest.internal.channel.Frame;
-import io.agentnest.internal.channel.Ops;
+import io.agentnest.internal.egress.OperationCredentials;
+import io.agentnest.internal.lifecycle.SecurityPolicy;
 import io.agentnest.internal.support.Bounded;
-import io.agentnest.internal.support.Json;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
- * {@link Git} of one sandbox: runs git there as argument arrays with a hardened configuration, and
- * for operations that reach a remote with credentials, opens an askpass grant for exactly that run.
+ * {@link Git} of one sandbox: runs git there as argument arrays with a configuration under which
+ * git runs no program the repository names, and for operations that reach a remote with
+ * credentials, has the sandbox's egress proxy add them for exactly that remote and that run.
  */
 public final class SandboxGit implements Git {
   /** Output of a plain git command read back (status, log, ...). */
@@ -38,25 +47,64 @@ public final class SandboxGit implements Git {
   static final Duration LOCAL = Duration.ofMinutes(2);
   static final Duration REMOTE = Duration.ofMinutes(10);
 
-  // On every run: no helper, hook or monitor the repository's (sandbox-written) configuration
-  // names runs, and only http(s) transports.
-  private static final List<String> HARDENING =
+  // On every run, whatever the repository's (sandbox-written) configuration says, git runs no
+  // program it names. Each line closes one way git has to run a configured command: credential
+  // helpers and askpass, hooks, the file-system monitor, the alternates' refs command, signing
+  // (commit, tag, push, and verifying on log), ssh, the pager, automatic gc/maintenance (which
+  // start more git processes), submodule recursion (a submodule's own configuration), and
+  // transports other than http(s) (ext::, file, ssh, reached through url.*.insteadOf; also
+  // GIT_ALLOW_PROTOCOL in baseEnv). Filters, whose names the repository chooses, are emptied per
+  // run (repositoryOverrides); diff drivers by the diff commands' --no-textconv --no-ext-diff.
+  static final List<String> HARDENING =
       List.of(
           "-c", "credential.helper=",
+          "-c", "credential.useHttpPath=false",
+          "-c", "core.askPass=",
           "-c", "core.hooksPath=/dev/null",
           "-c", "core.fsmonitor=false",
-          "-c", "credential.useHttpPath=false",
+          // Run through sh with the alternate's path as "$@": the shell's builtin, no program.
+          "-c", "core.alternateRefsCommand=true",
+          "-c", "core.attributesFile=/dev/null",
+          "-c", "core.sshCommand=false",
+          "-c", "core.pager=cat",
+          "-c", "gpg.program=false",
+          "-c", "gpg.ssh.program=false",
+          "-c", "gpg.x509.program=false",
+          "-c", "commit.gpgSign=false",
+          "-c", "tag.gpgSign=false",
+          "-c", "push.gpgSign=false",
+          "-c", "log.showSignature=false",
+          "-c", "gc.auto=0",
+          "-c", "maintenance.auto=false",
+          "-c", "submodule.recurse=false",
+          "-c", "fetch.recurseSubmodules=false",
+          "-c", "push.recurseSubmodules=no",
+          "-c", "diff.ignoreSubmodules=all",
+          "-c", "http.sslVerify=true",
+          "-c", "http.saveCookies=false",
+          "-c", "http.cookieFile=",
           "-c", "protocol.allow=never",
           "-c", "protocol.http.allow=always",
           "-c", "protocol.https.allow=always");
 
+  /** Configuration names whose values are programs git runs for files (filter.NAME.KEY). */
+  private static final Pattern FILTER_KEY =
+      Pattern.compile("filter\\.(.+)\\.(?:clean|smudge|process|required)");
+
+  /** A rewrite of remote URLs (url.BASE.insteadOf, url.BASE.pushInsteadOf). */
+  private static final Pattern URL_REWRITE =
+      Pattern.compile("url\\..+\\.(?:insteadof|pushinsteadof)");
+
+  /** A remote operation's credentials outlive it by this much at most in the proxy's CA. */
+  private static final Duration GRANT_SLACK = Duration.ofMinutes(1);
+
+  private static final SecureRandom RANDOM = new SecureRandom();
+
   private final DefaultSandbox sb;
-  private final AskpassGrants grants;
   private volatile @Nullable Boolean hasGit;
 
   public SandboxGit(DefaultSandbox sb) {
     this.sb = sb;
-    this.grants = new AskpassGrants(sb.channel(), sb::audit, sb.askBudget(), sb.askOverBudget());
   }
 
   @Override
@@ -64,7 +112,13 @@ public final class SandboxGit implements Git {
     URI remote = GitNames.url(url);
     String d = GitNames.dir(dir);
     requireGit();
-    Run r = remote("clone", remote, auth, List.of("clone", "--", remote.toString(), d), null);
+    Run r =
+        remote(
+            "clone",
+            remote,
+            auth,
+            List.of("clone", "--no-recurse-submodules", "--", remote.toString(), d),
+            null);
     r.check("clone " + remote.getHost() + " into " + d);
     return new DefaultGitWorkspace(this, d, remote, auth);
   }
@@ -169,9 +223,9 @@ public final class SandboxGit implements Git {
     List<String> argv = new ArrayList<>();
     argv.add("git");
     argv.addAll(HARDENING);
+    argv.addAll(repositoryOverrides(dir, false));
     argv.addAll(args);
     Map<String, String> e = new LinkedHashMap<>(baseEnv());
-    e.put("GIT_ASKPASS", "");
     e.putAll(env);
     return new Run(sb.exec(argv, opts(LOCAL, maxOutput, e, dir)), null, this);
   }
@@ -181,85 +235,201 @@ public final class SandboxGit implements Git {
     List<String> argv =
         new ArrayList<>(List.of("sh", "-c", "f=$1; shift; exec git \"$@\" >\"$f\"", "sh", outFile));
     argv.addAll(HARDENING);
+    argv.addAll(repositoryOverrides(dir, false));
     argv.addAll(args);
-    Map<String, String> e = new LinkedHashMap<>(baseEnv());
-    e.put("GIT_ASKPASS", "");
-    return new Run(sb.exec(argv, opts(LOCAL, SMALL_OUTPUT, e, dir)), null, this);
+    return new Run(sb.exec(argv, opts(LOCAL, SMALL_OUTPUT, baseEnv(), dir)), null, this);
   }
 
   /**
-   * A git command that talks to {@code remote}: when {@code auth} has credentials, the agent writes
-   * a fresh credential helper and a grant is open for just this run.
+   * {@code -c} pairs that empty every filter the configuration git reads in {@code dir} names (its
+   * clean, smudge and process commands; none required): a filter's name is the repository's choice,
+   * so no fixed list can name it. Read with the same hardening, which runs nothing.
+   */
+  List<String> repositoryOverrides(@Nullable String dir, boolean remote) {
+    List<String> argv = new ArrayList<>(List.of("git"));
+    argv.addAll(HARDENING);
+    argv.addAll(List.of("config", "--name-only", "--list"));
+    ExecResult r = sb.exec(argv, opts(LOCAL, SMALL_OUTPUT, baseEnv(), dir));
+    if (r.truncated()) {
+      throw new GitException(
+          Reason.TOO_LARGE,
+          "the git configuration in "
+              + (dir == null ? "the workspace" : dir)
+              + " has more names than AgentNest reads back ("
+              + SMALL_OUTPUT
+              + " bytes); remove what it does not need");
+    }
+    if (r.exitCode() != 0) {
+      // Not a repository (a clone's parent), or a configuration git cannot parse: the command
+      // that follows reads the same configuration and fails with git's own words.
+      return List.of();
+    }
+    Set<String> names = new LinkedHashSet<>();
+    for (String line : r.stdout().split("\n", -1)) {
+      Matcher m = FILTER_KEY.matcher(line);
+      if (m.matches()) {
+        names.add(m.group(1));
+      }
+      if (remote && URL_REWRITE.matcher(line).matches()) {
+        // The host's fetch and push go to the URL it knows: a rewrite (to another repository
+        // on the same host, which the credential reaches too, or another transport) is refused.
+        throw new GitException(
+            Reason.BAD_URL,
+            "the git configuration in "
+                + (dir == null ? "the workspace" : dir)
+                + " rewrites remote URLs ("
+                + printable(Bounded.text(line, 200))
+                + "); AgentNest fetches and pushes only the URL it was given: remove that [url]"
+                + " section (git config --remove-section)");
+      }
+    }
+    List<String> out = new ArrayList<>();
+    for (String name : names) {
+      if (name.indexOf('=') >= 0) {
+        // "-c filter.a=b.clean=" would be read as the key "filter.a": no override could be given.
+        throw new GitException(
+            Reason.FAILED,
+            "the git configuration in "
+                + (dir == null ? "the workspace" : dir)
+                + " names a filter with '=' in its name ('"
+                + printable(Bounded.text(name, 100))
+                + "'), which AgentNest cannot switch off: remove that [filter] section");
+      }
+      for (String key : List.of("clean=", "smudge=", "process=", "required=false")) {
+        out.add("-c");
+        out.add("filter." + name + "." + key);
+      }
+    }
+    return out;
+  }
+
+  /**
+   * A git command that talks to {@code remote}. With credentials, the sandbox's egress proxy adds
+   * them (an {@code Authorization} header) to the requests to exactly that remote's scheme, host
+   * and port while this command runs: no process in the sandbox, git included, ever holds the
+   * secret or anything that could ask for it.
    */
   Run remote(String op, URI remote, GitAuth auth, List<String> args, @Nullable String dir) {
     Map<String, String> env = new LinkedHashMap<>(baseEnv());
     List<String> argv = new ArrayList<>();
     argv.add("git");
     argv.addAll(HARDENING);
-    AskpassGrants.Grant grant = null;
+    argv.addAll(repositoryOverrides(dir, true));
+    // The sandbox's own proxy endpoint, whatever http.proxy the repository names.
+    argv.add("-c");
+    argv.add("http.proxy=http://127.0.0.1:" + SecurityPolicy.EGRESS_PORT);
     Optional<Secret> secret = auth.secret();
-    try {
-      // Never a prompt: no askpass, no terminal. With credentials, the one helper is ours.
-      env.put("GIT_ASKPASS", "");
-      argv.add("-c");
-      argv.add("core.askPass=");
-      if (secret.isPresent()) {
-        String helper = credentialHelper();
-        grant = grants.open(remote, auth.user().orElse(GitAuth.TOKEN_USER), secret.get());
-        env.put("AGENTNEST_ASKPASS_NONCE", grant.nonce());
-        argv.add("-c");
-        argv.add("credential.helper=" + helper);
-      }
+    Optional<OperationCredentials> creds = sb.operationCredentials();
+    if (secret.isEmpty() || creds.isEmpty()) {
+      // Without network the proxy is not there; classify() says HOST_REFUSED.
       argv.addAll(args);
-      ExecResult r = sb.exec(argv, opts(REMOTE, SMALL_OUTPUT, env, dir));
-      sb.audit(
-          AuditEvent.GIT_OPERATION,
-          Map.of(
-              "operation",
-              op,
-              "host",
-              remote.getHost(),
-              "ok",
-              r.exitCode() == 0,
-              "exit",
-              r.exitCode()));
-      return new Run(r, remote, this);
-    } finally {
-      if (grant != null) {
-        grant.close();
+      return run(op, remote, argv, env, dir);
+    }
+    String user = auth.user().orElse(GitAuth.TOKEN_USER);
+    String basic =
+        Base64.getEncoder()
+            .encodeToString((user + ":" + secret.get().reveal()).getBytes(StandardCharsets.UTF_8));
+    Header header =
+        Header.of("Authorization", "Basic ", Secret.named(secretName(secret.get()), basic), "");
+    boolean https = remote.getScheme().equalsIgnoreCase("https");
+    int port = remote.getPort() > 0 ? remote.getPort() : https ? 443 : 80;
+    // One remote operation with credentials at a time per sandbox: each has its remote's grant to
+    // itself.
+    synchronized (creds.get()) {
+      OperationCredentials.Grant grant;
+      try {
+        grant =
+            creds
+                .get()
+                .open(remote.getScheme(), remote.getHost(), port, header, REMOTE.plus(GRANT_SLACK));
+      } catch (IllegalArgumentException | IllegalStateException e) {
+        throw new GitException(
+            Reason.BAD_URL, "cannot give credentials to " + remote + ": " + e.getMessage());
+      }
+      try (grant) {
+        if (https) {
+          // git verifies the proxy's certificate for this host against the operation's CA alone.
+          String caFile = writeCa(grant.caPem());
+          env.put("GIT_SSL_CAINFO", caFile);
+          argv.add("-c");
+          argv.add("http.sslCAInfo=" + caFile);
+        }
+        argv.addAll(args);
+        return run(op, remote, argv, env, dir);
       }
     }
   }
 
-  /** The agent's fresh helper for one operation, as a credential.helper value (a command). */
-  private String credentialHelper() {
-    Frame f =
-        sb.channel()
-            .request(
-                Json.object().put(Ops.OP, Ops.OP_ASKPASS_SETUP),
-                new byte[0],
-                Duration.ofSeconds(30));
-    if (!f.ev().equals(Ops.EV_RESULT)) {
-      throw sb.agentError(f.header());
-    }
-    String path = f.header().path("path").asText("");
-    String python = f.header().path("python").asText("");
-    // Both go into a command line git hands to sh: only plain path characters pass.
-    if (!path.matches("/tmp/\\.agentnest/askpass-[a-z0-9]{1,64}/git-credential")
-        || !python.matches("/[A-Za-z0-9/._-]{1,255}")) {
-      throw new GitException(
-          Reason.FAILED, "the sandbox's agent named an unexpected credential helper; not used");
-    }
-    return "!" + python + " " + path;
+  private Run run(
+      String op, URI remote, List<String> argv, Map<String, String> env, @Nullable String dir) {
+    ExecResult r = sb.exec(argv, opts(REMOTE, SMALL_OUTPUT, env, dir));
+    sb.audit(
+        AuditEvent.GIT_OPERATION,
+        Map.of(
+            "operation",
+            op,
+            "host",
+            remote.getHost(),
+            "ok",
+            r.exitCode() == 0,
+            "exit",
+            r.exitCode()));
+    return new Run(r, remote, this);
   }
 
-  private static Map<String, String> baseEnv() {
+  /** The audit name of the credential: the secret's own, else "git". */
+  private static String secretName(Secret s) {
+    return s.name().orElse("git");
+  }
+
+  /** Writes the operation CA's certificate (public) to a fresh file in the sandbox; its path. */
+  private String writeCa(String pem) {
+    byte[] b = new byte[12];
+    RANDOM.nextBytes(b);
+    String path = "/tmp/.agentnest/git-ca-" + HexFormat.of().formatHex(b) + ".pem";
+    ExecResult r =
+        sb.exec(
+            List.of(
+                "sh",
+                "-c",
+                "umask 022 && mkdir -p /tmp/.agentnest && printf '%s' \"$2\" >\"$1\"",
+                "sh",
+                path,
+                pem),
+            opts(LOCAL, SMALL_OUTPUT, baseEnv()));
+    if (r.exitCode() != 0) {
+      throw new GitException(
+          Reason.FAILED,
+          "cannot write the git operation's CA certificate in the sandbox: "
+              + printable(Bounded.text(r.stderr(), 500)));
+    }
+    return path;
+  }
+
+  /**
+   * The environment of every git run: no system or user configuration, no prompt, no pager or
+   * editor, only http(s) transports (overriding any protocol.NAME.allow the repository sets), no
+   * replace refs, a fixed PATH of the read-only image (no program the workspace holds is found by
+   * name) and a HOME away from the workspace (nothing there is read as the user's).
+   */
+  static Map<String, String> baseEnv() {
     Map<String, String> env = new LinkedHashMap<>();
     env.put("GIT_TERMINAL_PROMPT", "0");
     env.put("GIT_CONFIG_NOSYSTEM", "1");
     env.put("GIT_CONFIG_GLOBAL", "/dev/null");
+    env.put("GIT_ASKPASS", "");
     env.put("SSH_ASKPASS", "");
+    env.put("GIT_SSH_COMMAND", "false");
     env.put("GIT_PAGER", "cat");
+    env.put("PAGER", "cat");
+    env.put("GIT_EDITOR", ":");
+    env.put("GIT_ALLOW_PROTOCOL", "http:https");
+    env.put("GIT_PROTOCOL_FROM_USER", "0");
+    env.put("GIT_NO_REPLACE_OBJECTS", "1");
+    env.put("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+    env.put("HOME", "/nonexistent");
+    env.put("XDG_CONFIG_HOME", "/nonexistent");
+    env.put("PYTHONNOUSERSITE", "1");
     env.put("LC_ALL", "C");
     return env;
   }

@@ -1,7 +1,8 @@
 /**
- * {@link io.agentnest.Sandbox#git()}: git run inside the sandbox with argument arrays and bounded
- * output, names checked host-side ({@link io.agentnest.internal.git.GitNames}), and the askpass
- * grants ({@link io.agentnest.internal.git.AskpassGrants}) through which the host hands a
- * credential to one git operation, for one remote host, a bounded number of times.
+ * {@link io.agentnest.Sandbox#git()}: git run inside the sandbox with argument arrays, bounded
+ * output and a configuration that runs no program the repository names, names checked host-side
+ * ({@link io.agentnest.internal.git.GitNames}); credentials are added by the sandbox's egress proxy
+ * for one operation's remote while it runs ({@link
+ * io.agentnest.internal.egress.OperationCredentials}), never handed to anything in the sandbox.
  */
 package io.agentnest.internal.git;
