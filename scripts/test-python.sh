@@ -29,6 +29,8 @@ log "installing ./agentnest-python into $venv (as a user would: pip install ./ag
 
 log "ruff and mypy"
 "$venv/bin/ruff" check agentnest-python/src agentnest-python/tests
+# The in-sandbox agent (standard library only; its own ruff.toml).
+"$venv/bin/ruff" check agentnest-agent/src
 (cd agentnest-python && "$venv/bin/mypy")
 
 # The base image the sandboxes run (built offline once; see README).

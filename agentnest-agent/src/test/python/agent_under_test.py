@@ -34,7 +34,7 @@ class RecordingChannel:
         deadline = time.monotonic() + timeout
         with self.cond:
             while True:
-                for h, p in self.frames:
+                for h, _payload in self.frames:
                     if h.get("id") == call_id and h.get("ev") in ("res", "err"):
                         return h
                 left = deadline - time.monotonic()

@@ -43,7 +43,11 @@ class SessionTest(unittest.TestCase):
         self.assertEqual(session.generation, 1)
         # Nothing left behind in the control pipe for the first call to take as its answer.
         self.assertEqual(session.sel.select(timeout=0.2), [])
-        first = self.call(1, "import linecache\n(sorted(k for k in globals() if not k.startswith('__')), [k for k in linecache.cache if k.startswith('<cell')])")
+        first = self.call(
+            1,
+            "import linecache\n(sorted(k for k in globals() if not k.startswith('__')),"
+            " [k for k in linecache.cache if k.startswith('<cell')])",
+        )
         self.assertEqual(first["result"], "(['linecache'], ['<cell 1>'])")
         self.assertEqual(self.out(1), b"")
         self.assertFalse(first["restarted"])

@@ -1452,11 +1452,19 @@ def extract(dest, stream, strict, cap_bytes, cap_entries):
                 link = m.linkname
                 resolved = os.path.normpath(os.path.join(parent, link)) if not link.startswith("/") else link
                 if strict and not _inside(dest, resolved):
-                    raise ArchiveRefused("BAD_ENTRY", "symlink %r points outside the destination (%r)" % (name, link))
+                    raise ArchiveRefused(
+                        "BAD_ENTRY", "symlink %r points outside the destination (%r)" % (name, link)
+                    )
             if m.islnk():
                 src = os.path.normpath(os.path.join(dest, m.linkname))
-                if m.linkname.startswith("/") or not _inside(dest, src) or os.path.normpath(m.linkname) not in seen.values():
-                    raise ArchiveRefused("BAD_ENTRY", "hardlink %r points outside the archive (%r)" % (name, m.linkname))
+                if (
+                    m.linkname.startswith("/")
+                    or not _inside(dest, src)
+                    or os.path.normpath(m.linkname) not in seen.values()
+                ):
+                    raise ArchiveRefused(
+                        "BAD_ENTRY", "hardlink %r points outside the archive (%r)" % (name, m.linkname)
+                    )
             total += max(0, m.size)
             if total > cap_bytes:
                 raise ArchiveRefused("TOO_LARGE", "the archive unpacks to more than %d bytes" % cap_bytes)

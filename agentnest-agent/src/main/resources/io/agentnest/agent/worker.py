@@ -660,7 +660,7 @@ def _load_bulk(bulk):
                 raise
             if chunks.left or chunks.next_mark() != "end":
                 raise ValueError("the state has bytes past its end")
-            _apply(pickle.loads(extra), lambda: data)
+            _apply(pickle.loads(extra), lambda data=data: data)
             return
         raise ValueError("the state was aborted too often")
     finally:
