@@ -234,6 +234,18 @@ class OperationCredentialsTest {
       }
 
       @Override
+      public void usedAgain(
+          String secretName,
+          Kind kind,
+          String host,
+          long repeated,
+          Map<Integer, Long> statuses,
+          String lastMethod,
+          String lastPath) {
+        audit.add("used again " + secretName + " " + kind + " " + host + " x" + repeated);
+      }
+
+      @Override
       public void leakAttempt(
           String secretName, String ownerHost, String host, String method, String path) {}
 
