@@ -480,11 +480,6 @@ public final class AgentChannel implements AutoCloseable {
       LOG.debug("sandbox {} reports its TTL ran out; the host decides expiry", sandboxId);
       return;
     }
-    if (ev.equals(Ops.EV_ASKPASS)) {
-      // The host asks for no credential in the sandbox any more (the egress proxy adds git's):
-      // a question sandbox code sends this way goes nowhere.
-      return;
-    }
     if (Ops.isTunnelFrame(ev)) {
       Consumer<Frame> t = f.header().path("tid").asLong(0) < 0 ? forwardListener : tunnelListener;
       if (t != null) {

@@ -129,12 +129,6 @@ public final class Ops {
   /** An approval question of a Python session. */
   public static final String EV_ASK = "ask";
 
-  /**
-   * What agents before issue 42 sent for git's askpass helper. The host has no helper in the
-   * sandbox any more and drops the event unanswered (a sandbox can still send it).
-   */
-  public static final String EV_ASKPASS = "askpass";
-
   /** Sandbox code opened a connection to the local proxy port. */
   public static final String EV_TCP_OPEN = "tcp_open";
 
