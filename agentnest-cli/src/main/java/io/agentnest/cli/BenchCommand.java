@@ -270,7 +270,8 @@ final class BenchCommand implements Callable<Integer> {
             : config.backend().equals(SandboxConfig.MICROVM) ? SandboxConfig.MICROVM : "runc",
         Runtime.getRuntime().availableProcessors(),
         json);
-    return steps.reportFailures(System.err) ? ExitCodes.OK : ExitCodes.FAILED;
+    steps.reportFailures(System.err);
+    return steps.exitCode();
   }
 
   /**

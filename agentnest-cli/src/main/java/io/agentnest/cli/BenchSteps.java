@@ -24,6 +24,7 @@ final class BenchSteps {
 
   private final Map<String, double[]> samples = new LinkedHashMap<>();
   private final List<String> failures = new ArrayList<>();
+  private int exit = ExitCodes.OK;
 
   /** Runs {@code step}; a failure is kept as one line naming the step. */
   void run(String step, Consumer<Map<String, double[]>> body) {
@@ -31,7 +32,15 @@ final class BenchSteps {
       body.accept(samples);
     } catch (RuntimeException e) {
       failures.add(step + ": " + oneLine(e));
+      if (exit == ExitCodes.OK) {
+        exit = ExitCodes.of(e); // the first failure's code: a missing image is 4, as README says
+      }
     }
+  }
+
+  /** The exit code: 0, or the code of the first failed step's failure. */
+  int exitCode() {
+    return exit;
   }
 
   Map<String, double[]> samples() {

@@ -101,7 +101,7 @@ class CliIT {
 
   @Test
   void badArgumentsGiveUsageErrors() throws Exception {
-    assertThat(cli("run").exit()).isEqualTo(ExitCodes.CONFIG);
+    assertThat(cli("run").exit()).isEqualTo(ExitCodes.USAGE);
     assertThat(cli("run", "--memory", "lots", "-c", "1").err()).contains("not a size");
     assertThat(cli("run", "--no-such-flag").exit()).isEqualTo(ExitCodes.USAGE);
     Run missing = cli("run", "--image", "agentnest-test/absent:1", "-c", "1");

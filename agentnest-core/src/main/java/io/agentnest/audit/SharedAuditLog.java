@@ -1,6 +1,7 @@
 package io.agentnest.audit;
 
 import io.agentnest.AgentNestException;
+import io.agentnest.spi.support.ExitHooks;
 import org.jspecify.annotations.Nullable;
 
 /** The holder behind {@link AuditLog#shared()}. */
@@ -27,7 +28,8 @@ final class SharedAuditLog {
                 e);
           }
           AuditLog opened = a;
-          Runtime.getRuntime().addShutdownHook(new Thread(opened::close, "agentnest-audit-close"));
+          // After the sandboxes this process still owns are destroyed and audited.
+          ExitHooks.add(ExitHooks.AUDIT, opened::close);
           shared = a;
         }
       }

@@ -2,6 +2,7 @@ package io.agentnest.internal;
 
 import io.agentnest.SandboxPool;
 import io.agentnest.internal.pool.PoolRegistry;
+import io.agentnest.spi.support.ExitHooks;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -34,8 +35,7 @@ public final class OwnedSandboxes {
 
   static void add(DefaultSandbox sb) {
     if (HOOKED.compareAndSet(false, true)) {
-      Runtime.getRuntime()
-          .addShutdownHook(new Thread(OwnedSandboxes::atExit, "agentnest-owned-sandboxes"));
+      ExitHooks.add(ExitHooks.SANDBOXES, OwnedSandboxes::atExit);
     }
     LIVE.add(sb);
   }
