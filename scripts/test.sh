@@ -19,6 +19,10 @@ export KUBECONFIG
 state="$(mktemp -d /tmp/suite-state.XXXXXX)"
 finish() {
   rm -rf "$state"
+  # What install put in the local repository goes again, whether or not the run passed: a later
+  # build must never pick these up instead of the checkout's own (a `-pl` build without `-am`
+  # would, silently; the fresh-clone check verifies the launcher needs none).
+  rm -rf "${MAVEN_LOCAL_REPO:-$HOME/.m2/repository}/io/agentnest"
   if [ "$cluster_was_up" = 0 ] && [ "${AGENTNEST_KEEP_CLUSTER:-0}" != 1 ]; then
     scripts/k8s/cluster.sh down >/dev/null 2>&1 || true
     echo "[test] stopped the Kubernetes test cluster this run started (AGENTNEST_KEEP_CLUSTER=1 keeps it)" >&2
@@ -34,9 +38,6 @@ docker ps -aq --no-trunc --filter label=agentnest.managed >"$state/containers-be
 # then built by a separate project from the BOM coordinates, as a Maven user gets them.
 ./mvnw -B -ntp --fail-at-end install "$@"
 scripts/consumer-check.sh
-# What install put in the local repository goes again: a later build must never pick up these
-# instead of the checkout's own (the fresh-clone check verifies the launcher needs none).
-rm -rf "${MAVEN_LOCAL_REPO:-$HOME/.m2/repository}/io/agentnest"
 # The Python package (agentnest-python): ruff, mypy, and pytest against a real local engine and
 # the frameworks' pinned releases from PyPI.
 scripts/test-python.sh

@@ -92,8 +92,11 @@ final class EngineCommand implements Callable<Integer> {
               + " is longer than a Unix socket allows (about 100 bytes): set AGENTNEST_HOME to a"
               + " shorter directory");
     }
-    Files.createDirectories(dir);
-    Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+    try {
+      AgentNestServer.ownerOnlyDirectory(dir);
+    } catch (IllegalArgumentException e) {
+      throw new ConfigException(String.valueOf(e.getMessage()));
+    }
     ServerConfig config;
     Path custom = AgentNestHome.dir().resolve("engine.yaml");
     try {

@@ -203,6 +203,14 @@ public final class AgentNestServer implements AutoCloseable {
     return this;
   }
 
+  /**
+   * Makes {@code dir} (the local engine's socket and key directory) mode 0700, or refuses one that
+   * is a symbolic link or another user's: the one check, before anything is written into it.
+   */
+  public static void ownerOnlyDirectory(Path dir) {
+    UnixSocketListener.ownerOnlyDirectory(dir);
+  }
+
   /** Open client connections: the local engine is idle when there are none and no sandboxes. */
   public int openConnections() {
     UnixDomainServerConnector u = unixConnector;
