@@ -125,6 +125,24 @@ def test_an_approval_hook_refusal_reaches_the_code(engine_home: Path) -> None:
         assert sb.read_file("keep.txt") == b"x"
 
 
+def test_a_streamed_command_gets_its_approval_answered_by_the_hook(engine_home: Path) -> None:
+    asked: list[agentnest.ApprovalRequest] = []
+
+    def hook(req: agentnest.ApprovalRequest) -> bool:
+        asked.append(req)
+        return False
+
+    with Sandbox(approval_hook=hook) as sb:
+        sb.write_file("keep.txt", "x")
+        # Without the hook watching the stream, the question would wait out its timeout.
+        started = time.monotonic()
+        with pytest.raises(PolicyDeniedError, match="denied by approval_hook"):
+            list(sb.stream_shell("echo before; rm keep.txt"))
+        assert time.monotonic() - started < 30
+        assert [q.kind for q in asked] == ["file.delete"]
+        assert sb.read_file("keep.txt") == b"x"
+
+
 def test_snapshot_and_restore(engine_home: Path) -> None:
     with Sandbox() as sb:
         sb.run_code("saved = [1, 2]")

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from agentnest import ApprovalRequest, Sandbox
+from agentnest import ApprovalRequest, Sandbox, SandboxDestroyedError
 
 pytestmark = pytest.mark.engine
 
@@ -153,3 +153,109 @@ def test_an_openai_agents_agent_runs_its_tools_in_one_sandbox(engine_home: Path)
         assert [q.kind for q in asked] == ["file.delete"]
         assert result.final_output == "done: 8"
         assert sb.read_file("keep.txt") == b"k"
+
+
+# --- OpenAI Agents SDK: AgentNest as its sandbox backend -----------------------------------------
+def test_an_openai_sandbox_agent_runs_the_sdks_own_shell_tool_in_an_agentnest_sandbox(
+    engine_home: Path,
+) -> None:
+    from agents import Runner, set_tracing_disabled
+    from agents.items import ToolCallOutputItem
+    from agents.run_config import RunConfig, SandboxRunConfig
+    from agents.sandbox import SandboxAgent
+    from agents.testing import ScriptedModel, assistant_message, function_call
+
+    from agentnest.integrations.openai_agents_sandbox import (
+        AgentNestSandboxClient,
+        AgentNestSandboxClientOptions,
+    )
+
+    set_tracing_disabled(True)
+    model = ScriptedModel([
+        [function_call("exec_command", {"cmd": "echo $((6*7)) > answer.txt; id -u; pwd"},
+                       call_id="c1")],
+        [function_call("exec_command", {"cmd": "no-such-program --now"}, call_id="c2")],
+        [function_call("exec_command", {"cmd": "cat answer.txt"}, call_id="c3")],  # state kept
+        [function_call("exec_command", {"cmd": "rm answer.txt"}, call_id="c4")],  # refused
+        [function_call("exec_command", {"cmd": "cat answer.txt"}, call_id="c5")],
+        [assistant_message("done: 42")],
+    ])
+    asked: list[ApprovalRequest] = []
+    agent = SandboxAgent(name="coder", instructions="use the shell", model=model)
+    run_config = RunConfig(sandbox=SandboxRunConfig(
+        client=AgentNestSandboxClient(approval_hook=_deny_deletes(asked)),
+        options=AgentNestSandboxClientOptions()))
+    result = Runner.run_sync(agent, "compute", max_turns=10, run_config=run_config)
+    outputs = [str(i.output) for i in result.new_items if isinstance(i, ToolCallOutputItem)]
+    assert len(outputs) == 5, outputs
+    uid, cwd = [line for line in outputs[0].splitlines() if line.strip()][-2:]
+    assert uid.strip() != "0" and cwd.strip() == "/workspace"  # the hardened sandbox's user
+    assert "not found" in outputs[1]  # its own error, seen
+    assert "42" in outputs[2]
+    assert "denied" in outputs[3].lower() or "refused" in outputs[3].lower(), outputs[3]
+    assert "42" in outputs[4]  # the refused deletion deleted nothing
+    assert [q.kind for q in asked] == ["file.delete"]
+    assert asked[0].sandbox_id
+    assert result.final_output == "done: 42"
+    # The run's end shut its sandbox down: the engine has it no more.
+    with pytest.raises(SandboxDestroyedError):
+        Sandbox.connect(asked[0].sandbox_id)
+
+
+def test_the_openai_sandbox_backend_persists_hydrates_and_resumes_a_workspace(
+    engine_home: Path,
+) -> None:
+    import asyncio
+    import io
+    import tarfile
+
+    from agents.sandbox.errors import InvalidManifestPathError, WorkspaceReadNotFoundError
+
+    from agentnest.integrations.openai_agents_sandbox import (
+        AgentNestSandboxClient,
+        AgentNestSandboxClientOptions,
+    )
+
+    async def scenario() -> None:
+        client = AgentNestSandboxClient()
+        session = await client.create(options=AgentNestSandboxClientOptions())
+        async with session:
+            r = await session.exec("mkdir -p d && printf hi > d/run.sh && chmod +x d/run.sh")
+            assert r.ok(), r.stderr
+            await session.write(Path("notes.txt"), io.BytesIO(b"n\xffb"))
+            assert (await session.read(Path("/workspace/notes.txt"))).read() == b"n\xffb"
+            with pytest.raises(WorkspaceReadNotFoundError):
+                await session.read(Path("missing.txt"))
+            with pytest.raises(InvalidManifestPathError):
+                await session.read(Path("../etc/passwd"))
+            archive = (await session.persist_workspace()).read()
+            with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+                names = tar.getnames()
+            assert {"./notes.txt", "./d/run.sh"} <= set(names), names
+
+            # resume reattaches to the same sandbox: its files are there, nothing is rebuilt
+            payload = client.serialize_session_state(session.state)
+            resumed = await client.resume(client.deserialize_session_state(payload))
+            assert resumed.state.sandbox_id == session.state.sandbox_id
+            assert (await resumed._inner.read(Path("notes.txt"))).read() == b"n\xffb"
+
+            # a fresh sandbox hydrated from the tar has the files, modes kept
+            fresh = await client.create(options=AgentNestSandboxClientOptions())
+            async with fresh:
+                await fresh.hydrate_workspace(io.BytesIO(archive))
+                r = await fresh.exec("stat -c %a d/run.sh && cat d/run.sh")
+                assert r.ok() and r.stdout == b"755\nhi", (r.stdout, r.stderr)
+                assert (await fresh.read(Path("notes.txt"))).read() == b"n\xffb"
+                gone_id = fresh.state.sandbox_id
+
+        # a state whose sandbox is gone resumes into a new one (the SDK then hydrates it)
+        state = client.deserialize_session_state(client.serialize_session_state(session.state))
+        state.sandbox_id = gone_id
+        replaced = await client.resume(state)
+        try:
+            assert replaced.state.sandbox_id != gone_id
+            assert await replaced._inner.running()
+        finally:
+            await replaced._inner.shutdown()
+
+    asyncio.run(scenario())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import threading
@@ -11,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from . import _engine
-from ._wire import Endpoint, EngineGone, Wire
+from ._wire import Endpoint, EngineGone, Wire, error_of
 from .errors import AgentNestError, ExecutionTimeoutError, SandboxDestroyedError
 from .policy import Secret, SecurityPolicy
 from .results import Artifact, CodeError, CodeResult, ExecutionResult, FileInfo, SessionResult
@@ -139,6 +140,7 @@ class ApprovalRequest:
 
     def __init__(self, data: Mapping[str, Any]) -> None:
         self.id = str(data.get("id"))
+        self.sandbox_id = str(data.get("sandboxId", ""))
         self.kind = str(data.get("kind"))
         self.target = str(data.get("target"))
         self.detail = str(data.get("detail", ""))
@@ -356,11 +358,20 @@ class Sandbox:
 
     def exec(self, argv: list[str], *, timeout: float | None = None,
              environment: Mapping[str, str] | None = None,
-             workdir: str | None = None) -> ExecutionResult:
-        """Runs a program with its arguments, no shell involved."""
+             workdir: str | None = None,
+             max_output_bytes: int | None = None) -> ExecutionResult:
+        """Runs a program with its arguments, no shell involved. ``max_output_bytes`` overrides
+        the sandbox's output cap for this call (at most 64 MiB); past it the result is cut and
+        ``.truncated``."""
         if isinstance(argv, str) or not argv or not all(isinstance(a, str) for a in argv):
             raise TypeError("argv must be a non-empty list of str, e.g. ['ls', '-la']")
-        return self._exec({"argv": list(argv)}, list(argv), timeout, environment, workdir)
+        body: dict[str, Any] = {"argv": list(argv)}
+        if max_output_bytes is not None:
+            if isinstance(max_output_bytes, bool) or not isinstance(max_output_bytes, int) \
+                    or not 0 < max_output_bytes <= 64 << 20:
+                raise ValueError(f"max_output_bytes={max_output_bytes!r}: give 1..67108864")
+            body["maxOutputBytes"] = max_output_bytes
+        return self._exec(body, list(argv), timeout, environment, workdir)
 
     def exec_python(self, code: str, *, timeout: float | None = None,
                     environment: Mapping[str, str] | None = None,
@@ -405,7 +416,14 @@ class Sandbox:
             body["timeoutSeconds"] = t
         if self._workdir:
             body["workdir"] = self._workdir
-        for name, data in self._wire.events("POST", self._path("/exec"), body=body):
+        stop = self._watch_approvals()
+        try:
+            yield from self._stream_events(cmd, body)
+        finally:
+            stop()
+
+    def _stream_events(self, cmd: str, body: dict[str, Any]) -> Iterator[str]:
+        for name, data in self._open_stream("/exec", body):
             if name in ("stdout", "stderr") and isinstance(data, dict):
                 yield str(data.get("text", ""))
             elif name == "result" and isinstance(data, dict):
@@ -414,6 +432,39 @@ class Sandbox:
                         f"{cmd!r} ran past its timeout and was stopped; the sandbox is kept",
                         code="timeout", actor="limit", result=_exec_result(cmd, data))
                 return
+            elif name == "error" and isinstance(data, dict):
+                raise error_of(int(data.get("status", 500)), json.dumps({"error": data}).encode())
+        raise AgentNestError(
+            f"the stream of {cmd!r} ended before its result (the connection or the engine "
+            "stopped it)", code="stream_ended",
+            fix="run it again; exec_shell() returns the whole result in one answer")
+
+    def _open_stream(self, route: str, body: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+        """A stream of events, opened as ``_call`` opens a call: a local engine restarted by
+        another process (a new key) is reconnected once, as the refused request ran nothing; a
+        stream that broke after it began is not sent again (its command may have run)."""
+        for attempt in (0, 1):
+            w = self._wire if self._wire.endpoint.socket_path is None else connection(False)
+            self._wire = w
+            events = w.events("POST", self._path(route), body=body)
+            try:
+                first = next(events)
+            except StopIteration:
+                return
+            except EngineGone:
+                if w.endpoint.socket_path is not None:
+                    _reset_local()
+                raise
+            except AgentNestError as e:
+                if w.endpoint.socket_path is None or attempt or e.code not in (
+                    "key_revoked", "unauthenticated"
+                ):
+                    raise
+                _reset_local()
+                continue
+            yield first
+            yield from events
+            return
 
     def python_session(self, name: str = "default") -> PythonSession:
         """A named, independent interpreter in this sandbox."""
@@ -436,6 +487,17 @@ class Sandbox:
         data: bytes = self._call(
             lambda w: w.bytes("GET", self._path("/files/content"), query={"path": p}))
         return data
+
+    def upload_archive(self, tar: bytes, path: str = "") -> list[Artifact]:
+        """Unpacks a tar under ``path`` of the workspace; the engine refuses links out of the
+        workspace, devices, absolute or ``..`` names, and archives past its size limits."""
+        if not isinstance(tar, (bytes, bytearray)):
+            raise TypeError(f"tar must be bytes, not {type(tar).__name__}")
+        p = _rel("path", path)
+        res = self._call(lambda w: w.json("PUT", self._path("/archive"), raw=bytes(tar),
+                                          query={"path": p}))
+        return [Artifact(str(a["path"]), int(a["size"]), str(a["sha256"]))
+                for a in res.get("artifacts", [])]
 
     def upload_file(self, local: str | os.PathLike[str], remote: str) -> None:
         self.write_file(remote, Path(local).read_bytes())
@@ -491,10 +553,24 @@ class Sandbox:
         return cls(_attach=res, _wire=w, approval_hook=approval_hook)
 
     @classmethod
-    def connect(cls, sandbox_id: str) -> Sandbox:
-        """Attaches to a running sandbox of this user by id."""
+    def connect(cls, sandbox_id: str, *,
+                approval_hook: Callable[[ApprovalRequest], bool] | None = None) -> Sandbox:
+        """Attaches to a running sandbox of this user by id (its Python sessions included)."""
+        if not isinstance(sandbox_id, str) or not sandbox_id:
+            raise TypeError(f"sandbox_id must be a sandbox id (str), not {sandbox_id!r}")
         w = connection()
-        return cls(_attach=w.json("GET", f"/v1/sandboxes/{sandbox_id}"), _wire=w)
+        return cls(_attach=w.json("GET", f"/v1/sandboxes/{sandbox_id}"), _wire=w,
+                   approval_hook=approval_hook)
+
+    def is_running(self) -> bool:
+        """Whether the engine still has this sandbox (False once destroyed or expired)."""
+        if self.destroyed:
+            return False
+        try:
+            self.info = self._call(lambda w: w.json("GET", self._path()))
+        except SandboxDestroyedError:
+            return False
+        return True
 
     # --- approvals -------------------------------------------------------------------------
     def _watch_approvals(self) -> Callable[[], None]:

@@ -27,6 +27,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -925,11 +926,28 @@ final class SandboxApi implements AutoCloseable {
                 .getBytes(StandardCharsets.UTF_8));
       }
     } catch (RuntimeException e) {
+      // The execution failed after its stream began (a refused approval, a lost sandbox): the
+      // client gets the same error it would get without a stream, as a last event, not a stream
+      // that just stops.
+      write(lock, out, gone, leave, errorEvent(e));
       leave.run();
       drain(execution, keepOnLeave);
     } finally {
       ping.cancel(false);
     }
+  }
+
+  /** An {@code error} event: the error body of the failure, with the status it would have had. */
+  static byte[] errorEvent(RuntimeException failure) {
+    ApiException api = failure instanceof ApiException a ? a : AgentNestServer.map(failure);
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("status", api.status());
+    body.put("code", api.code().wire());
+    body.put("message", api.getMessage());
+    body.put("fix", api.fix());
+    body.putAll(api.details());
+    return ("event: error\ndata: " + new String(Wire.write(body), StandardCharsets.UTF_8) + "\n\n")
+        .getBytes(StandardCharsets.UTF_8);
   }
 
   private static void write(

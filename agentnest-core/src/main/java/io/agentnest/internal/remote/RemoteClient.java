@@ -294,7 +294,8 @@ final class RemoteClient {
     return SnapshotException.Reason.IO;
   }
 
-  private RuntimeException error(int status, byte[] body) {
+  /** The exception for an error body, whether it came as a response or a stream's last event. */
+  RuntimeException error(int status, byte[] body) {
     String code = "";
     String message = "HTTP " + status;
     String fix = "";

@@ -21,6 +21,7 @@ import java.net.http.WebSocket;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Base64;
+import java.util.Map;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.Flow;
 import java.util.function.Consumer;
@@ -299,6 +300,17 @@ final class RemoteStream {
       case "result" -> {
         ExecResult result = RemoteSandbox.result(d);
         execution.accept(new ExecEvent.Finished(result));
+        return true;
+      }
+      case "error" -> {
+        // the execution failed after the stream began: the error a whole result would have had
+        byte[] body;
+        try {
+          body = Json.MAPPER.writeValueAsBytes(Map.of("error", d));
+        } catch (IOException e) {
+          body = new byte[0];
+        }
+        execution.fail(client.error(d.path("status").asInt(500), body));
         return true;
       }
       default -> {
