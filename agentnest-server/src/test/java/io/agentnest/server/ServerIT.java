@@ -150,6 +150,40 @@ class ServerIT {
   }
 
   @Test
+  void aStreamWhoseSandboxIsDestroyedUnderItEndsWithAnErrorEventNotSilence() throws Exception {
+    String id = http.created(keyB, "{\"ttlSeconds\": 120}");
+    HttpRequest req =
+        HttpRequest.newBuilder(URI.create(http.base + "/v1/sandboxes/" + id + "/exec"))
+            .header("Authorization", "Bearer " + keyB)
+            .header("Accept", "text/event-stream")
+            .POST(HttpRequest.BodyPublishers.ofString("{\"command\": \"echo up; sleep 60\"}"))
+            .build();
+    HttpResponse<InputStream> r = http.client.send(req, HttpResponse.BodyHandlers.ofInputStream());
+    List<String> lines = new ArrayList<>();
+    try (BufferedReader in =
+        new BufferedReader(new InputStreamReader(r.body(), StandardCharsets.UTF_8))) {
+      String line;
+      while ((line = in.readLine()) != null && lines.size() < 50 && !line.contains("up")) {
+        lines.add(line);
+      }
+      assertThat(http.delete("/v1/sandboxes/" + id, keyB).status()).isEqualTo(204);
+      while ((line = in.readLine()) != null && lines.size() < 200) {
+        lines.add(line);
+      }
+    }
+    // The failure as the last event, the error body a whole answer would have had: never a
+    // stream that just stops, which a client cannot tell from a dropped connection.
+    int error = lines.indexOf("event: error");
+    assertThat(error).as(String.join("\n", lines)).isGreaterThanOrEqualTo(0);
+    assertThat(lines.get(error + 1))
+        .startsWith("data: ")
+        .contains("\"status\":")
+        .contains("\"code\":")
+        .contains("\"fix\":");
+    assertThat(lines).doesNotContain("event: result");
+  }
+
+  @Test
   void filesGoUpAndDownAndAreListedAndDeleted() {
     Http.Reply up =
         http.send(
