@@ -164,6 +164,7 @@ final class DockerContainers {
     ContainerSpecs.refuseWeakened(spec);
     String runtime = runtimes.resolve(spec.runtime());
     DockerGpus.check(runtimes.registered().keySet(), runtime, spec.gpus());
+    runtimes.checkFits(spec.cpus(), spec.memoryBytes());
     StartTrace.mark("image and runtime check");
     Map<String, String> labels = new LinkedHashMap<>(spec.labels());
     @Nullable Path dir = DockerRuntimes.isGvisor(runtime) ? null : bulk.create(spec.user());

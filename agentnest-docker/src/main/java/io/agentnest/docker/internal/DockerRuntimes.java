@@ -4,7 +4,10 @@ import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.exception.DockerException;
 import com.github.dockerjava.api.model.Info;
 import io.agentnest.AgentNestException;
+import io.agentnest.ConfigException;
 import io.agentnest.UnsupportedControlException;
+import io.agentnest.config.Sizes;
+import java.math.BigDecimal;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.jspecify.annotations.Nullable;
@@ -15,6 +18,8 @@ final class DockerRuntimes {
   private final EngineErrors errors;
   private volatile @Nullable Map<String, Object> runtimes;
   private volatile @Nullable String defaultRuntime;
+  private volatile int hostCpus;
+  private volatile long hostMemory;
 
   DockerRuntimes(DockerClient client, EngineErrors errors) {
     this.client = client;
@@ -43,9 +48,44 @@ final class DockerRuntimes {
       // docker-java's Info has no field for it; the engine's JSON has had it since API 1.25.
       Object def = info.getRawValues().get("DefaultRuntime");
       defaultRuntime = def instanceof String d && !d.isBlank() ? d : "runc";
+      hostCpus = info.getNCPU() == null ? 0 : info.getNCPU();
+      hostMemory = info.getMemTotal() == null ? 0 : info.getMemTotal();
       runtimes = r;
     }
     return r;
+  }
+
+  /**
+   * Refuses limits the engine's host cannot give, before Docker does (its answer is a bare {@code
+   * Status 400} for CPUs and silence for memory, which then fails at the first allocation): the
+   * message names the host's size and the fix.
+   */
+  void checkFits(double cpus, long memoryBytes) {
+    registered();
+    int c = hostCpus;
+    long m = hostMemory;
+    if (c > 0 && cpus > c) {
+      throw new ConfigException(
+          "cpus "
+              + BigDecimal.valueOf(cpus).stripTrailingZeros().toPlainString()
+              + " is more than the Docker host has ("
+              + c
+              + " CPUs): give at most --cpus "
+              + c
+              + " (cpus: "
+              + c
+              + " in agentnest.yaml), or run on a larger host");
+    }
+    if (m > 0 && memoryBytes > m) {
+      throw new ConfigException(
+          "memory "
+              + Sizes.format(memoryBytes)
+              + " is more than the Docker host has ("
+              + Sizes.format(m >> 20 << 20)
+              + "): give at most --memory "
+              + Sizes.format(m >> 30 << 30 == 0 ? m >> 20 << 20 : m >> 30 << 30)
+              + ", or run on a larger host");
+    }
   }
 
   /** The runtime the daemon uses when a container names none. */
