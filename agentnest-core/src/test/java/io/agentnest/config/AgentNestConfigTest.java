@@ -3,6 +3,9 @@ package io.agentnest.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.agentnest.ConfigException;
 import io.agentnest.NetworkPolicy;
 import io.agentnest.NetworkPolicy.Mode;
@@ -13,6 +16,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -620,6 +626,48 @@ class AgentNestConfigTest {
     assertThat(config.sandboxConfig("data").memoryBytes())
         .isGreaterThan(config.sandboxConfig().memoryBytes());
     assertThat(config.sandboxConfig("gvisor").runtime()).isEqualTo("gvisor");
+  }
+
+  @Test
+  void theSampleShowsEveryKeyTheSchemaKnows() throws Exception {
+    // It says so at its top; a key added to the schema and not to the sample fails here.
+    JsonNode sample =
+        new ObjectMapper(new YAMLFactory())
+            .readTree(Path.of("..", "docs", "agentnest.sample.yaml").toFile());
+    String text = Files.readString(Path.of("..", "docs", "agentnest.sample.yaml"));
+    Set<String> shown = new TreeSet<>();
+    paths("", sample.path("defaults"), shown);
+    sample.path("profiles").forEach(profile -> paths("", profile, shown));
+    List<String> missing =
+        Schema.FIELDS.stream()
+            .map(f -> f.path)
+            .filter(p -> shown.stream().noneMatch(s -> s.equals(p) || s.startsWith(p + ".")))
+            .filter(p -> !shownInAComment(text, p))
+            .toList();
+    assertThat(missing).as("schema keys docs/agentnest.sample.yaml does not show").isEmpty();
+  }
+
+  /** A key shown commented out (its default differs from what it would do): "# key: ...". */
+  private static boolean shownInAComment(String text, String path) {
+    String[] parts = path.split("\\.");
+    for (String part : parts) {
+      if (!Pattern.compile("(?m)^\\s*(#\\s*)?(-\\s*)?" + part + ":").matcher(text).find()) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static void paths(String prefix, JsonNode node, Set<String> out) {
+    node.fields()
+        .forEachRemaining(
+            e -> {
+              String p = prefix.isEmpty() ? e.getKey() : prefix + "." + e.getKey();
+              out.add(p);
+              if (e.getValue().isObject()) {
+                paths(p, e.getValue(), out);
+              }
+            });
   }
 
   @Test
