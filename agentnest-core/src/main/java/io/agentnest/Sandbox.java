@@ -250,6 +250,15 @@ public interface Sandbox extends AutoCloseable {
     return SandboxRuntimes.get().snapshots();
   }
 
+  /**
+   * Every snapshot of the store, tampered ones included and marked with the problem a restore would
+   * refuse them for; {@code hashParts} also hashes every part (reads them all), otherwise the
+   * manifest's signature and each part's presence and size are checked.
+   */
+  static List<SnapshotCheck> checkSnapshots(boolean hashParts) {
+    return SandboxRuntimes.get().checkSnapshots(hashParts);
+  }
+
   /** Removes a snapshot (also a tampered one); false when there is none by that name. */
   static boolean removeSnapshot(String name) {
     return SandboxRuntimes.get().removeSnapshot(name);

@@ -6,8 +6,10 @@ import io.agentnest.ConfigException;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.Secret;
+import io.agentnest.SnapshotCheck;
 import io.agentnest.SnapshotException;
 import io.agentnest.SnapshotInfo;
+import io.agentnest.text.HumanText;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -46,27 +48,56 @@ final class SnapshotCommand implements Runnable {
     return o;
   }
 
-  @Command(name = "ls", mixinStandardHelpOptions = true, description = "List valid snapshots.")
+  @Command(
+      name = "ls",
+      mixinStandardHelpOptions = true,
+      description = {
+        "List the snapshots, newest first, each with the result of its checks: the manifest's"
+            + " signature and each part's presence and size (--verify also hashes every part, as"
+            + " a restore does). A snapshot that fails them is listed as TAMPERED with the reason;"
+            + " 'agentnest snapshot rm NAME' removes it. Exits 1 when one fails."
+      })
   static final class Ls implements Callable<Integer> {
     @Option(names = "--json", description = "Print them as a JSON array.")
     boolean json;
 
+    @Option(names = "--verify", description = "Also hash every part (reads them all).")
+    boolean verify;
+
     @Override
     public Integer call() {
-      List<SnapshotInfo> all = Sandbox.snapshots();
+      List<SnapshotCheck> all = Sandbox.checkSnapshots(verify);
       if (json) {
         ArrayNode arr = CliJson.MAPPER.createArrayNode();
-        all.forEach(s -> arr.add(json(s)));
+        for (SnapshotCheck c : all) {
+          SnapshotInfo info = c.info();
+          ObjectNode o = info != null ? json(info) : CliJson.object().put("name", c.name());
+          o.put("ok", c.ok());
+          if (c.problem() != null) {
+            o.put("problem", c.problem());
+          }
+          arr.add(o);
+        }
         System.out.println(arr);
       } else {
-        System.out.printf("%-32s %-22s %12s  %s%n", "NAME", "CREATED", "BYTES", "SESSIONS");
-        for (SnapshotInfo s : all) {
+        System.out.printf(
+            "%-32s %-20s %12s  %-9s %s%n", "NAME", "CREATED", "BYTES", "STATUS", "SESSIONS");
+        for (SnapshotCheck c : all) {
+          SnapshotInfo s = c.info();
           System.out.printf(
-              "%-32s %-22s %12d  %s%n",
-              s.name(), s.created().toString().substring(0, 19), s.bytes(), s.sessions());
+              "%-32s %-20s %12s  %-9s %s%n",
+              HumanText.text(c.name()),
+              s == null
+                  ? "-"
+                  : s.created().toString().replace("T", " ").replaceAll("\\.\\d+Z$", "Z"),
+              s == null ? "-" : Long.toString(s.bytes()),
+              c.ok() ? "ok" : "TAMPERED",
+              c.ok()
+                  ? String.join(",", s == null ? List.of() : s.sessions())
+                  : HumanText.text(String.valueOf(c.problem())));
         }
       }
-      return ExitCodes.OK;
+      return all.stream().allMatch(SnapshotCheck::ok) ? ExitCodes.OK : ExitCodes.FAILED;
     }
   }
 

@@ -12,17 +12,21 @@ import io.agentnest.docker.DockerEngineRequired;
 import io.agentnest.docker.internal.DockerEngine;
 import io.agentnest.docker.internal.RunscRegistration;
 import io.agentnest.internal.support.Json;
+import io.agentnest.spi.support.AgentNestHome;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
@@ -245,6 +249,43 @@ class CliIT {
     assertThat(bad.exit()).isEqualTo(ExitCodes.FAILED);
     assertThat(bad.err()).contains("is invalid");
     assertThat(cli("snapshot", "save", "x", "../bad").exit()).isNotZero();
+  }
+
+  @Test
+  void aTamperedSnapshotIsListedAsTamperedAndLsExitsOne() throws Exception {
+    String name = "cli-it-tampered-" + Long.toHexString(System.nanoTime());
+    try (Sandbox sb = Sandbox.create()) {
+      sb.files().write("data.txt", "x".repeat(4096));
+      assertThat(cli("snapshot", "save", sb.id(), name).exit()).isZero();
+    }
+    try {
+      Path dir = AgentNestHome.dir().resolve("snapshots").resolve(name);
+      Path part;
+      try (Stream<Path> files = Files.walk(dir)) {
+        part =
+            files
+                .filter(Files::isRegularFile)
+                .filter(f -> !f.getFileName().toString().equals("manifest.json"))
+                .max(Comparator.comparingLong(f -> f.toFile().length()))
+                .orElseThrow();
+      }
+      // Same size, one byte changed: only hashing finds it.
+      byte[] bytes = Files.readAllBytes(part);
+      bytes[bytes.length / 2] ^= 0x01;
+      Files.write(part, bytes);
+      Run quick = cli("snapshot", "ls");
+      assertThat(quick.out()).containsPattern(name + " .* ok ");
+      Run verified = cli("snapshot", "ls", "--verify");
+      assertThat(verified.exit()).isEqualTo(ExitCodes.FAILED);
+      assertThat(verified.out()).containsPattern(name + " .*TAMPERED .*sha256 does not match");
+      // Shorter than the manifest says: the default checks find it.
+      Files.write(part, Arrays.copyOf(bytes, bytes.length - 1));
+      Run ls = cli("snapshot", "ls", "--json");
+      assertThat(ls.exit()).isEqualTo(ExitCodes.FAILED);
+      assertThat(ls.out()).contains("\"name\":\"" + name + "\"", "\"ok\":false", "\"problem\":");
+    } finally {
+      assertThat(cli("snapshot", "rm", name).exit()).isZero();
+    }
   }
 
   @Test

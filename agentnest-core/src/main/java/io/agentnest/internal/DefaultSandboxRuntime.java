@@ -9,11 +9,13 @@ import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
 import io.agentnest.SandboxPool;
+import io.agentnest.SnapshotCheck;
 import io.agentnest.SnapshotInfo;
 import io.agentnest.internal.lifecycle.Pruner;
 import io.agentnest.internal.pool.PoolRegistry;
 import io.agentnest.internal.remote.RemoteBackend;
 import io.agentnest.internal.remote.RemoteSandbox;
+import io.agentnest.internal.snapshot.SnapshotStore;
 import io.agentnest.spi.Backends;
 import io.agentnest.spi.SandboxRuntime;
 import java.util.List;
@@ -113,6 +115,14 @@ public final class DefaultSandboxRuntime implements SandboxRuntime {
       return RemoteSandbox.snapshots(RemoteBackend.server());
     }
     return DefaultSandbox.snapshots();
+  }
+
+  @Override
+  public List<SnapshotCheck> checkSnapshots(boolean hashParts) {
+    if (remoteDefault()) {
+      return SandboxRuntime.super.checkSnapshots(hashParts);
+    }
+    return SnapshotStore.local().check(hashParts);
   }
 
   @Override

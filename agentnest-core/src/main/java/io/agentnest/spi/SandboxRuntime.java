@@ -9,6 +9,7 @@ import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
 import io.agentnest.SandboxPool;
+import io.agentnest.SnapshotCheck;
 import io.agentnest.SnapshotInfo;
 import io.agentnest.UnsupportedControlException;
 import java.util.List;
@@ -50,6 +51,14 @@ public interface SandboxRuntime {
 
   /** The valid snapshots in this installation's store, newest first. */
   List<SnapshotInfo> snapshots();
+
+  /**
+   * Every snapshot of the store with the result of its checks, tampered ones included, newest
+   * first; {@code hashParts} also hashes every part (reads them all).
+   */
+  default List<SnapshotCheck> checkSnapshots(boolean hashParts) {
+    return snapshots().stream().map(s -> new SnapshotCheck(s.name(), s, null)).toList();
+  }
 
   /** Removes a snapshot (also a tampered one); false when there is none by that name. */
   boolean removeSnapshot(String name);

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
+import io.agentnest.SnapshotCheck;
 import io.agentnest.SnapshotException;
 import io.agentnest.SnapshotInfo;
 import io.agentnest.internal.DefaultSandbox;
@@ -505,6 +506,51 @@ public final class SnapshotStore {
           SnapshotException.Reason.IO, "cannot read " + root + ": " + e.getMessage());
     }
     out.sort(Comparator.comparing(SnapshotInfo::created).reversed());
+    return out;
+  }
+
+  /**
+   * Every snapshot directory with its checks' result, newest first (those whose manifest does not
+   * verify last): the signature and the index, each part's presence and size, and with {@code
+   * hashParts} each part's sha256, as a restore checks them.
+   */
+  public List<SnapshotCheck> check(boolean hashParts) {
+    List<SnapshotCheck> out = new ArrayList<>();
+    if (!Files.isDirectory(root)) {
+      return out;
+    }
+    try (DirectoryStream<Path> ds = Files.newDirectoryStream(root)) {
+      for (Path d : ds) {
+        String n = d.getFileName().toString();
+        if (n.startsWith(".") || !Manifest.NAME.matcher(n).matches()) {
+          continue;
+        }
+        SnapshotInfo info = null;
+        try {
+          Loaded l = load(n);
+          info = Manifest.info(l.manifest());
+          if (hashParts) {
+            Parts.verifyAll(l);
+          } else {
+            for (JsonNode p : l.manifest().path("parts")) {
+              Parts.checkPartFile(l.dir(), p, n);
+            }
+          }
+          out.add(new SnapshotCheck(n, info, null));
+        } catch (SnapshotException e) {
+          out.add(new SnapshotCheck(n, info, e.getMessage()));
+        } catch (IOException e) {
+          out.add(new SnapshotCheck(n, info, "cannot read it: " + e.getMessage()));
+        }
+      }
+    } catch (IOException e) {
+      throw new SnapshotException(
+          SnapshotException.Reason.IO, "cannot read " + root + ": " + e.getMessage());
+    }
+    out.sort(
+        Comparator.comparing(
+                (SnapshotCheck c) -> c.info() == null ? Instant.MIN : c.info().created())
+            .reversed());
     return out;
   }
 
