@@ -11,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -140,7 +141,14 @@ class DocsExamplesTest {
             System.getProperty("java.class.path"),
             "-Xlint:none");
     StringWriter noise = new StringWriter();
-    Boolean ok = javac.getTask(noise, null, diagnostics, options, null, units).call();
+    Boolean ok;
+    try {
+      ok = javac.getTask(noise, null, diagnostics, options, null, units).call();
+    } finally {
+      try (Stream<Path> made = Files.walk(out)) {
+        made.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      }
+    }
     List<String> errors = new ArrayList<>();
     for (Diagnostic<? extends JavaFileObject> d : diagnostics.getDiagnostics()) {
       if (d.getKind() != Diagnostic.Kind.ERROR || d.getSource() == null) {
