@@ -8,6 +8,7 @@ import io.agentnest.spi.Labels;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.Callable;
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -27,11 +28,19 @@ final class ListCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print a JSON array.")
   boolean json;
 
+  @Option(
+      names = "--all-homes",
+      description =
+          "Every managed sandbox on the engine, not only this AGENTNEST_HOME's (an operator's view).")
+  boolean allHomes;
+
   @Mixin BackendOptions target = new BackendOptions();
 
   @Override
   public Integer call() {
-    List<SandboxInfo> all = target.open().list();
+    List<SandboxInfo> everything = target.open().list();
+    List<SandboxInfo> all = new HomeScope(allHomes).filter(everything);
+    @Nullable String leftOut = HomeScope.leftOut(everything.size(), all.size());
     if (json) {
       ArrayNode arr = CliJson.MAPPER.createArrayNode();
       for (SandboxInfo s : all) {
@@ -51,6 +60,9 @@ final class ListCommand implements Callable<Integer> {
     }
     if (all.isEmpty()) {
       System.out.println("no sandboxes");
+      if (leftOut != null) {
+        System.out.println(leftOut);
+      }
       return ExitCodes.OK;
     }
     System.out.printf(
@@ -65,6 +77,9 @@ final class ListCommand implements Callable<Integer> {
           state(s),
           s.created().toString().replace("T", " ").replaceAll("\\.\\d+Z$", "Z"),
           expires(s));
+    }
+    if (leftOut != null) {
+      System.out.println(leftOut);
     }
     return ExitCodes.OK;
   }

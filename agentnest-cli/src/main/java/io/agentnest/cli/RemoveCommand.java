@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.Callable;
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -26,8 +27,16 @@ final class RemoveCommand implements Callable<Integer> {
   @Parameters(arity = "0..*", description = "Sandbox ids or prefixes.")
   List<String> ids = new ArrayList<>();
 
-  @Option(names = "--all", description = "Destroy every managed sandbox.")
+  @Option(
+      names = "--all",
+      description =
+          "Destroy every managed sandbox of this AGENTNEST_HOME (with --all-homes: of the engine).")
   boolean all;
+
+  @Option(
+      names = "--all-homes",
+      description = "With --all: every managed sandbox on the engine, other homes' and users' too.")
+  boolean allHomes;
 
   @Mixin BackendOptions target = new BackendOptions();
 
@@ -40,7 +49,13 @@ final class RemoveCommand implements Callable<Integer> {
     RuntimeBackend backend = target.open();
     List<String> targets = new ArrayList<>(ids);
     if (all) {
-      backend.list().forEach(s -> targets.add(s.id()));
+      List<SandboxInfo> everything = backend.list();
+      List<SandboxInfo> mine = new HomeScope(allHomes).filter(everything);
+      mine.forEach(s -> targets.add(s.id()));
+      @Nullable String leftOut = HomeScope.leftOut(everything.size(), mine.size());
+      if (leftOut != null) {
+        System.err.println("left alone: " + leftOut);
+      }
     }
     int rc = ExitCodes.OK;
     for (String id : targets) {

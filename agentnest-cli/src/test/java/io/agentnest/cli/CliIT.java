@@ -376,6 +376,35 @@ class CliIT {
   }
 
   @Test
+  void lsAndRmAllActOnThisHomesSandboxesUnlessAllHomesIsGiven(@TempDir Path otherHome)
+      throws Exception {
+    try (Sandbox mine = Sandbox.create()) {
+      Map<String, String> other = Map.of("AGENTNEST_HOME", otherHome.toString());
+      Run made = cliWithEnv(other, "create", "--ttl", "5m");
+      assertThat(made.exit()).as(made.err()).isZero();
+      String theirs = made.out().strip();
+      try {
+        Run ls = cli("ls");
+        assertThat(ls.out())
+            .contains(mine.id().substring(0, 12))
+            .doesNotContain(theirs.substring(0, 12))
+            .contains("belong to another AGENTNEST_HOME or user: --all-homes includes them");
+        assertThat(cli("ls", "--all-homes").out()).contains(theirs.substring(0, 12));
+        Run theirsLs = cliWithEnv(other, "ls", "--json");
+        assertThat(theirsLs.out()).contains(theirs).doesNotContain(mine.id());
+        // rm --all in the other home removes its own sandbox and leaves this one alone.
+        Run rm = cliWithEnv(other, "rm", "--all");
+        assertThat(rm.exit()).as(rm.err()).isZero();
+        assertThat(rm.out()).contains("removed " + theirs.substring(0, 12));
+        assertThat(rm.err()).contains("left alone:");
+        assertThat(mine.exec("echo alive").stdout()).isEqualTo("alive\n");
+      } finally {
+        cliWithEnv(other, "rm", theirs);
+      }
+    }
+  }
+
+  @Test
   void demoRunsEndToEnd() throws Exception {
     Run r = cli("demo");
     assertThat(r.exit()).as(r.err()).isZero();

@@ -6,6 +6,13 @@ public final class Labels {
   public static final String OWNER = "agentnest.owner";
   public static final String OWNER_PID = "agentnest.owner-pid";
   public static final String OWNER_HOST = "agentnest.owner-host";
+
+  /**
+   * The installation that made it: {@code AgentNestHome.id()} of the creating process, so that
+   * {@code agentnest ls} and {@code rm --all} act on one's own sandboxes by default.
+   */
+  public static final String HOME = "agentnest.home";
+
   public static final String CREATED = "agentnest.created";
   public static final String EXPIRES = "agentnest.expires";
 

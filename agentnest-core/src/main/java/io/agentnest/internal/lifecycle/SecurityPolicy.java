@@ -7,6 +7,7 @@ import io.agentnest.internal.egress.JavaTrustStore;
 import io.agentnest.internal.snapshot.ConfigCodec;
 import io.agentnest.spi.Labels;
 import io.agentnest.spi.SandboxSpec;
+import io.agentnest.spi.support.AgentNestHome;
 import io.agentnest.spi.support.HostProcess;
 import java.io.IOException;
 import java.io.InputStream;
@@ -45,6 +46,7 @@ public final class SecurityPolicy {
     labels.put(Labels.OWNER, ownerId());
     labels.put(Labels.OWNER_PID, Long.toString(ProcessHandle.current().pid()));
     labels.put(Labels.OWNER_HOST, hostName());
+    labels.put(Labels.HOME, AgentNestHome.id());
     labels.put(Labels.CREATED, Long.toString(now.getEpochSecond()));
     labels.put(Labels.EXPIRES, Long.toString(now.plus(config.ttl()).getEpochSecond()));
     labels.put(Labels.VERSION, VERSION);
