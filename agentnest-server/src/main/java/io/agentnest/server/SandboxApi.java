@@ -147,7 +147,9 @@ final class SandboxApi implements AutoCloseable {
             t.requestsPerSecond(),
             t.executionsPerMinute(),
             registry.usage(t.name()),
-            executions.used(t.name())));
+            executions.used(t.name()),
+            ApproverRole.role(ctx).label(),
+            config.policy().approverRoleRequired() || t.approverRoleRequired()));
   }
 
   void create(Context ctx) {
