@@ -30,7 +30,8 @@ class CatalogueTest {
             "network",
             "resources",
             "files",
-            "secrets");
+            "secrets",
+            "git");
     assertThat(probes.stream().map(Probe::id))
         .contains(
             "privilege.setuid-binaries",
@@ -77,7 +78,9 @@ class CatalogueTest {
             "secrets.hex-dumps",
             "secrets.wrapped-base64",
             "secrets.split-streams",
-            "secrets.rich-output");
+            "secrets.rich-output",
+            "git.repository-programs",
+            "git.credentialed-remote");
     Set<String> ids = new HashSet<>();
     for (Probe p : probes) {
       assertThat(ids.add(p.id())).as("unique id " + p.id()).isTrue();
