@@ -19,8 +19,8 @@ import org.jspecify.annotations.Nullable;
 /**
  * Tries to break out of real sandboxes: privilege, namespaces and mounts, devices, kernel
  * interfaces, host information, network, resources, the file API, secrets and the host's git
- * operations on a repository sandbox code prepared. Every probe is a
- * small hostile program (or a hostile use of the host API) whose safe outcome is asserted.
+ * operations on a repository sandbox code prepared. Every probe is a small hostile program (or a
+ * hostile use of the host API) whose safe outcome is asserted.
  *
  * <pre>{@code
  * EscapeReport report = EscapeSuite.builder().runtime("gvisor").build().run();

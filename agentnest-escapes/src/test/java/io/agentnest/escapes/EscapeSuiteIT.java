@@ -8,6 +8,9 @@ import io.agentnest.docker.DockerEngineRequired;
 import io.agentnest.docker.GvisorRequired;
 import io.agentnest.docker.internal.DockerEngine;
 import io.agentnest.docker.internal.RunscRegistration;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Nested;
@@ -113,8 +116,8 @@ class EscapeSuiteIT {
   void theGitProbesOnAnImageWithGitRunNothingTheRepositoryNames() {
     if (!BaseImageBuilder.exists(GIT_IMAGE)) {
       boolean mmdebstrap =
-          java.util.Arrays.stream(System.getenv().getOrDefault("PATH", "").split(":"))
-              .anyMatch(d -> java.nio.file.Files.isExecutable(java.nio.file.Path.of(d, "mmdebstrap")));
+          Arrays.stream(System.getenv().getOrDefault("PATH", "").split(":"))
+              .anyMatch(d -> Files.isExecutable(Path.of(d, "mmdebstrap")));
       if (!mmdebstrap) {
         DockerEngineRequired.missing("mmdebstrap", "it builds " + GIT_IMAGE + " with git");
       }

@@ -68,6 +68,7 @@ public final class AgentNestServer implements AutoCloseable {
   private final ExecSocket socket;
   private final StateApi state;
   private final ApprovalQueue approvals = new ApprovalQueue();
+  private final OpenStreams streams;
   private final AuditShipping shipping = new AuditShipping();
   private final Map<String, String> env;
   private final Supplier<List<SandboxInfo>> running;
@@ -118,8 +119,10 @@ public final class AgentNestServer implements AutoCloseable {
     this.e2bSandboxes = new E2bSandboxes(tenants::keyActive);
     registry.countHeld(e2bSandboxes::paused);
     registry.recordOwners(tenants::recordSandbox);
-    this.api = new SandboxApi(config, registry, creator, clock, tenants.storeId(), approvals);
-    this.socket = new ExecSocket(api, registry, config.maxJsonBytes());
+    this.streams = new OpenStreams(tenants::keyActive);
+    this.api =
+        new SandboxApi(config, registry, creator, clock, tenants.storeId(), approvals, streams);
+    this.socket = new ExecSocket(api, registry, config.maxJsonBytes(), streams);
     this.state = new StateApi(config, registry, clock, api.floor());
     this.e2b =
         new E2bApi(
@@ -452,8 +455,7 @@ public final class AgentNestServer implements AutoCloseable {
       case "get /v1/audit/shipping" -> ctx -> AuditAccess.adminOnly(ctx, shipping::get);
       case "post /v1/approvals/{id}" ->
           ctx ->
-              approvals.decide(
-                  ctx, config.maxJsonBytes(), config.policy().approverRoleRequired());
+              approvals.decide(ctx, config.maxJsonBytes(), config.policy().approverRoleRequired());
       case "get /v1/snapshots" -> state::list;
       case "delete /v1/snapshots/{name}" -> state::delete;
       case "post /v1/snapshots/{name}/restore" -> state::restore;
@@ -842,6 +844,7 @@ public final class AgentNestServer implements AutoCloseable {
     e2bPumps.shutdownNow();
     e2bTimers.shutdownNow();
     approvals.denyAll();
+    streams.close();
     registry.detachAll();
     shipping.stop();
   }

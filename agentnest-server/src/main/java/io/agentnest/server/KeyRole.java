@@ -4,8 +4,8 @@ import java.util.Locale;
 import org.jspecify.annotations.Nullable;
 
 /**
- * What a tenant's API key may do. Keys stored before roles existed have none and are {@link
- * #AGENT} keys: they keep doing what they did.
+ * What a tenant's API key may do. Keys stored before roles existed have none and are {@link #AGENT}
+ * keys: they keep doing what they did.
  */
 public enum KeyRole {
   /** Everything the tenant may do: make sandboxes, run code, move files, answer approvals. */

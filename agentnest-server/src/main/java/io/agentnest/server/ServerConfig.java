@@ -76,10 +76,10 @@ public record ServerConfig(
    * only when the operator names its range), and the approval rules every sandbox has at least
    * ({@code approvals}: none by default; a tenant's floor and a request's rules add to them), the
    * highest {@code pidsLimit} a request may ask for ({@code max_pids}) and the snapshots a tenant
-   * may keep ({@code max_snapshots}, {@code max_snapshot_bytes}: every tenant's default quota),
-   * and whether only approver keys answer approval questions ({@code approver_role_required}: off
-   * by default, so a tenant's agent keys answer too, as before roles existed). A tenant's own
-   * policy only narrows these.
+   * may keep ({@code max_snapshots}, {@code max_snapshot_bytes}: every tenant's default quota), and
+   * whether only approver keys answer approval questions ({@code approver_role_required}: off by
+   * default, so a tenant's agent keys answer too, as before roles existed). A tenant's own policy
+   * only narrows these.
    */
   public record Policy(
       String defaultImage,

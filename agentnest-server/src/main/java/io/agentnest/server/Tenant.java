@@ -24,8 +24,8 @@ import org.jspecify.annotations.Nullable;
  * @param maxPids the highest pidsLimit its sandboxes may ask for, or null for the server's {@code
  *     policy.max_pids}
  * @param approverRoleRequired whether only approver keys (and the admin console) answer its
- *     approval questions; the server's {@code policy.approver_role_required} can require it of every
- *     tenant, a tenant's own setting only adds to that
+ *     approval questions; the server's {@code policy.approver_role_required} can require it of
+ *     every tenant, a tenant's own setting only adds to that
  */
 public record Tenant(
     String name,

@@ -58,7 +58,8 @@ class ApproverRoleTest {
   /** The sandbox asks (as its policy would on `rm`); returns the pending answer. */
   private static CompletableFuture<ApprovalDecision> ask(SandboxConfig sandbox, String id) {
     ApprovalHandler h = Objects.requireNonNull(sandbox.approvalHandler());
-    return h.decide(new ApprovalRequest(id, "file_deletion", "kept.txt", "rm kept.txt", Instant.now()))
+    return h.decide(
+            new ApprovalRequest(id, "file_deletion", "kept.txt", "rm kept.txt", Instant.now()))
         .toCompletableFuture();
   }
 
@@ -121,8 +122,7 @@ class ApproverRoleTest {
     Http.Reply api =
         running.http().json("POST", "/v1/approvals/" + id, agent, "{\"approve\": true}");
     assertThat(api.status()).as(api.text()).isEqualTo(403);
-    assertThat(api.json().at("/error/message").asText())
-        .contains("policy.approver_role_required");
+    assertThat(api.json().at("/error/message").asText()).contains("policy.approver_role_required");
     assertThat(api.json().at("/error/fix").asText())
         .contains("agentnest tenant key alpha --role approver");
 
@@ -140,12 +140,12 @@ class ApproverRoleTest {
     Http.Reply approved =
         running
             .http()
-            .json("POST", "/v1/approvals/" + id, approver, "{\"approve\": true, \"reason\": \"ok\"}");
+            .json(
+                "POST", "/v1/approvals/" + id, approver, "{\"approve\": true, \"reason\": \"ok\"}");
     assertThat(approved.status()).as(approved.text()).isEqualTo(204);
     ApprovalDecision d = answer.get(10, TimeUnit.SECONDS);
     assertThat(d.allowed()).isTrue();
-    assertThat(d.decidedBy())
-        .isEqualTo("api:alpha:approver:" + TenantStore.keyId(approver));
+    assertThat(d.decidedBy()).isEqualTo("api:alpha:approver:" + TenantStore.keyId(approver));
   }
 
   @Test
@@ -167,8 +167,7 @@ class ApproverRoleTest {
     assertThat(onConsole(c, "GET", "/v1/sandboxes", "").statusCode()).isEqualTo(200);
     assertThat(onConsole(c, "GET", "/v1/sandboxes/" + sandboxId + "/audit", "").statusCode())
         .isEqualTo(200);
-    HttpResponse<String> runs =
-        onConsole(c, "GET", "/console/executions?sandbox=" + sandboxId, "");
+    HttpResponse<String> runs = onConsole(c, "GET", "/console/executions?sandbox=" + sandboxId, "");
     assertThat(runs.statusCode()).as(runs.body()).isEqualTo(403);
     HttpResponse<String> files = onConsole(c, "GET", "/v1/sandboxes/" + sandboxId + "/files", "");
     assertThat(files.statusCode()).as(files.body()).isEqualTo(403);
@@ -308,7 +307,8 @@ class ApproverRoleTest {
 
     assertThat(running.store.revoke(TenantStore.keyId(approver))).isTrue();
 
-    Http.Reply api = running.http().json("POST", "/v1/approvals/" + id, approver, "{\"approve\": true}");
+    Http.Reply api =
+        running.http().json("POST", "/v1/approvals/" + id, approver, "{\"approve\": true}");
     assertThat(api.status()).as(api.text()).isEqualTo(401);
     assertThat(api.errorCode()).isEqualTo("key_revoked");
     assertThat(onConsole(c, "POST", "/v1/approvals/" + id, "{\"approve\": true}").statusCode())

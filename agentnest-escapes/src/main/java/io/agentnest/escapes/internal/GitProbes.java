@@ -16,12 +16,12 @@ import java.util.Map;
 
 /**
  * The host's git operations on a repository that sandbox code prepared (issue 42, items 1 and 19),
- * judged by the host: sandbox code plants every program a repository (or the Python user site
- * under the workspace, which is HOME) can name, each a marker that records that it ran and what it
- * saw; the host then runs its operations through the public git API, and the attack got through
- * if any marker ran or the operation's token is anywhere the sandbox can read. The remote is a
- * name under {@code .example} that never resolves: credentialed operations fail at the network,
- * after the host has handed its credential to the sandbox's egress proxy for them.
+ * judged by the host: sandbox code plants every program a repository (or the Python user site under
+ * the workspace, which is HOME) can name, each a marker that records that it ran and what it saw;
+ * the host then runs its operations through the public git API, and the attack got through if any
+ * marker ran or the operation's token is anywhere the sandbox can read. The remote is a name under
+ * {@code .example} that never resolves: credentialed operations fail at the network, after the host
+ * has handed its credential to the sandbox's egress proxy for them.
  */
 final class GitProbes {
   private GitProbes() {}
@@ -159,7 +159,8 @@ final class GitProbes {
     for (String[] kv : config) {
       s.append("git config '").append(kv[0]).append("' \"").append(kv[1]).append("\"\n");
     }
-    s.append("printf '*.txt diff=evil filter=evil\\n*.md diff=conv filter=proc\\n' >.gitattributes\n")
+    s.append(
+            "printf '*.txt diff=evil filter=evil\\n*.md diff=conv filter=proc\\n' >.gitattributes\n")
         .append("git init -q --bare $d/alt.git\n")
         .append("echo $d/alt.git/objects >$r/.git/objects/info/alternates\n")
         // The Python user site is under HOME, the workspace: every Python of the sandbox user
@@ -271,12 +272,12 @@ final class GitProbes {
             + "    if any(f in data for f in forms):\n"
             + "        hits.append('token in ' + p)\n"
             + "print('\\n'.join(hits) if hits else 'CLEAN')\n";
-    ExecResult r = sb.exec(List.of("python3", "-I", "-S", "-c", find, reversed), Judges.timeout(60));
+    ExecResult r =
+        sb.exec(List.of("python3", "-I", "-S", "-c", find, reversed), Judges.timeout(60));
     String out = r.stdout().strip();
     if (r.exitCode() != 0 || out.isEmpty()) {
       throw new ProbeContext.ProbeBroken(
-          "the search for markers and the token failed: "
-              + Verdicts.clean(r.stderr()));
+          "the search for markers and the token failed: " + Verdicts.clean(r.stderr()));
     }
     boolean through = !out.equals("CLEAN");
     String detail =
