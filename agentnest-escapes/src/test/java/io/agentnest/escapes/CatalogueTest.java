@@ -105,13 +105,14 @@ class CatalogueTest {
     Set<String> catalogued = new HashSet<>();
     EscapeSuite.probes().forEach(p -> catalogued.add(p.id()));
     assertThat(catalogued).containsAll(inScript);
-    // The rest are judged on the host (file API, secrets, resources).
+    // The rest are judged on the host (file API, secrets, git operations, resources).
     catalogued.removeAll(inScript);
     assertThat(catalogued)
         .allMatch(
             id ->
                 id.startsWith("files.")
                     || id.startsWith("secrets.")
+                    || id.startsWith("git.")
                     || id.startsWith("resources."));
   }
 
