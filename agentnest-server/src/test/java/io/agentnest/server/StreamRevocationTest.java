@@ -3,7 +3,9 @@ package io.agentnest.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import java.io.BufferedReader;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
@@ -13,6 +15,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.WebSocket;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -138,5 +141,75 @@ class StreamRevocationTest {
     assertThat(running.cancelled).hasValue(1);
     assertThat(lines).contains("event: error");
     assertThat(String.join("\n", lines)).contains("key_revoked");
+  }
+
+  @Test
+  void anE2bProcessStreamIsEndedWhenTheKeyThatReceivedItsTokenIsRevoked() throws Exception {
+    String key = running.store.add(new Tenant("alpha", 5, 4L << 30, 4, 100, null, null), null);
+    HttpResponse<String> made =
+        client.send(
+            HttpRequest.newBuilder(
+                    URI.create("http://127.0.0.1:" + running.port + "/e2b/sandboxes"))
+                .timeout(Duration.ofSeconds(30))
+                .header("X-API-KEY", key)
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"templateID\": \"base\"}"))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+    assertThat(made.statusCode()).as(made.body()).isEqualTo(201);
+    JsonNode sb = Wire.JSON.readTree(made.body());
+    byte[] msg =
+        "{\"process\":{\"cmd\":\"sleep\",\"args\":[\"600\"]}}".getBytes(StandardCharsets.UTF_8);
+    byte[] envelope =
+        ByteBuffer.allocate(5 + msg.length).put((byte) 0).putInt(msg.length).put(msg).array();
+    HttpResponse<InputStream> r =
+        client.send(
+            HttpRequest.newBuilder(
+                    URI.create(
+                        "http://127.0.0.1:" + running.port + "/e2b/sandbox/process.Process/Start"))
+                .timeout(Duration.ofSeconds(60))
+                .header("Content-Type", "application/connect+json")
+                .header("E2b-Sandbox-Id", sb.get("sandboxID").asText())
+                .header("E2b-Sandbox-Port", Integer.toString(E2bEnvd.ENVD_PORT))
+                .header("X-Access-Token", sb.get("envdAccessToken").asText())
+                .POST(HttpRequest.BodyPublishers.ofByteArray(envelope))
+                .build(),
+            HttpResponse.BodyHandlers.ofInputStream());
+    assertThat(r.statusCode()).isEqualTo(200);
+    ByteArrayOutputStream body = new ByteArrayOutputStream();
+    CompletableFuture<Void> ended =
+        CompletableFuture.runAsync(
+            () -> {
+              try (InputStream in = r.body()) {
+                byte[] buf = new byte[4096];
+                for (int n = in.read(buf); n >= 0; n = in.read(buf)) {
+                  synchronized (body) {
+                    body.write(buf, 0, n);
+                  }
+                }
+              } catch (IOException e) {
+                throw new UncheckedIOException(e);
+              }
+            });
+    await()
+        .atMost(Duration.ofSeconds(30))
+        .until(
+            () -> {
+              synchronized (body) {
+                return body.toString(StandardCharsets.UTF_8).contains("start");
+              }
+            });
+    Thread.sleep(2 * OpenStreams.CHECK_MILLIS);
+    assertThat(ended).isNotDone();
+
+    assertThat(running.store.revoke(key)).isTrue();
+    ended.get(10, TimeUnit.SECONDS);
+    String all;
+    synchronized (body) {
+      all = body.toString(StandardCharsets.UTF_8);
+    }
+    assertThat(all).contains("unauthenticated").contains("revoked");
+    // As when an E2B client goes away, the command itself runs on until killed or timed out.
+    assertThat(running.cancelled).hasValue(0);
   }
 }
