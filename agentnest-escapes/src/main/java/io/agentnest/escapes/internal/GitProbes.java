@@ -179,10 +179,13 @@ final class GitProbes {
         .append("ls $d/marks\n");
     ExecResult r = sb.exec(List.of("sh", "-c", s.toString()), Judges.timeout(60));
     String fired = r.stdout();
+    // Which diff program git picks depends on its precedence (external, driver, textconv): any.
+    boolean diffFired =
+        fired.contains("textconv") || fired.contains("diff-command") || fired.contains("diff-ext");
     if (r.exitCode() != 0
         || !fired.contains("fsmonitor")
         || !fired.contains("usercustomize")
-        || !fired.contains("textconv")) {
+        || !diffFired) {
       throw new ProbeContext.ProbeBroken(
           "the traps did not fire for the sandbox's own git and Python, so the probe cannot judge"
               + " the host's: "
