@@ -4,7 +4,7 @@
 // reordering characters are escaped (text.js): nothing from a sandbox can take effect in the page. The Content-Security-Policy forbids any other script.
 'use strict'
 
-const state = { tenant: null, admin: false, csrf: null, sandboxes: [], approvals: [], selected: null, seen: new Set(), events: null, runs: null }
+const state = { tenant: null, admin: false, approver: false, csrf: null, sandboxes: [], approvals: [], selected: null, seen: new Set(), events: null, runs: null }
 const $ = (id) => document.getElementById(id)
 
 // clean(), human() and humanText() come from text.js (loaded first): every character a sandbox
@@ -51,6 +51,10 @@ function signedIn(session) {
   state.csrf = session.csrf
   // The admin sees every tenant's rows: each says whose it is.
   document.body.classList.toggle('admin', state.admin)
+  // An approver key lists and answers questions and reads the audit; the server refuses the rest.
+  state.approver = session.role === 'approver'
+  document.body.classList.toggle('approver', state.approver)
+  if (state.approver && !location.hash) location.hash = '#approvals'
   $('who').textContent = clean(session.tenant)
   $('signin').hidden = true
   $('nav').hidden = false
@@ -128,7 +132,7 @@ async function select(id) {
   $('detail').hidden = false
   $('detail-id').textContent = clean(id)
   $('detail-status').textContent = ''
-  watchRuns(id)
+  if (!state.approver) watchRuns(id)
   await refreshDetail()
 }
 
@@ -164,20 +168,24 @@ async function refreshDetail() {
   const id = state.selected
   if (!id) return
   try {
-    const files = await api('GET', `/v1/sandboxes/${encodeURIComponent(id)}/files?recursive=true`)
-    $('files').replaceChildren(...files.files.map((f) => {
-      const name = f.path.split('/').pop()
-      const item = el('li', {}, el('code', { class: 'path' }, f.path), ` ${f.type}, ${f.size} bytes `)
-      if (f.type === 'file') {
-        item.append(el('a', { href: `/v1/sandboxes/${encodeURIComponent(id)}/files/content?path=${encodeURIComponent(f.path)}`, download: clean(name) }, 'download'))
-      }
-      return item
-    }))
+    if (!state.approver) await refreshFiles(id)
     const audit = await api('GET', `/v1/sandboxes/${encodeURIComponent(id)}/audit?limit=20`)
     $('activity').replaceChildren(...audit.events.map((e) => el('li', {}, `${e.ts ?? e.time ?? ''} ${e.type} `, el('code', {}, summary(e)))))
   } catch (err) {
     $('detail-status').textContent = clean(err.message)
   }
+}
+
+async function refreshFiles(id) {
+  const files = await api('GET', `/v1/sandboxes/${encodeURIComponent(id)}/files?recursive=true`)
+  $('files').replaceChildren(...files.files.map((f) => {
+    const name = f.path.split('/').pop()
+    const item = el('li', {}, el('code', { class: 'path' }, f.path), ` ${f.type}, ${f.size} bytes `)
+    if (f.type === 'file') {
+      item.append(el('a', { href: `/v1/sandboxes/${encodeURIComponent(id)}/files/content?path=${encodeURIComponent(f.path)}`, download: clean(name) }, 'download'))
+    }
+    return item
+  }))
 }
 
 function summary(e) {

@@ -29,7 +29,8 @@ import picocli.CommandLine.Option;
       "Checks that this host can run sandboxes: Docker engine and version, runtimes (runc,"
           + " runsc), base image, cgroups, seccomp, disk space, and a real sandbox start."
           + " Exits 1 when a check fails. With --escapes, also runs the escape-attack suite"
-          + " (about 60 probes) on runc and, when registered, gVisor, and prints what each"
+          + " (every probe --escapes --list shows) on runc and, when registered, gVisor, and"
+          + " prints what each"
           + " attack achieved; exits 1 when any got through.",
       "With --backend kubernetes it checks the cluster instead: API access, RBAC in the tenant's"
           + " namespace, RuntimeClasses, the seccomp profile, the tenant's quota, and whether the"

@@ -3,6 +3,7 @@ package io.agentnest.cli;
 import io.agentnest.ConfigException;
 import io.agentnest.config.Sizes;
 import io.agentnest.server.ApiKey;
+import io.agentnest.server.KeyRole;
 import io.agentnest.server.ServerConfig;
 import io.agentnest.server.Tenant;
 import io.agentnest.server.TenantStore;
@@ -24,6 +25,8 @@ import picocli.CommandLine.Parameters;
       "Manages the tenants of `agentnest serve` and their API keys (stored hashed under"
           + " AGENTNEST_HOME/server; a key is printed once, when it is made).",
       "  agentnest tenant add search --max-sandboxes 20 --memory 16g --cpus 8",
+      "  agentnest tenant key search --role approver",
+      "  agentnest tenant set search --approver-role-required true",
       "  agentnest tenant ls",
       "  agentnest tenant revoke ank_0123456789abcdef",
       "  agentnest tenant admin-key"
@@ -31,6 +34,7 @@ import picocli.CommandLine.Parameters;
     subcommands = {
       TenantCommand.Add.class,
       TenantCommand.Key.class,
+      TenantCommand.Settings.class,
       TenantCommand.Ls.class,
       TenantCommand.Revoke.class,
       TenantCommand.AdminKey.class
@@ -117,6 +121,14 @@ final class TenantCommand {
                 + " policy.max_pids).")
     @Nullable Long maxPids;
 
+    @Option(
+        names = "--approver-role-required",
+        description =
+            "Only approver keys (`tenant key NAME --role approver`) and the admin console answer"
+                + " its approval questions, not its agent keys (default: the server's"
+                + " policy.approver_role_required).")
+    boolean approverRoleRequired;
+
     @Option(names = "--expires", description = "The key stops working after this, e.g. 30d, 12h.")
     @Nullable String expires;
 
@@ -156,7 +168,8 @@ final class TenantCommand {
               approvals,
               maxSnapshots,
               snapshotBytes == null ? null : Sizes.parse("--snapshot-bytes", snapshotBytes),
-              maxPids);
+              maxPids,
+              approverRoleRequired);
       try (TenantStore s = store()) {
         String key = s.add(t, expiry(expires));
         System.out.println(key);
@@ -174,7 +187,9 @@ final class TenantCommand {
   @Command(
       name = "key",
       mixinStandardHelpOptions = true,
-      description = "Issues another API key for a tenant; prints it once.")
+      description =
+          "Issues another API key for a tenant; prints it once. An approver key (--role approver)"
+              + " lists and answers the tenant's approval questions and nothing else.")
   static final class Key implements Callable<Integer> {
     @Parameters(paramLabel = "NAME")
     String name = "";
@@ -182,13 +197,68 @@ final class TenantCommand {
     @Option(names = "--expires", description = "The key stops working after this, e.g. 30d, 12h.")
     @Nullable String expires;
 
+    @Option(
+        names = "--role",
+        description =
+            "agent (default: makes sandboxes, runs code, answers approvals unless an approver is"
+                + " required) or approver (lists and answers approvals only).")
+    String role = "agent";
+
     @Override
     public Integer call() {
       try (TenantStore s = store()) {
-        System.out.println(s.issueKey(checked(name), expiry(expires)));
+        KeyRole r = KeyRole.parse(role);
+        System.out.println(s.issueKey(checked(name), expiry(expires), r));
+        if (r == KeyRole.APPROVER) {
+          System.err.println(
+              "approver key issued. It is shown once: sign in to /console/ with it, or send it as"
+                  + " the Bearer key to GET /v1/approvals and POST /v1/approvals/{id}.");
+        }
       } catch (IllegalArgumentException e) {
         throw new ConfigException(String.valueOf(e.getMessage()));
       }
+      return ExitCodes.OK;
+    }
+  }
+
+  @Command(
+      name = "set",
+      mixinStandardHelpOptions = true,
+      description = "Changes a tenant's settings.")
+  static final class Settings implements Callable<Integer> {
+    @Parameters(paramLabel = "NAME")
+    String name = "";
+
+    @Option(
+        names = "--approver-role-required",
+        arity = "1",
+        required = true,
+        paramLabel = "true|false",
+        description =
+            "true: only approver keys and the admin console answer the tenant's approval"
+                + " questions; its agent keys get 403. The server's policy.approver_role_required"
+                + " applies whatever this says.")
+    boolean approverRoleRequired;
+
+    @Override
+    public Integer call() {
+      try (TenantStore s = store()) {
+        if (!s.requireApproverRole(checked(name), approverRoleRequired)) {
+          System.err.println("no tenant '" + name + "': `agentnest tenant ls` lists them");
+          return ExitCodes.NOT_FOUND;
+        }
+      }
+      System.err.println(
+          "tenant '"
+              + name
+              + "': "
+              + (approverRoleRequired
+                  ? "only approver keys answer its approvals now; mint one with `agentnest tenant"
+                      + " key "
+                      + name
+                      + " --role approver`"
+                  : "its agent keys answer its approvals too (unless the server requires"
+                      + " approvers)"));
       return ExitCodes.OK;
     }
   }
@@ -205,10 +275,12 @@ final class TenantCommand {
             "%-24s %8s %10s %6s %6s %8s  %s%n",
             "TENANT", "SANDBOX", "MEMORY", "CPUS", "RPS", "EXEC/MIN", "KEYS");
         for (Tenant t : s.tenants()) {
-          StringBuilder keys = new StringBuilder();
+          StringBuilder keys =
+              new StringBuilder(t.approverRoleRequired() ? "(approvers answer) " : "");
           for (ApiKey k : s.keys(t.name())) {
-            keys.append(keys.length() == 0 ? "" : ", ")
+            keys.append(keys.length() == 0 || keys.charAt(keys.length() - 1) == ' ' ? "" : ", ")
                 .append(k.id())
+                .append(k.role() == KeyRole.APPROVER ? " (approver)" : "")
                 .append(k.revoked() != null ? " (revoked)" : "")
                 .append(k.expires() != null ? " (expires " + k.expires() + ")" : "");
           }

@@ -18,8 +18,9 @@ import org.jspecify.annotations.Nullable;
 
 /**
  * Tries to break out of real sandboxes: privilege, namespaces and mounts, devices, kernel
- * interfaces, host information, network, resources, the file API and secrets. Every probe is a
- * small hostile program (or a hostile use of the host API) whose safe outcome is asserted.
+ * interfaces, host information, network, resources, the file API, secrets and the host's git
+ * operations on a repository sandbox code prepared. Every probe is a small hostile program (or a
+ * hostile use of the host API) whose safe outcome is asserted.
  *
  * <pre>{@code
  * EscapeReport report = EscapeSuite.builder().runtime("gvisor").build().run();
@@ -183,7 +184,7 @@ public final class EscapeSuite {
               "no probe or category '"
                   + o
                   + "': use one of the categories privilege, namespaces, devices, kernel,"
-                  + " host-info, network, files, secrets, resources, or a probe id from"
+                  + " host-info, network, files, secrets, git, resources, or a probe id from"
                   + " 'agentnest doctor --escapes --list'");
         }
       }

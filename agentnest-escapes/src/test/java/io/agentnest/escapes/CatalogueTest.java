@@ -30,7 +30,8 @@ class CatalogueTest {
             "network",
             "resources",
             "files",
-            "secrets");
+            "secrets",
+            "git");
     assertThat(probes.stream().map(Probe::id))
         .contains(
             "privilege.setuid-binaries",
@@ -77,7 +78,9 @@ class CatalogueTest {
             "secrets.hex-dumps",
             "secrets.wrapped-base64",
             "secrets.split-streams",
-            "secrets.rich-output");
+            "secrets.rich-output",
+            "git.repository-programs",
+            "git.credentialed-remote");
     Set<String> ids = new HashSet<>();
     for (Probe p : probes) {
       assertThat(ids.add(p.id())).as("unique id " + p.id()).isTrue();
@@ -102,13 +105,14 @@ class CatalogueTest {
     Set<String> catalogued = new HashSet<>();
     EscapeSuite.probes().forEach(p -> catalogued.add(p.id()));
     assertThat(catalogued).containsAll(inScript);
-    // The rest are judged on the host (file API, secrets, resources).
+    // The rest are judged on the host (file API, secrets, git operations, resources).
     catalogued.removeAll(inScript);
     assertThat(catalogued)
         .allMatch(
             id ->
                 id.startsWith("files.")
                     || id.startsWith("secrets.")
+                    || id.startsWith("git.")
                     || id.startsWith("resources."));
   }
 

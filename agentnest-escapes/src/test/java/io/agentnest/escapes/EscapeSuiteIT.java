@@ -2,10 +2,15 @@ package io.agentnest.escapes;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.agentnest.SandboxConfig;
+import io.agentnest.docker.BaseImageBuilder;
 import io.agentnest.docker.DockerEngineRequired;
 import io.agentnest.docker.GvisorRequired;
 import io.agentnest.docker.internal.DockerEngine;
 import io.agentnest.docker.internal.RunscRegistration;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Nested;
@@ -98,5 +103,41 @@ class EscapeSuiteIT {
         .allMatch(p -> p.startsWith("secrets."));
     assertThat(report.results())
         .allSatisfy(r -> assertThat(r.outcome()).as(r.toString()).isEqualTo(Outcome.BLOCKED));
+  }
+
+  /** An image with git (the base image has none), built offline once and kept. */
+  static final String GIT_IMAGE = "agentnest-test/escapes-git:1";
+
+  /**
+   * Issue 42 (1, 19): on an image with git, sandbox code's traps (shown to fire for its own git)
+   * run nothing when the host commits, diffs, fetches and pushes, and the token is nowhere inside.
+   */
+  @Test
+  void theGitProbesOnAnImageWithGitRunNothingTheRepositoryNames() {
+    if (!BaseImageBuilder.exists(GIT_IMAGE)) {
+      boolean mmdebstrap =
+          Arrays.stream(System.getenv().getOrDefault("PATH", "").split(":"))
+              .anyMatch(d -> Files.isExecutable(Path.of(d, "mmdebstrap")));
+      if (!mmdebstrap) {
+        DockerEngineRequired.missing("mmdebstrap", "it builds " + GIT_IMAGE + " with git");
+      }
+      BaseImageBuilder.build(GIT_IMAGE, List.of("git"), "bookworm", n -> {});
+    }
+    EscapeReport report =
+        EscapeSuite.builder()
+            .base(SandboxConfig.builder().image(GIT_IMAGE).build())
+            .only(List.of("git"))
+            .build()
+            .run();
+    System.out.println("\ngit probes on " + GIT_IMAGE + ":\n" + report.table(200));
+    assertThat(report.results())
+        .extracting(ProbeResult::probe)
+        .containsExactly("git.repository-programs", "git.credentialed-remote");
+    assertThat(report.results())
+        .allSatisfy(
+            r -> {
+              assertThat(r.outcome()).as(r.toString()).isEqualTo(Outcome.BLOCKED);
+              assertThat(r.detail()).as(r.toString()).doesNotContain("has no git");
+            });
   }
 }

@@ -68,6 +68,7 @@ public final class AgentNestServer implements AutoCloseable {
   private final ExecSocket socket;
   private final StateApi state;
   private final ApprovalQueue approvals = new ApprovalQueue();
+  private final OpenStreams streams;
   private final AuditShipping shipping = new AuditShipping();
   private final Map<String, String> env;
   private final Supplier<List<SandboxInfo>> running;
@@ -118,8 +119,10 @@ public final class AgentNestServer implements AutoCloseable {
     this.e2bSandboxes = new E2bSandboxes(tenants::keyActive);
     registry.countHeld(e2bSandboxes::paused);
     registry.recordOwners(tenants::recordSandbox);
-    this.api = new SandboxApi(config, registry, creator, clock, tenants.storeId(), approvals);
-    this.socket = new ExecSocket(api, registry, config.maxJsonBytes());
+    this.streams = new OpenStreams(tenants::keyActive);
+    this.api =
+        new SandboxApi(config, registry, creator, clock, tenants.storeId(), approvals, streams);
+    this.socket = new ExecSocket(api, registry, config.maxJsonBytes(), streams);
     this.state = new StateApi(config, registry, clock, api.floor());
     this.e2b =
         new E2bApi(
@@ -450,7 +453,9 @@ public final class AgentNestServer implements AutoCloseable {
       case "get /v1/audit" -> ctx -> state.tenantAudit(ctx, tenants);
       case "get /v1/audit/verify" -> ctx -> AuditAccess.adminOnly(ctx, ConsoleApi::verify);
       case "get /v1/audit/shipping" -> ctx -> AuditAccess.adminOnly(ctx, shipping::get);
-      case "post /v1/approvals/{id}" -> ctx -> approvals.decide(ctx, config.maxJsonBytes());
+      case "post /v1/approvals/{id}" ->
+          ctx ->
+              approvals.decide(ctx, config.maxJsonBytes(), config.policy().approverRoleRequired());
       case "get /v1/snapshots" -> state::list;
       case "delete /v1/snapshots/{name}" -> state::delete;
       case "post /v1/snapshots/{name}/restore" -> state::restore;
@@ -478,15 +483,23 @@ public final class AgentNestServer implements AutoCloseable {
         }
         t = activeTenant(session.tenant);
         ctx.attribute(SandboxApi.TENANT, t);
-        ctx.attribute(ApprovalQueue.PRINCIPAL, "console:" + t.name());
+        ctx.attribute(ApproverRole.ROLE, session.role);
+        ctx.attribute(ApproverRole.KEY_ID, session.keyId);
+        ApproverRole.scope(r, ctx);
+        ctx.attribute(ApprovalQueue.PRINCIPAL, ApproverRole.principal("console", t, ctx));
         h.handle(ctx);
         return;
       }
       // Guessing keys costs a store lookup each: an address, a key id or the server that keeps
       // failing is slowed down (429) before the next key is looked at.
-      t = authenticate(ctx);
+      TenantStore.Check c = authenticate(ctx);
+      t = Objects.requireNonNull(c.tenant());
       limiter.acquire(t);
       ctx.attribute(SandboxApi.TENANT, t);
+      ctx.attribute(ApproverRole.ROLE, c.role());
+      ctx.attribute(ApproverRole.KEY_ID, c.keyId());
+      ApproverRole.scope(r, ctx);
+      ctx.attribute(ApprovalQueue.PRINCIPAL, ApproverRole.principal("api", t, ctx));
       h.handle(ctx);
     };
   }
@@ -541,12 +554,15 @@ public final class AgentNestServer implements AutoCloseable {
   private ConsoleSessions.SignedIn consoleSignIn(String key, Context ctx) {
     failedAuth.check(ctx, key);
     if (tenants.checkAdminKey(key) == null) {
-      return new ConsoleSessions.SignedIn(ConsoleSessions.ADMIN, TenantStore.keyId(key));
+      return new ConsoleSessions.SignedIn(
+          ConsoleSessions.ADMIN, TenantStore.keyId(key), KeyRole.AGENT);
     }
-    return new ConsoleSessions.SignedIn(keyHolder(key, ctx).name(), TenantStore.keyId(key));
+    TenantStore.Check c = keyHolder(key, ctx);
+    return new ConsoleSessions.SignedIn(
+        Objects.requireNonNull(c.tenant()).name(), TenantStore.keyId(key), c.role());
   }
 
-  private Tenant authenticate(Context ctx) {
+  private TenantStore.Check authenticate(Context ctx) {
     String auth = ctx.header("Authorization");
     if (auth == null || !auth.regionMatches(true, 0, "Bearer ", 0, 7)) {
       refusedAuth(ctx);
@@ -569,21 +585,29 @@ public final class AgentNestServer implements AutoCloseable {
           "no API key: the X-API-KEY header is missing",
           "set E2B_API_KEY to a tenant key (`agentnest tenant add NAME` prints one)");
     }
-    return keyHolder(key, ctx);
+    TenantStore.Check c = keyHolder(key, ctx);
+    if (c.role() == KeyRole.APPROVER) {
+      // E2B's API makes, runs and reads sandboxes: nothing of it is an approver's.
+      throw ApproverRole.refused("use the E2B API");
+    }
+    return Objects.requireNonNull(c.tenant());
   }
 
   /**
    * The tenant of {@code key} (the console's sign-in, E2B's X-API-KEY), rate-limited; a refused key
    * counts against the client address like a refused Bearer key.
    */
-  private Tenant keyHolder(String key, Context ctx) {
-    Tenant t = keyHolderUnlimited(key, ctx);
-    limiter.acquire(t);
-    return t;
+  private TenantStore.Check keyHolder(String key, Context ctx) {
+    TenantStore.Check c = keyHolderUnlimited(key, ctx);
+    limiter.acquire(Objects.requireNonNull(c.tenant()));
+    return c;
   }
 
-  /** The tenant of {@code key}, unless refused authentications are over a bound (429). */
-  private Tenant keyHolderUnlimited(String key, Context ctx) {
+  /**
+   * The tenant of {@code key} and the key's role (the check's tenant is set), unless refused
+   * authentications are over a bound (429).
+   */
+  private TenantStore.Check keyHolderUnlimited(String key, Context ctx) {
     failedAuth.check(ctx, key);
     try {
       return tenantOfKey(key);
@@ -613,7 +637,7 @@ public final class AgentNestServer implements AutoCloseable {
     return t;
   }
 
-  private Tenant tenantOfKey(String key) {
+  private TenantStore.Check tenantOfKey(String key) {
     TenantStore.Check check = tenants.authenticate(key);
     if (check.refusal() != null) {
       throw switch (check.refusal()) {
@@ -642,7 +666,7 @@ public final class AgentNestServer implements AutoCloseable {
       throw new ApiException(
           401, ErrorCode.UNAUTHENTICATED, "the key's tenant is gone", "ask the operator");
     }
-    return t;
+    return check;
   }
 
   private static ApiException map(HttpResponseException e) {
@@ -820,6 +844,7 @@ public final class AgentNestServer implements AutoCloseable {
     e2bPumps.shutdownNow();
     e2bTimers.shutdownNow();
     approvals.denyAll();
+    streams.close();
     registry.detachAll();
     shipping.stop();
   }

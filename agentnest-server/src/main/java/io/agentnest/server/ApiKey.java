@@ -11,10 +11,23 @@ import org.jspecify.annotations.Nullable;
  * @param created when it was issued
  * @param expires when it stops working, or null
  * @param revoked when it was revoked, or null
+ * @param role what the key may do ({@link KeyRole#AGENT} for keys stored before roles existed)
  */
 public record ApiKey(
     String id,
     String tenant,
     Instant created,
     @Nullable Instant expires,
-    @Nullable Instant revoked) {}
+    @Nullable Instant revoked,
+    KeyRole role) {
+
+  /** An agent key (what every key was before roles). */
+  public ApiKey(
+      String id,
+      String tenant,
+      Instant created,
+      @Nullable Instant expires,
+      @Nullable Instant revoked) {
+    this(id, tenant, created, expires, revoked, KeyRole.AGENT);
+  }
+}

@@ -39,7 +39,10 @@ final class ApprovalQueue {
       Instant expires,
       CompletableFuture<ApprovalDecision> answer) {}
 
-  /** The request attribute naming who answers: {@code api:<tenant>} or {@code console:<tenant>}. */
+  /**
+   * The request attribute naming who answers: {@code api:<tenant>} or {@code console:<tenant>},
+   * with {@code :approver:<key id>} for an approver key, or {@code console:admin}.
+   */
   static final String PRINCIPAL = "agentnest.principal";
 
   private final Map<String, Pending> byId = new ConcurrentHashMap<>();
@@ -110,9 +113,16 @@ final class ApprovalQueue {
     return out;
   }
 
-  /** POST /v1/approvals/{id} {approve, reason}: answers one of the tenant's questions. */
-  void decide(Context ctx, long maxJson) {
+  /**
+   * POST /v1/approvals/{id} {approve, reason}: answers one of the tenant's questions; with {@code
+   * approverRequired} (the server's {@code policy.approver_role_required}) or the tenant's own
+   * setting, only an approver key or the admin console may.
+   */
+  void decide(Context ctx, long maxJson, boolean approverRequired) {
     boolean admin = SandboxApi.admin(ctx);
+    if (!admin) {
+      ApproverRole.checkMayAnswer(ctx, SandboxApi.tenant(ctx), approverRequired);
+    }
     String id = ctx.pathParam("id");
     Wire.Decide req = Wire.read(SandboxApi.body(ctx, maxJson), Wire.Decide.class);
     String reason = req.reason() == null ? "" : req.reason();

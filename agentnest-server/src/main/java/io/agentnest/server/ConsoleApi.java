@@ -163,6 +163,7 @@ final class ConsoleApi {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("tenant", s.admin() ? "admin (all tenants)" : s.tenant);
     m.put("admin", s.admin());
+    m.put("role", s.admin() ? "admin" : s.role.label());
     m.put("csrf", s.csrf);
     return m;
   }
@@ -237,6 +238,10 @@ final class ConsoleApi {
   void executions(Context ctx) {
     secureHeaders(ctx);
     ConsoleSessions.Session s = session(ctx);
+    if (s.role == KeyRole.APPROVER) {
+      // Executions carry the sandbox's output: an approver judges from the question and the audit.
+      throw ApproverRole.refused("watch a sandbox's executions");
+    }
     String id = ctx.queryParam("sandbox");
     if (id == null || id.isEmpty()) {
       throw ApiException.badRequest(

@@ -33,9 +33,10 @@ final class ConsoleSessions {
 
   /**
    * Who a key signed in: a tenant, or ({@link #ADMIN}) an admin; {@code keyId} is the id of the key
-   * that signed in (a tenant's or an admin key), whose state every request of the session checks.
+   * that signed in (a tenant's or an admin key), whose state every request of the session checks;
+   * {@code role} is that key's ({@link KeyRole#AGENT} for an admin key, which has its own scope).
    */
-  record SignedIn(String tenant, String keyId) {}
+  record SignedIn(String tenant, String keyId, KeyRole role) {}
 
   /** One signed-in browser. */
   static final class Session {
@@ -47,6 +48,9 @@ final class ConsoleSessions {
     /** The id of the key that signed in: the session ends when it is revoked or expires. */
     final String keyId;
 
+    /** The role of that key: an approver's session lists and answers approvals only. */
+    final KeyRole role;
+
     final String csrf;
     final Instant created;
     volatile Instant seen;
@@ -55,6 +59,7 @@ final class ConsoleSessions {
       this.id = id;
       this.tenant = who.tenant();
       this.keyId = who.keyId();
+      this.role = who.role();
       this.csrf = csrf;
       this.created = created;
       this.seen = created;

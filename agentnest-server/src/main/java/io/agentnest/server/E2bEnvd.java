@@ -23,6 +23,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.TimeUnit;
 import java.util.zip.GZIPInputStream;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -545,14 +546,30 @@ final class E2bEnvd {
       E2bConnect.Stream s = new E2bConnect.Stream(ctx);
       s.send(E2bProcesses.startEvent(p.pid));
       boolean ended = false;
+      long quietSince = System.nanoTime();
       while (!ended) {
-        ObjectNode ev = E2bProcesses.next(q, keepalive);
+        // Woken at least every OpenStreams.CHECK_MILLIS: a stream whose access token's key was
+        // revoked meanwhile is cut (issue 42, item 5), not only the token's next request.
+        ObjectNode ev = E2bProcesses.next(q, Math.min(keepalive, OpenStreams.CHECK_MILLIS));
+        if (!sandboxes.honoured(t.state)) {
+          s.end(
+              E2bConnect.error(
+                  Code.UNAUTHENTICATED,
+                  "the API key that received this sandbox's access token was revoked (or"
+                      + " expired): the stream is ended; the command still runs until killed or"
+                      + " timed out"));
+          return;
+        }
         if (ev == null) {
-          s.send(E2bProcesses.keepalive());
+          if (System.nanoTime() - quietSince >= TimeUnit.MILLISECONDS.toNanos(keepalive)) {
+            s.send(E2bProcesses.keepalive());
+            quietSince = System.nanoTime();
+          }
         } else if (E2bProcesses.isEnd(ev)) {
           ended = true;
         } else {
           s.send(ev);
+          quietSince = System.nanoTime();
         }
       }
       s.end(

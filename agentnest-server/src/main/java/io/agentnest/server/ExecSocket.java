@@ -48,7 +48,10 @@ final class ExecSocket implements AutoCloseable {
   private final ExecutorService pumps =
       StreamThreads.pool("agentnest-server-ws", StreamThreads.MAX_PUMPS);
 
-  ExecSocket(SandboxApi api, Registry registry, long maxJsonBytes) {
+  private final OpenStreams streams;
+
+  ExecSocket(SandboxApi api, Registry registry, long maxJsonBytes, OpenStreams streams) {
+    this.streams = streams;
     this.api = api;
     this.registry = registry;
     this.maxJsonBytes = maxJsonBytes;
@@ -125,9 +128,24 @@ final class ExecSocket implements AutoCloseable {
     if (call.keepOnLeave()) {
       keep.add(ctx.sessionId());
     }
+    // The key that opened the stream is checked while it runs: revoked, the stream is cut.
+    OpenStreams.Watch watch =
+        streams.watch(
+            ctx.attribute(ApproverRole.KEY_ID),
+            () -> {
+              keep.remove(ctx.sessionId());
+              ctx.closeSession(WsCloseStatus.POLICY_VIOLATION, "key_revoked");
+              x.cancel();
+            });
     try {
-      pumps.execute(() -> pump(ctx, x));
+      pumps.execute(
+          () -> {
+            try (watch) {
+              pump(ctx, x);
+            }
+          });
     } catch (RejectedExecutionException full) {
+      watch.close();
       running.remove(ctx.sessionId());
       keep.remove(ctx.sessionId());
       x.cancel();

@@ -81,6 +81,8 @@ final class SandboxApi implements AutoCloseable {
   /** Streamed executions while they run, by sandbox id + "/" + execution id (for cancel). */
   private final Map<String, Execution> streaming = new ConcurrentHashMap<>();
 
+  private final OpenStreams streams;
+
   private final UsageCache usage = new UsageCache(System::currentTimeMillis);
   private final ScheduledExecutorService keepalive =
       Executors.newSingleThreadScheduledExecutor(
@@ -103,7 +105,9 @@ final class SandboxApi implements AutoCloseable {
       Function<SandboxConfig, Sandbox> creator,
       Clock clock,
       String storeId,
-      ApprovalQueue approvals) {
+      ApprovalQueue approvals,
+      OpenStreams streams) {
+    this.streams = streams;
     this.storeId = storeId;
     this.floor = new ApprovalFloor(config, approvals);
     this.config = config;
@@ -148,7 +152,9 @@ final class SandboxApi implements AutoCloseable {
             t.requestsPerSecond(),
             t.executionsPerMinute(),
             registry.usage(t.name()),
-            executions.used(t.name())));
+            executions.used(t.name()),
+            ApproverRole.role(ctx).label(),
+            config.policy().approverRoleRequired() || t.approverRoleRequired()));
   }
 
   void create(Context ctx) {
@@ -850,6 +856,7 @@ final class SandboxApi implements AutoCloseable {
     ReentrantLock lock = new ReentrantLock();
     AtomicBoolean gone = new AtomicBoolean();
     AtomicBoolean pinging = new AtomicBoolean();
+    AtomicBoolean revoked = new AtomicBoolean();
     Runnable leave =
         () -> {
           gone.set(true);
@@ -884,6 +891,17 @@ final class SandboxApi implements AutoCloseable {
             pinging.set(false);
           }
         };
+    // The key that opened the stream is checked while it runs: revoked, the execution stops and
+    // nothing more of it is sent (the checker's thread never writes: a client that does not read
+    // cannot hold it).
+    OpenStreams.Watch watch =
+        streams.watch(
+            ctx.attribute(ApproverRole.KEY_ID),
+            () -> {
+              revoked.set(true);
+              gone.set(true);
+              execution.cancel();
+            });
     ScheduledFuture<?> ping =
         keepalive.scheduleAtFixedRate(
             () -> {
@@ -934,6 +952,34 @@ final class SandboxApi implements AutoCloseable {
       drain(execution, keepOnLeave);
     } finally {
       ping.cancel(false);
+      watch.close();
+    }
+    if (revoked.get()) {
+      writeRevoked(lock, out);
+    }
+  }
+
+  /** The last event of a stream whose key was revoked while it ran. */
+  private static void writeRevoked(ReentrantLock lock, OutputStream out) {
+    ApiException e =
+        new ApiException(
+            401,
+            ErrorCode.KEY_REVOKED,
+            "the API key that opened this stream was revoked (or expired) while it ran: the"
+                + " execution was stopped",
+            "ask the operator for a new key (`agentnest tenant key NAME`)");
+    lock.lock();
+    try {
+      out.write(
+          ("event: error\ndata: "
+                  + new String(Wire.write(Wire.error(e)), StandardCharsets.UTF_8)
+                  + "\n\n")
+              .getBytes(StandardCharsets.UTF_8));
+      out.flush();
+    } catch (IOException | RuntimeException gone) {
+      // the client left too
+    } finally {
+      lock.unlock();
     }
   }
 

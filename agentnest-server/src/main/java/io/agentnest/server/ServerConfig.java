@@ -45,6 +45,7 @@ import org.jspecify.annotations.Nullable;
  *   max_pids: 1024                   # pidsLimit a request may ask for at most (default 1024)
  *   max_snapshots: 20                # snapshots a tenant may keep (E2B pauses too; default 20)
  *   max_snapshot_bytes: 10g          # their total size per tenant (default 10g)
+ *   approver_role_required: true     # only approver keys answer approvals (default false)
  * audit:
  *   sinks: [{type: syslog, transport: tls, host: logs.example.org, port: 6514}]
  * }</pre>
@@ -75,8 +76,10 @@ public record ServerConfig(
    * only when the operator names its range), and the approval rules every sandbox has at least
    * ({@code approvals}: none by default; a tenant's floor and a request's rules add to them), the
    * highest {@code pidsLimit} a request may ask for ({@code max_pids}) and the snapshots a tenant
-   * may keep ({@code max_snapshots}, {@code max_snapshot_bytes}: every tenant's default quota). A
-   * tenant's own policy only narrows these.
+   * may keep ({@code max_snapshots}, {@code max_snapshot_bytes}: every tenant's default quota), and
+   * whether only approver keys answer approval questions ({@code approver_role_required}: off by
+   * default, so a tenant's agent keys answer too, as before roles existed). A tenant's own policy
+   * only narrows these.
    */
   public record Policy(
       String defaultImage,
@@ -92,7 +95,8 @@ public record ServerConfig(
       ApprovalPolicy approvals,
       long maxPids,
       int maxSnapshots,
-      long maxSnapshotBytes) {
+      long maxSnapshotBytes,
+      boolean approverRoleRequired) {
     /** The runtimes a tenant may ask for when the server's policy names none. */
     public static final List<String> DEFAULT_RUNTIMES = List.of("runc", "runsc");
 
@@ -133,6 +137,40 @@ public record ServerConfig(
           DEFAULT_MAX_PIDS,
           DEFAULT_MAX_SNAPSHOTS,
           DEFAULT_MAX_SNAPSHOT_BYTES);
+    }
+
+    /** A policy whose tenants' agent keys answer approvals too. */
+    public Policy(
+        String defaultImage,
+        List<String> images,
+        long maxMemoryBytes,
+        double maxCpus,
+        Duration defaultTtl,
+        Duration maxTtl,
+        List<String> allowHosts,
+        List<String> runtimes,
+        List<String> askHosts,
+        List<String> allowAddresses,
+        ApprovalPolicy approvals,
+        long maxPids,
+        int maxSnapshots,
+        long maxSnapshotBytes) {
+      this(
+          defaultImage,
+          images,
+          maxMemoryBytes,
+          maxCpus,
+          defaultTtl,
+          maxTtl,
+          allowHosts,
+          runtimes,
+          askHosts,
+          allowAddresses,
+          approvals,
+          maxPids,
+          maxSnapshots,
+          maxSnapshotBytes,
+          false);
     }
 
     public Policy {
@@ -237,7 +275,8 @@ public record ServerConfig(
       @Nullable JsonNode approvals,
       @JsonProperty("max_pids") @Nullable Long maxPids,
       @JsonProperty("max_snapshots") @Nullable Integer maxSnapshots,
-      @JsonProperty("max_snapshot_bytes") @Nullable String maxSnapshotBytes) {}
+      @JsonProperty("max_snapshot_bytes") @Nullable String maxSnapshotBytes,
+      @JsonProperty("approver_role_required") @Nullable Boolean approverRoleRequired) {}
 
   /** Reads {@code file}; errors name the file, line and column and the fix. */
   public static ServerConfig load(Path file) {
@@ -341,7 +380,10 @@ public record ServerConfig(
                   : (int) atLeast(source, "policy.max_snapshots", 0, ps.maxSnapshots()),
               ps.maxSnapshotBytes() == null
                   ? p.maxSnapshotBytes()
-                  : Sizes.parse("policy.max_snapshot_bytes", ps.maxSnapshotBytes()));
+                  : Sizes.parse("policy.max_snapshot_bytes", ps.maxSnapshotBytes()),
+              ps.approverRoleRequired() == null
+                  ? p.approverRoleRequired()
+                  : ps.approverRoleRequired());
       checkNetwork(source, p);
     }
     return new ServerConfig(

@@ -23,6 +23,9 @@ import org.jspecify.annotations.Nullable;
  *     policy.max_snapshot_bytes}
  * @param maxPids the highest pidsLimit its sandboxes may ask for, or null for the server's {@code
  *     policy.max_pids}
+ * @param approverRoleRequired whether only approver keys (and the admin console) answer its
+ *     approval questions; the server's {@code policy.approver_role_required} can require it of
+ *     every tenant, a tenant's own setting only adds to that
  */
 public record Tenant(
     String name,
@@ -36,7 +39,8 @@ public record Tenant(
     @Nullable String approvals,
     @Nullable Integer maxSnapshots,
     @Nullable Long snapshotBytes,
-    @Nullable Long maxPids) {
+    @Nullable Long maxPids,
+    boolean approverRoleRequired) {
   /** What `tenant add` gives when --executions-per-minute is not said. */
   public static final int DEFAULT_EXECUTIONS_PER_MINUTE = 600;
 
@@ -106,6 +110,54 @@ public record Tenant(
         null,
         null,
         null);
+  }
+
+  /** A tenant whose agent keys answer approvals too (unless the server requires approvers). */
+  public Tenant(
+      String name,
+      int maxSandboxes,
+      long memoryBytes,
+      double cpus,
+      int requestsPerSecond,
+      @Nullable Long maxSandboxMemoryBytes,
+      @Nullable List<String> allowHosts,
+      int executionsPerMinute,
+      @Nullable String approvals,
+      @Nullable Integer maxSnapshots,
+      @Nullable Long snapshotBytes,
+      @Nullable Long maxPids) {
+    this(
+        name,
+        maxSandboxes,
+        memoryBytes,
+        cpus,
+        requestsPerSecond,
+        maxSandboxMemoryBytes,
+        allowHosts,
+        executionsPerMinute,
+        approvals,
+        maxSnapshots,
+        snapshotBytes,
+        maxPids,
+        false);
+  }
+
+  /** The same tenant with {@code required} as its approver-role setting. */
+  public Tenant withApproverRoleRequired(boolean required) {
+    return new Tenant(
+        name,
+        maxSandboxes,
+        memoryBytes,
+        cpus,
+        requestsPerSecond,
+        maxSandboxMemoryBytes,
+        allowHosts,
+        executionsPerMinute,
+        approvals,
+        maxSnapshots,
+        snapshotBytes,
+        maxPids,
+        required);
   }
 
   public Tenant {

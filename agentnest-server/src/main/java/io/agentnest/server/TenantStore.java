@@ -66,7 +66,8 @@ public final class TenantStore implements AutoCloseable {
   /** How stale the caches may be toward another process's change: 100 ms. */
   static final long RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
-  private record KeyRow(String tenant, String hash, @Nullable String expires, boolean revoked) {}
+  private record KeyRow(
+      String tenant, String hash, @Nullable String expires, boolean revoked, KeyRole role) {}
 
   private TenantStore(Connection db, Clock clock, Path file) {
     this.db = db;
@@ -123,52 +124,7 @@ public final class TenantStore implements AutoCloseable {
         Files.createDirectories(parent);
       }
       Connection c = DriverManager.getConnection("jdbc:sqlite:" + file.toAbsolutePath());
-      try (Statement s = c.createStatement()) {
-        s.execute("PRAGMA busy_timeout = 5000");
-        s.execute(
-            "CREATE TABLE IF NOT EXISTS tenants (name TEXT PRIMARY KEY, max_sandboxes INTEGER NOT"
-                + " NULL, memory_bytes INTEGER NOT NULL, cpus REAL NOT NULL, rps INTEGER NOT NULL,"
-                + " max_sandbox_memory INTEGER, allow_hosts TEXT, created TEXT NOT NULL,"
-                + " executions_per_minute INTEGER NOT NULL DEFAULT "
-                + Tenant.DEFAULT_EXECUTIONS_PER_MINUTE
-                + ")");
-        // A store made before the executions quota or the approvals floor existed gets the
-        // columns with their defaults.
-        List<String> columns = new ArrayList<>();
-        try (ResultSet cols = s.executeQuery("PRAGMA table_info(tenants)")) {
-          while (cols.next()) {
-            columns.add(cols.getString("name"));
-          }
-        }
-        if (!columns.contains("executions_per_minute")) {
-          s.execute(
-              "ALTER TABLE tenants ADD COLUMN executions_per_minute INTEGER NOT NULL DEFAULT "
-                  + Tenant.DEFAULT_EXECUTIONS_PER_MINUTE);
-        }
-        if (!columns.contains("approvals")) {
-          s.execute("ALTER TABLE tenants ADD COLUMN approvals TEXT");
-        }
-        // Null: the server's policy.max_snapshots, max_snapshot_bytes, max_pids.
-        for (String col : List.of("max_snapshots", "snapshot_bytes", "max_pids")) {
-          if (!columns.contains(col)) {
-            s.execute("ALTER TABLE tenants ADD COLUMN " + col + " INTEGER");
-          }
-        }
-        s.execute(
-            "CREATE TABLE IF NOT EXISTS api_keys (id TEXT PRIMARY KEY, tenant TEXT NOT NULL"
-                + " REFERENCES tenants(name), hash TEXT NOT NULL, created TEXT NOT NULL, expires"
-                + " TEXT, revoked TEXT)");
-        // Which tenant each sandbox belonged to, kept after it is gone: the tenant-wide audit
-        // query reads a destroyed sandbox's records by it.
-        s.execute(
-            "CREATE TABLE IF NOT EXISTS sandbox_owners (id TEXT PRIMARY KEY, tenant TEXT NOT NULL,"
-                + " created TEXT NOT NULL)");
-        s.execute(
-            "CREATE INDEX IF NOT EXISTS sandbox_owners_tenant ON sandbox_owners(tenant, created)");
-        s.execute(
-            "CREATE TABLE IF NOT EXISTS admin_keys (id TEXT PRIMARY KEY, hash TEXT NOT NULL,"
-                + " created TEXT NOT NULL, revoked TEXT)");
-      }
+      TenantSchema.create(c);
       return new TenantStore(c, clock, file.toAbsolutePath().normalize());
     } catch (SQLException | IOException e) {
       throw new IllegalStateException(
@@ -233,7 +189,8 @@ public final class TenantStore implements AutoCloseable {
         db.prepareStatement(
             "INSERT INTO tenants (name, max_sandboxes, memory_bytes, cpus, rps, max_sandbox_memory,"
                 + " allow_hosts, created, executions_per_minute, approvals, max_snapshots,"
-                + " snapshot_bytes, max_pids) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")) {
+                + " snapshot_bytes, max_pids, approver_role_required) VALUES (?, ?, ?, ?, ?, ?, ?,"
+                + " ?, ?, ?, ?, ?, ?, ?)")) {
       p.setString(1, tenant.name());
       p.setInt(2, tenant.maxSandboxes());
       p.setLong(3, tenant.memoryBytes());
@@ -251,6 +208,7 @@ public final class TenantStore implements AutoCloseable {
       p.setObject(11, tenant.maxSnapshots(), Types.INTEGER);
       p.setObject(12, tenant.snapshotBytes(), Types.INTEGER);
       p.setObject(13, tenant.maxPids(), Types.INTEGER);
+      p.setInt(14, tenant.approverRoleRequired() ? 1 : 0);
       p.executeUpdate();
     } catch (SQLException e) {
       throw storeError(e);
@@ -258,8 +216,30 @@ public final class TenantStore implements AutoCloseable {
     return issueKey(tenant.name(), expires);
   }
 
-  /** A new key for an existing tenant; returned once. */
+  /**
+   * Sets whether only approver keys answer {@code tenant}'s approval questions; false when there is
+   * no such tenant.
+   */
+  public synchronized boolean requireApproverRole(String tenant, boolean required) {
+    try (PreparedStatement p =
+        db.prepareStatement("UPDATE tenants SET approver_role_required = ? WHERE name = ?")) {
+      p.setInt(1, required ? 1 : 0);
+      p.setString(2, tenant);
+      int n = p.executeUpdate();
+      forget();
+      return n > 0;
+    } catch (SQLException e) {
+      throw storeError(e);
+    }
+  }
+
+  /** A new agent key for an existing tenant; returned once. */
   public synchronized String issueKey(String tenant, @Nullable Instant expires) {
+    return issueKey(tenant, expires, KeyRole.AGENT);
+  }
+
+  /** A new key of {@code role} for an existing tenant; returned once. */
+  public synchronized String issueKey(String tenant, @Nullable Instant expires, KeyRole role) {
     if (find(tenant).isEmpty()) {
       throw new IllegalArgumentException(
           "no tenant '" + tenant + "': add it first with `agentnest tenant add " + tenant + "`");
@@ -268,12 +248,15 @@ public final class TenantStore implements AutoCloseable {
     String id = k[0];
     String key = k[1];
     try (PreparedStatement p =
-        db.prepareStatement("INSERT INTO api_keys VALUES (?, ?, ?, ?, ?, NULL)")) {
+        db.prepareStatement(
+            "INSERT INTO api_keys (id, tenant, hash, created, expires, revoked, role)"
+                + " VALUES (?, ?, ?, ?, ?, NULL, ?)")) {
       p.setString(1, id);
       p.setString(2, tenant);
       p.setString(3, sha256(key));
       p.setString(4, clock.instant().toString());
       p.setString(5, expires == null ? null : expires.toString());
+      p.setString(6, role.label());
       p.executeUpdate();
     } catch (SQLException e) {
       throw storeError(e);
@@ -289,8 +272,13 @@ public final class TenantStore implements AutoCloseable {
     EXPIRED
   }
 
-  /** The outcome of checking a key: the tenant, or why not. */
-  public record Check(@Nullable Tenant tenant, @Nullable String keyId, @Nullable Refusal refusal) {}
+  /** The outcome of checking a key: the tenant and the key's role, or why not. */
+  public record Check(
+      @Nullable Tenant tenant, @Nullable String keyId, @Nullable Refusal refusal, KeyRole role) {
+    Check(@Nullable Tenant tenant, @Nullable String keyId, @Nullable Refusal refusal) {
+      this(tenant, keyId, refusal, KeyRole.AGENT);
+    }
+  }
 
   /** Checks a presented key against the stored hashes. */
   public Check authenticate(String presented) {
@@ -319,7 +307,7 @@ public final class TenantStore implements AutoCloseable {
     if (expires != null && !clock.instant().isBefore(Instant.parse(expires))) {
       return new Check(null, id, Refusal.EXPIRED);
     }
-    return new Check(find(row.tenant()).orElse(null), id, null);
+    return new Check(find(row.tenant()).orElse(null), id, null, row.role());
   }
 
   /**
@@ -345,14 +333,20 @@ public final class TenantStore implements AutoCloseable {
 
   private synchronized @Nullable KeyRow loadKey(String id) {
     try (PreparedStatement p =
-        db.prepareStatement("SELECT tenant, hash, expires, revoked FROM api_keys WHERE id = ?")) {
+        db.prepareStatement(
+            "SELECT tenant, hash, expires, revoked, role FROM api_keys WHERE id = ?")) {
       p.setString(1, id);
       try (ResultSet r = p.executeQuery()) {
         if (!r.next()) {
           return null;
         }
         KeyRow row =
-            new KeyRow(r.getString(1), r.getString(2), r.getString(3), r.getString(4) != null);
+            new KeyRow(
+                r.getString(1),
+                r.getString(2),
+                r.getString(3),
+                r.getString(4) != null,
+                KeyRole.parse(r.getString(5)));
         keys.put(id, row);
         return row;
       }
@@ -523,7 +517,7 @@ public final class TenantStore implements AutoCloseable {
     List<ApiKey> out = new ArrayList<>();
     try (PreparedStatement p =
         db.prepareStatement(
-            "SELECT id, tenant, created, expires, revoked FROM api_keys WHERE tenant = ?"
+            "SELECT id, tenant, created, expires, revoked, role FROM api_keys WHERE tenant = ?"
                 + " ORDER BY created")) {
       p.setString(1, tenant);
       try (ResultSet r = p.executeQuery()) {
@@ -534,7 +528,8 @@ public final class TenantStore implements AutoCloseable {
                   r.getString(2),
                   Instant.parse(r.getString(3)),
                   instant(r.getString(4)),
-                  instant(r.getString(5))));
+                  instant(r.getString(5)),
+                  KeyRole.parse(r.getString(6))));
         }
       }
     } catch (SQLException e) {
@@ -564,7 +559,8 @@ public final class TenantStore implements AutoCloseable {
         r.getString("approvals"),
         snapshots == null ? null : Math.toIntExact(snapshots),
         nullableLong(r, "snapshot_bytes"),
-        nullableLong(r, "max_pids"));
+        nullableLong(r, "max_pids"),
+        r.getInt("approver_role_required") != 0);
   }
 
   private static @Nullable Long nullableLong(ResultSet r, String column) throws SQLException {

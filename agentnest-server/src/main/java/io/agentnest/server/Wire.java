@@ -212,7 +212,9 @@ final class Wire {
       int requestsPerSecond,
       int executionsPerMinute,
       Usage usage,
-      int executionsLastMinute) {}
+      int executionsLastMinute,
+      String role,
+      boolean approverRoleRequired) {}
 
   /** One event of a streamed execution, as server-sent events and WebSocket messages name it. */
   record Event(@JsonProperty("event") String name, Object data) {}

@@ -777,4 +777,52 @@ class ConsoleIT {
       running.store().revoke(admin);
     }
   }
+
+  /**
+   * Issue 42 (18): a tenant that requires an approver; an operator signed in with an approver key
+   * sees the sandbox's question without a reload and approves it from the page (the sandbox's rm
+   * then proceeds), and the page offers no actions, executions or files to an approver.
+   */
+  @Test
+  void anApproverSignedInToTheBrowserSeesAndAnswersTheTenantsQuestions() throws Exception {
+    String agent = running.key(new Tenant("gamma", 1, 1L << 30, 1, 1000, null, null));
+    assertThat(running.store().requireApproverRole("gamma", true)).isTrue();
+    String approver = running.store().issueKey("gamma", null, KeyRole.APPROVER);
+    String sandbox =
+        http.created(agent, "{\"memoryBytes\": 268435456, \"approvals\": \"recommended\"}");
+    upload(agent, sandbox, "draft.txt", "draft");
+    WebDriver d = chrome();
+    try {
+      d.get(base() + "/console/");
+      waitFor(d, By.id("key")).sendKeys(approver);
+      d.findElement(By.id("signin-button")).click();
+      waitFor(d, By.id("no-approvals"));
+      assertThat(d.findElement(By.id("who")).getText()).isEqualTo("gamma");
+      CompletableFuture<Http.Reply> rm =
+          CompletableFuture.supplyAsync(
+              () ->
+                  http.json(
+                      "POST",
+                      "/v1/sandboxes/" + sandbox + "/exec",
+                      agent,
+                      "{\"command\": \"rm draft.txt && echo removed\", \"timeoutSeconds\": 120}"));
+      WebElement q = question(d, "draft.txt");
+      // The sandbox's own agent key may not answer it.
+      String id = q.getAttribute("data-id");
+      assertThat(http.json("POST", "/v1/approvals/" + id, agent, "{\"approve\": true}").status())
+          .isEqualTo(403);
+      q.findElement(By.cssSelector("button.approve")).click();
+      assertThat(rm.get(60, TimeUnit.SECONDS).json().get("stdout").asText()).isEqualTo("removed\n");
+
+      d.get(base() + "/console/#sandboxes");
+      waitFor(d, By.cssSelector("tr[data-id='" + sandbox + "']")).click();
+      waiting(d, 15).until(x -> x.findElement(By.id("activity")).getText().contains("exec"));
+      assertThat(d.findElement(By.cssSelector("#detail .actions")).isDisplayed()).isFalse();
+      assertThat(d.findElement(By.id("files")).isDisplayed()).isFalse();
+      assertThat(d.findElement(By.id("runs")).isDisplayed()).isFalse();
+    } finally {
+      d.quit();
+      http.delete("/v1/sandboxes/" + sandbox, agent);
+    }
+  }
 }

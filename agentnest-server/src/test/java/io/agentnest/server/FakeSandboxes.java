@@ -1,16 +1,24 @@
 package io.agentnest.server;
 
+import io.agentnest.Backpressure;
+import io.agentnest.ExecEvent;
+import io.agentnest.ExecResult;
+import io.agentnest.Execution;
+import io.agentnest.Limit;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SnapshotInfo;
+import io.agentnest.internal.call.DefaultExecution;
 import java.lang.reflect.Proxy;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -20,6 +28,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class FakeSandboxes implements AutoCloseable {
   final List<SandboxConfig> created = new CopyOnWriteArrayList<>();
+
+  /**
+   * Executions started on the fakes ({@code start}): each runs until cancelled, then finishes with
+   * limit {@code cancelled}.
+   */
+  final List<Execution> started = new CopyOnWriteArrayList<>();
+
+  final AtomicInteger cancelled = new AtomicInteger();
+
   final TenantStore store;
   final AgentNestServer server;
   final int port;
@@ -60,6 +77,7 @@ final class FakeSandboxes implements AutoCloseable {
                   case "equals" -> proxy == args[0];
                   case "close", "destroy" -> null;
                   case "isAlive" -> true;
+                  case "start" -> runsUntilCancelled();
                   case "usage", "forkReport" -> Optional.empty();
                   case "snapshot" ->
                       new SnapshotInfo(
@@ -77,6 +95,33 @@ final class FakeSandboxes implements AutoCloseable {
                       throw new UnsupportedOperationException(
                           "the fake sandbox does not " + m.getName());
                 });
+  }
+
+  private Execution runsUntilCancelled() {
+    DefaultExecution x = new DefaultExecution(64, Backpressure.BLOCK);
+    AtomicBoolean once = new AtomicBoolean();
+    x.onCancel(
+        () -> {
+          if (once.compareAndSet(false, true)) {
+            cancelled.incrementAndGet();
+            x.accept(
+                new ExecEvent.Finished(
+                    new ExecResult(
+                        -1,
+                        "",
+                        "",
+                        null,
+                        List.of(),
+                        null,
+                        Duration.ZERO,
+                        Limit.CANCELLED,
+                        false,
+                        false,
+                        Map.of())));
+          }
+        });
+    started.add(x);
+    return x;
   }
 
   @Override

@@ -38,6 +38,23 @@ class ServerConfigTest {
   }
 
   @Test
+  void approverRoleRequiredIsOffByDefaultReadAsABooleanAndABadValueIsNamed() {
+    assertThat(ServerConfig.parse("", "s.yaml").policy().approverRoleRequired()).isFalse();
+    assertThat(
+            ServerConfig.parse("policy:\n  approver_role_required: true\n", "s.yaml")
+                .policy()
+                .approverRoleRequired())
+        .isTrue();
+    assertThatThrownBy(
+            () -> ServerConfig.parse("policy:\n  approver_role_required: maybe\n", "s.yaml"))
+        .hasMessageContaining("s.yaml:2:");
+    assertThatThrownBy(
+            () -> ServerConfig.parse("policy:\n  approver_role_requried: true\n", "s.yaml"))
+        .hasMessageContaining("unknown key 'approver_role_requried'")
+        .hasMessageContaining("approver_role_required");
+  }
+
+  @Test
   void approvalsAreAFloorReadFromAPresetOrRulesAndBadOnesAreNamed() {
     assertThat(ServerConfig.parse("", "s.yaml").policy().approvals().isInactive()).isTrue();
     assertThat(

@@ -100,6 +100,48 @@ class TenantStoreTest {
     }
   }
 
+  /** A key stored before roles existed is an agent key: it keeps doing what it did. */
+  @Test
+  void aKeyStoredBeforeRolesIsAnAgentKeyAndItsTenantRequiresNoApprover() throws Exception {
+    Path db = dir.resolve("old.db");
+    String key = "ank_0123456789abcdef_" + "k".repeat(43);
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db);
+        Statement st = c.createStatement()) {
+      st.execute(
+          "CREATE TABLE tenants (name TEXT PRIMARY KEY, max_sandboxes INTEGER NOT NULL,"
+              + " memory_bytes INTEGER NOT NULL, cpus REAL NOT NULL, rps INTEGER NOT NULL,"
+              + " max_sandbox_memory INTEGER, allow_hosts TEXT, created TEXT NOT NULL)");
+      st.execute("INSERT INTO tenants VALUES ('old', 1, 1024, 1, 5, NULL, NULL, 'x')");
+      st.execute(
+          "CREATE TABLE api_keys (id TEXT PRIMARY KEY, tenant TEXT NOT NULL REFERENCES"
+              + " tenants(name), hash TEXT NOT NULL, created TEXT NOT NULL, expires TEXT,"
+              + " revoked TEXT)");
+      st.execute(
+          "INSERT INTO api_keys VALUES ('0123456789abcdef', 'old', '"
+              + TenantStore.sha256(key)
+              + "', '2026-12-01T00:00:00Z', NULL, NULL)");
+    }
+    try (TenantStore s = TenantStore.open(db, Clock.systemUTC())) {
+      TenantStore.Check c = s.authenticate(key);
+      assertThat(c.refusal()).isNull();
+      assertThat(c.role()).isEqualTo(KeyRole.AGENT);
+      assertThat(c.tenant().approverRoleRequired()).isFalse();
+      assertThat(s.keys("old")).extracting(ApiKey::role).containsExactly(KeyRole.AGENT);
+      String approver = s.issueKey("old", null, KeyRole.APPROVER);
+      assertThat(s.authenticate(approver).role()).isEqualTo(KeyRole.APPROVER);
+      assertThat(s.requireApproverRole("old", true)).isTrue();
+      assertThat(s.find("old").orElseThrow().approverRoleRequired()).isTrue();
+      assertThat(s.requireApproverRole("nobody", true)).isFalse();
+    }
+    // and the role survives reopening
+    try (TenantStore s = TenantStore.open(db, Clock.systemUTC())) {
+      assertThat(s.keys("old"))
+          .extracting(ApiKey::role)
+          .containsExactly(KeyRole.AGENT, KeyRole.APPROVER);
+      assertThat(s.find("old").orElseThrow().approverRoleRequired()).isTrue();
+    }
+  }
+
   @Test
   void badAndDuplicateNamesAreRefusedWithTheRule() {
     try (TenantStore s = TenantStore.open(dir.resolve("t.db"), Clock.systemUTC())) {

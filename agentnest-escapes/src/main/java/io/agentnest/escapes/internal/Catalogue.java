@@ -29,6 +29,7 @@ public final class Catalogue {
     // judged by the host
     FileProbes.addTo(p);
     SecretProbes.addTo(p);
+    GitProbes.addTo(p);
     ResourceProbes.addTo(p);
     return p.entries();
   }
