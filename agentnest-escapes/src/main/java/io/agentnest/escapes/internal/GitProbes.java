@@ -116,7 +116,7 @@ final class GitProbes {
         .append("mkdir -p $d/marks $d/hooks\n")
         .append("git init -q -b main $r && cd $r\n")
         .append("git config user.name probe && git config user.email probe@example.com\n")
-        .append("printf 'a\\n' >a.txt && printf '# a\\n' >README.md\n")
+        .append("printf 'a\\n' >a.txt && printf '# a\\n' >README.md && printf 'p\\n' >z.proc\n")
         .append("git add -A && git commit -q -m init\n");
     for (String hook : HOOKS) {
       for (String dir : List.of("$d/hooks/", "$r/.git/hooks/")) {
@@ -160,7 +160,8 @@ final class GitProbes {
       s.append("git config '").append(kv[0]).append("' \"").append(kv[1]).append("\"\n");
     }
     s.append(
-            "printf '*.txt diff=evil filter=evil\\n*.md diff=conv filter=proc\\n' >.gitattributes\n")
+            "printf '*.txt diff=evil filter=evil\\n*.md diff=conv\\n*.proc filter=proc\\n'"
+                + " >.gitattributes\n")
         .append("git init -q --bare $d/alt.git\n")
         .append("echo $d/alt.git/objects >$r/.git/objects/info/alternates\n")
         // The Python user site is under HOME, the workspace: every Python of the sandbox user
@@ -171,10 +172,12 @@ final class GitProbes {
         .append(DIR)
         .append("/mark\", \"usercustomize\"], stdin=subprocess.DEVNULL)\\n'")
         .append(" >\"$site/usercustomize.py\"\n")
-        .append("printf 'b\\n' >>a.txt && printf 'c\\n' >>README.md\n")
+        // The process filter (which does not speak git's protocol, so git stops at its file)
+        // guards a file that sorts last: the diff traps of the others run first.
+        .append("printf 'b\\n' >>a.txt && printf 'c\\n' >>README.md && printf 'q\\n' >>z.proc\n")
         // The traps are real: the sandbox's own git and Python run them.
         .append("set +e\n")
-        .append("git status --porcelain >/dev/null 2>&1; git diff >/dev/null 2>&1\n")
+        .append("git status --porcelain >/dev/null 2>&1; git diff -- a.txt README.md >/dev/null 2>&1\n")
         .append("python3 -c pass\n")
         .append("ls $d/marks\n");
     ExecResult r = sb.exec(List.of("sh", "-c", s.toString()), Judges.timeout(60));
