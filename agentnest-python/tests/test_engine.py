@@ -13,6 +13,7 @@ import threading
 import time
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -105,14 +106,19 @@ def test_invalid_utf8_and_hostile_file_names_are_handled(engine_home: Path) -> N
             sb.read_file("nope.txt")
 
 
-def test_an_approval_hook_refusal_reaches_the_code(engine_home: Path) -> None:
-    asked: list[agentnest.ApprovalRequest] = []
+def _refusing(asked: list[agentnest.ApprovalRequest]) -> Any:
+    """An approval hook that records each question and says no."""
 
     def hook(req: agentnest.ApprovalRequest) -> bool:
         asked.append(req)
         return False
 
-    with Sandbox(approval_hook=hook) as sb:
+    return hook
+
+
+def test_an_approval_hook_refusal_reaches_the_code(engine_home: Path) -> None:
+    asked: list[agentnest.ApprovalRequest] = []
+    with Sandbox(approval_hook=_refusing(asked)) as sb:
         sb.write_file("keep.txt", "x")
         with pytest.raises(PolicyDeniedError, match="denied by approval_hook") as e:
             sb.exec_shell("rm keep.txt")
@@ -127,12 +133,7 @@ def test_an_approval_hook_refusal_reaches_the_code(engine_home: Path) -> None:
 
 def test_a_streamed_command_gets_its_approval_answered_by_the_hook(engine_home: Path) -> None:
     asked: list[agentnest.ApprovalRequest] = []
-
-    def hook(req: agentnest.ApprovalRequest) -> bool:
-        asked.append(req)
-        return False
-
-    with Sandbox(approval_hook=hook) as sb:
+    with Sandbox(approval_hook=_refusing(asked)) as sb:
         sb.write_file("keep.txt", "x")
         # Without the hook watching the stream, the question would wait out its timeout.
         started = time.monotonic()

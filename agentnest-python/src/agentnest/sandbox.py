@@ -440,31 +440,19 @@ class Sandbox:
             fix="run it again; exec_shell() returns the whole result in one answer")
 
     def _open_stream(self, route: str, body: dict[str, Any]) -> Iterator[tuple[str, Any]]:
-        """A stream of events, opened as ``_call`` opens a call: a local engine restarted by
-        another process (a new key) is reconnected once, as the refused request ran nothing; a
-        stream that broke after it began is not sent again (its command may have run)."""
-        for attempt in (0, 1):
-            w = self._wire if self._wire.endpoint.socket_path is None else connection(False)
-            self._wire = w
+        """A stream of events, opened as ``_call`` makes a call (its first event is read inside
+        it): a local engine restarted by another process is reconnected once, as the refused
+        request ran nothing; a stream that broke after it began is not sent again."""
+
+        def start(w: Wire) -> tuple[tuple[str, Any] | None, Iterator[tuple[str, Any]]]:
             events = w.events("POST", self._path(route), body=body)
-            try:
-                first = next(events)
-            except StopIteration:
-                return
-            except EngineGone:
-                if w.endpoint.socket_path is not None:
-                    _reset_local()
-                raise
-            except AgentNestError as e:
-                if w.endpoint.socket_path is None or attempt or e.code not in (
-                    "key_revoked", "unauthenticated"
-                ):
-                    raise
-                _reset_local()
-                continue
-            yield first
-            yield from events
+            return next(events, None), events
+
+        first, events = self._call(start)
+        if first is None:
             return
+        yield first
+        yield from events
 
     def python_session(self, name: str = "default") -> PythonSession:
         """A named, independent interpreter in this sandbox."""

@@ -483,29 +483,18 @@ public final class SnapshotStore {
 
   // ------------------------------------------------------------------------- list, remove
 
-  /** Valid snapshots, newest first; ones that fail verification are left out. */
+  /**
+   * Valid snapshots, newest first: those whose checks pass ({@link #check} without hashing); ones
+   * that fail them are left out.
+   */
   public List<SnapshotInfo> list() {
     List<SnapshotInfo> out = new ArrayList<>();
-    if (!Files.isDirectory(root)) {
-      return out;
-    }
-    try (DirectoryStream<Path> ds = Files.newDirectoryStream(root)) {
-      for (Path d : ds) {
-        String n = d.getFileName().toString();
-        if (n.startsWith(".") || !Manifest.NAME.matcher(n).matches()) {
-          continue;
-        }
-        try {
-          out.add(Manifest.info(load(n).manifest()));
-        } catch (SnapshotException e) {
-          // listed by 'verify', not here
-        }
+    for (SnapshotCheck c : check(false)) {
+      SnapshotInfo info = c.info();
+      if (c.ok() && info != null) {
+        out.add(info);
       }
-    } catch (IOException e) {
-      throw new SnapshotException(
-          SnapshotException.Reason.IO, "cannot read " + root + ": " + e.getMessage());
     }
-    out.sort(Comparator.comparing(SnapshotInfo::created).reversed());
     return out;
   }
 
