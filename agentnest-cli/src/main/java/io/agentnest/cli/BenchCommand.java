@@ -36,7 +36,8 @@ import picocli.CommandLine.Option;
     name = "bench",
     mixinStandardHelpOptions = true,
     description = {
-      "Measures p50/p95 latency per operation against the real engine:",
+      "Measures p50/p95 latency per operation against the real engine.",
+      "Operations (--only NAME,...):",
       "  cold-start   create a sandbox, get a first Python result, destroy it; with --trace",
       "               also each step of it ('cold-start: engine create', ...)",
       "  exec         warm shell exec round trip ('true')",

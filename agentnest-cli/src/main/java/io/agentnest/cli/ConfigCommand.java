@@ -14,8 +14,9 @@ import picocli.CommandLine.Parameters;
     name = "config",
     mixinStandardHelpOptions = true,
     description = {
-      "Works with the AgentNest configuration file (agentnest.yaml: version 1, defaults and named"
-          + " profiles; see docs/agentnest.sample.yaml).",
+      "Works with the AgentNest configuration file, agentnest.yaml: version 1, defaults and named"
+          + " profiles. Every key, with its default and meaning:",
+      "  docs/agentnest.sample.yaml",
       "Looked for as ./agentnest.yaml, then $XDG_CONFIG_HOME/agentnest/agentnest.yaml (default"
           + " ~/.config/agentnest/agentnest.yaml); $AGENTNEST_CONFIG names a file instead."
     },
