@@ -2,6 +2,7 @@ package io.agentnest.server;
 
 import io.agentnest.ApprovalPolicy;
 import io.agentnest.NetworkPolicy;
+import io.agentnest.config.Sizes;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -79,7 +80,10 @@ final class Policies {
         throw refuse("image", image, "one of " + images);
       }
       if (memory <= 0 || memory > maxMemoryBytes) {
-        throw refuse("memoryBytes", memory, "at most " + maxMemoryBytes);
+        throw refuse(
+            "memoryBytes",
+            memory,
+            "at most " + Sizes.format(maxMemoryBytes) + " (" + maxMemoryBytes + " bytes)");
       }
       if (!(cpus > 0) || cpus > maxCpus) {
         throw refuse("cpus", cpus, "at most " + maxCpus);

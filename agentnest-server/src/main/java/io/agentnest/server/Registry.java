@@ -1,11 +1,13 @@
 package io.agentnest.server;
 
 import io.agentnest.Sandbox;
+import io.agentnest.config.Sizes;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -211,12 +213,36 @@ final class Registry {
     }
   }
 
-  private static ApiException quota(String quota, Object limit, Object used, String fix) {
+  /** A 429 naming a full quota, its limit and its use (sizes as people write them: 2g). */
+  static ApiException quota(String quota, Object limit, Object used, String fix) {
+    // The exact numbers stay in the details.
+    boolean bytes = quota.endsWith("_bytes") && limit instanceof Long && used instanceof Long;
+    String shownLimit = bytes ? size((Long) limit) : String.valueOf(limit);
+    String shownUsed = bytes ? size((Long) used) : String.valueOf(used);
     return new ApiException(
         429,
         ErrorCode.QUOTA,
-        "quota '" + quota + "' is full: limit " + limit + ", in use " + used,
+        "quota '" + quota + "' is full: limit " + shownLimit + ", in use " + shownUsed,
         fix,
         Map.of("quota", quota, "limit", limit, "used", used));
+  }
+
+  /** 2g, 512m, 1.1k: exact where the size is round, one decimal otherwise. */
+  static String size(long bytes) {
+    if (bytes < 1024) {
+      return bytes + " bytes";
+    }
+    String exact = Sizes.format(bytes);
+    if (!exact.equals(Long.toString(bytes))) {
+      return exact;
+    }
+    String[] units = {"k", "m", "g", "t"};
+    double v = bytes;
+    int i = -1;
+    while (v >= 1024 && i < units.length - 1) {
+      v /= 1024;
+      i++;
+    }
+    return String.format(Locale.ROOT, "%.1f%s", v, units[i]);
   }
 }

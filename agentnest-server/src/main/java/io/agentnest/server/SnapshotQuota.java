@@ -79,11 +79,6 @@ final class SnapshotQuota {
   }
 
   private static ApiException quota(String quota, Object limit, Object used, String fix) {
-    return new ApiException(
-        429,
-        ErrorCode.QUOTA,
-        "quota '" + quota + "' is full: limit " + limit + ", in use " + used,
-        fix,
-        Map.of("quota", quota, "limit", limit, "used", used));
+    return Registry.quota(quota, limit, used, fix);
   }
 }

@@ -119,7 +119,7 @@ class QuotaHolesTest {
             () ->
                 quota.within(p, "alpha.", "alpha.big", () -> info("alpha.big", 500), removed::add))
         .isInstanceOf(ApiException.class)
-        .hasMessageContaining("quota 'snapshot_bytes' is full: limit 1024, in use 1100");
+        .hasMessageContaining("quota 'snapshot_bytes' is full: limit 1k, in use 1.1k");
     assertThat(removed).containsExactly("alpha.big");
     store.add(info("alpha.b", 500));
     // Already over: refused before anything is written.
