@@ -17,6 +17,8 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongConsumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -158,8 +160,16 @@ public final class BaseImageBuilder {
               + " (are Debian's package mirrors reachable?)");
     }
     String[] lines = status.split("\n");
-    return lines[lines.length - 1];
+    return shown(lines[lines.length - 1]);
   }
+
+  /** The engine's last import line as a person reads it: {@code image sha256:0123456789ab}. */
+  static String shown(String engineLine) {
+    Matcher m = IMPORTED.matcher(engineLine);
+    return m.find() ? "image " + m.group(1) : engineLine.strip();
+  }
+
+  private static final Pattern IMPORTED = Pattern.compile("(sha256:[0-9a-f]{12})[0-9a-f]*");
 
   private static String normalise(String tag) {
     int slash = tag.lastIndexOf('/');
