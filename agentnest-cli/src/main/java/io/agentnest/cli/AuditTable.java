@@ -16,17 +16,20 @@ final class AuditTable {
   private AuditTable() {}
 
   static void header(PrintStream out) {
-    out.printf("%-23s  %-18s  %-12s  %s%n", "TIME (UTC)", "TYPE", "SANDBOX", "SUMMARY");
+    out.printf("%-23s  %-24s  %-12s  %s%n", "TIME (UTC)", "TYPE", "SANDBOX", "SUMMARY");
   }
 
   /** One row; every field a sandbox may have chosen is escaped ({@link HumanText}). */
   static void row(PrintStream out, AuditEvent e) {
     String sb = e.sandboxId() == null ? "-" : e.sandboxId();
+    // The id's first 12 characters, as docker ps and agentnest ls show it (any prefix selects).
+    String shortId =
+        sb.codePointCount(0, sb.length()) > 12 ? sb.substring(0, sb.offsetByCodePoints(0, 12)) : sb;
     out.printf(
-        "%-23s  %-18s  %-12s  %s%n",
+        "%-23s  %-24s  %-12s  %s%n",
         TIME.format(e.time()),
         HumanText.line(e.type(), 40),
-        HumanText.line(sb, 12),
+        HumanText.line(shortId),
         HumanText.line(summary(e)));
   }
 

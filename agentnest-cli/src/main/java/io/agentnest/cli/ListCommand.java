@@ -6,6 +6,7 @@ import io.agentnest.SandboxInfo;
 import io.agentnest.SandboxPool;
 import io.agentnest.spi.Labels;
 import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.concurrent.Callable;
 import org.jspecify.annotations.Nullable;
@@ -49,7 +50,8 @@ final class ListCommand implements Callable<Integer> {
         o.put("runtime", s.runtime()).put("tenant", s.labels().getOrDefault(Labels.TENANT, ""));
         o.put("state", s.state()).put("created", s.created().toString());
         o.put("owner", s.labels().getOrDefault(Labels.OWNER, ""));
-        o.put("expires", expires(s));
+        Instant exp = expires(s);
+        o.put("expires", exp == null ? "" : exp.toString());
         o.put("pool", s.labels().getOrDefault(Labels.POOL, ""));
         o.put("pool_idle", SandboxPool.isIdleMember(s));
         ObjectNode labels = o.putObject("labels");
@@ -75,8 +77,8 @@ final class ListCommand implements Callable<Integer> {
           s.image(),
           s.runtime(),
           state(s),
-          s.created().toString().replace("T", " ").replaceAll("\\.\\d+Z$", "Z"),
-          expires(s));
+          shown(s.created()),
+          shownOrBlank(expires(s)));
     }
     if (leftOut != null) {
       System.out.println(leftOut);
@@ -93,15 +95,24 @@ final class ListCommand implements Callable<Integer> {
     return pool != null && SandboxPool.isIdleMember(s) ? "idle:" + pool : s.state();
   }
 
-  private static String expires(SandboxInfo s) {
+  private static @Nullable Instant expires(SandboxInfo s) {
     String e = s.labels().get(Labels.EXPIRES);
     if (e == null) {
-      return "";
+      return null;
     }
     try {
-      return Instant.ofEpochSecond(Long.parseLong(e)).toString();
+      return Instant.ofEpochSecond(Long.parseLong(e));
     } catch (NumberFormatException ex) {
-      return "";
+      return null;
     }
+  }
+
+  private static String shownOrBlank(@Nullable Instant t) {
+    return t == null ? "" : shown(t);
+  }
+
+  /** One format for every time the table shows: 2026-12-07 09:00:00Z. */
+  static String shown(Instant t) {
+    return t.truncatedTo(ChronoUnit.SECONDS).toString().replace("T", " ");
   }
 }

@@ -53,4 +53,21 @@ class AuditTableTest {
     assertThat(row(event(AuditEvent.NETWORK_ATTEMPT, net)))
         .contains("evil.example\\x1b[8m\\x1b[1A\\rpypi.org\\u202e:443");
   }
+
+  @Test
+  void columnsStayAlignedForTheLongestTypeAndAFullSandboxId() {
+    Map<String, Object> data = Map.of("secret", "GITHUB_TOKEN", "host", "api.example.com");
+    String header;
+    ByteArrayOutputStream b = new ByteArrayOutputStream();
+    AuditTable.header(new PrintStream(b, true, StandardCharsets.UTF_8));
+    header = b.toString(StandardCharsets.UTF_8);
+    int summaryAt = header.indexOf("SUMMARY");
+    for (String type : new String[] {"network.placeholder_leak", "sandbox.created"}) {
+      String shown = row(event(type, data));
+      // The summary starts where the header says, whatever the type and id lengths.
+      assertThat(shown.charAt(summaryAt - 1)).isEqualTo(' ');
+      assertThat(shown.charAt(summaryAt)).isNotEqualTo(' ');
+      assertThat(shown).contains("0123456789ab  ").doesNotContain("0123456789abc");
+    }
+  }
 }
