@@ -131,7 +131,7 @@ final class DoctorCommand implements Callable<Integer> {
     failed = checks.stream().anyMatch(c -> c.status() == HealthCheck.Status.FAIL);
     if (escapes) {
       if (failed) {
-        System.err.println("agentnest: the host checks fail; fix them before --escapes");
+        System.err.println("error: the host checks fail; fix them before --escapes");
         printChecks(checks, failed);
         return ExitCodes.FAILED;
       }
@@ -153,9 +153,9 @@ final class DoctorCommand implements Callable<Integer> {
       } else {
         System.err.println(
             backend.equals("kubernetes")
-                ? "agentnest: the cluster has no gvisor RuntimeClass: attacking runc pods only;"
+                ? "warning: the cluster has no gvisor RuntimeClass: attacking runc pods only;"
                     + " docs/kubernetes.md says how to add one"
-                : "agentnest: gVisor (runsc) is not registered in Docker: attacking runc only;"
+                : "warning: gVisor (runsc) is not registered in Docker: attacking runc only;"
                     + " 'agentnest doctor' prints the daemon.json snippet to add it");
       }
     }

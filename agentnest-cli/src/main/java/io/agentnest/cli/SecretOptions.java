@@ -77,7 +77,7 @@ final class SecretOptions {
       if (!terminal) {
         throw new ConfigException("--secret " + name + "=..." + fix);
       }
-      err.println("agentnest: warning: --secret " + name + "=..." + fix);
+      err.println("warning: --secret " + name + "=..." + fix);
       b.secretEnv(name, secret("--secret " + name, s.substring(s.indexOf('=') + 1)));
     }
     for (String name : secretEnv) {

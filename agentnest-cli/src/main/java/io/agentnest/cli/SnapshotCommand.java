@@ -199,7 +199,7 @@ final class SnapshotCommand implements Runnable {
         if (Sandbox.removeSnapshot(n)) {
           System.out.println("removed " + n);
         } else {
-          System.err.println("agentnest: no snapshot '" + n + "' ('agentnest snapshot ls')");
+          System.err.println("error: no snapshot '" + n + "' ('agentnest snapshot ls')");
           missing++;
         }
       }

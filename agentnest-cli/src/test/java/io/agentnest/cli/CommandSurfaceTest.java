@@ -2,9 +2,13 @@ package io.agentnest.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
 import picocli.CommandLine.Model.CommandSpec;
@@ -55,5 +59,29 @@ class CommandSurfaceTest {
         assertThat(c.findOption("--json")).as(c.qualifiedName() + " --json").isNotNull();
       }
     }
+  }
+
+  /**
+   * One prefix per kind of message on stderr: {@code error: } (the command failed), {@code warning:
+   * } (it goes on), {@code agentnest: } only for notes about a run (a limit that stopped it);
+   * before, errors came as either.
+   */
+  @Test
+  void errorsAndWarningsOnStderrUseOnePrefixEach() throws IOException {
+    List<String> odd = new ArrayList<>();
+    try (Stream<Path> files = Files.walk(Path.of("src", "main", "java"))) {
+      for (Path f : files.filter(p -> p.toString().endsWith(".java")).toList()) {
+        List<String> lines = Files.readAllLines(f);
+        for (int i = 0; i < lines.size(); i++) {
+          String l = lines.get(i);
+          if (l.contains("\"agentnest: ")
+              && !l.contains("\"agentnest: stopped by limit")
+              && !l.contains(".contains(\"agentnest: ")) {
+            odd.add(f.getFileName() + ":" + (i + 1) + ": " + l.strip());
+          }
+        }
+      }
+    }
+    assertThat(odd).as("messages to start with error: or warning:").isEmpty();
   }
 }
