@@ -94,12 +94,24 @@ def _text(v, limit=1000):
     return v[:limit]
 
 
-def _abs(p):
-    return os.path.normpath(os.path.join(os.getcwd(), _text(p)))
+def _abs(p, dir_fd=None):
+    # A path relative to dir_fd (shutil.rmtree and os.fwalk work that way) is relative to that
+    # directory, not to the working directory: a person approving must see the real target.
+    base = _fd_path(dir_fd) if isinstance(dir_fd, int) and dir_fd >= 0 else os.getcwd()
+    return os.path.normpath(os.path.join(base, _text(p)))
 
 
-def _outside(p):
-    path = _abs(p)
+def _arg(args, i):
+    return args[i] if len(args) > i else None
+
+
+# Where each event's dir_fd argument sits (for its first path; rename/link: src, then dst).
+_DIR_FD = {"os.remove": 1, "os.rmdir": 1, "shutil.rmtree": 1, "os.mkdir": 2, "os.chmod": 2,
+           "os.chown": 3}
+
+
+def _outside(p, dir_fd=None):
+    path = _abs(p, dir_fd)
     for w in _watch["writable"]:
         if w == "/" or path == w or path.startswith(w.rstrip("/") + "/"):
             return False
@@ -144,9 +156,10 @@ def _replaces(event, args):
         if size:
             return _abs(args[0]), "open truncates the existing file (%d bytes)" % size
     if event == "os.rename" and len(args) >= 2 and not isinstance(args[1], (int, type(None))):
-        size = _size(args[1], args[3] if len(args) > 3 else None)
+        size = _size(args[1], _arg(args, 3))
         if size and _text(args[0]) != _text(args[1]):
-            return _abs(args[1]), "os.rename/os.replace over the existing file (%d bytes)" % size
+            return (_abs(args[1], _arg(args, 3)),
+                    "os.rename/os.replace over the existing file (%d bytes)" % size)
     if event == "os.truncate" and len(args) >= 2 and isinstance(args[1], int):
         size = _size(args[0])
         if size > args[1]:
@@ -189,21 +202,25 @@ def _target_outside(event, args):
         return _abs(args[0]), "open for writing (mode %s)" % _text(args[1] if len(args) > 1 else None, 20)
     if event in ("os.rename", "os.link", "os.symlink"):
         src, dst = (args + (None, None))[:2]
-        for p in (dst, src):
-            if p is not None and not isinstance(p, int) and _outside(p):
-                return _abs(p), "%s %s -> %s" % (event, _text(src), _text(dst))
+        # symlink's src is the link's text, never resolved; its dst is relative to dir_fd.
+        src_fd = None if event == "os.symlink" else _arg(args, 2)
+        dst_fd = _arg(args, 2) if event == "os.symlink" else _arg(args, 3)
+        for p, fd in ((dst, dst_fd), (src, src_fd)):
+            if p is not None and not isinstance(p, int) and _outside(p, fd):
+                return _abs(p, fd), "%s %s -> %s" % (event, _text(src), _text(dst))
         return None
     if event in ("os.mkdir", "os.truncate"):
-        if not args or isinstance(args[0], int) or not _outside(args[0]):
+        fd = _arg(args, _DIR_FD.get(event, 99))
+        if not args or isinstance(args[0], int) or not _outside(args[0], fd):
             return None
-        return _abs(args[0]), event
+        return _abs(args[0], fd), event
     if event in ("os.remove", "os.rmdir", "shutil.rmtree", "os.chmod", "os.chown", "os.chflags"):
         if not args or isinstance(args[0], int):
             return "<fd>", "%s on an open file descriptor" % event
         extra = ""
         if event == "os.chmod" and len(args) > 1 and isinstance(args[1], int):
             extra = " mode %o" % args[1]
-        return _abs(args[0]), event + extra
+        return _abs(args[0], _arg(args, _DIR_FD.get(event, 99))), event + extra
     limit = MAX_TARGET + 1
     if event == "subprocess.Popen":
         exe, argv = (args + (None, None))[:2]

@@ -114,6 +114,24 @@ class ApprovalsIT {
   }
 
   @Test
+  void aRecursiveDeletionAsksAboutTheRealPathsUnderTheTreeNotTheWorkingDirectory() {
+    // shutil.rmtree removes with paths relative to a directory descriptor: each question must
+    // name the file under the tree, not the same name in /workspace.
+    next = answer(true);
+    ExecResult r =
+        sandbox.runCode(
+            "import os, shutil\nos.makedirs('out/x', exist_ok=True)\n"
+                + "open('out/x/f.txt', 'w').write('x')\nshutil.rmtree('out')\n"
+                + "os.path.exists('out')");
+    assertThat(r.error()).isNull();
+    assertThat(r.result()).isEqualTo("False");
+    assertThat(asked)
+        .extracting(ApprovalRequest::target)
+        .contains("/workspace/out", "/workspace/out/x/f.txt", "/workspace/out/x")
+        .doesNotContain("/workspace/f.txt", "/workspace/x");
+  }
+
+  @Test
   void deniedPythonDeletionRaisesInsideTheSandboxAndTheCallGoesOn() {
     next = answer(false);
     ExecResult r =
