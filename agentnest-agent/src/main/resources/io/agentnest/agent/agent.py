@@ -582,7 +582,16 @@ class ExecCall:
         cwd = h.get("cwd") or WORKSPACE
         try:
             cwd = resolve_cwd(cwd)
-        except (PathRefused, FileNotFoundError) as e:
+        except FileNotFoundError:
+            self.agent.send_error(
+                self.id,
+                "BAD_PATH",
+                "working directory %r does not exist under /workspace: create it first (a file"
+                " written into it, files().mkdir(%r), or 'mkdir -p %s' in an earlier command)"
+                % (cwd, cwd, cwd),
+            )
+            return
+        except PathRefused as e:
             self.agent.send_error(self.id, "BAD_PATH", "working directory: %s" % e)
             return
         argv = h.get("argv")

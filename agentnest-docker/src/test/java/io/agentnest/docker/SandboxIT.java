@@ -124,6 +124,12 @@ class SandboxIT {
     assertThat(argv.stdout()).isEqualTo("a b|$HOME|");
     ExecResult missing = sandbox.exec("no-such-command-xyz");
     assertThat(missing.exitCode()).isEqualTo(127);
+    // A working directory that does not exist: the error says so and how to make it.
+    assertThatThrownBy(
+            () -> sandbox.exec("true", ExecOptions.builder().workdir("no/such/project").build()))
+        .isInstanceOf(FileOperationException.class)
+        .hasMessageContaining("'no/such/project' does not exist under /workspace")
+        .hasMessageContaining("mkdir -p no/such/project");
   }
 
   @Test
