@@ -1,5 +1,6 @@
 package io.agentnest.kubernetes;
 
+import io.agentnest.BackendUnavailableException;
 import io.agentnest.ConfigException;
 import io.agentnest.SandboxClosedException;
 import io.agentnest.SandboxInfo;
@@ -141,6 +142,17 @@ public final class KubernetesBackend implements RuntimeBackend {
 
   @Override
   public List<HealthCheck> diagnose() {
-    return KubeDoctor.run(cluster());
+    KubeCluster c;
+    try {
+      c = cluster();
+    } catch (BackendUnavailableException e) {
+      // The words every command prints when no cluster is configured, as a failed check.
+      return List.of(
+          HealthCheck.fail(
+              "kubernetes api",
+              String.valueOf(e.getMessage()),
+              "export KUBECONFIG=PATH of the cluster's kubeconfig"));
+    }
+    return KubeDoctor.run(c);
   }
 }

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.AgentNestException;
+import io.agentnest.BackendUnavailableException;
 import io.agentnest.ConfigException;
 import io.agentnest.ImageNotFoundException;
 import io.agentnest.SandboxInfo;
@@ -109,9 +110,39 @@ public final class KubeCluster {
       }
       config = Config.fromKubeconfig(settings.context(), file);
     } else {
+      String missing = noKubeconfig(System.getenv("KUBECONFIG"), System.getProperty("user.home"));
+      if (missing != null) {
+        throw new BackendUnavailableException(missing);
+      }
       config = Config.autoConfigure(settings.context());
     }
     return new KubeCluster(new KubernetesClientBuilder().withConfig(config).build(), settings);
+  }
+
+  /**
+   * Why no cluster can be found, or null when a kubeconfig or an in-cluster account is there; the
+   * same words for every command (run, doctor, ls), instead of the client's failed list call.
+   */
+  static @Nullable String noKubeconfig(@Nullable String kubeconfigEnv, String home) {
+    if (kubeconfigEnv != null && !kubeconfigEnv.isBlank()) {
+      for (String f : kubeconfigEnv.split(File.pathSeparator)) {
+        if (!f.isBlank() && new File(f).isFile()) {
+          return null;
+        }
+      }
+      return "KUBECONFIG names "
+          + kubeconfigEnv
+          + ", where there is no kubeconfig file: point it at the cluster's kubeconfig (for the"
+          + " test cluster: export KUBECONFIG=\"$(scripts/k8s/cluster.sh up)\")";
+    }
+    if (new File(home, ".kube/config").isFile()
+        || new File("/var/run/secrets/kubernetes.io/serviceaccount/token").isFile()) {
+      return null;
+    }
+    return "no Kubernetes cluster is configured: KUBECONFIG is not set, ~/.kube/config does not"
+        + " exist and this is not a pod with a service account; export KUBECONFIG=PATH of the"
+        + " cluster's kubeconfig (for the test cluster: export KUBECONFIG=\"$(scripts/k8s/cluster.sh"
+        + " up)\"), then 'agentnest doctor --backend kubernetes' checks the rest";
   }
 
   public KubernetesClient client() {
