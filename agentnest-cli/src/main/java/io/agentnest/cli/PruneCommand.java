@@ -72,11 +72,7 @@ final class PruneCommand implements Callable<Integer> {
       String verb = report.dryRun() ? "would remove" : i.removed() ? "removed" : "FAILED";
       System.out.printf(
           "%-12s %-9s %-12s %s%s%n",
-          verb,
-          i.kind(),
-          i.id().substring(0, Math.min(12, i.id().length())),
-          i.reason(),
-          i.error() == null ? "" : ": " + i.error());
+          verb, i.kind(), shortId(i.id()), i.reason(), i.error() == null ? "" : ": " + i.error());
     }
     if (report.stateFilesRemoved() > 0) {
       System.out.printf(
@@ -87,5 +83,10 @@ final class PruneCommand implements Callable<Integer> {
       System.out.printf("freed %.1f MiB%n", report.freedBytes() / (1024.0 * 1024.0));
     }
     return failed ? ExitCodes.FAILED : ExitCodes.OK;
+  }
+
+  /** An engine id as its 12-character prefix; a path (a bulk directory) whole. */
+  static String shortId(String id) {
+    return id.matches("[0-9a-f]{13,}") ? id.substring(0, 12) : id;
   }
 }
