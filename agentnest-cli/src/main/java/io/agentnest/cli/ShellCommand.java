@@ -1,6 +1,5 @@
 package io.agentnest.cli;
 
-import io.agentnest.ConfigException;
 import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
 import io.agentnest.Sandbox;
@@ -16,8 +15,11 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
 /** An interactive terminal in a running sandbox. */
 @Command(
@@ -53,10 +55,13 @@ final class ShellCommand implements Callable<Integer> {
 
   @Mixin AttachOptions attach = new AttachOptions();
 
+  @Spec CommandSpec spec;
+
   @Override
   public Integer call() throws IOException, InterruptedException {
     if (!Terminals.isTerminal(0) || !Terminals.isTerminal(1)) {
-      throw new ConfigException(
+      throw new ParameterException(
+          spec.commandLine(),
           "agentnest shell needs a terminal on stdin and stdout: run it in one, or use"
               + " 'agentnest exec "
               + sandbox

@@ -81,4 +81,11 @@ class LiveSandboxCommandsTest {
     assertThat(bad.exit()).isEqualTo(ExitCodes.USAGE);
     assertThat(bad.err()).contains("is not a sandbox id");
   }
+
+  @Test
+  void shellWithoutATerminalIsAUsageErrorPointingAtExec() {
+    Result r = cli("shell", "3f2a9c");
+    assertThat(r.exit()).isEqualTo(ExitCodes.USAGE);
+    assertThat(r.err()).contains("needs a terminal", "agentnest exec 3f2a9c");
+  }
 }

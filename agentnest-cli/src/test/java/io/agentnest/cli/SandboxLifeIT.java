@@ -164,4 +164,43 @@ class SandboxLifeIT {
     assertThat(cli("code", id, "-c", "where").out()).isEqualTo("'default'\n");
     assertThat(cli("code", id, "--session", "side", "-c", "where").out()).isEqualTo("'side'\n");
   }
+
+  @Test
+  void shellRunsOnAPtySizedToTheWindowFollowsItAndShowsClipboardWritesInsteadOfObeying()
+      throws Exception {
+    String id = create();
+    Path driver = Path.of("src/test/resources/io/agentnest/cli/pty_drive.py").toAbsolutePath();
+    String steps =
+        Json.MAPPER.writeValueAsString(
+            List.of(
+                Map.of("send", "stty size\r"),
+                Map.of("expect", "30 100"),
+                Map.of("resize", List.of(40, 120)),
+                Map.of("sleep", 2),
+                Map.of("send", "stty size\r"),
+                Map.of("expect", "40 120"),
+                Map.of("send", "printf '\\033]52;c;aGk=\\007\\033[31mred\\n'\r"),
+                Map.of("expect", "red"),
+                Map.of("send", "sleep 30\r"),
+                Map.of("sleep", 1),
+                Map.of("send", "\u0003"),
+                Map.of("send", "echo $((1000+1))\r"),
+                Map.of("expect", "1001", "s", 20),
+                Map.of("send", "exit 5\r")));
+    List<String> cmd =
+        new ArrayList<>(List.of("python3", driver.toString(), "30", "100", steps, "--"));
+    cmd.addAll(Processes.cli("shell", id));
+    Run r =
+        Processes.run(cmd, home, 240, Map.of("AGENTNEST_HOME", home.toString(), "TERM", "xterm"));
+    assertThat(r.finished()).as(r.err()).isTrue();
+    String screen = r.out();
+    assertThat(r.exit())
+        .as("the shell's exit status; screen:%n%s%nerr: %s", screen, r.err())
+        .isEqualTo(5);
+    assertThat(screen)
+        .as("the clipboard write is shown, the colour works")
+        .contains("^[]52;c;aGk=^G", "\u001b[31mred")
+        .doesNotContain("\u001b]52");
+    assertThat(cli("logs", id).out()).as("the shell is audited as a call").contains("exec.started");
+  }
 }
