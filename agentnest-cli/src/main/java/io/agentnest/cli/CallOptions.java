@@ -1,7 +1,17 @@
 package io.agentnest.cli;
 
+import io.agentnest.AgentNestException;
+import io.agentnest.Backpressure;
 import io.agentnest.ExecOptions;
+import io.agentnest.ExecResult;
+import io.agentnest.Execution;
 import io.agentnest.OutputChunk;
+import io.agentnest.spi.support.ExitHooks;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Option;
 
@@ -40,7 +50,9 @@ final class CallOptions {
   }
 
   ExecOptions options(TerminalOutput terminal) {
-    ExecOptions.Builder b = ExecOptions.builder();
+    // The output reaches the terminal through onOutput; nobody reads the event stream, which
+    // must then never make the sandbox wait.
+    ExecOptions.Builder b = ExecOptions.builder().backpressure(Backpressure.DROP);
     if (!json) {
       b.onOutput(c -> terminal.write(c.stream() == OutputChunk.Stream.STDERR, c.data()));
     }
@@ -49,4 +61,45 @@ final class CallOptions {
     }
     return b.build();
   }
+
+  /**
+   * The result of {@code ex}. If this process is ended meanwhile (^C, SIGTERM), the call is stopped
+   * in the sandbox first (a command's process tree; KeyboardInterrupt in a Python session, which
+   * keeps its variables), rather than left to run to its timeout.
+   */
+  static ExecResult await(Execution ex) {
+    ExitHooks.add(
+        ExitHooks.SANDBOXES,
+        () -> {
+          if (!ex.result().isDone()) {
+            ex.cancel();
+            try {
+              ex.result().get(STOP_WAIT_SECONDS, TimeUnit.SECONDS);
+            } catch (ExecutionException | TimeoutException | CancellationException e) {
+              // Stopping was asked for; the sandbox's own timeout is the backstop.
+            } catch (InterruptedException e) {
+              Thread.currentThread().interrupt();
+            }
+          }
+        });
+    try {
+      return ex.result().get();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      ex.cancel();
+      throw new AgentNestException("interrupted while waiting for the call; it was stopped");
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause() == null ? e : e.getCause();
+      if (cause instanceof CompletionException ce && ce.getCause() != null) {
+        cause = ce.getCause();
+      }
+      if (cause instanceof RuntimeException re) {
+        throw re;
+      }
+      throw new AgentNestException("the call failed: " + cause, cause);
+    }
+  }
+
+  /** How long an exiting CLI waits for a call it stopped to end. */
+  static final long STOP_WAIT_SECONDS = 3;
 }

@@ -74,7 +74,11 @@ final class CodeCommand implements Callable<Integer> {
     Sandbox sb = attach.connect(sandbox, terminal);
     try {
       ExecOptions opts = call.options(terminal);
-      r = session == null ? sb.runCode(code, opts) : sb.pythonSession(session).run(code, opts);
+      r =
+          CallOptions.await(
+              session == null
+                  ? sb.startCode(code, opts)
+                  : sb.pythonSession(session).start(code, opts));
     } finally {
       // Detached, not closed: the session (its interpreter) lives on in the sandbox's agent.
       sb.detach();

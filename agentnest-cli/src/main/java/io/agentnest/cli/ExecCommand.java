@@ -53,7 +53,7 @@ final class ExecCommand implements Callable<Integer> {
     ExecResult r;
     Sandbox sb = attach.connect(sandbox, terminal);
     try {
-      r = sb.exec(command, call.options(terminal));
+      r = CallOptions.await(sb.start(command, call.options(terminal)));
     } finally {
       sb.detach();
       terminal.finish();

@@ -4,6 +4,7 @@ import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
 import io.agentnest.Sandbox;
 import io.agentnest.TerminalSession;
+import io.agentnest.spi.support.ExitHooks;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintStream;
@@ -92,6 +93,8 @@ final class ShellCommand implements Callable<Integer> {
               .build();
       TtyMode.Size size = tty.size();
       try (TerminalSession t = sb.terminal(argv, size.rows(), size.cols(), opts)) {
+        // A hang-up or SIGTERM ends this process: the shell ends with it, not at the TTL.
+        ExitHooks.add(ExitHooks.SANDBOXES, t::close);
         // An approval the shell needs is asked on this terminal, before it goes raw.
         for (int i = 0; !t.started() && !t.result().isDone() && i < 36_000; i++) {
           Thread.sleep(50);

@@ -203,4 +203,39 @@ class SandboxLifeIT {
         .doesNotContain("\u001b]52");
     assertThat(cli("logs", id).out()).as("the shell is audited as a call").contains("exec.started");
   }
+
+  @Test
+  void endingTheCliStopsItsCallSoTheSessionIsFreeAndKeepsItsVariables() throws Exception {
+    String id = create();
+    assertThat(cli("code", id, "-c", "kept = 'still here'").exit()).isZero();
+    ProcessBuilder pb =
+        new ProcessBuilder(
+                Processes.cli(
+                    "code",
+                    id,
+                    "--timeout",
+                    "10m",
+                    "-c",
+                    "import time\nprint('busy', flush=True)\ntime.sleep(600)"))
+            .redirectErrorStream(true);
+    pb.environment().put("AGENTNEST_HOME", home.toString());
+    Process busy = pb.start();
+    try (var out = busy.getInputStream()) {
+      byte[] first = new byte[4];
+      assertThat(out.readNBytes(first, 0, 4)).as("the call started").isEqualTo(4);
+      assertThat(new String(first, StandardCharsets.UTF_8)).isEqualTo("busy");
+      busy.destroy(); // SIGTERM, as a closed terminal or ^C ends the CLI
+      assertThat(busy.waitFor(30, TimeUnit.SECONDS)).as("the CLI ended").isTrue();
+    } finally {
+      busy.destroyForcibly();
+    }
+    Run next =
+        Processes.run(
+            Processes.cli("code", id, "-c", "kept"),
+            home,
+            60,
+            Map.of("AGENTNEST_HOME", home.toString()));
+    assertThat(next.finished()).as("the session was not left busy for ten minutes").isTrue();
+    assertThat(next.out()).isEqualTo("'still here'\n");
+  }
 }
