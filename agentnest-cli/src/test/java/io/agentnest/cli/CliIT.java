@@ -119,6 +119,7 @@ class CliIT {
             "create",
             "exec",
             "code",
+            "shell",
             "logs",
             "extend",
             "ls",
