@@ -40,6 +40,15 @@ class PtyTest(unittest.TestCase):
             self.assertTrue(out.rstrip().endswith(b"40 120"), out)
             self.assertEqual({h["s"] for h, _ in self.a.channel.of(20) if h.get("ev") == "out"}, {"o"})
 
+    def test_keys_sent_right_after_the_exec_frame_wait_for_the_program(self):
+        with tempfile.TemporaryDirectory() as ws, mock.patch.object(agent, "WORKSPACE", ws):
+            self.a.dispatch({"op": "exec", "id": 23, "argv": ["/bin/sh", "-c", "sleep 0.5; read l; echo got-$l"],
+                             "pty": {"rows": 24, "cols": 80}, "timeout_ms": 20000}, b"")
+            self.a.dispatch({"op": "pty_in", "target": 23}, b"early\n")
+            self.assertEqual(self.a.channel.final(23, timeout=20)["exit_code"], 0)
+            self.assertIn(b"got-early", self.output(23))
+            self.assertNotIn(23, self.a.running)
+
     def test_keys_and_sizes_for_no_such_call_or_a_call_without_a_pty_are_dropped(self):
         self.a.dispatch({"op": "pty_in", "target": 999}, b"x")
         self.a.dispatch({"op": "pty_resize", "target": 999, "rows": 1, "cols": 1}, b"")

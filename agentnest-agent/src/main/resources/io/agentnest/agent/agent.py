@@ -547,6 +547,23 @@ class ExecCall:
         self.budget = OutputBudget(int(header.get("max_output", 10 << 20)))
         self.kill_timer = None
         self.pty = None  # PtyEnd when the command runs on a terminal (header "pty")
+        self.pty_error = None
+
+    def open_pty(self):
+        size = pty_size(self.header.get("pty"))
+        if size is None:
+            return
+        try:
+            self.pty = PtyEnd(size)
+        except OSError as e:
+            self.pty_error = "cannot open a pseudo-terminal: %s" % (e.strerror or e)
+            return
+        self.agent.running[self.id] = self
+
+    def release_pty(self):
+        if self.pty is not None:
+            self.pty.close()
+            self.agent.running.pop(self.id, None)
 
     def kill_tree(self, sig):
         if self.proc is None:
@@ -585,16 +602,18 @@ class ExecCall:
         try:
             cwd = resolve_cwd(cwd)
         except (PathRefused, FileNotFoundError) as e:
+            self.release_pty()
             self.agent.send_error(self.id, "BAD_PATH", "working directory: %s" % e)
+            return
+        if self.pty_error is not None:
+            self.agent.send_result(self.id, exit_code=127, duration_ms=0, limit=None, error=self.pty_error)
             return
         argv = h.get("argv")
         if not argv:
             argv = ["/bin/sh", "-c", h.get("cmd", "")]
-        size = pty_size(h.get("pty"))
         try:
-            if size is not None:
+            if self.pty is not None:
                 env["TERM"] = pty_term(h.get("term"))
-                self.pty = PtyEnd(size)
                 self.proc = self.pty.spawn(argv, cwd, env)
             else:
                 self.proc = subprocess.Popen(
@@ -608,8 +627,7 @@ class ExecCall:
                     close_fds=True,
                 )
         except OSError as e:
-            if self.pty is not None:
-                self.pty.close()
+            self.release_pty()
             limit = probe.hit()
             self.agent.send_result(
                 self.id,
@@ -2150,7 +2168,11 @@ def op_set_ttl(agent, call_id, h, payload):
 
 
 def op_exec(agent, call_id, h, payload):
-    agent.spawn(call_id, lambda: ExecCall(agent, call_id, h, payload).run())
+    call = ExecCall(agent, call_id, h, payload)
+    # A terminal is opened here, in the frame loop: keys the host sends right after (pty_in) find
+    # the call and wait in its queue instead of being dropped while the program starts.
+    call.open_pty()
+    agent.spawn(call_id, call.run)
 
 
 def op_signal(agent, call_id, h, payload):

@@ -173,6 +173,7 @@ class SandboxLifeIT {
     String steps =
         Json.MAPPER.writeValueAsString(
             List.of(
+                Map.of("expect", "$ "), // the prompt: a person types once it is there
                 Map.of("send", "stty size\r"),
                 Map.of("expect", "30 100"),
                 Map.of("resize", List.of(40, 120)),
