@@ -12,6 +12,9 @@ import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Option;
 
@@ -63,25 +66,23 @@ final class CallOptions {
   }
 
   /**
-   * The result of {@code ex}. If this process is ended meanwhile (^C, SIGTERM), the call is stopped
-   * in the sandbox first (a command's process tree; KeyboardInterrupt in a Python session, which
-   * keeps its variables), rather than left to run to its timeout.
+   * Starts a call with {@code start} and returns its result. If this process is ended meanwhile
+   * (^C, SIGTERM), the call is stopped in the sandbox first (a command's process tree;
+   * KeyboardInterrupt in a Python session, which keeps its variables), rather than left to run to
+   * its timeout. The exit task is in place before the call starts: a signal that comes while it
+   * starts still stops it.
    */
-  static ExecResult await(Execution ex) {
-    ExitHooks.add(
-        ExitHooks.SANDBOXES,
-        () -> {
-          if (!ex.result().isDone()) {
-            ex.cancel();
-            try {
-              ex.result().get(STOP_WAIT_SECONDS, TimeUnit.SECONDS);
-            } catch (ExecutionException | TimeoutException | CancellationException e) {
-              // Stopping was asked for; the sandbox's own timeout is the backstop.
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
-          }
-        });
+  static ExecResult run(Supplier<Execution> start) {
+    AtomicReference<@Nullable Execution> current = new AtomicReference<>();
+    AtomicBoolean starting = new AtomicBoolean(true);
+    ExitHooks.add(ExitHooks.SANDBOXES, () -> stopAtExit(current, starting));
+    Execution ex;
+    try {
+      ex = start.get();
+      current.set(ex);
+    } finally {
+      starting.set(false);
+    }
     try {
       return ex.result().get();
     } catch (InterruptedException e) {
@@ -97,6 +98,25 @@ final class CallOptions {
         throw re;
       }
       throw new AgentNestException("the call failed: " + cause, cause);
+    }
+  }
+
+  private static void stopAtExit(
+      AtomicReference<@Nullable Execution> current, AtomicBoolean starting) {
+    try {
+      // Started on the main thread, which runs on during shutdown: wait (bounded) for the handle.
+      for (int i = 0; current.get() == null && starting.get() && i < 100; i++) {
+        Thread.sleep(20);
+      }
+      Execution ex = current.get();
+      if (ex != null && !ex.result().isDone()) {
+        ex.cancel();
+        ex.result().get(STOP_WAIT_SECONDS, TimeUnit.SECONDS);
+      }
+    } catch (ExecutionException | TimeoutException | CancellationException e) {
+      // Stopping was asked for; the sandbox's own timeout is the backstop.
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 

@@ -74,11 +74,13 @@ final class CodeCommand implements Callable<Integer> {
     Sandbox sb = attach.connect(sandbox, terminal);
     try {
       ExecOptions opts = call.options(terminal);
+      String named = session;
       r =
-          CallOptions.await(
-              session == null
-                  ? sb.startCode(code, opts)
-                  : sb.pythonSession(session).start(code, opts));
+          CallOptions.run(
+              () ->
+                  named == null
+                      ? sb.startCode(code, opts)
+                      : sb.pythonSession(named).start(code, opts));
     } finally {
       // Detached, not closed: the session (its interpreter) lives on in the sandbox's agent.
       sb.detach();

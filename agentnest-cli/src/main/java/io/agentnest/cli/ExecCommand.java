@@ -1,5 +1,6 @@
 package io.agentnest.cli;
 
+import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
 import io.agentnest.Sandbox;
 import java.io.IOException;
@@ -53,7 +54,8 @@ final class ExecCommand implements Callable<Integer> {
     ExecResult r;
     Sandbox sb = attach.connect(sandbox, terminal);
     try {
-      r = CallOptions.await(sb.start(command, call.options(terminal)));
+      ExecOptions opts = call.options(terminal);
+      r = CallOptions.run(() -> sb.start(command, opts));
     } finally {
       sb.detach();
       terminal.finish();

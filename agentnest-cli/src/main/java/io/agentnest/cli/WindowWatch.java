@@ -19,6 +19,9 @@ final class WindowWatch {
 
   private WindowWatch(TtyMode tty, TtyMode.Size initial, BiConsumer<Integer, Integer> resize) {
     boolean signalled = onWinch(changed::release);
+    // One look right away: a resize between reading the first size and installing the handler
+    // sent its SIGWINCH to nobody.
+    changed.release();
     this.thread =
         new Thread(
             () -> {

@@ -236,7 +236,9 @@ class SandboxLifeIT {
             home,
             60,
             Map.of("AGENTNEST_HOME", home.toString()));
-    assertThat(next.finished()).as("the session was not left busy for ten minutes").isTrue();
+    assertThat(next.finished())
+        .as("the session was not left busy for ten minutes: %s%s", next.out(), next.err())
+        .isTrue();
     assertThat(next.out()).isEqualTo("'still here'\n");
   }
 }
