@@ -109,6 +109,20 @@ public interface Sandbox extends AutoCloseable {
   /** Starts a program with explicit arguments, streaming. */
   Execution start(List<String> argv, ExecOptions options);
 
+  /**
+   * Starts {@code argv} on a pseudo-terminal of {@code rows} by {@code cols} (1..1000), for a
+   * person at a terminal (see {@link TerminalSession}); {@code TERM} from {@code options}'
+   * environment (xterm-256color when not given or not a known one).
+   *
+   * @throws UnsupportedControlException where the sandbox's client cannot carry a terminal
+   */
+  default TerminalSession terminal(List<String> argv, int rows, int cols, ExecOptions options) {
+    throw new UnsupportedControlException(
+        "this sandbox ("
+            + getClass().getSimpleName()
+            + ") cannot run a terminal: attach on this host (unset AGENTNEST_URL) or use exec");
+  }
+
   /** Starts Python code in the default session, streaming. */
   Execution startCode(String code, ExecOptions options);
 

@@ -30,6 +30,7 @@ import stat as statmod
 import struct
 import subprocess
 import sys
+import termios
 import threading
 import time
 
@@ -545,6 +546,24 @@ class ExecCall:
         self.limit = None
         self.budget = OutputBudget(int(header.get("max_output", 10 << 20)))
         self.kill_timer = None
+        self.pty = None  # PtyEnd when the command runs on a terminal (header "pty")
+        self.pty_error = None
+
+    def open_pty(self):
+        size = pty_size(self.header.get("pty"))
+        if size is None:
+            return
+        try:
+            self.pty = PtyEnd(size)
+        except OSError as e:
+            self.pty_error = "cannot open a pseudo-terminal: %s" % (e.strerror or e)
+            return
+        self.agent.running[self.id] = self
+
+    def release_pty(self):
+        if self.pty is not None:
+            self.pty.close()
+            self.agent.running.pop(self.id, None)
 
     def kill_tree(self, sig):
         if self.proc is None:
@@ -583,6 +602,7 @@ class ExecCall:
         try:
             cwd = resolve_cwd(cwd)
         except FileNotFoundError:
+            self.release_pty()
             self.agent.send_error(
                 self.id,
                 "BAD_PATH",
@@ -592,23 +612,32 @@ class ExecCall:
             )
             return
         except PathRefused as e:
+            self.release_pty()
             self.agent.send_error(self.id, "BAD_PATH", "working directory: %s" % e)
+            return
+        if self.pty_error is not None:
+            self.agent.send_result(self.id, exit_code=127, duration_ms=0, limit=None, error=self.pty_error)
             return
         argv = h.get("argv")
         if not argv:
             argv = ["/bin/sh", "-c", h.get("cmd", "")]
         try:
-            self.proc = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=env,
-                stdin=subprocess.PIPE if self.stdin_bytes else subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-                close_fds=True,
-            )
+            if self.pty is not None:
+                env["TERM"] = pty_term(h.get("term"))
+                self.proc = self.pty.spawn(argv, cwd, env)
+            else:
+                self.proc = subprocess.Popen(
+                    argv,
+                    cwd=cwd,
+                    env=env,
+                    stdin=subprocess.PIPE if self.stdin_bytes else subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
+                    close_fds=True,
+                )
         except OSError as e:
+            self.release_pty()
             limit = probe.hit()
             self.agent.send_result(
                 self.id,
@@ -622,13 +651,18 @@ class ExecCall:
         self.agent.running[self.id] = self
         timeout_ms = int(h.get("timeout_ms") or DEFAULT_TIMEOUT_MS)
         deadline = self.agent.timer.schedule(timeout_ms / 1000.0, lambda: self.stop("TIMEOUT"))
-        if self.stdin_bytes:
-            try:
-                self.proc.stdin.write(self.stdin_bytes)
-                self.proc.stdin.close()
-            except OSError:
-                pass
-        streams = {self.proc.stdout.fileno(): "o", self.proc.stderr.fileno(): "e"}
+        if self.pty is not None:
+            if self.stdin_bytes:
+                self.pty.type(self.stdin_bytes)
+            streams = {self.pty.master: "o"}
+        else:
+            if self.stdin_bytes:
+                try:
+                    self.proc.stdin.write(self.stdin_bytes)
+                    self.proc.stdin.close()
+                except OSError:
+                    pass
+            streams = {self.proc.stdout.fileno(): "o", self.proc.stderr.fileno(): "e"}
         sel = selectors.DefaultSelector()
         for fd in streams:
             sel.register(fd, selectors.EVENT_READ)
@@ -670,8 +704,11 @@ class ExecCall:
             self.kill_tree(signal.SIGKILL)
         if self.kill_timer is not None:
             Timer.cancel(self.kill_timer)
-        self.proc.stdout.close()
-        self.proc.stderr.close()
+        if self.pty is not None:
+            self.pty.close()
+        else:
+            self.proc.stdout.close()
+            self.proc.stderr.close()
         self.agent.running.pop(self.id, None)
         code = self.proc.returncode
         limit = probe.hit(check_disk=code != 0)
@@ -684,6 +721,117 @@ class ExecCall:
             truncated=self.budget.truncated,
             output_bytes=self.budget.sent,
         )
+
+
+# A command on a terminal (exec with header "pty": {"rows", "cols"}): an interactive shell for a
+# person at the host's terminal. Its output is one stream ("o"), as a terminal shows it; what the
+# person types arrives as pty_in frames, window sizes as pty_resize, neither with a reply.
+MAX_PTY_SIDE = 1000
+MAX_PTY_QUEUE = 1 << 20
+PTY_TERMS = ("xterm-256color", "xterm", "vt100", "screen", "tmux-256color", "linux", "dumb")
+
+
+def pty_size(spec):
+    """(rows, cols) of a header's "pty" field, or None when the command runs without one."""
+    if not isinstance(spec, dict):
+        return None
+    rows, cols = spec.get("rows"), spec.get("cols")
+    if not (isinstance(rows, int) and isinstance(cols, int)):
+        return (24, 80)
+    return (min(max(rows, 1), MAX_PTY_SIDE), min(max(cols, 1), MAX_PTY_SIDE))
+
+
+def pty_term(term):
+    return term if term in PTY_TERMS else "xterm-256color"
+
+
+def _take_terminal():
+    # In the child, after setsid: the pty on fd 0 becomes its controlling terminal, so the shell
+    # gets job control, ^C as SIGINT and SIGWINCH on resize. Where the runtime refuses it, the
+    # shell still runs, without job control.
+    try:
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    except OSError:
+        pass
+
+
+class PtyEnd:
+    """The agent's side of a command's pseudo-terminal: spawns it, types into it, resizes it.
+    Typing goes through a queue and a thread of its own, so a program that does not read its
+    input can never stall the frame loop; the queue is bounded (what is past it is dropped, as a
+    terminal that is not read drops keystrokes)."""
+
+    def __init__(self, size):
+        self.master, self.slave = os.openpty()
+        self.resize(*size)
+        self.queue = []
+        self.queued = 0
+        self.cond = threading.Condition()
+        self.closed = False
+
+    def spawn(self, argv, cwd, env):
+        try:
+            proc = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=env,
+                stdin=self.slave,
+                stdout=self.slave,
+                stderr=self.slave,
+                start_new_session=True,
+                close_fds=True,
+                preexec_fn=_take_terminal,
+            )
+        finally:
+            os.close(self.slave)
+            self.slave = None
+        threading.Thread(target=self._write_loop, daemon=True, name="pty-in").start()
+        return proc
+
+    def resize(self, rows, cols):
+        # On the master, the kernel signals SIGWINCH to the terminal's foreground process group.
+        try:
+            fcntl.ioctl(self.master, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+        except OSError:
+            pass
+
+    def type(self, data):
+        with self.cond:
+            if self.closed or self.queued + len(data) > MAX_PTY_QUEUE:
+                return
+            self.queue.append(bytes(data))
+            self.queued += len(data)
+            self.cond.notify()
+
+    def _write_loop(self):
+        while True:
+            with self.cond:
+                while not self.queue and not self.closed:
+                    self.cond.wait()
+                if self.closed:
+                    return
+                data = self.queue.pop(0)
+                self.queued -= len(data)
+            view = memoryview(data)
+            while view:
+                try:
+                    view = view[os.write(self.master, view):]
+                except OSError:
+                    return
+
+    def close(self):
+        with self.cond:
+            if self.closed:
+                return
+            self.closed = True
+            self.cond.notify()
+        if self.slave is not None:
+            os.close(self.slave)
+            self.slave = None
+        try:
+            os.close(self.master)
+        except OSError:
+            pass
 
 
 def resolve_cwd(cwd):
@@ -2030,7 +2178,11 @@ def op_set_ttl(agent, call_id, h, payload):
 
 
 def op_exec(agent, call_id, h, payload):
-    agent.spawn(call_id, lambda: ExecCall(agent, call_id, h, payload).run())
+    call = ExecCall(agent, call_id, h, payload)
+    # A terminal is opened here, in the frame loop: keys the host sends right after (pty_in) find
+    # the call and wait in its queue instead of being dropped while the program starts.
+    call.open_pty()
+    agent.spawn(call_id, call.run)
 
 
 def op_signal(agent, call_id, h, payload):
@@ -2042,6 +2194,19 @@ def op_signal(agent, call_id, h, payload):
     elif py:
         py.interrupt(limit)
     agent.send_result(call_id, found=bool(target or py))
+
+
+def op_pty_in(agent, call_id, h, payload):
+    target = agent.running.get(h.get("target"))
+    if target is not None and target.pty is not None and payload:
+        target.pty.type(payload)
+
+
+def op_pty_resize(agent, call_id, h, payload):
+    target = agent.running.get(h.get("target"))
+    size = pty_size(h)
+    if target is not None and target.pty is not None and size is not None:
+        target.pty.resize(*size)
 
 
 def op_py(agent, call_id, h, payload):
@@ -2270,6 +2435,8 @@ OPS = {
     "set_ttl": op_set_ttl,
     "exec": op_exec,
     "signal": op_signal,
+    "pty_in": op_pty_in,
+    "pty_resize": op_pty_resize,
     "py": op_py,
     "answer": op_answer,
     "py_close": op_py_close,
@@ -2296,7 +2463,7 @@ OPS = {
 
 # Ops that need no call id: the tunnel's frames (and shutdown, which needs none either).
 NO_CALL_OPS = frozenset(
-    {"port_open", "tcp_data", "tcp_eof", "tcp_ack", "tcp_close", "shutdown"}
+    {"port_open", "tcp_data", "tcp_eof", "tcp_ack", "tcp_close", "shutdown", "pty_in", "pty_resize"}
 )
 
 

@@ -36,7 +36,7 @@ final class ArtifactsCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    Sandbox sb = Sandbox.connect(sandbox);
+    Sandbox sb = Attach.connect(sandbox);
     try {
       List<Artifact> out = export == null ? sb.artifacts(glob) : sb.exportArtifacts(glob, export);
       print(out, json);

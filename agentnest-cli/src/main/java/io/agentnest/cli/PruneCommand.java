@@ -48,6 +48,14 @@ final class PruneCommand implements Callable<Integer> {
     String backend = target.open().name();
     PruneReport report = Sandbox.prune(backend, new PruneOptions(all, older, dryRun));
     boolean failed = report.items().stream().anyMatch(i -> i.error() != null);
+    for (PruneReport.Item i : report.items()) {
+      if (i.removed() && DestroyedRecord.SANDBOX_KINDS.contains(i.kind())) {
+        DestroyedRecord.write(
+            i.id(),
+            i.reason().startsWith("expired"),
+            "pruned with 'agentnest prune': " + i.reason());
+      }
+    }
     if (json) {
       ObjectNode root = CliJson.object();
       root.put("dry_run", report.dryRun());

@@ -67,6 +67,7 @@ final class RemoveCommand implements Callable<Integer> {
       }
       String found = info.get().id();
       backend.destroy(found);
+      DestroyedRecord.write(found, false, "removed with 'agentnest rm'");
       System.out.println("removed " + found.substring(0, Math.min(12, found.length())));
     }
     return rc;

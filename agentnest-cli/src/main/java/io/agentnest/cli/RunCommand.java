@@ -124,6 +124,17 @@ final class RunCommand implements Callable<Integer> {
     } finally {
       terminal.finish();
     }
+    return report(r, json, outIsTerminal, terminal);
+  }
+
+  /**
+   * Prints a finished call as {@code run} does (the JSON object, or the result, traceback and limit
+   * after the streamed output) and returns its exit code ({@link #exitFor}).
+   */
+  static int report(ExecResult r, boolean json, boolean outIsTerminal, TerminalOutput terminal)
+      throws IOException {
+    PrintStream out = System.out;
+    PrintStream err = System.err;
     if (json) {
       // On a terminal, JSON with every non-ASCII character escaped cannot carry a C1 control.
       out.println(
@@ -190,6 +201,13 @@ final class RunCommand implements Callable<Integer> {
    * the output is printed when the call returns.
    */
   private ExecResult runRemote(RemoteServer server, SandboxConfig local, @Nullable String code) {
+    try (Sandbox sb = Sandbox.create(remoteConfig(server, local))) {
+      return code != null ? sb.runCode(code) : sb.exec(command, ExecOptions.defaults());
+    }
+  }
+
+  /** What of {@code local} the HTTP API carries, for a sandbox on {@code server}. */
+  static SandboxConfig remoteConfig(RemoteServer server, SandboxConfig local) {
     SandboxConfig.Builder b =
         SandboxConfig.builder()
             .remote(server)
@@ -206,8 +224,6 @@ final class RunCommand implements Callable<Integer> {
     if (!local.network().isNone()) {
       b.network(NetworkPolicy.allowlist(local.network().rules().toArray(String[]::new)));
     }
-    try (Sandbox sb = Sandbox.create(b.build())) {
-      return code != null ? sb.runCode(code) : sb.exec(command, ExecOptions.defaults());
-    }
+    return b.build();
   }
 }

@@ -175,22 +175,29 @@ final class SandboxOptions {
       b.network(nb.build());
     }
     if (guard) {
-      ApprovalPolicy rec = ApprovalPolicy.recommended();
-      ApprovalPolicy cur = b.currentApprovals();
-      ApprovalPolicy.Builder ab =
-          cur.toBuilder()
-              .fileDeletion(cur.fileDeletion().max(rec.fileDeletion()))
-              .systemModification(cur.systemModification().max(rec.systemModification()));
-      rec.shellRules().forEach(r -> ab.shell(r.pattern().pattern(), r.action()));
-      rec.pythonRules()
-          .forEach((e, a) -> ab.python(e, cur.pythonRules().getOrDefault(e, a).max(a)));
-      b.approvals(ab.build());
+      b.approvals(guarded(b.currentApprovals()));
     }
-    b.approvalHandler(approvalHandler(questions));
+    b.approvalHandler(approvalHandler(approve, questions));
     return b.build();
   }
 
-  private ApprovalHandler approvalHandler(OpenQuestions questions) {
+  /** {@code current} with the recommended rules ({@code --guard}) added; none is loosened. */
+  static ApprovalPolicy guarded(ApprovalPolicy current) {
+    ApprovalPolicy rec = ApprovalPolicy.recommended();
+    ApprovalPolicy cur = current;
+    ApprovalPolicy.Builder ab =
+        cur.toBuilder()
+            .fileDeletion(cur.fileDeletion().max(rec.fileDeletion()))
+            .systemModification(cur.systemModification().max(rec.systemModification()));
+    rec.shellRules().forEach(r -> ab.shell(r.pattern().pattern(), r.action()));
+    rec.pythonRules().forEach((e, a) -> ab.python(e, cur.pythonRules().getOrDefault(e, a).max(a)));
+    return ab.build();
+  }
+
+  /**
+   * Who answers approval questions, from {@code --approve} (null: prompt when there is a terminal).
+   */
+  static ApprovalHandler approvalHandler(@Nullable String approve, OpenQuestions questions) {
     String how = approve == null ? "" : approve.strip().toLowerCase(Locale.ROOT);
     switch (how) {
       case "deny":

@@ -120,7 +120,7 @@ final class SnapshotCommand implements Runnable {
 
     @Override
     public Integer call() {
-      Sandbox sb = Sandbox.connect(sandbox);
+      Sandbox sb = Attach.connect(sandbox);
       try {
         SnapshotInfo s = sb.snapshot(name, force);
         System.out.println(

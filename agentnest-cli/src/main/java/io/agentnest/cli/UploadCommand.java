@@ -35,7 +35,7 @@ final class UploadCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    Sandbox sb = Sandbox.connect(sandbox);
+    Sandbox sb = Attach.connect(sandbox);
     try {
       List<Artifact> out =
           archive ? sb.uploadArchive(hostPath, sandboxPath) : sb.upload(hostPath, sandboxPath);

@@ -23,6 +23,11 @@ class CommandSurfaceTest {
           "agentnest audit tail",
           "agentnest audit verify",
           "agentnest bench",
+          "agentnest code",
+          "agentnest create",
+          "agentnest exec",
+          "agentnest extend",
+          "agentnest logs",
           "agentnest doctor",
           "agentnest run");
 

@@ -35,6 +35,13 @@ final class Processes {
 
   static Run run(List<String> cmd, Path cwd, long timeoutSeconds, Map<String, String> env)
       throws IOException, InterruptedException {
+    return run(cmd, cwd, timeoutSeconds, env, new byte[0]);
+  }
+
+  /** As {@link #run(List, Path, long, Map)}, with {@code stdin} written to the command first. */
+  static Run run(
+      List<String> cmd, Path cwd, long timeoutSeconds, Map<String, String> env, byte[] stdin)
+      throws IOException, InterruptedException {
     ProcessBuilder pb = new ProcessBuilder(new ArrayList<>(cmd)).directory(cwd.toFile());
     pb.environment().putAll(env);
     Process p;
@@ -43,7 +50,11 @@ final class Processes {
     } catch (IOException e) {
       return new Run(127, "", String.valueOf(e.getMessage()), true);
     }
-    p.getOutputStream().close();
+    try (var in = p.getOutputStream()) {
+      in.write(stdin);
+    } catch (IOException e) {
+      // It exited without reading its input: its exit and output say why.
+    }
     byte[][] streams = new byte[2][];
     Thread outReader = reader(p.getInputStream(), streams, 0);
     Thread errReader = reader(p.getErrorStream(), streams, 1);

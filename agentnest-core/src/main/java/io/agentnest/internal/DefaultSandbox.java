@@ -19,6 +19,7 @@ import io.agentnest.SandboxClosedException;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxFiles;
 import io.agentnest.SnapshotInfo;
+import io.agentnest.TerminalSession;
 import io.agentnest.audit.AuditEvent;
 import io.agentnest.audit.AuditLog;
 import io.agentnest.internal.approval.ApprovalGate;
@@ -30,6 +31,7 @@ import io.agentnest.internal.audit.HostBudgets;
 import io.agentnest.internal.browser.ChromiumBrowser;
 import io.agentnest.internal.call.CallEngine;
 import io.agentnest.internal.call.DefaultPythonSession;
+import io.agentnest.internal.call.PtyTerminal;
 import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.Frame;
 import io.agentnest.internal.channel.Ops;
@@ -424,6 +426,11 @@ public final class DefaultSandbox implements Sandbox {
   @Override
   public Execution start(List<String> argv, ExecOptions options) {
     return calls.start(CallEngine.argvRequest(argv), options.stdin(), options, false);
+  }
+
+  @Override
+  public TerminalSession terminal(List<String> argv, int rows, int cols, ExecOptions options) {
+    return PtyTerminal.start(calls, channel, argv, rows, cols, options);
   }
 
   @Override

@@ -263,6 +263,7 @@ public final class CallEngine {
       DefaultExecution ex, ObjectNode h, byte[] payload, ExecOptions options, boolean python) {
     Call c = begin(h, payload, options, python, ex);
     ex.onCancel(() -> signal(c.id, "CANCELLED"));
+    ex.started(c.id);
     withDeadline(c.done, c.clock)
         .whenComplete(
             (f, err) -> {

@@ -33,6 +33,10 @@ public final class DefaultExecution implements Execution, Consumer<ExecEvent> {
   private final CompletableFuture<ExecResult> result = new CompletableFuture<>();
   private final CompletableFuture<ExecResult> userResult;
   private Runnable canceller = () -> {};
+
+  /** The channel call this execution is, once it started (an approval may delay that); else -1. */
+  private volatile long callId = -1;
+
   private long dropped;
   private boolean finished;
   private @Nullable Throwable failure;
@@ -58,6 +62,15 @@ public final class DefaultExecution implements Execution, Consumer<ExecEvent> {
 
   public void onCancel(Runnable canceller) {
     this.canceller = canceller;
+  }
+
+  void started(long id) {
+    callId = id;
+  }
+
+  /** The call id on the channel once the call started, else -1 (frames naming it as target). */
+  public long callId() {
+    return callId;
   }
 
   @Override

@@ -47,6 +47,12 @@ public final class Ops {
   /** Stops a running call (timeout, cancel, output cap). */
   public static final String OP_SIGNAL = "signal";
 
+  /** Bytes typed at the terminal of an {@link #OP_EXEC} that runs on a pty ({@code target}). */
+  public static final String OP_PTY_IN = "pty_in";
+
+  /** New window size ({@code rows}, {@code cols}) of an {@link #OP_EXEC} that runs on a pty. */
+  public static final String OP_PTY_RESIZE = "pty_resize";
+
   /** Runs code in a named Python session. */
   public static final String OP_PY = "py";
 
