@@ -52,7 +52,7 @@ final class TtyMode {
       stty(saved);
     } catch (RuntimeException e) {
       System.err.println(
-          "agentnest: could not restore the terminal (" + e.getMessage() + "): run 'stty sane'");
+          "warning: could not restore the terminal (" + e.getMessage() + "): run 'stty sane'");
     }
   }
 

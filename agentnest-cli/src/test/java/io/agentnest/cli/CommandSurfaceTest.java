@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import picocli.CommandLine;
@@ -68,9 +69,13 @@ class CommandSurfaceTest {
 
   /**
    * One prefix per kind of message on stderr: {@code error: } (the command failed), {@code warning:
-   * } (it goes on), {@code agentnest: } only for notes about a run (a limit that stopped it);
-   * before, errors came as either.
+   * } (it goes on), {@code agentnest: } only for notes (a limit that stopped a run, when a created
+   * sandbox expires); before, errors came as either.
    */
+  /** A note ("agentnest: ...") that is really an error or a warning. */
+  private static final Pattern ERROR_LIKE_NOTE =
+      Pattern.compile("\"agentnest: (error|warning|no |could not|cannot|can't|failed|the .* fail)");
+
   @Test
   void errorsAndWarningsOnStderrUseOnePrefixEach() throws IOException {
     List<String> odd = new ArrayList<>();
@@ -79,9 +84,7 @@ class CommandSurfaceTest {
         List<String> lines = Files.readAllLines(f);
         for (int i = 0; i < lines.size(); i++) {
           String l = lines.get(i);
-          if (l.contains("\"agentnest: ")
-              && !l.contains("\"agentnest: stopped by limit")
-              && !l.contains(".contains(\"agentnest: ")) {
+          if (ERROR_LIKE_NOTE.matcher(l).find()) {
             odd.add(f.getFileName() + ":" + (i + 1) + ": " + l.strip());
           }
         }
