@@ -32,8 +32,8 @@ trap 'AGENTNEST_HOME="$home" "$ours/bin/python" -c "from agentnest import _engin
 printf 'FROM agentnest/python:latest\nRUN ["/usr/bin/ln", "-sf", "/usr/bin/python3", "/usr/local/bin/python"]\n' \
   | DOCKER_BUILDKIT=0 docker build -q -t "$image" - >/dev/null
 
-log "Java in process: agentnest bench --only exec,session -n $n --warmup 150"
-java -jar agentnest-cli/target/agentnest.jar bench --only exec,session -n "$n" --warmup 150 --json >"$home/java.json"
+log "Java in process: agentnest bench --only exec,session -n $n --warmup 2000"
+java -jar agentnest-cli/target/agentnest.jar bench --only exec,session -n "$n" --warmup 2000 --json >"$home/java.json"
 log "this package (local engine)"
 AGENTNEST_HOME="$home" "$ours/bin/python" agentnest-python/bench/ops.py ours "$image" "$n" "$cold" >"$home/ours.json"
 log "the published agentnest 0.3.0"

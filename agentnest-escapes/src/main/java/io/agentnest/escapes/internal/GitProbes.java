@@ -177,7 +177,8 @@ final class GitProbes {
         .append("printf 'b\\n' >>a.txt && printf 'c\\n' >>README.md && printf 'q\\n' >>z.proc\n")
         // The traps are real: the sandbox's own git and Python run them.
         .append("set +e\n")
-        .append("git status --porcelain >/dev/null 2>&1; git diff -- a.txt README.md >/dev/null 2>&1\n")
+        .append(
+            "git status --porcelain >/dev/null 2>&1; git diff -- a.txt README.md >/dev/null 2>&1\n")
         .append("python3 -c pass\n")
         .append("ls $d/marks\n");
     ExecResult r = sb.exec(List.of("sh", "-c", s.toString()), Judges.timeout(60));
