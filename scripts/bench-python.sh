@@ -33,7 +33,7 @@ printf 'FROM agentnest/python:latest\nRUN ["/usr/bin/ln", "-sf", "/usr/bin/pytho
   | DOCKER_BUILDKIT=0 docker build -q -t "$image" - >/dev/null
 
 log "Java in process: agentnest bench --only exec,session -n $n --warmup 2000"
-java -jar agentnest-cli/target/agentnest.jar bench --only exec,session -n "$n" --warmup 2000 --json >"$home/java.json"
+AGENTNEST_HOME="$home/java-home" java -jar agentnest-cli/target/agentnest.jar bench --only exec,session -n "$n" --warmup 2000 --json >"$home/java.json"
 log "this package (local engine)"
 AGENTNEST_HOME="$home" "$ours/bin/python" agentnest-python/bench/ops.py ours "$image" "$n" "$cold" >"$home/ours.json"
 log "the published agentnest 0.3.0"
