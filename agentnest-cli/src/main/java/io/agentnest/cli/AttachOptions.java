@@ -5,6 +5,7 @@ import io.agentnest.Sandbox;
 import io.agentnest.config.AgentNestConfig;
 import java.nio.file.Path;
 import org.jspecify.annotations.Nullable;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -28,29 +29,12 @@ final class AttachOptions {
       description = "Profile of the configuration file (default: $AGENTNEST_PROFILE, else none).")
   @Nullable String profile;
 
-  @Option(
-      names = "--approve",
-      paramLabel = "HOW",
-      description =
-          "Who answers operations that need approval: prompt (ask at this terminal; the default"
-              + " when there is one), deny (the default without a terminal), allow (allow and"
-              + " record in the audit log).")
-  @Nullable String approve;
-
-  @Option(
-      names = "--guard",
-      description =
-          "Ask before file deletion, system modification, git push and subprocesses; refuse"
-              + " curl|sh (adds the recommended approval rules to the configuration's).")
-  boolean guard;
+  @Mixin ApprovalOptions approvals = new ApprovalOptions();
 
   /** Attaches to sandbox {@code id} with this process's approval rules and handler. */
   Sandbox connect(String id, OpenQuestions questions) {
     AgentNestConfig file = config != null ? AgentNestConfig.load(config) : AgentNestConfig.load();
-    ApprovalPolicy approvals = file.sandboxConfig(profile).approvals();
-    if (guard) {
-      approvals = SandboxOptions.guarded(approvals);
-    }
-    return Attach.connect(id, approvals, SandboxOptions.approvalHandler(approve, questions));
+    ApprovalPolicy rules = approvals.rules(file.sandboxConfig(profile).approvals());
+    return Attach.connect(id, rules, approvals.handler(questions));
   }
 }

@@ -45,7 +45,7 @@ final class CreateCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    if (sandbox.guard || sandbox.approve != null) {
+    if (sandbox.approvals.given()) {
       throw new ConfigException(
           "--guard and --approve belong to the commands that run code, not to the sandbox (a"
               + " sandbox carries no approval rules): give them to 'agentnest exec', 'code' or"

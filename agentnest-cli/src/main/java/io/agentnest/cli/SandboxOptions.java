@@ -87,21 +87,7 @@ final class SandboxOptions {
               + " *.pypi.org; default ports 80 and 443).")
   List<String> allow = new ArrayList<>();
 
-  @Option(
-      names = "--approve",
-      paramLabel = "HOW",
-      description =
-          "Who answers operations that need approval (see --guard and the config's approvals:"
-              + " section): prompt (ask at this terminal; the default when there is one), deny"
-              + " (the default without a terminal), allow (allow and record in the audit log).")
-  @Nullable String approve;
-
-  @Option(
-      names = "--guard",
-      description =
-          "Ask before file deletion, system modification, git push and subprocesses; refuse"
-              + " curl|sh (adds the recommended approval rules to the configuration's).")
-  boolean guard;
+  @Mixin ApprovalOptions approvals = new ApprovalOptions();
 
   /**
    * The warm pool the configuration's profile describes ({@code pool:} or {@code kubernetes:
@@ -174,10 +160,8 @@ final class SandboxOptions {
       allow.forEach(nb::allow);
       b.network(nb.build());
     }
-    if (guard) {
-      b.approvals(guarded(b.currentApprovals()));
-    }
-    b.approvalHandler(approvalHandler(approve, questions));
+    b.approvals(approvals.rules(b.currentApprovals()));
+    b.approvalHandler(approvals.handler(questions));
     return b.build();
   }
 
