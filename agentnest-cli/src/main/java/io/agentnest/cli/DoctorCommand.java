@@ -17,6 +17,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import me.tongfei.progressbar.ProgressBar;
+import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -93,6 +94,15 @@ final class DoctorCommand implements Callable<Integer> {
           "microvm",
           List.of(AgentNestHome.dir().resolve("microvm").toAbsolutePath().toString()));
 
+  @Option(
+      names = "--image",
+      paramLabel = "IMAGE",
+      description =
+          "With --escapes: attack sandboxes of this image instead of the default one, e.g. the"
+              + " browser preset's agentnest/python:browser for the browser probe, or an image"
+              + " with git for the git probes.")
+  @Nullable String image;
+
   @Option(names = "--list", description = "With --escapes: list the probes and exit.")
   boolean list;
 
@@ -100,6 +110,34 @@ final class DoctorCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
+    if (!escapes) {
+      List<String> given = new ArrayList<>();
+      if (list) {
+        given.add("--list");
+      }
+      if (image != null) {
+        given.add("--image");
+      }
+      if (!only.isEmpty()) {
+        given.add("--only");
+      }
+      if (!runtimes.isEmpty()) {
+        given.add("--runtime");
+      }
+      if (!engineRoots.isEmpty()) {
+        given.add("--engine-root");
+      }
+      if (!given.isEmpty()) {
+        System.err.println(
+            "error: "
+                + String.join(", ", given)
+                + " only applies to the escape-attack suite; add --escapes (e.g. agentnest doctor"
+                + " --escapes "
+                + given.get(0)
+                + " ...)");
+        return ExitCodes.USAGE;
+      }
+    }
     if (escapes && list) {
       for (Probe p : EscapeSuite.probes()) {
         System.out.printf("%-34s %s%n", p.id(), p.attack());
@@ -167,7 +205,7 @@ final class DoctorCommand implements Callable<Integer> {
       for (String rt : targets) {
         EscapeSuite suite =
             EscapeSuite.builder()
-                .base(SandboxConfig.builder().backend(backend).build())
+                .base(base(backend))
                 .runtime(rt)
                 .engineRoots(roots)
                 .only(only)
@@ -186,6 +224,14 @@ final class DoctorCommand implements Callable<Integer> {
       System.out.print(report.table(100));
     }
     return report.passed() ? ExitCodes.OK : ExitCodes.FAILED;
+  }
+
+  private SandboxConfig base(String backend) {
+    SandboxConfig.Builder b = SandboxConfig.builder().backend(backend);
+    if (image != null) {
+      b.image(image);
+    }
+    return b.build();
   }
 
   private static boolean hasGvisor(String backend, List<HealthCheck> checks) {

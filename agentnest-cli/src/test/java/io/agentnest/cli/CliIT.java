@@ -193,6 +193,16 @@ class CliIT {
         cli("doctor", "--escapes", "--runtime", "no-such-runtime", "--only", "kernel.bpf");
     assertThat(unknown.exit()).isNotZero();
     assertThat(unknown.err()).contains("is not registered in the Docker daemon");
+
+    // The suite's options without --escapes would be ignored silently: they are a usage error.
+    Run stray = cli("doctor", "--only", "browser", "--image", "agentnest/python:browser");
+    assertThat(stray.exit()).isEqualTo(ExitCodes.USAGE);
+    assertThat(stray.err()).contains("--image, --only", "add --escapes");
+    // --image picks what is attacked: on the default image the browser probe says there is no
+    // Chromium to attack and how to get one.
+    Run browser = cli("doctor", "--escapes", "--only", "browser", "--runtime", "runc", "--json");
+    assertThat(browser.exit()).as(browser.out() + browser.err()).isZero();
+    assertThat(browser.out()).contains("browser.devtools-preemption", "has no Chromium", "--image");
   }
 
   @Test

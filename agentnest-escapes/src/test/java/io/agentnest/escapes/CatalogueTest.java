@@ -31,7 +31,8 @@ class CatalogueTest {
             "resources",
             "files",
             "secrets",
-            "git");
+            "git",
+            "browser");
     assertThat(probes.stream().map(Probe::id))
         .contains(
             "privilege.setuid-binaries",
@@ -80,7 +81,8 @@ class CatalogueTest {
             "secrets.split-streams",
             "secrets.rich-output",
             "git.repository-programs",
-            "git.credentialed-remote");
+            "git.credentialed-remote",
+            "browser.devtools-preemption");
     Set<String> ids = new HashSet<>();
     for (Probe p : probes) {
       assertThat(ids.add(p.id())).as("unique id " + p.id()).isTrue();
@@ -105,7 +107,7 @@ class CatalogueTest {
     Set<String> catalogued = new HashSet<>();
     EscapeSuite.probes().forEach(p -> catalogued.add(p.id()));
     assertThat(catalogued).containsAll(inScript);
-    // The rest are judged on the host (file API, secrets, git operations, resources).
+    // The rest are judged on the host (file API, secrets, git operations, browser, resources).
     catalogued.removeAll(inScript);
     assertThat(catalogued)
         .allMatch(
@@ -113,6 +115,7 @@ class CatalogueTest {
                 id.startsWith("files.")
                     || id.startsWith("secrets.")
                     || id.startsWith("git.")
+                    || id.startsWith("browser.")
                     || id.startsWith("resources."));
   }
 

@@ -3,6 +3,8 @@ package io.agentnest.escapes;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agentnest.SandboxConfig;
+import io.agentnest.config.Preset;
+import io.agentnest.config.Presets;
 import io.agentnest.docker.BaseImageBuilder;
 import io.agentnest.docker.DockerEngineRequired;
 import io.agentnest.docker.GvisorRequired;
@@ -138,6 +140,35 @@ class EscapeSuiteIT {
             r -> {
               assertThat(r.outcome()).as(r.toString()).isEqualTo(Outcome.BLOCKED);
               assertThat(r.detail()).as(r.toString()).doesNotContain("has no git");
+            });
+  }
+
+  /**
+   * Issue 42 (4): on the browser preset's image, sandbox code that takes Chromium's DevTools port
+   * first (stopping Chromium until it holds it) is refused as an impostor: the host never connects
+   * to it and hands out no browser.
+   */
+  @Test
+  void theBrowserProbeOnTheBrowserImageFindsTheImpostorRefused() {
+    Preset browser = Presets.get("browser");
+    if (!BaseImageBuilder.exists(browser.image())) {
+      BaseImageBuilder.buildPreset(browser, List.of(), "bookworm", n -> {});
+    }
+    EscapeReport report =
+        EscapeSuite.builder()
+            .base(SandboxConfig.builder().image(browser.image()).build())
+            .only(List.of("browser"))
+            .build()
+            .run();
+    System.out.println("\nbrowser probe on " + browser.image() + ":\n" + report.table(200));
+    assertThat(report.results())
+        .extracting(ProbeResult::probe)
+        .containsExactly("browser.devtools-preemption");
+    assertThat(report.results())
+        .allSatisfy(
+            r -> {
+              assertThat(r.outcome()).as(r.toString()).isEqualTo(Outcome.BLOCKED);
+              assertThat(r.detail()).as(r.toString()).contains("impostor held port", "refused");
             });
   }
 }

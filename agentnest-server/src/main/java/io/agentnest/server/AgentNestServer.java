@@ -250,8 +250,14 @@ public final class AgentNestServer implements AutoCloseable {
               cfg.jetty.multipartConfig.maxTotalRequestSize(config.maxBodyBytes(), SizeUnit.BYTES);
               cfg.jetty.multipartConfig.maxInMemoryFileSize(64 * 1024, SizeUnit.BYTES);
               MemoryBudget memory = new MemoryBudget(limits.memoryBudgetBytes());
+              MemoryBudget spool = MemoryBudget.spool(MemoryBudget.defaultSpoolBytes());
               cfg.routes.addHttpHandler(
-                  HandlerType.BEFORE, "*", ctx -> ctx.attribute(MemoryBudget.ATTR, memory));
+                  HandlerType.BEFORE,
+                  "*",
+                  ctx -> {
+                    ctx.attribute(MemoryBudget.ATTR, memory);
+                    ctx.attribute(MemoryBudget.SPOOL_ATTR, spool);
+                  });
               cfg.routes.addHttpHandler(HandlerType.AFTER, "*", MemoryBudget::releaseAll);
               cfg.jetty.modifyHttpConfiguration(h -> configure(h));
               cfg.jetty.addConnector(

@@ -12,7 +12,6 @@ import io.agentnest.server.E2bConnect.Code;
 import io.agentnest.server.E2bConnect.RpcException;
 import io.javalin.http.Context;
 import io.javalin.http.UploadedFile;
-import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -24,7 +23,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
-import java.util.zip.GZIPInputStream;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -241,14 +239,7 @@ final class E2bEnvd {
     } else if (path.equals("/files") && method.equals("GET")) {
       refuseRoot(ctx.queryParam("username"));
       String p = workspace(ctx.queryParam("path"));
-      MemoryBudget.Lease lease = MemoryBudget.lease(ctx, config.maxBodyBytes(), "a file download");
-      byte[] data = t.entry.sandbox().files().read(p);
-      if (lease != null) {
-        lease.shrinkTo(data.length);
-      }
-      ctx.status(200);
-      ctx.contentType("application/octet-stream");
-      ctx.result(data);
+      Transfers.download(ctx, t.entry.sandbox().files(), p, config.maxBodyBytes());
     } else if (path.equals("/files") && method.equals("POST")) {
       refuseRoot(ctx.queryParam("username"));
       upload(ctx, t);
@@ -270,22 +261,18 @@ final class E2bEnvd {
       for (UploadedFile f : parts) {
         String target = query != null && parts.size() == 1 ? query : f.filename();
         String p = workspace(target);
-        byte[] data;
-        MemoryBudget.reserve(ctx, f.size(), "an upload body");
+        // The part is on disk already (the parser stages parts over 64 KiB): it is sent on
+        // from there, chunk by chunk.
         try (InputStream in = f.content()) {
-          data = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, config.maxBodyBytes()));
+          written.add(writeInfo(files.write(p, in)));
         } catch (IOException e) {
           throw new HttpError(400, "the upload could not be read: " + e.getMessage());
         }
-        written.add(writeInfo(files.write(p, data)));
       }
     } else {
       String p = workspace(ctx.queryParam("path"));
-      byte[] data = SandboxApi.body(ctx, config.maxBodyBytes());
-      if ("gzip".equalsIgnoreCase(ctx.header("Content-Encoding"))) {
-        data = gunzip(data, config.maxBodyBytes());
-      }
-      written.add(writeInfo(files.write(p, data)));
+      boolean gzip = "gzip".equalsIgnoreCase(ctx.header("Content-Encoding"));
+      written.add(writeInfo(Transfers.upload(ctx, files, p, config.maxBodyBytes(), gzip)));
     }
     AgentNestServer.json(ctx, 200, written);
   }
@@ -310,7 +297,8 @@ final class E2bEnvd {
       }
       throw tooLarge(max);
     }
-    MemoryBudget.reserve(ctx, declared >= 0 ? declared : max, "an upload body");
+    // The parser stages parts over 64 KiB on disk: the spool budget counts them.
+    MemoryBudget.reserveSpool(ctx, declared >= 0 ? declared : max, "an upload body");
     try {
       return ctx.uploadedFiles("file");
     } catch (Exception e) { // the servlet's checked ServletException arrives undeclared
@@ -337,18 +325,6 @@ final class E2bEnvd {
         "the upload is over the server's max_body of "
             + max
             + " bytes: send smaller files (or ask the operator to raise max_body)");
-  }
-
-  private static byte[] gunzip(byte[] data, long max) {
-    try (InputStream in = new GZIPInputStream(new ByteArrayInputStream(data))) {
-      byte[] out = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, max + 1));
-      if (out.length > max) {
-        throw new HttpError(413, "the upload is over " + max + " bytes once decompressed");
-      }
-      return out;
-    } catch (IOException e) {
-      throw new HttpError(400, "the gzip body is not valid: " + e.getMessage());
-    }
   }
 
   private static ObjectNode writeInfo(FileInfo f) {

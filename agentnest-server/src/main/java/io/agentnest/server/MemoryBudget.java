@@ -1,6 +1,9 @@
 package io.agentnest.server;
 
 import io.javalin.http.Context;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -15,13 +18,45 @@ import org.jspecify.annotations.Nullable;
  */
 final class MemoryBudget {
   static final String ATTR = "agentnest.memory-budget";
+
+  /**
+   * The spool budget: the bytes of spool files ({@link Transfers}) on the server's disk at once, so
+   * that streaming file bodies through disk cannot fill it either.
+   */
+  static final String SPOOL_ATTR = "agentnest.spool-budget";
+
   private static final String LEASES = "agentnest.memory-leases";
 
   private final long total;
+  private final boolean disk;
   private long used;
 
   MemoryBudget(long total) {
+    this(total, false);
+  }
+
+  private MemoryBudget(long total, boolean disk) {
     this.total = total;
+    this.disk = disk;
+  }
+
+  /** A budget for spool files on disk rather than for memory. */
+  static MemoryBudget spool(long total) {
+    return new MemoryBudget(total, true);
+  }
+
+  /**
+   * Half of what the temporary directory's file system has free at start, at most 8 GiB: room for
+   * about forty max_body transfers at once.
+   */
+  static long defaultSpoolBytes() {
+    try {
+      long free =
+          Files.getFileStore(Path.of(System.getProperty("java.io.tmpdir"))).getUsableSpace();
+      return Math.max(64L << 20, Math.min(8L << 30, free / 2));
+    } catch (IOException e) {
+      return 1L << 30;
+    }
   }
 
   /** Half the heap: the rest is for the sandboxes' channels, the audit and everything else. */
@@ -68,7 +103,16 @@ final class MemoryBudget {
 
   /** As {@link #reserve}, with the lease to shrink once the real size is known. */
   static @Nullable Lease lease(Context ctx, long bytes, String what) {
-    MemoryBudget b = ctx.attribute(ATTR);
+    return lease(ctx, ATTR, bytes, what);
+  }
+
+  /** Reserves spool file space for {@code what} until the request ends; 503 naming it if taken. */
+  static void reserveSpool(Context ctx, long bytes, String what) {
+    lease(ctx, SPOOL_ATTR, bytes, what);
+  }
+
+  private static @Nullable Lease lease(Context ctx, String attr, long bytes, String what) {
+    MemoryBudget b = ctx.attribute(attr);
     if (b == null || bytes <= 0) {
       return null;
     }
@@ -96,6 +140,24 @@ final class MemoryBudget {
   }
 
   private synchronized Lease take(long bytes, String what) {
+    if (bytes > total - used && disk) {
+      throw new ApiException(
+          503,
+          ErrorCode.QUOTA,
+          "the server's spool budget (disk for file transfers) is taken: "
+              + what
+              + " needs up to "
+              + bytes
+              + " bytes, and "
+              + used
+              + " of its "
+              + total
+              + " bytes are held by transfers in progress",
+          "retry after the Retry-After seconds, or move smaller files; the operator frees disk"
+              + " under the server's temporary directory (the budget is half its free space, at"
+              + " most 8 GiB)",
+          Map.of("quota", "spool_budget", "limit", total, "used", used));
+    }
     if (bytes > total - used) {
       throw new ApiException(
           503,

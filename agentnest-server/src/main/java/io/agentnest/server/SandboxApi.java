@@ -16,7 +16,6 @@ import io.agentnest.SandboxInfo;
 import io.agentnest.Secret;
 import io.agentnest.spi.Backends;
 import io.javalin.http.Context;
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -42,8 +41,6 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
-import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
-import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.jspecify.annotations.Nullable;
 
 /** The sandbox routes: lifecycle, exec and code (plain or server-sent events), files. */
@@ -607,43 +604,12 @@ final class SandboxApi implements AutoCloseable {
             ErrorCode.INVALID_FIELD, "maxBytes is not a number", "send e.g. maxBytes=1048576");
       }
     }
-    // The tar is built in memory: its bound is reserved first (the buffer grows by doubling).
-    MemoryBudget.Lease lease = MemoryBudget.lease(ctx, 2 * max, "an archive");
-    ByteArrayOutputStream buf = new ByteArrayOutputStream();
-    long total = 0;
-    try (TarArchiveOutputStream tar = new TarArchiveOutputStream(buf, "UTF-8")) {
-      tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
-      for (String raw : paths) {
-        String path = Paths.check(raw, false);
-        byte[] data = e.sandbox().files().read(path);
-        total += data.length;
-        if (total > max) {
-          throw new ApiException(
-              413,
-              ErrorCode.BODY_TOO_LARGE,
-              "the files are larger than " + max + " bytes together",
-              "export fewer files at a time");
-        }
-        TarArchiveEntry entry = new TarArchiveEntry(path);
-        entry.setSize(data.length);
-        entry.setMode(0644);
-        tar.putArchiveEntry(entry);
-        tar.write(data);
-        tar.closeArchiveEntry();
-      }
-    } catch (IOException ex) {
-      throw new IllegalStateException("building the archive failed: " + ex.getMessage(), ex);
-    } catch (ApiException ex) {
-      throw ex;
+    List<String> checked = paths.stream().map(raw -> Paths.check(raw, false)).toList();
+    try {
+      Transfers.archive(ctx, e.sandbox().files(), checked, max);
     } catch (RuntimeException ex) {
       throw AgentNestServer.map(ex);
     }
-    if (lease != null) {
-      lease.shrinkTo(2L * buf.size());
-    }
-    ctx.status(200);
-    ctx.contentType("application/x-tar");
-    ctx.result(buf.toByteArray());
   }
 
   /**
@@ -653,11 +619,8 @@ final class SandboxApi implements AutoCloseable {
   void archiveIn(Context ctx) {
     Registry.Entry e = entry(ctx);
     String dir = Paths.check(ctx.queryParam("path"), true);
-    byte[] tar = body(ctx, config.maxBodyBytes());
-    Path tmp = null;
+    Path tmp = Transfers.body(ctx, config.maxBodyBytes(), "an archive upload");
     try {
-      tmp = Files.createTempFile("agentnest-server-upload-", ".tar");
-      Files.write(tmp, tar);
       List<Artifact> in = e.sandbox().uploadArchive(tmp, dir);
       AgentNestServer.json(
           ctx,
@@ -667,17 +630,13 @@ final class SandboxApi implements AutoCloseable {
               in.stream()
                   .map(a -> new Wire.ArtifactView(a.path(), a.size(), a.sha256()))
                   .toList()));
-    } catch (IOException ex) {
-      throw new IllegalStateException("staging the upload failed: " + ex.getMessage(), ex);
     } catch (RuntimeException ex) {
       throw AgentNestServer.map(ex);
     } finally {
-      if (tmp != null) {
-        try {
-          Files.deleteIfExists(tmp);
-        } catch (IOException ignored) {
-          // a temp file
-        }
+      try {
+        Files.deleteIfExists(tmp);
+      } catch (IOException ignored) {
+        // a temp file
       }
     }
   }
@@ -685,28 +644,22 @@ final class SandboxApi implements AutoCloseable {
   void download(Context ctx) {
     Registry.Entry e = entry(ctx);
     String path = Paths.check(ctx.queryParam("path"), false);
-    // The file is held whole until it is written: max_body is reserved, then its real size.
-    MemoryBudget.Lease lease = MemoryBudget.lease(ctx, config.maxBodyBytes(), "a file download");
-    byte[] data;
     try {
-      data = e.sandbox().files().read(path);
+      Transfers.download(ctx, e.sandbox().files(), path, config.maxBodyBytes());
     } catch (RuntimeException ex) {
       throw AgentNestServer.map(ex);
     }
-    if (lease != null) {
-      lease.shrinkTo(data.length);
-    }
-    ctx.status(200);
-    ctx.contentType("application/octet-stream");
-    ctx.result(data);
   }
 
   void upload(Context ctx) {
     Registry.Entry e = entry(ctx);
     String path = Paths.check(ctx.queryParam("path"), false);
-    byte[] data = body(ctx, config.maxBodyBytes());
     try {
-      AgentNestServer.json(ctx, 201, Wire.file(e.sandbox().files().write(path, data)));
+      AgentNestServer.json(
+          ctx,
+          201,
+          Wire.file(
+              Transfers.upload(ctx, e.sandbox().files(), path, config.maxBodyBytes(), false)));
     } catch (RuntimeException ex) {
       throw AgentNestServer.map(ex);
     }
@@ -1031,6 +984,23 @@ final class SandboxApi implements AutoCloseable {
    * bound, before more is read.
    */
   static byte[] body(Context ctx, long max) {
+    refuseDeclaredOver(ctx, max);
+    long declared = ctx.req().getContentLengthLong();
+    MemoryBudget.reserve(ctx, declared >= 0 ? declared : max, "a request body");
+    try (InputStream in = ctx.req().getInputStream()) {
+      byte[] data = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, max + 1));
+      if (data.length > max) {
+        throw tooLarge(data.length, max);
+      }
+      return data;
+    } catch (IOException e) {
+      throw ApiException.badRequest(
+          ErrorCode.MALFORMED_JSON, "the body could not be read: " + e.getMessage(), "send again");
+    }
+  }
+
+  /** A 413 naming the bound when the body declares more than {@code max} bytes. */
+  static void refuseDeclaredOver(Context ctx, long max) {
     long declared = ctx.req().getContentLengthLong();
     if (declared > max) {
       if (declared - max <= DRAIN_BYTES) {
@@ -1045,23 +1015,12 @@ final class SandboxApi implements AutoCloseable {
       }
       throw tooLarge(declared, max);
     }
-    MemoryBudget.reserve(ctx, declared >= 0 ? declared : max, "a request body");
-    try (InputStream in = ctx.req().getInputStream()) {
-      byte[] data = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, max + 1));
-      if (data.length > max) {
-        throw tooLarge(data.length, max);
-      }
-      return data;
-    } catch (IOException e) {
-      throw ApiException.badRequest(
-          ErrorCode.MALFORMED_JSON, "the body could not be read: " + e.getMessage(), "send again");
-    }
   }
 
   /** How far over its bound a declared body is still read before the 413 (see {@link #body}). */
   static final long DRAIN_BYTES = 1L << 20;
 
-  private static ApiException tooLarge(long size, long max) {
+  static ApiException tooLarge(long size, long max) {
     return new ApiException(
         413,
         ErrorCode.BODY_TOO_LARGE,

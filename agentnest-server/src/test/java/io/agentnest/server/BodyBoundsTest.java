@@ -2,10 +2,15 @@ package io.agentnest.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.agentnest.ExecResult;
 import io.agentnest.FileInfo;
+import io.agentnest.FileOperationException;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxFiles;
+import java.io.ByteArrayInputStream;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.lang.reflect.Proxy;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -16,12 +21,16 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -68,7 +77,23 @@ class BodyBoundsTest {
     store.close();
   }
 
-  /** A sandbox that holds files in nothing: a write waits (bounded) until the test releases it. */
+  /** What the stand-in's workspace holds, by path. */
+  final Map<String, byte[]> stored = new ConcurrentHashMap<>();
+
+  /** Reads waiting (bounded) until the test releases them, so that downloads overlap. */
+  final CountDownLatch reading = new CountDownLatch(4);
+
+  final CountDownLatch releaseReads = new CountDownLatch(1);
+
+  final AtomicInteger writeCalls = new AtomicInteger();
+
+  /** Whether only the first write is held (the rest go through at once). */
+  volatile boolean holdFirstWriteOnly;
+
+  /**
+   * A sandbox whose workspace is a map: a write waits (bounded) until the test releases it, a
+   * streamed read until four reads are in progress or the test releases them.
+   */
   Sandbox standIn(SandboxConfig config) {
     Instant expires = Instant.now().plus(config.ttl());
     SandboxFiles files =
@@ -77,18 +102,45 @@ class BodyBoundsTest {
                 getClass().getClassLoader(),
                 new Class<?>[] {SandboxFiles.class},
                 (p, m, args) -> {
-                  if (m.getName().equals("write")) {
-                    writing.countDown();
-                    assertThat(release.await(30, TimeUnit.SECONDS)).isTrue();
-                    written.incrementAndGet();
-                    return new FileInfo(
-                        (String) args[0],
-                        FileInfo.Type.FILE,
-                        ((byte[]) args[1]).length,
-                        0644,
-                        Instant.now());
+                  switch (m.getName()) {
+                    case "write" -> {
+                      byte[] data =
+                          args[1] instanceof InputStream in ? in.readAllBytes() : (byte[]) args[1];
+                      writing.countDown();
+                      if (!holdFirstWriteOnly || writeCalls.getAndIncrement() == 0) {
+                        assertThat(release.await(30, TimeUnit.SECONDS)).isTrue();
+                      }
+                      written.incrementAndGet();
+                      stored.put((String) args[0], data);
+                      return new FileInfo(
+                          (String) args[0], FileInfo.Type.FILE, data.length, 0644, Instant.now());
+                    }
+                    case "stat" -> {
+                      byte[] data = stored.get((String) args[0]);
+                      if (data == null) {
+                        throw new FileOperationException(
+                            FileOperationException.Reason.NOT_FOUND, args[0] + " does not exist");
+                      }
+                      return new FileInfo(
+                          (String) args[0], FileInfo.Type.FILE, data.length, 0644, Instant.now());
+                    }
+                    case "read" -> {
+                      byte[] data = stored.get((String) args[0]);
+                      if (args.length == 1) {
+                        return data;
+                      }
+                      reading.countDown();
+                      assertThat(
+                              reading.await(30, TimeUnit.SECONDS) || releaseReads.getCount() == 0)
+                          .isTrue();
+                      OutputStream out = (OutputStream) args[1];
+                      for (int off = 0; off < data.length; off += 65536) {
+                        out.write(data, off, Math.min(65536, data.length - off));
+                      }
+                      return (long) data.length;
+                    }
+                    default -> throw new UnsupportedOperationException(m.getName());
                   }
-                  throw new UnsupportedOperationException(m.getName());
                 });
     return (Sandbox)
         Proxy.newProxyInstance(
@@ -100,6 +152,22 @@ class BodyBoundsTest {
                   case "config" -> config;
                   case "expiresAt" -> expires;
                   case "files" -> files;
+                  case "exec" -> {
+                    writing.countDown();
+                    assertThat(release.await(30, TimeUnit.SECONDS)).isTrue();
+                    yield new ExecResult(
+                        0,
+                        "ok",
+                        "",
+                        null,
+                        List.of(),
+                        null,
+                        Duration.ZERO,
+                        null,
+                        false,
+                        false,
+                        Map.of());
+                  }
                   case "isAlive" -> true;
                   case "close", "destroy", "detach", "extend" -> null;
                   case "hashCode" -> System.identityHashCode(p);
@@ -132,32 +200,108 @@ class BodyBoundsTest {
     return Http.JSON.readTree(r.body()).get("id").asText();
   }
 
+  /** Sends on another thread. */
+  CompletableFuture<HttpResponse<String>> sendAsync(
+      String method, String path, byte[] body, Map<String, String> h) {
+    return CompletableFuture.supplyAsync(
+        () -> {
+          try {
+            return send(method, path, body, h);
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        });
+  }
+
   @Test
-  void concurrentUploadsBeyondTheMemoryBudgetAreRefusedNamingItNotRunOutOfMemory()
+  void concurrentExecutionsBeyondTheMemoryBudgetAreRefusedNamingItNotRunOutOfMemory()
       throws Exception {
     String id = created();
-    byte[] twoMiB = new byte[(2 << 20) - 1024];
+    // Each whole result may hold 2 MiB of output until it is written: one fits, not two.
+    byte[] exec =
+        "{\"command\": \"echo ok\", \"maxOutputBytes\": 2097152}".getBytes(StandardCharsets.UTF_8);
     Map<String, String> h =
-        Map.of("Authorization", "Bearer " + key, "Content-Type", "application/octet-stream");
-    String path = "/v1/sandboxes/" + id + "/files/content?path=a.bin";
-    CompletableFuture<HttpResponse<String>> first =
-        CompletableFuture.supplyAsync(
-            () -> {
-              try {
-                return send("PUT", path, twoMiB, h);
-              } catch (Exception e) {
-                throw new IllegalStateException(e);
-              }
-            });
-    assertThat(writing.await(30, TimeUnit.SECONDS)).as("the first upload is held").isTrue();
-    HttpResponse<String> second = send("PUT", path, twoMiB, h);
+        Map.of("Authorization", "Bearer " + key, "Content-Type", "application/json");
+    String path = "/v1/sandboxes/" + id + "/exec";
+    CompletableFuture<HttpResponse<String>> first = sendAsync("POST", path, exec, h);
+    assertThat(writing.await(30, TimeUnit.SECONDS)).as("the first execution is held").isTrue();
+    HttpResponse<String> second = send("POST", path, exec, h);
     assertThat(second.statusCode()).as(second.body()).isEqualTo(503);
     assertThat(second.body()).contains("memory budget", "memory_budget");
     assertThat(second.headers().firstValue("Retry-After")).isPresent();
     release.countDown();
+    assertThat(first.get(60, TimeUnit.SECONDS).statusCode()).isEqualTo(200);
+    // The first one's reservation ended with it: the next execution fits again.
+    assertThat(send("POST", path, exec, h).statusCode()).isEqualTo(200);
+  }
+
+  @Test
+  void fileBodiesStreamThroughDiskSoTransfersBeyondTheMemoryBudgetAllLand() throws Exception {
+    String id = created();
+    byte[] content = new byte[(2 << 20) - 1024];
+    new Random(1).nextBytes(content);
+    Map<String, String> h =
+        Map.of("Authorization", "Bearer " + key, "Content-Type", "application/octet-stream");
+    String path = "/v1/sandboxes/" + id + "/files/content?path=a.bin";
+    // Two uploads of 2 MiB at once against a 3 MiB memory budget: the first is held in the
+    // sandbox while the second goes through; neither is held in memory.
+    holdFirstWriteOnly = true;
+    CompletableFuture<HttpResponse<String>> first = sendAsync("PUT", path, content, h);
+    assertThat(writing.await(30, TimeUnit.SECONDS)).as("the first upload is held").isTrue();
+    HttpResponse<String> second = send("PUT", path, content, h);
+    assertThat(second.statusCode()).as(second.body()).isEqualTo(201);
+    release.countDown();
     assertThat(first.get(60, TimeUnit.SECONDS).statusCode()).isEqualTo(201);
-    // The first one's reservation ended with it: the next upload fits again.
-    assertThat(send("PUT", path, twoMiB, h).statusCode()).isEqualTo(201);
+    assertThat(stored.get("a.bin")).isEqualTo(content);
+    // Four downloads of it at once (8 MiB in flight): each one's bytes arrive whole.
+    List<CompletableFuture<HttpResponse<byte[]>>> downloads = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      downloads.add(
+          CompletableFuture.supplyAsync(
+              () -> {
+                try {
+                  return HttpClient.newHttpClient()
+                      .send(
+                          HttpRequest.newBuilder(URI.create(base + path))
+                              .timeout(Duration.ofSeconds(60))
+                              .header("Authorization", "Bearer " + key)
+                              .build(),
+                          HttpResponse.BodyHandlers.ofByteArray());
+                } catch (Exception e) {
+                  throw new IllegalStateException(e);
+                }
+              }));
+    }
+    for (CompletableFuture<HttpResponse<byte[]>> d : downloads) {
+      HttpResponse<byte[]> r = d.get(60, TimeUnit.SECONDS);
+      assertThat(r.statusCode()).isEqualTo(200);
+      assertThat(r.headers().firstValueAsLong("Content-Length")).hasValue(content.length);
+      assertThat(r.body()).isEqualTo(content);
+    }
+    // An archive of it, and a download over max_body refused before any byte, naming the bound.
+    HttpResponse<byte[]> tar =
+        HttpClient.newHttpClient()
+            .send(
+                HttpRequest.newBuilder(
+                        URI.create(base + "/v1/sandboxes/" + id + "/archive?path=a.bin"))
+                    .header("Authorization", "Bearer " + key)
+                    .build(),
+                HttpResponse.BodyHandlers.ofByteArray());
+    assertThat(tar.statusCode()).isEqualTo(200);
+    try (TarArchiveInputStream in =
+        new TarArchiveInputStream(new ByteArrayInputStream(tar.body()))) {
+      assertThat(in.getNextEntry().getName()).isEqualTo("a.bin");
+      assertThat(in.readAllBytes()).isEqualTo(content);
+    }
+    stored.put("huge.bin", new byte[(2 << 20) + 1]);
+    HttpResponse<String> huge =
+        send(
+            "GET",
+            "/v1/sandboxes/" + id + "/files/content?path=huge.bin",
+            new byte[0],
+            Map.of("Authorization", "Bearer " + key));
+    assertThat(huge.statusCode()).as(huge.body()).isEqualTo(413);
+    assertThat(huge.body()).contains("huge.bin", "2097152");
   }
 
   @Test

@@ -7,7 +7,11 @@ import io.agentnest.Artifact;
 import io.agentnest.FileInfo;
 import io.agentnest.FileOperationException;
 import io.agentnest.Sandbox;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -55,6 +59,45 @@ public interface FilesContract extends BackendTarget {
     assertThat(sb.files().read("files-contract/big.bin")).isEqualTo(data);
     assertThat(sb.exec("sha256sum /workspace/files-contract/big.bin | cut -d' ' -f1").stdout())
         .isEqualTo(sha256(data) + "\n");
+  }
+
+  @Test
+  default void streamedWritesAndReadsKeepEveryByteAndRefuseWhatPlainOnesRefuse(@Shared Sandbox sb) {
+    byte[] data = new byte[(12 << 20) + 12345];
+    new Random(7).nextBytes(data);
+    FileInfo written =
+        sb.files().write("files-contract/streamed.bin", new ByteArrayInputStream(data));
+    assertThat(written.size()).isEqualTo(data.length);
+    ByteArrayOutputStream back = new ByteArrayOutputStream();
+    assertThat(sb.files().read("files-contract/streamed.bin", back)).isEqualTo(data.length);
+    assertThat(back.toByteArray()).isEqualTo(data);
+    assertThat(sb.exec("sha256sum /workspace/files-contract/streamed.bin | cut -d' ' -f1").stdout())
+        .isEqualTo(sha256(data) + "\n");
+    sb.exec("ln -sf /etc/passwd /workspace/files-contract-streamed-link");
+    assertThatThrownBy(
+            () -> sb.files().read("files-contract-streamed-link", new ByteArrayOutputStream()))
+        .isInstanceOf(FileOperationException.class);
+    assertThatThrownBy(
+            () -> sb.files().write("../escaped.bin", new ByteArrayInputStream(new byte[1])))
+        .isInstanceOf(FileOperationException.class);
+    // A source that fails midway is the caller's error, said as such.
+    InputStream failing =
+        new InputStream() {
+          int left = 3 << 20;
+
+          @Override
+          public int read() throws IOException {
+            if (left-- <= 0) {
+              throw new IOException("the source broke");
+            }
+            return 'x';
+          }
+        };
+    assertThatThrownBy(() -> sb.files().write("files-contract/broken.bin", failing))
+        .isInstanceOf(UncheckedIOException.class)
+        .hasMessageContaining("the source broke");
+    // The sandbox is still usable after it.
+    assertThat(sb.exec("echo ok").stdout()).isEqualTo("ok\n");
   }
 
   @Test

@@ -9,17 +9,26 @@ import io.agentnest.WorkspacePaths;
 import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.Frame;
 import io.agentnest.internal.channel.Ops;
+import io.agentnest.internal.redact.RedactingStream;
 import io.agentnest.internal.redact.Redactor;
 import io.agentnest.internal.support.Bounded;
 import io.agentnest.internal.support.Json;
 import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
 
 /** File operations over the agent channel; paths checked here and again by the agent. */
@@ -68,6 +77,131 @@ public final class DefaultSandboxFiles implements SandboxFiles {
         res.path("size").asLong(),
         0644,
         Instant.now());
+  }
+
+  @Override
+  public FileInfo write(String path, InputStream in) {
+    String p = WorkspacePaths.checkEntry(path);
+    long id = channel.newId();
+    CompletableFuture<Frame> done = channel.register(id, f -> {});
+    byte[] buf = new byte[CHUNK];
+    long sent = 0;
+    IOException failed = null;
+    boolean first = true;
+    while (true) {
+      int n;
+      try {
+        n = in.readNBytes(buf, 0, buf.length);
+      } catch (IOException e) {
+        failed = e;
+        n = 0;
+      }
+      // The agent may refuse early (bad path, no space): sending stops then, and a failed source
+      // still closes the file the agent holds open.
+      boolean last = n < buf.length || failed != null || done.isDone();
+      ObjectNode h = Json.object().put(Ops.OP, Ops.OP_FS_WRITE).put("id", id).put("last", last);
+      if (first) {
+        h.put("path", p);
+        first = false;
+      }
+      channel.send(h, Arrays.copyOf(buf, n));
+      sent += n;
+      if (last) {
+        break;
+      }
+    }
+    JsonNode res = check(channel.await(done, timeoutFor(sent), "write " + p), p);
+    if (failed != null) {
+      throw new UncheckedIOException(
+          "reading the content for '" + p + "' failed after " + sent + " bytes: " + failed, failed);
+    }
+    audit.accept(
+        "file.write",
+        Map.of("path", redactor.redact(p, (r, n) -> {}), "size", res.path("size").asLong()));
+    return new FileInfo(
+        name(res.path("path").asText(p)),
+        FileInfo.Type.FILE,
+        res.path("size").asLong(),
+        0644,
+        Instant.now());
+  }
+
+  /** Chunks in flight between the channel's reader and the caller of a streamed read. */
+  private static final int STREAM_CHUNKS = 8;
+
+  /** A streamed read has no cap of its own; the agent's header still wants a number. */
+  private static final long UNCAPPED = 1L << 50;
+
+  @Override
+  public long read(String path, OutputStream out) {
+    String p = WorkspacePaths.checkEntry(path);
+    ArrayBlockingQueue<byte[]> chunks = new ArrayBlockingQueue<>(STREAM_CHUNKS);
+    AtomicBoolean abandoned = new AtomicBoolean();
+    ObjectNode h =
+        Json.object().put(Ops.OP, Ops.OP_FS_READ).put("path", p).put("max_bytes", UNCAPPED);
+    CompletableFuture<Frame> done =
+        channel.call(
+            h,
+            new byte[0],
+            f -> {
+              if (!f.ev().equals(Ops.EV_DATA)) {
+                return;
+              }
+              // On this channel's reader: a full queue holds the channel (the sandbox's writes
+              // wait) until the caller drains it or gives up.
+              try {
+                while (!abandoned.get() && !chunks.offer(f.payload(), 1, TimeUnit.SECONDS)) {
+                  // the caller is writing a chunk out
+                }
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              }
+            });
+    RedactingStream masked = redactor.stream();
+    long written = 0;
+    long idleLimit = TIMEOUT.toNanos();
+    long lastProgress = System.nanoTime();
+    try {
+      while (true) {
+        byte[] chunk = chunks.poll(50, TimeUnit.MILLISECONDS);
+        if (chunk != null) {
+          byte[] clean = masked.feed(chunk, 0, chunk.length);
+          out.write(clean);
+          written += clean.length;
+          lastProgress = System.nanoTime();
+        } else if (done.isDone()) {
+          // Every data frame is queued before the call's result arrives on the same reader.
+          if (chunks.isEmpty()) {
+            break;
+          }
+        } else if (System.nanoTime() - lastProgress > idleLimit) {
+          throw new FileOperationException(
+              FileOperationException.Reason.HOST_IO,
+              "reading '" + p + "' stalled: no data for " + TIMEOUT.toSeconds() + " s");
+        }
+      }
+      check(channel.await(done, TIMEOUT, "read " + p), p);
+      byte[] tail = masked.finish();
+      out.write(tail);
+      written += tail.length;
+    } catch (IOException e) {
+      throw new UncheckedIOException(
+          "writing '" + p + "' out failed after " + written + " bytes: " + e.getMessage(), e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new FileOperationException(
+          FileOperationException.Reason.HOST_IO, "interrupted while reading '" + p + "'");
+    } finally {
+      abandoned.set(true);
+      chunks.clear();
+    }
+    audit.accept("file.read", Map.of("path", redactor.redact(p, (r, n) -> {}), "size", written));
+    return written;
+  }
+
+  private static Duration timeoutFor(long bytes) {
+    // As for archives: 60 s plus 1 s per 20 MB.
+    return TIMEOUT.plusSeconds(bytes / 20_000_000);
   }
 
   @Override

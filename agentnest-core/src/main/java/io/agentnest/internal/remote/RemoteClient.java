@@ -12,9 +12,12 @@ import io.agentnest.SandboxNotFoundException;
 import io.agentnest.SnapshotException;
 import io.agentnest.UnsupportedControlException;
 import io.agentnest.internal.support.Json;
+import java.io.FilterInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
 import java.net.ConnectException;
 import java.net.NoRouteToHostException;
 import java.net.URI;
@@ -47,6 +50,7 @@ import org.apache.hc.core5.http.ContentType;
 import org.apache.hc.core5.http.HttpEntity;
 import org.apache.hc.core5.http.io.entity.ByteArrayEntity;
 import org.apache.hc.core5.http.io.entity.EntityUtils;
+import org.apache.hc.core5.http.io.entity.InputStreamEntity;
 import org.apache.hc.core5.util.TimeValue;
 import org.apache.hc.core5.util.Timeout;
 import org.jspecify.annotations.Nullable;
@@ -206,6 +210,89 @@ final class RemoteClient {
               });
     } catch (IOException e) {
       throw unreachable(e);
+    }
+    if (status[0] >= 400) {
+      throw error(status[0], answer);
+    }
+    return answer;
+  }
+
+  /**
+   * As {@link #bytes}, streamed both ways: the body is read from {@code in} (when given) as it is
+   * sent, and a successful answer is copied into {@code out} (when given) as it arrives; without
+   * {@code out} the answer is returned. Refusals are thrown as by {@link #bytes}.
+   */
+  byte[] transfer(
+      String method,
+      String path,
+      @Nullable InputStream in,
+      @Nullable OutputStream out,
+      Duration timeout) {
+    HttpUriRequestBase req = new HttpUriRequestBase(method, URI.create(base() + path));
+    req.setConfig(
+        RequestConfig.custom()
+            .setResponseTimeout(Timeout.of(timeout))
+            .setConnectionRequestTimeout(Timeout.of(timeout))
+            .build());
+    req.setHeader("Authorization", "Bearer " + server.apiKey().reveal());
+    IOException[] sourceFailed = {null};
+    if (in != null) {
+      // A failing source is the caller's error, not an unreachable server: told apart here.
+      InputStream watched =
+          new FilterInputStream(in) {
+            @Override
+            public int read(byte[] b, int off, int len) throws IOException {
+              try {
+                return super.read(b, off, len);
+              } catch (IOException e) {
+                sourceFailed[0] = e;
+                throw e;
+              }
+            }
+          };
+      req.setEntity(new InputStreamEntity(watched, -1, ContentType.APPLICATION_OCTET_STREAM));
+    }
+    int[] status = {0};
+    IOException[] sinkFailed = {null};
+    byte[] answer;
+    try {
+      answer =
+          Unary.CLIENT.execute(
+              req,
+              r -> {
+                status[0] = r.getCode();
+                HttpEntity e = r.getEntity();
+                if (e == null) {
+                  return new byte[0];
+                }
+                if (out == null || status[0] >= 400) {
+                  return EntityUtils.toByteArray(e);
+                }
+                try (InputStream body = e.getContent()) {
+                  byte[] buf = new byte[1 << 16];
+                  for (int n; (n = body.read(buf)) > 0; ) {
+                    try {
+                      out.write(buf, 0, n);
+                    } catch (IOException sink) {
+                      sinkFailed[0] = sink;
+                      break;
+                    }
+                  }
+                }
+                return new byte[0];
+              });
+    } catch (IOException e) {
+      if (sourceFailed[0] != null) {
+        throw new UncheckedIOException(
+            "reading the content for " + path + " failed: " + sourceFailed[0].getMessage(),
+            sourceFailed[0]);
+      }
+      throw unreachable(e);
+    }
+    if (sinkFailed[0] != null) {
+      throw new UncheckedIOException(
+          "writing the answer of " + path + " out failed: " + sinkFailed[0].getMessage(),
+          sinkFailed[0]);
     }
     if (status[0] >= 400) {
       throw error(status[0], answer);

@@ -6,6 +6,9 @@ import io.agentnest.FileInfo;
 import io.agentnest.FileOperationException;
 import io.agentnest.SandboxFiles;
 import io.agentnest.internal.support.Json;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -41,6 +44,34 @@ final class RemoteFiles implements SandboxFiles {
   public byte[] read(String path) {
     return client.bytes(
         "GET", at("/files/content", path), new byte[0], null, Duration.ofMinutes(5));
+  }
+
+  @Override
+  public FileInfo write(String path, InputStream in) {
+    return info(
+        client.parse(
+            client.transfer("PUT", at("/files/content", path), in, null, Duration.ofMinutes(30))));
+  }
+
+  @Override
+  public long read(String path, OutputStream out) {
+    long[] n = {0};
+    OutputStream counted =
+        new OutputStream() {
+          @Override
+          public void write(int b) throws IOException {
+            out.write(b);
+            n[0]++;
+          }
+
+          @Override
+          public void write(byte[] b, int off, int len) throws IOException {
+            out.write(b, off, len);
+            n[0] += len;
+          }
+        };
+    client.transfer("GET", at("/files/content", path), null, counted, Duration.ofMinutes(30));
+    return n[0];
   }
 
   @Override

@@ -30,6 +30,7 @@ public final class Catalogue {
     FileProbes.addTo(p);
     SecretProbes.addTo(p);
     GitProbes.addTo(p);
+    BrowserProbes.addTo(p);
     ResourceProbes.addTo(p);
     return p.entries();
   }
