@@ -3,7 +3,7 @@ package io.agentnest.internal;
 import io.agentnest.AgentNestException;
 import io.agentnest.ForkReport;
 import io.agentnest.Sandbox;
-import io.agentnest.internal.state.SandboxArchives;
+import io.agentnest.internal.files.SandboxArchives;
 import io.agentnest.internal.state.SandboxState;
 import io.agentnest.internal.state.StateBudget;
 import io.agentnest.spi.support.BulkLink;

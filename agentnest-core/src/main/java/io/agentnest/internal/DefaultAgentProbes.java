@@ -1,7 +1,7 @@
 package io.agentnest.internal;
 
 import io.agentnest.Sandbox;
-import io.agentnest.internal.state.SandboxArchives;
+import io.agentnest.internal.files.SandboxArchives;
 import io.agentnest.spi.AgentProbes;
 import java.io.IOException;
 import java.io.InputStream;

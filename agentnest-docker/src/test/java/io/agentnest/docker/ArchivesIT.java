@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.agentnest.FileOperationException;
 import io.agentnest.Sandbox;
 import io.agentnest.internal.DefaultSandbox;
-import io.agentnest.internal.state.SandboxArchives;
+import io.agentnest.internal.files.SandboxArchives;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -5,8 +5,6 @@ import io.agentnest.FileInfo;
 import io.agentnest.FileOperationException;
 import io.agentnest.SandboxFiles;
 import io.agentnest.WorkspacePaths;
-import io.agentnest.internal.state.ArchiveTransport;
-import io.agentnest.internal.state.SandboxArchives;
 import io.agentnest.internal.support.Bounded;
 import io.agentnest.spi.support.HostFiles;
 import java.io.BufferedInputStream;

@@ -1,8 +1,8 @@
 package io.agentnest.internal.remote;
 
 import io.agentnest.FileOperationException;
-import io.agentnest.internal.state.ArchiveTransport;
-import io.agentnest.internal.state.SandboxArchives;
+import io.agentnest.internal.files.ArchiveTransport;
+import io.agentnest.internal.files.SandboxArchives;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

@@ -9,6 +9,7 @@ import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.Frame;
 import io.agentnest.internal.channel.Ops;
 import io.agentnest.internal.files.DefaultSandboxFiles;
+import io.agentnest.internal.files.SandboxArchives;
 import io.agentnest.internal.support.Bounded;
 import io.agentnest.internal.support.Json;
 import io.agentnest.spi.support.BulkLink;

@@ -1,4 +1,4 @@
-package io.agentnest.internal.state;
+package io.agentnest.internal.files;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
@@ -7,7 +7,6 @@ import io.agentnest.FileOperationException;
 import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.Frame;
 import io.agentnest.internal.channel.Ops;
-import io.agentnest.internal.files.DefaultSandboxFiles;
 import io.agentnest.internal.redact.Redactor;
 import io.agentnest.internal.support.Bounded;
 import io.agentnest.internal.support.Json;

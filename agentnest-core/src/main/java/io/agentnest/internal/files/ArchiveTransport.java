@@ -1,4 +1,4 @@
-package io.agentnest.internal.state;
+package io.agentnest.internal.files;
 
 import java.io.IOException;
 import java.io.InputStream;
