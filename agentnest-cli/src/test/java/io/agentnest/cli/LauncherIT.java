@@ -64,6 +64,25 @@ class LauncherIT {
     }
   }
 
+  @Test
+  void aSymlinkOnThePathRunsTheCheckoutItPointsAt(@TempDir Path dir) throws Exception {
+    // README: ln -s "$PWD/agentnest" /usr/local/bin/agentnest. The launcher once took the link's
+    // directory for the checkout and tried to build there ("./mvnw: No such file or directory").
+    Path bin = Files.createDirectory(dir.resolve("bin"));
+    Path link = Files.createSymbolicLink(bin.resolve("agentnest"), LAUNCHER);
+    Processes.Run r =
+        Processes.run(
+            List.of(link.toString(), "--version"),
+            dir,
+            120,
+            Map.of("AGENTNEST_HOME", dir.resolve("h").toString()));
+    assertThat(r.exit()).as("%s", r.err()).isZero();
+    assertThat(r.out()).startsWith("agentnest ");
+    try (Stream<Path> left = Files.list(bin)) {
+      assertThat(left).as("nothing built or logged beside the link").containsExactly(link);
+    }
+  }
+
   private static Optional<Long> size(Path p) throws IOException {
     return Files.exists(p) ? Optional.of(Files.size(p)) : Optional.empty();
   }
