@@ -1,6 +1,7 @@
 package io.agentnest.cli;
 
 import io.agentnest.text.HumanText;
+import java.io.PrintWriter;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -46,6 +47,7 @@ public final class AgentNestCli implements Runnable {
   /** Runs the CLI and returns its exit code (used by tests). */
   public static int execute(String... args) {
     CommandLine cl = new CommandLine(new AgentNestCli());
+    cl.setParameterExceptionHandler(AgentNestCli::usageError);
     cl.setExecutionExceptionHandler(
         (ex, cmd, parsed) -> {
           // Messages can quote what a sandbox chose (a path, a host, a command): escaped.
@@ -56,6 +58,21 @@ public final class AgentNestCli implements Runnable {
           return ExitCodes.of(ex);
         });
     return cl.execute(args);
+  }
+
+  /**
+   * A bad command line: the error, picocli's suggestions for a mistyped option or subcommand, and
+   * where the full help is. Not the whole help, which scrolled the one line that matters (the
+   * error, printed above it) off the screen: {@code run}'s is 70 lines.
+   */
+  static int usageError(CommandLine.ParameterException ex, String[] args) {
+    CommandLine cmd = ex.getCommandLine();
+    PrintWriter err = cmd.getErr();
+    err.println("error: " + HumanText.text(String.valueOf(ex.getMessage())));
+    CommandLine.UnmatchedArgumentException.printSuggestions(ex, err);
+    err.println("'" + cmd.getCommandSpec().qualifiedName() + " --help' shows the usage");
+    err.flush();
+    return ExitCodes.USAGE;
   }
 
   @Override
