@@ -27,9 +27,22 @@ final class DemoCommand implements Callable<Integer> {
   }
 
   private static void show(String label, @Nullable String text) {
-    String value = String.valueOf(text);
-    System.out.printf(
-        "   %-28s %s%n", label, value.strip().replace("\n", "\n   " + " ".repeat(29)));
+    System.out.print(row(label, String.valueOf(text)));
+  }
+
+  private static final int LABEL_WIDTH = 28;
+
+  /**
+   * One step's line: the label, then the value in a column; a label too wide for the column gets a
+   * line of its own, so the value does not run on from it ("$ uname -sr; ls -la /workspace Linux
+   * 6.1").
+   */
+  static String row(String label, String value) {
+    String indent = "\n   " + " ".repeat(LABEL_WIDTH + 1);
+    String v = value.strip().replace("\n", indent);
+    return label.length() > LABEL_WIDTH
+        ? "   " + label + indent + v + "\n"
+        : String.format("   %-" + LABEL_WIDTH + "s %s%n", label, v);
   }
 
   @Override
