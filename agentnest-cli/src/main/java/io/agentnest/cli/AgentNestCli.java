@@ -1,7 +1,9 @@
 package io.agentnest.cli;
 
+import io.agentnest.SandboxClosedException;
 import io.agentnest.text.HumanText;
 import java.io.PrintWriter;
+import java.util.concurrent.atomic.AtomicBoolean;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -50,14 +52,34 @@ public final class AgentNestCli implements Runnable {
     cl.setParameterExceptionHandler(AgentNestCli::usageError);
     cl.setExecutionExceptionHandler(
         (ex, cmd, parsed) -> {
-          // Messages can quote what a sandbox chose (a path, a host, a command): escaped.
-          cmd.getErr().println("error: " + HumanText.text(String.valueOf(ex.getMessage())));
+          cmd.getErr().println(failureLine(ex, EXITING.get()));
           if (System.getenv("AGENTNEST_DEBUG") != null) {
             ex.printStackTrace(cmd.getErr());
           }
           return ExitCodes.of(ex);
         });
     return cl.execute(args);
+  }
+
+  /** Set when the JVM starts shutting down (^C, SIGTERM, a closed terminal). */
+  private static final AtomicBoolean EXITING = new AtomicBoolean();
+
+  static {
+    Runtime.getRuntime().addShutdownHook(new Thread(() -> EXITING.set(true), "agentnest-exiting"));
+  }
+
+  /**
+   * The line for a command that failed with {@code ex}. While the process is on its way out, the
+   * call that failed was cut short by it: {@code run}'s sandbox is destroyed at exit, and its
+   * failure used to read "error: sandbox 3f2a9c: sandbox 3f2a9c... was destroyed: the process that
+   * owned it exited" after a ^C, as if something else had gone wrong.
+   */
+  static String failureLine(Throwable ex, boolean exiting) {
+    if (exiting && ex instanceof SandboxClosedException) {
+      return "agentnest: interrupted: the call was stopped and its sandbox destroyed";
+    }
+    // Messages can quote what a sandbox chose (a path, a host, a command): escaped.
+    return "error: " + HumanText.text(String.valueOf(ex.getMessage()));
   }
 
   /**
