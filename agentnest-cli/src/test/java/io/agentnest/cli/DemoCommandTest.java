@@ -15,7 +15,13 @@ class DemoCommandTest {
   }
 
   @Test
-  void aLabelWiderThanTheColumnPutsTheValueOnTheNextLine() {
+  void aWideLabelWithAOneLineValueKeepsItOnItsLine() {
+    assertThat(DemoCommand.row("wrote data/in.csv; mean score", "87.5"))
+        .isEqualTo("   wrote data/in.csv; mean score 87.5" + System.lineSeparator());
+  }
+
+  @Test
+  void aLabelWiderThanTheColumnPutsAValueOfSeveralLinesBelowIt() {
     String row = DemoCommand.row("$ uname -sr; ls -la /workspace", "Linux 6.1\ntotal 4\n");
     assertThat(row.split("\n"))
         .containsExactly(
