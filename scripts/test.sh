@@ -1,11 +1,22 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine or an existing one: installs and starts
-# what it needs (Docker engine, runsc, mmdebstrap; idempotent), then runs unit tests,
-# integration tests against the real engine, formatting and static checks, coverage, and the
-# Python package's suite (scripts/test-python.sh); at the
-# end it checks that the run left nothing behind (temporary directories, containers).
+# what it needs (Docker engine, runsc, mmdebstrap; idempotent) and a single-node Kubernetes
+# cluster on loopback (built from Debian's sources on the first run, stopped again at the end
+# unless it was running), then runs `./mvnw install` (unit tests, integration tests against the
+# real engine and the cluster, formatting and static checks, coverage), README's Java example
+# from the installed BOM (scripts/consumer-check.sh) and the Python package's suite
+# (scripts/test-python.sh); at the end it removes io/agentnest from the local Maven repository
+# again and checks that the run left nothing behind (temporary directories, containers).
+# About 35-45 minutes with the caches warm.
 # Under CI=true a missing Docker engine or cluster fails the integration tests instead of skipping them.
+# Usage: scripts/test.sh [MAVEN ARGS...]   (passed to `./mvnw install`, e.g. -DskipITs)
+#        scripts/test.sh -h | --help       (prints this and touches nothing)
 set -euo pipefail
+case "${1:-}" in
+  # Before anything else: the run below starts a cluster and empties io/agentnest in the local
+  # Maven repository, which asking for help must never do.
+  -h | --help) sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"; exit 0 ;;
+esac
 cd "$(dirname "$0")/.."
 scripts/setup-host.sh
 # A real single-node Kubernetes cluster on loopback for the Kubernetes backend (built from

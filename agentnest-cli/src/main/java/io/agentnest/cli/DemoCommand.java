@@ -27,9 +27,23 @@ final class DemoCommand implements Callable<Integer> {
   }
 
   private static void show(String label, @Nullable String text) {
-    String value = String.valueOf(text);
-    System.out.printf(
-        "   %-28s %s%n", label, value.strip().replace("\n", "\n   " + " ".repeat(29)));
+    System.out.print(row(label, String.valueOf(text)));
+  }
+
+  private static final int LABEL_WIDTH = 28;
+
+  /**
+   * One step's line: the label, then the value in a column. A label too wide for the column gets a
+   * line of its own when the value has several lines, so its first line does not run on from the
+   * label ("$ uname -sr; ls -la /workspace Linux 6.1") and every line starts in the column.
+   */
+  static String row(String label, String value) {
+    String indent = "\n   " + " ".repeat(LABEL_WIDTH + 1);
+    String v = value.strip();
+    String lines = v.replace("\n", indent);
+    return label.length() > LABEL_WIDTH && v.contains("\n")
+        ? "   " + label + indent + lines + "\n"
+        : String.format("   %-" + LABEL_WIDTH + "s %s%n", label, lines);
   }
 
   @Override

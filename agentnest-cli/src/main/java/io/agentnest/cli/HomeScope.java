@@ -27,7 +27,7 @@ record HomeScope(boolean allHomes) {
         ? null
         : other
             + " more managed sandbox"
-            + (other == 1 ? "" : "es")
-            + " on this engine belong to another AGENTNEST_HOME or user: --all-homes includes them";
+            + (other == 1 ? " on this engine belongs" : "es on this engine belong")
+            + " to another AGENTNEST_HOME or user: --all-homes includes them";
   }
 }

@@ -404,7 +404,7 @@ class CliIT {
         assertThat(ls.out())
             .contains(mine.id().substring(0, 12))
             .doesNotContain(theirs.substring(0, 12))
-            .contains("belong to another AGENTNEST_HOME or user: --all-homes includes them");
+            .contains("to another AGENTNEST_HOME or user: --all-homes includes them");
         assertThat(cli("ls", "--all-homes").out()).contains(theirs.substring(0, 12));
         Run theirsLs = cliWithEnv(other, "ls", "--json");
         assertThat(theirsLs.out()).contains(theirs).doesNotContain(mine.id());

@@ -10,6 +10,7 @@ import io.agentnest.ExecError;
 import io.agentnest.ExecResult;
 import io.agentnest.ImageNotFoundException;
 import io.agentnest.Limit;
+import io.agentnest.SandboxClosedException;
 import io.agentnest.SandboxNotFoundException;
 import java.lang.reflect.Field;
 import java.lang.reflect.Modifier;
@@ -81,6 +82,19 @@ class ExitCodesTest {
                         ""),
                     null)))
         .isEqualTo(ExitCodes.DENIED);
+  }
+
+  @Test
+  void aSandboxDestroyedOnTheWayOutReadsAsTheInterruptItWas() {
+    SandboxClosedException closed =
+        new SandboxClosedException(
+            "sandbox 3f2a9c: sandbox 3f2a9c1b was destroyed: the process that owned it exited");
+    assertThat(AgentNestCli.failureLine(closed, true))
+        .isEqualTo("agentnest: interrupted: the call was stopped and its sandbox destroyed");
+    assertThat(AgentNestCli.failureLine(closed, false))
+        .startsWith("error: sandbox 3f2a9c: ")
+        .contains("the process that owned it exited");
+    assertThat(AgentNestCli.failureLine(new ConfigException("bad"), true)).isEqualTo("error: bad");
   }
 
   @Test

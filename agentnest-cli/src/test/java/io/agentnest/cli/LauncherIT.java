@@ -5,6 +5,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.FileTime;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -62,6 +65,65 @@ class LauncherIT {
           .doesNotContain("[setup]")
           .doesNotContain("preparing this host");
     }
+  }
+
+  @Test
+  void aSymlinkOnThePathRunsTheCheckoutItPointsAt(@TempDir Path dir) throws Exception {
+    // README: ln -s "$PWD/agentnest" /usr/local/bin/agentnest. The launcher once took the link's
+    // directory for the checkout and tried to build there ("./mvnw: No such file or directory").
+    Path bin = Files.createDirectory(dir.resolve("bin"));
+    Path link = Files.createSymbolicLink(bin.resolve("agentnest"), LAUNCHER);
+    Processes.Run r =
+        Processes.run(
+            List.of(link.toString(), "--version"),
+            dir,
+            120,
+            Map.of("AGENTNEST_HOME", dir.resolve("h").toString()));
+    assertThat(r.exit()).as("%s", r.err()).isZero();
+    assertThat(r.out()).startsWith("agentnest ");
+    try (Stream<Path> left = Files.list(bin)) {
+      assertThat(left).as("nothing built or logged beside the link").containsExactly(link);
+    }
+  }
+
+  @Test
+  void pipsEggInfoAndPythonCachesDoNotRebuildTheCli(@TempDir Path dir) throws Exception {
+    // A checkout in miniature: the launcher, a module with a source, agentnest-python (no
+    // pom.xml), and the built jar (a link to the real one, so --version runs).
+    Path root = dir.resolve("checkout");
+    FileTime old = FileTime.from(Instant.now().minus(Duration.ofHours(1)));
+    Path launcher = root.resolve("agentnest");
+    Files.createDirectories(root);
+    Files.copy(LAUNCHER, launcher);
+    Path source = root.resolve("agentnest-core/src/main/java/A.java");
+    for (Path f :
+        List.of(root.resolve("pom.xml"), root.resolve("agentnest-core/pom.xml"), source)) {
+      Files.createDirectories(f.getParent());
+      Files.writeString(f, "");
+      Files.setLastModifiedTime(f, old);
+    }
+    Path jar = root.resolve("agentnest-cli/target/agentnest.jar");
+    Files.createDirectories(jar.getParent());
+    Files.createSymbolicLink(jar, REPO.resolve("agentnest-cli/target/agentnest.jar"));
+    // What `pip install ./agentnest-python` and a Python test run leave behind, after the build.
+    for (Path f :
+        List.of(
+            root.resolve("agentnest-python/src/agentnest.egg-info/PKG-INFO"),
+            root.resolve("agentnest-python/src/agentnest/__init__.py"),
+            root.resolve("agentnest-core/src/test/python/__pycache__/t.cpython-311.pyc"))) {
+      Files.createDirectories(f.getParent());
+      Files.writeString(f, "");
+    }
+    Map<String, String> env = Map.of("AGENTNEST_HOME", dir.resolve("h").toString());
+    Processes.Run r = Processes.run(List.of(launcher.toString(), "--version"), root, 120, env);
+    assertThat(r.exit()).as("%s", r.err()).isZero();
+    assertThat(r.err()).doesNotContain("rebuilding");
+    // A module's source newer than the jar still rebuilds (here it fails at once: no mvnw).
+    Files.setLastModifiedTime(source, FileTime.from(Instant.now().plus(Duration.ofMinutes(1))));
+    Processes.Run changed =
+        Processes.run(List.of(launcher.toString(), "--version"), root, 120, env);
+    assertThat(changed.err()).contains("sources changed: rebuilding the CLI");
+    assertThat(changed.exit()).isNotZero();
   }
 
   private static Optional<Long> size(Path p) throws IOException {

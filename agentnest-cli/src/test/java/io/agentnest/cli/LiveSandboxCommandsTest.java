@@ -83,6 +83,28 @@ class LiveSandboxCommandsTest {
   }
 
   @Test
+  void aMistypedOptionIsOneErrorWithTheSuggestionNotTheWholeHelp() {
+    Result r = cli("run", "--memroy", "1g", "-c", "print(1)");
+    assertThat(r.exit()).isEqualTo(ExitCodes.USAGE);
+    assertThat(r.err())
+        .startsWith("error: Unknown option: '--memroy'")
+        .contains("--memory", "'agentnest run --help' shows the usage")
+        .doesNotContain("--read-only-workspace");
+    Result sub = cli("craete");
+    assertThat(sub.exit()).isEqualTo(ExitCodes.USAGE);
+    assertThat(sub.err()).contains("craete", "create", "'agentnest --help' shows the usage");
+  }
+
+  @Test
+  void theLineAboutOtherHomesAgreesWithItsCount() {
+    assertThat(HomeScope.leftOut(3, 3)).isNull();
+    assertThat(HomeScope.leftOut(2, 1))
+        .startsWith("1 more managed sandbox on this engine belongs ");
+    assertThat(HomeScope.leftOut(3, 1))
+        .startsWith("2 more managed sandboxes on this engine belong ");
+  }
+
+  @Test
   void shellWithoutATerminalIsAUsageErrorPointingAtExec() {
     Result r = cli("shell", "3f2a9c");
     assertThat(r.exit()).isEqualTo(ExitCodes.USAGE);
