@@ -203,7 +203,7 @@ def _replace(d: Path, ep: Endpoint, info: dict[str, Any], have: str, want: str) 
 def _start(d: Path, jar: Path, idle_exit: str | None) -> Endpoint:
     java = find_java()
     log = d / "engine.log"
-    cmd = [java, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-jar", str(jar), "engine"]
+    cmd = [java, "-XX:+UseSerialGC", "-jar", str(jar), "engine"]
     idle = idle_exit or os.environ.get("AGENTNEST_ENGINE_IDLE_EXIT")
     if idle:
         cmd += ["--idle-exit", idle]
