@@ -112,7 +112,13 @@ class SandboxLifeIT {
     assertThat(cli("exec", id, "--", "echo", "logged-marker").exit()).isZero();
     Run logs = cli("logs", id);
     assertThat(logs.exit()).as(logs.err()).isZero();
-    assertThat(logs.out()).contains("sandbox.created", "exec.started", "logged-marker");
+    assertThat(logs.out())
+        .contains(
+            "sandbox.created",
+            "exec.started",
+            "exec.finished",
+            "sandbox.extended",
+            "logged-marker");
 
     Run rm = cli("rm", id);
     assertThat(rm.exit()).as(rm.err()).isZero();

@@ -52,6 +52,10 @@ public record AuditEvent(
   public static final String SANDBOX_ACQUIRED = "sandbox.acquired";
 
   public static final String SANDBOX_EXPIRED = "sandbox.expired";
+
+  /** A sandbox's TTL moved ({@code extend}): by how much, and its new expiry. */
+  public static final String SANDBOX_EXTENDED = "sandbox.extended";
+
   public static final String EXEC_STARTED = "exec.started";
   public static final String EXEC_FINISHED = "exec.finished";
   public static final String FILE_READ = "file.read";
@@ -109,6 +113,7 @@ public record AuditEvent(
           SANDBOX_DESTROYED,
           SANDBOX_ACQUIRED,
           SANDBOX_EXPIRED,
+          SANDBOX_EXTENDED,
           EXEC_STARTED,
           EXEC_FINISHED,
           FILE_READ,

@@ -305,6 +305,9 @@ public final class DefaultSandbox implements Sandbox {
     }
     checkUsable();
     expiry.extend(more);
+    audit(
+        AuditEvent.SANDBOX_EXTENDED,
+        Map.of("by_seconds", more.toSeconds(), "expires_at", expiry.expiresAt().toString()));
   }
 
   /** Called by the reaper at expiry. */

@@ -34,6 +34,15 @@ class FailureModesIT {
         .isInstanceOf(ImageNotFoundException.class)
         .hasMessageContaining("agentnest-test/absent:1")
         .hasMessageContaining("docker pull");
+    // AgentNest's own names are never pulled (no registry serves them): the message says how to
+    // build them instead.
+    assertThatThrownBy(
+            () ->
+                Sandbox.create(
+                    SandboxConfig.builder().image("agentnest/python:absent-tag-1").build()))
+        .isInstanceOf(ImageNotFoundException.class)
+        .hasMessageContaining("agentnest image build --tag agentnest/python:absent-tag-1")
+        .hasMessageNotContaining("docker pull");
   }
 
   @Test

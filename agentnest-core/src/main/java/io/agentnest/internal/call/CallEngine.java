@@ -283,12 +283,18 @@ public final class CallEngine {
                 return;
               }
               if (f.ev().equals(Ops.EV_ERROR)) {
-                ex.fail(agentError(f.header()));
+                RuntimeException failed = agentError(f.header());
+                auditFailed(c.id, failed);
+                ex.fail(failed);
                 return;
               }
               try {
-                ex.accept(new Finished(c.collector.toResult(f.header(), python)));
+                ExecResult r = c.collector.toResult(f.header(), python);
+                // A streamed call ends in the trail as a run() does: its exit, limit, redactions.
+                auditFinished(c, r, f.header());
+                ex.accept(new Finished(r));
               } catch (RuntimeException e) {
+                auditFailed(c.id, e);
                 ex.fail(e);
               }
             });

@@ -372,6 +372,21 @@ class CallEngineTest {
     assertThat(ofType("exec.finished")).hasSize(1);
   }
 
+  @Test
+  void aStartedCallThatEndsIsAuditedWithItsExitAsARunIs() throws Exception {
+    agentAnswers();
+    CallEngine engine = engine(config(), null);
+
+    Execution ex =
+        engine.start(CallEngine.shellRequest("true"), new byte[0], ExecOptions.defaults(), false);
+
+    assertThat(ex.result().get(10, TimeUnit.SECONDS).exitCode()).isZero();
+    // exec.finished is written before the result is handed over, so it is there now.
+    assertThat(ofType("exec.finished"))
+        .singleElement()
+        .satisfies(r -> assertThat(r.data()).containsEntry("exit", 0));
+  }
+
   // ---- closed channel, unusable sandbox
 
   @Test

@@ -11,6 +11,7 @@ import io.agentnest.ImageNotFoundException;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
 import io.agentnest.SandboxNotFoundException;
+import io.agentnest.config.Presets;
 import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.Labels;
 import io.agentnest.spi.SandboxSpec;
@@ -152,14 +153,33 @@ final class DockerContainers {
   /** A created container, and the listener its agent will connect to when it has a link. */
   private record Created(String id, AgentLinks.@Nullable Pending link) {}
 
+  /**
+   * How to get a missing image: AgentNest's own images (the base one, the presets') are built
+   * offline, never pulled (no registry serves them); any other is the user's to pull or build.
+   */
+  private static String howToGet(SandboxSpec spec) {
+    String image = spec.image();
+    if (image.equals(SandboxConfig.DEFAULT_IMAGE)) {
+      return "build it offline with 'agentnest image build'";
+    }
+    for (String preset : Presets.BUILT_IN) {
+      if (image.equals(Presets.get(preset).image())) {
+        return "build it offline with 'agentnest image build --preset " + preset + "'";
+      }
+    }
+    if (image.startsWith("agentnest/")) {
+      return "no registry serves AgentNest's images: build it offline with 'agentnest image build"
+          + " --tag "
+          + image
+          + "' (or --preset NAME), or name an image you have ('docker images')";
+    }
+    return "pull it with 'docker pull " + image + "' or build it";
+  }
+
   private Created createContainer(SandboxSpec spec, boolean withLink) {
     if (!images.exists(spec.image())) {
-      String how =
-          spec.image().equals(SandboxConfig.DEFAULT_IMAGE)
-              ? "build it offline with 'agentnest image build'"
-              : "pull it with 'docker pull " + spec.image() + "' or build it";
       throw new ImageNotFoundException(
-          "image '" + spec.image() + "' is not present in the Docker engine: " + how);
+          "image '" + spec.image() + "' is not present in the Docker engine: " + howToGet(spec));
     }
     ContainerSpecs.refuseWeakened(spec);
     String runtime = runtimes.resolve(spec.runtime());
