@@ -140,29 +140,14 @@ final class MemoryBudget {
   }
 
   private synchronized Lease take(long bytes, String what) {
-    if (bytes > total - used && disk) {
-      throw new ApiException(
-          503,
-          ErrorCode.QUOTA,
-          "the server's spool budget (disk for file transfers) is taken: "
-              + what
-              + " needs up to "
-              + bytes
-              + " bytes, and "
-              + used
-              + " of its "
-              + total
-              + " bytes are held by transfers in progress",
-          "retry after the Retry-After seconds, or move smaller files; the operator frees disk"
-              + " under the server's temporary directory (the budget is half its free space, at"
-              + " most 8 GiB)",
-          Map.of("quota", "spool_budget", "limit", total, "used", used));
-    }
     if (bytes > total - used) {
+      String name = disk ? "spool budget (disk for file transfers)" : "memory budget";
       throw new ApiException(
           503,
           ErrorCode.QUOTA,
-          "the server's memory budget is taken: "
+          "the server's "
+              + name
+              + " is taken: "
               + what
               + " needs up to "
               + bytes
@@ -170,11 +155,17 @@ final class MemoryBudget {
               + used
               + " of its "
               + total
-              + " bytes are held by requests in progress",
-          "retry after the Retry-After seconds, or use smaller parts (lower maxOutputBytes,"
-              + " fewer files per archive, smaller uploads); the operator raises the budget"
-              + " (half the server's heap) with -Xmx",
-          Map.of("quota", "memory_budget", "limit", total, "used", used));
+              + " bytes are held by "
+              + (disk ? "transfers" : "requests")
+              + " in progress",
+          disk
+              ? "retry after the Retry-After seconds, or move smaller files; the operator frees"
+                  + " disk under the server's temporary directory (the budget is half its free"
+                  + " space, at most 8 GiB)"
+              : "retry after the Retry-After seconds, or use smaller parts (lower"
+                  + " maxOutputBytes); the operator raises the budget (half the server's heap)"
+                  + " with -Xmx",
+          Map.of("quota", disk ? "spool_budget" : "memory_budget", "limit", total, "used", used));
     }
     used += bytes;
     return new Lease(bytes);

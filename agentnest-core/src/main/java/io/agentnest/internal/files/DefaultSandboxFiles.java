@@ -68,15 +68,7 @@ public final class DefaultSandboxFiles implements SandboxFiles {
     // The agent may refuse early (bad path, no space): sending stops then.
     channel.sendChunks(Ops.OP_FS_WRITE, id, Json.object().put("path", p), data, CHUNK, done);
     JsonNode res = check(channel.await(done, TIMEOUT, "write " + p), p);
-    audit.accept(
-        "file.write",
-        Map.of("path", redactor.redact(p, (r, n) -> {}), "size", res.path("size").asLong()));
-    return new FileInfo(
-        name(res.path("path").asText(p)),
-        FileInfo.Type.FILE,
-        res.path("size").asLong(),
-        0644,
-        Instant.now());
+    return written(p, res);
   }
 
   @Override
@@ -115,6 +107,11 @@ public final class DefaultSandboxFiles implements SandboxFiles {
       throw new UncheckedIOException(
           "reading the content for '" + p + "' failed after " + sent + " bytes: " + failed, failed);
     }
+    return written(p, res);
+  }
+
+  /** Audits a write the agent confirmed and describes the file it left. */
+  private FileInfo written(String p, JsonNode res) {
     audit.accept(
         "file.write",
         Map.of("path", redactor.redact(p, (r, n) -> {}), "size", res.path("size").asLong()));

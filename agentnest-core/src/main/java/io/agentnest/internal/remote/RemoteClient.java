@@ -183,8 +183,8 @@ final class RemoteClient {
     }
   }
 
-  byte[] bytes(
-      String method, String path, byte[] body, @Nullable String contentType, Duration timeout) {
+  /** A request of the unary client with the API key and {@code timeout} for its answer. */
+  private HttpUriRequestBase request(String method, String path, Duration timeout) {
     HttpUriRequestBase req = new HttpUriRequestBase(method, URI.create(base() + path));
     req.setConfig(
         RequestConfig.custom()
@@ -192,6 +192,12 @@ final class RemoteClient {
             .setConnectionRequestTimeout(Timeout.of(timeout))
             .build());
     req.setHeader("Authorization", "Bearer " + server.apiKey().reveal());
+    return req;
+  }
+
+  byte[] bytes(
+      String method, String path, byte[] body, @Nullable String contentType, Duration timeout) {
+    HttpUriRequestBase req = request(method, path, timeout);
     if (!method.equals("GET") && !method.equals("HEAD")) {
       req.setEntity(
           new ByteArrayEntity(
@@ -228,13 +234,7 @@ final class RemoteClient {
       @Nullable InputStream in,
       @Nullable OutputStream out,
       Duration timeout) {
-    HttpUriRequestBase req = new HttpUriRequestBase(method, URI.create(base() + path));
-    req.setConfig(
-        RequestConfig.custom()
-            .setResponseTimeout(Timeout.of(timeout))
-            .setConnectionRequestTimeout(Timeout.of(timeout))
-            .build());
-    req.setHeader("Authorization", "Bearer " + server.apiKey().reveal());
+    HttpUriRequestBase req = request(method, path, timeout);
     IOException[] sourceFailed = {null};
     if (in != null) {
       // A failing source is the caller's error, not an unreachable server: told apart here.

@@ -108,16 +108,30 @@ final class BrowserProbes {
           return Judgement.of(false, "no DevTools port was there to pre-empt; " + handed);
         }
         boolean refused = handed.contains("impostor");
+        impostor.cancel();
         return Judgement.of(
             !refused && handed.startsWith("the host handed out"),
             "the impostor held port "
                 + port
                 + "; "
                 + handed
-                + (refused ? " (refused as an impostor; the host never connected to it)" : ""));
+                + (refused ? " (refused as an impostor; the host never connected to it)" : "")
+                + "; "
+                + afterwards(sb));
       } finally {
         impostor.cancel();
       }
+    }
+  }
+
+  /**
+   * Whether the browser starts once the impostor is gone: the refusal was the check, not a fault.
+   */
+  private static String afterwards(Sandbox sb) {
+    try (Browser b = sb.browser()) {
+      return "once the impostor was gone, sb.browser() started";
+    } catch (AgentNestException e) {
+      return "once the impostor was gone, sb.browser() still failed: " + e.getMessage();
     }
   }
 }
