@@ -206,3 +206,19 @@ def test_secrets_and_credentials_are_checked_and_never_shown() -> None:
     assert q.credentials[0].wire()["placeholder"] is True and q.enabled
     with pytest.raises(ValueError, match="exactly one"):
         agentnest.Credential("h.example.com", s)
+
+
+def test_the_engine_command_says_none_runs_and_starts_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from agentnest.__main__ import main
+
+    monkeypatch.setenv("AGENTNEST_HOME", str(tmp_path))
+    assert main(["engine", "status"]) == 0
+    assert "no engine running" in capsys.readouterr().out
+    assert main(["engine", "stop"]) == 0
+    assert "no engine was running" in capsys.readouterr().out
+    # Neither started an engine (nor made its directory's files).
+    assert not (tmp_path / "engine" / "engine.json").exists()
+    with pytest.raises(SystemExit):
+        main(["engine", "restart"])

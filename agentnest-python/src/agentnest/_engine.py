@@ -15,7 +15,6 @@ import os
 import shutil
 import signal
 import subprocess
-import sys
 import time
 import zipfile
 from pathlib import Path
@@ -262,6 +261,13 @@ def stop() -> bool:
     return not _alive(info["pid"])
 
 
-if __name__ == "__main__":  # pragma: no cover - a manual aid: python -m agentnest._engine stop
-    if sys.argv[1:] == ["stop"]:
-        print("stopped" if stop() else "no engine running")
+def status() -> str:
+    """One line about this user's engine: running (pid, version, socket) or not."""
+    d = engine_dir()
+    info = _read_info(d)
+    if not info or not isinstance(info.get("pid"), int) or not _alive(info["pid"]):
+        return f"no engine running (AGENTNEST_HOME={home()})"
+    return (
+        f"engine {info.get('version', '?')} running, pid {info['pid']}, "
+        f"socket {info.get('socket') or d / 'engine.sock'}"
+    )
