@@ -342,7 +342,31 @@ def _rich(value):
     return [{"mime": m, "b64": base64.b64encode(d).decode("ascii")} for m, d in out]
 
 
+_WORKER_GLOBALS = globals()
+
+
+def _drop_own_tail(exc):
+    # The worker's own frames at the end of a traceback (the SIGINT handler that raised a timeout's
+    # KeyboardInterrupt, the audit hook that refused an operation) are not the user's code: the
+    # traceback ends at the user's line that was running. Bounded walk of the exception chain.
+    seen = 0
+    while exc is not None and seen < 32:
+        seen += 1
+        last_user = None
+        tb = exc.__traceback__
+        while tb is not None:
+            # The worker's own frames run in its globals; the user's cells (and anything they
+            # exec) run in the session's namespace.
+            if tb.tb_frame.f_globals is not _WORKER_GLOBALS:
+                last_user = tb
+            tb = tb.tb_next
+        if last_user is not None:
+            last_user.tb_next = None
+        exc = exc.__cause__ or (None if exc.__suppress_context__ else exc.__context__)
+
+
 def _error(exc, skip_frames):
+    _drop_own_tail(exc)
     tb = exc.__traceback__
     for _ in range(skip_frames):
         if tb is not None and tb.tb_next is not None:

@@ -149,6 +149,13 @@ class ApprovalsIT {
     assertThat(r.result()).contains("refused by test");
     // The session keeps its state after a denial.
     assertThat(sandbox.runCode("len(errors)").result()).isEqualTo("2");
+    // Uncaught, the denial's traceback ends at the user's line, not in the worker's audit hook.
+    ExecResult uncaught = sandbox.runCode("os.remove('kept.txt')");
+    assertThat(uncaught.error()).isNotNull();
+    assertThat(uncaught.error().name()).isEqualTo("PermissionError");
+    assertThat(uncaught.error().traceback())
+        .contains("os.remove('kept.txt')")
+        .doesNotContain("in _hook", "in _ask");
   }
 
   @Test

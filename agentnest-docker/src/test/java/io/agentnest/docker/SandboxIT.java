@@ -244,6 +244,8 @@ class SandboxIT {
             ExecOptions.builder().timeout(Duration.ofMillis(300)).build());
     assertThat(py.limit()).isEqualTo(Limit.TIMEOUT);
     assertThat(py.error().name()).isEqualTo("KeyboardInterrupt");
+    // The traceback ends at the user's line, not in the worker's signal handler.
+    assertThat(py.error().traceback()).contains("time.sleep(0.01)").doesNotContain("_on_sigint");
     assertThat(py.stateLost()).isFalse();
     assertThat(sandbox.runCode("kept").result()).isEqualTo("42");
   }
