@@ -47,6 +47,9 @@ final class DockerAttachment implements BackendSandbox {
     if (response.getStatusCode() != 200 && response.getStatusCode() != 101) {
       int code = response.getStatusCode();
       closeQuietly();
+      if (code == 404) {
+        throw UnixSocketAttachment.gone(id);
+      }
       throw new BackendUnavailableException(
           "Docker refused to attach to container " + id + " (HTTP " + code + ")");
     }

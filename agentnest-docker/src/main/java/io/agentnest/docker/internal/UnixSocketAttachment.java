@@ -1,6 +1,7 @@
 package io.agentnest.docker.internal;
 
 import io.agentnest.BackendUnavailableException;
+import io.agentnest.SandboxNotFoundException;
 import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.SelectableAgentStream;
 import io.agentnest.spi.support.DuplexSocket;
@@ -55,6 +56,9 @@ final class UnixSocketAttachment implements BackendSandbox {
       String status = head.lines().findFirst().orElse("");
       if (!status.matches("HTTP/1\\.[01] (101|200) .*")) {
         ch.close();
+        if (status.matches("HTTP/1\\.[01] 404 .*")) {
+          throw gone(id);
+        }
         throw new BackendUnavailableException(
             "Docker refused to attach to container " + id + ": " + status.strip());
       }
@@ -141,5 +145,16 @@ final class UnixSocketAttachment implements BackendSandbox {
   @Override
   public void close() {
     io.close();
+  }
+
+  /**
+   * The container was removed between finding it and attaching (by hand, or another home's prune).
+   */
+  static SandboxNotFoundException gone(String id) {
+    return new SandboxNotFoundException(
+        "sandbox "
+            + id
+            + " is gone: its container was removed outside this process (docker rm, or a prune"
+            + " elsewhere); 'agentnest ls' shows what is left");
   }
 }
