@@ -38,10 +38,11 @@ final class ImageCommand implements Runnable {
             + " engine's image import): no container registry needed. With a registry,"
             + " images/python/Dockerfile builds the same image.",
         "  agentnest image build",
-        "  agentnest image build --include python3-numpy,python3-pandas --tag agentnest/python:data",
-        "  agentnest image build --preset data      (also browser, gpu, or your own preset)",
-        "  agentnest image build --microvm          (kernel, initramfs and root disk for the"
-            + " microvm backend)"
+        "  agentnest image build --include python3-numpy,python3-pandas \\",
+        "      --tag agentnest/python:data",
+        "  agentnest image build --preset data   (also browser, gpu, or your own preset)",
+        "  agentnest image build --microvm       (kernel, initramfs and root disk for the",
+        "                                         microvm backend)"
       })
   static final class Build implements Callable<Integer> {
     @Option(

@@ -56,6 +56,24 @@ class CommandSurfaceTest {
     }
   }
 
+  /**
+   * A description line laid out by hand (a table of operations, examples) is printed as written:
+   * past 80 columns, picocli breaks it and the rest lands at column 0, which made {@code bench
+   * --help} unreadable in an 80-column terminal.
+   */
+  @Test
+  void everyHandLaidOutDescriptionLineFitsEightyColumns() {
+    for (CommandSpec c : all()) {
+      for (String line : c.usageMessage().description()) {
+        if (line.startsWith(" ")) {
+          assertThat(line.length())
+              .as(c.qualifiedName() + " description line '" + line + "'")
+              .isLessThanOrEqualTo(80);
+        }
+      }
+    }
+  }
+
   @Test
   void everyCommandWhoseOutputIsDataOffersJson() {
     List<String> names = all().stream().map(CommandSpec::qualifiedName).toList();
