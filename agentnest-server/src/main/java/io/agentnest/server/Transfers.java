@@ -174,6 +174,9 @@ final class Transfers {
     Files.delete(spool);
     ctx.status(200);
     ctx.contentType(type);
+    // Sent as stored, so the length is known and stated: a compressed answer would no longer
+    // match it (and the files are the sandbox's, often compressed already).
+    ctx.disableCompression();
     ctx.header("Content-Length", Long.toString(size));
     ctx.result(in);
   }

@@ -30,6 +30,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.zip.GZIPInputStream;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -278,6 +279,24 @@ class BodyBoundsTest {
       assertThat(r.headers().firstValueAsLong("Content-Length")).hasValue(content.length);
       assertThat(r.body()).isEqualTo(content);
     }
+    // A client that accepts gzip (Python's httpx, which the E2B SDK uses, always does) gets the
+    // same bytes, whatever coding the server picks: the length header must match what is sent.
+    HttpResponse<byte[]> gz =
+        HttpClient.newHttpClient()
+            .send(
+                HttpRequest.newBuilder(URI.create(base + path))
+                    .header("Authorization", "Bearer " + key)
+                    .header("Accept-Encoding", "gzip")
+                    .build(),
+                HttpResponse.BodyHandlers.ofByteArray());
+    assertThat(gz.statusCode()).isEqualTo(200);
+    byte[] got = gz.body();
+    if (gz.headers().firstValue("Content-Encoding").orElse("").equals("gzip")) {
+      try (InputStream in = new GZIPInputStream(new ByteArrayInputStream(got))) {
+        got = in.readAllBytes();
+      }
+    }
+    assertThat(got).isEqualTo(content);
     // An archive of it, and a download over max_body refused before any byte, naming the bound.
     HttpResponse<byte[]> tar =
         HttpClient.newHttpClient()
