@@ -172,9 +172,9 @@ class EscapeSuiteIT {
                   .as(r.toString())
                   .contains(
                       "impostor held port",
-                      "another process in the sandbox listens on the browser's DevTools",
-                      "the host never connected to it",
-                      "once the impostor was gone, sb.browser() started");
+                      "refused as an impostor, the host never connected to it",
+                      "once the impostor was gone, sb.browser() started",
+                      "another process in the sandbox listens on the browser's DevTools");
             });
   }
 }

@@ -109,15 +109,17 @@ final class BrowserProbes {
         }
         boolean refused = handed.contains("impostor");
         impostor.cancel();
+        // The facts first, the browser's own words last and bounded: its error can carry
+        // Chromium's log, and a report cuts long details.
         return Judgement.of(
             !refused && handed.startsWith("the host handed out"),
             "the impostor held port "
                 + port
                 + "; "
-                + handed
-                + (refused ? " (refused as an impostor; the host never connected to it)" : "")
+                + (refused ? "refused as an impostor, the host never connected to it; " : "")
+                + afterwards(sb)
                 + "; "
-                + afterwards(sb));
+                + clip(handed, 300));
       } finally {
         impostor.cancel();
       }
@@ -131,7 +133,12 @@ final class BrowserProbes {
     try (Browser b = sb.browser()) {
       return "once the impostor was gone, sb.browser() started";
     } catch (AgentNestException e) {
-      return "once the impostor was gone, sb.browser() still failed: " + e.getMessage();
+      return "once the impostor was gone, sb.browser() still failed: "
+          + clip(String.valueOf(e.getMessage()), 200);
     }
+  }
+
+  private static String clip(String s, int max) {
+    return s.length() <= max ? s : s.substring(0, max) + "...";
   }
 }
