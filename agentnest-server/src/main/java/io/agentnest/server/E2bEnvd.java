@@ -284,19 +284,10 @@ final class E2bEnvd {
    */
   private List<UploadedFile> multipart(Context ctx) {
     long max = config.maxBodyBytes();
-    long declared = ctx.req().getContentLengthLong();
-    if (declared > max) {
-      if (declared - max <= SandboxApi.DRAIN_BYTES) {
-        // Dropped as it arrives (never stored), so that the client reads the 413 rather than a
-        // reset connection.
-        try (InputStream in = ctx.req().getInputStream()) {
-          in.skipNBytes(declared);
-        } catch (IOException gone) {
-          // the client went away
-        }
-      }
-      throw tooLarge(max);
+    if (SandboxApi.declaredOver(ctx, max)) {
+      throw tooLarge(max); // nothing was stored
     }
+    long declared = ctx.req().getContentLengthLong();
     // The parser stages parts over 64 KiB on disk: the spool budget counts them.
     MemoryBudget.reserveSpool(ctx, declared >= 0 ? declared : max, "an upload body");
     try {

@@ -7,7 +7,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import org.jspecify.annotations.Nullable;
 
 /**
  * The bytes the server may hold for request and response bodies at once, across every tenant (issue
@@ -72,17 +71,6 @@ final class MemoryBudget {
       this.bytes = bytes;
     }
 
-    /** Gives back what is no longer needed, e.g. once the real size is known. */
-    void shrinkTo(long actual) {
-      synchronized (MemoryBudget.this) {
-        long give = bytes - Math.max(0, actual);
-        if (give > 0) {
-          used -= give;
-          bytes -= give;
-        }
-      }
-    }
-
     @Override
     public void close() {
       synchronized (MemoryBudget.this) {
@@ -98,23 +86,18 @@ final class MemoryBudget {
    * nothing is reserved.
    */
   static void reserve(Context ctx, long bytes, String what) {
-    lease(ctx, bytes, what);
-  }
-
-  /** As {@link #reserve}, with the lease to shrink once the real size is known. */
-  static @Nullable Lease lease(Context ctx, long bytes, String what) {
-    return lease(ctx, ATTR, bytes, what);
+    reserve(ctx, ATTR, bytes, what);
   }
 
   /** Reserves spool file space for {@code what} until the request ends; 503 naming it if taken. */
   static void reserveSpool(Context ctx, long bytes, String what) {
-    lease(ctx, SPOOL_ATTR, bytes, what);
+    reserve(ctx, SPOOL_ATTR, bytes, what);
   }
 
-  private static @Nullable Lease lease(Context ctx, String attr, long bytes, String what) {
+  private static void reserve(Context ctx, String attr, long bytes, String what) {
     MemoryBudget b = ctx.attribute(attr);
     if (b == null || bytes <= 0) {
-      return null;
+      return;
     }
     Lease l = b.take(bytes, what);
     List<Lease> held = ctx.attribute(LEASES);
@@ -123,7 +106,6 @@ final class MemoryBudget {
       ctx.attribute(LEASES, held);
     }
     held.add(l);
-    return l;
   }
 
   /** Ends every reservation of the request (its response is written or it failed). */

@@ -1001,24 +1001,36 @@ final class SandboxApi implements AutoCloseable {
 
   /** A 413 naming the bound when the body declares more than {@code max} bytes. */
   static void refuseDeclaredOver(Context ctx, long max) {
-    long declared = ctx.req().getContentLengthLong();
-    if (declared > max) {
-      if (declared - max <= DRAIN_BYTES) {
-        // Read (and drop) a body not much over the bound before answering: closing with it
-        // unread resets the connection while the client still sends, and the client then sees
-        // no answer at all instead of this 413. Larger ones are not read.
-        try (InputStream in = ctx.req().getInputStream()) {
-          in.skipNBytes(declared);
-        } catch (IOException e) {
-          // the client went away: nobody reads the answer either
-        }
-      }
-      throw tooLarge(declared, max);
+    if (declaredOver(ctx, max)) {
+      throw tooLarge(ctx.req().getContentLengthLong(), max);
     }
   }
 
-  /** How far over its bound a declared body is still read before the 413 (see {@link #body}). */
-  static final long DRAIN_BYTES = 1L << 20;
+  /**
+   * Whether the body declares more than {@code max} bytes; one not much over the bound is read (and
+   * dropped) first, so that the caller's refusal reaches the client: closing with it unread resets
+   * the connection while the client still sends, and the client then sees no answer at all. Larger
+   * ones are not read.
+   */
+  static boolean declaredOver(Context ctx, long max) {
+    long declared = ctx.req().getContentLengthLong();
+    if (declared <= max) {
+      return false;
+    }
+    if (declared - max <= DRAIN_BYTES) {
+      try (InputStream in = ctx.req().getInputStream()) {
+        in.skipNBytes(declared);
+      } catch (IOException e) {
+        // the client went away: nobody reads the answer either
+      }
+    }
+    return true;
+  }
+
+  /**
+   * How far over its bound a declared body is still read before the 413 ({@link #declaredOver}).
+   */
+  private static final long DRAIN_BYTES = 1L << 20;
 
   static ApiException tooLarge(long size, long max) {
     return new ApiException(

@@ -25,8 +25,9 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiConsumer;
@@ -132,7 +133,11 @@ public final class DefaultSandboxFiles implements SandboxFiles {
   @Override
   public long read(String path, OutputStream out) {
     String p = WorkspacePaths.checkEntry(path);
-    ArrayBlockingQueue<byte[]> chunks = new ArrayBlockingQueue<>(STREAM_CHUNKS);
+    // Data chunks take room (at most STREAM_CHUNKS in flight); the end of the call takes none, so
+    // the caller learns of it at once instead of at its next poll.
+    LinkedBlockingQueue<byte[]> chunks = new LinkedBlockingQueue<>();
+    Semaphore room = new Semaphore(STREAM_CHUNKS);
+    byte[] end = new byte[0];
     AtomicBoolean abandoned = new AtomicBoolean();
     ObjectNode h =
         Json.object().put(Ops.OP, Ops.OP_FS_READ).put("path", p).put("max_bytes", UNCAPPED);
@@ -144,38 +149,39 @@ public final class DefaultSandboxFiles implements SandboxFiles {
               if (!f.ev().equals(Ops.EV_DATA)) {
                 return;
               }
-              // On this channel's reader: a full queue holds the channel (the sandbox's writes
-              // wait) until the caller drains it or gives up.
+              // On this channel's reader: no room holds the channel (the sandbox's writes wait)
+              // until the caller drains a chunk or gives up.
               try {
-                while (!abandoned.get() && !chunks.offer(f.payload(), 1, TimeUnit.SECONDS)) {
+                while (!abandoned.get() && !room.tryAcquire(1, TimeUnit.SECONDS)) {
                   // the caller is writing a chunk out
                 }
               } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+                return;
+              }
+              if (!abandoned.get()) {
+                chunks.add(f.payload());
               }
             });
+    // Every data frame is queued before the call's result arrives on the same reader.
+    done.whenComplete((f, e) -> chunks.add(end));
     RedactingStream masked = redactor.stream();
     long written = 0;
-    long idleLimit = TIMEOUT.toNanos();
-    long lastProgress = System.nanoTime();
     try {
       while (true) {
-        byte[] chunk = chunks.poll(50, TimeUnit.MILLISECONDS);
-        if (chunk != null) {
-          byte[] clean = masked.feed(chunk, 0, chunk.length);
-          out.write(clean);
-          written += clean.length;
-          lastProgress = System.nanoTime();
-        } else if (done.isDone()) {
-          // Every data frame is queued before the call's result arrives on the same reader.
-          if (chunks.isEmpty()) {
-            break;
-          }
-        } else if (System.nanoTime() - lastProgress > idleLimit) {
+        byte[] chunk = chunks.poll(TIMEOUT.toNanos(), TimeUnit.NANOSECONDS);
+        if (chunk == null) {
           throw new FileOperationException(
               FileOperationException.Reason.HOST_IO,
               "reading '" + p + "' stalled: no data for " + TIMEOUT.toSeconds() + " s");
         }
+        if (chunk == end) {
+          break;
+        }
+        room.release();
+        byte[] clean = masked.feed(chunk, 0, chunk.length);
+        out.write(clean);
+        written += clean.length;
       }
       check(channel.await(done, TIMEOUT, "read " + p), p);
       byte[] tail = masked.finish();
@@ -190,6 +196,7 @@ public final class DefaultSandboxFiles implements SandboxFiles {
           FileOperationException.Reason.HOST_IO, "interrupted while reading '" + p + "'");
     } finally {
       abandoned.set(true);
+      room.release(STREAM_CHUNKS);
       chunks.clear();
     }
     audit.accept("file.read", Map.of("path", redactor.redact(p, (r, n) -> {}), "size", written));
