@@ -20,7 +20,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -633,11 +632,7 @@ final class SandboxApi implements AutoCloseable {
     } catch (RuntimeException ex) {
       throw AgentNestServer.map(ex);
     } finally {
-      try {
-        Files.deleteIfExists(tmp);
-      } catch (IOException ignored) {
-        // a temp file
-      }
+      Transfers.deleteQuietly(tmp);
     }
   }
 

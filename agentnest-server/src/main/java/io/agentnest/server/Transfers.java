@@ -189,7 +189,7 @@ final class Transfers {
     }
   }
 
-  private static void deleteQuietly(Path p) {
+  static void deleteQuietly(Path p) {
     try {
       Files.deleteIfExists(p);
     } catch (IOException ignored) {
