@@ -1,6 +1,5 @@
 package io.agentnest.audit;
 
-import io.agentnest.spi.AuditShipper;
 import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;

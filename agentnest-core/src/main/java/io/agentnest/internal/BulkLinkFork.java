@@ -51,15 +51,20 @@ final class BulkLinkFork {
                   (parent.config().readOnlyWorkspace()
                           ? 0L
                           : SandboxState.relayFiles(
-                              parent, link, SandboxArchives.WORKSPACE, started, ready, budget))
+                              parent.context(),
+                              link,
+                              SandboxArchives.WORKSPACE,
+                              started,
+                              ready,
+                              budget))
                       + SandboxState.relayFiles(
-                          parent, link, SandboxArchives.TMP, started, ready, budget),
+                          parent.context(), link, SandboxArchives.TMP, started, ready, budget),
               threads);
       List<SandboxState.Dumped> sessions = new ArrayList<>();
       try {
         for (String name : names) {
           SandboxState.Dumped d =
-              SandboxState.relaySession(parent, link, name, started, ready, budget);
+              SandboxState.relaySession(parent.context(), link, name, started, ready, budget);
           if (d != null) {
             sessions.add(d);
           }
@@ -124,7 +129,7 @@ final class BulkLinkFork {
                                 + child.id()
                                 + " of a sandbox with a bulk link has none: the engine"
                                 + " changed meanwhile; fork again"));
-        copies.add(new SandboxState.Copy(child, BulkLink.open(kidDir)));
+        copies.add(new SandboxState.Copy(child.context(), BulkLink.open(kidDir)));
       }
     }
     return copies;

@@ -23,13 +23,14 @@ final class ChannelStateFork {
       long t0,
       StateBudget budget,
       ExecutorService threads) {
-    try (SandboxState.Spilled state = SandboxState.capture(parent, parent.sessionNames(), budget)) {
+    try (SandboxState.Spilled state =
+        SandboxState.capture(parent.context(), parent.sessionNames(), budget)) {
       List<CompletableFuture<DefaultSandbox>> ready = new ArrayList<>();
       for (CompletableFuture<DefaultSandbox> k : kids) {
         ready.add(
             k.thenApplyAsync(
                 child -> {
-                  SandboxState.restore(child, state);
+                  SandboxState.restore(child.context(), state);
                   child.setForkReport(
                       StateTransferReports.report(
                           parent.id(),

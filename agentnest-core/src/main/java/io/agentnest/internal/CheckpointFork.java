@@ -44,7 +44,7 @@ final class CheckpointFork {
     List<DefaultSandbox> made = new ArrayList<>();
     try {
       for (BackendSandbox bs : kids.get()) {
-        made.add(DefaultSandbox.adoptRestored(backend, bs, config, spec));
+        made.add(SandboxLauncher.adoptRestored(backend, bs, config, spec));
       }
     } catch (RuntimeException | Error e) {
       made.forEach(DefaultSandbox::destroy);

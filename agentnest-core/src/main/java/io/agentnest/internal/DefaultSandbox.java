@@ -35,6 +35,7 @@ import io.agentnest.internal.call.PtyTerminal;
 import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.Frame;
 import io.agentnest.internal.channel.Ops;
+import io.agentnest.internal.context.SandboxContext;
 import io.agentnest.internal.egress.EgressProxy;
 import io.agentnest.internal.egress.Interception;
 import io.agentnest.internal.egress.OperationCredentials;
@@ -52,9 +53,7 @@ import io.agentnest.internal.secrets.RedactedViews;
 import io.agentnest.internal.snapshot.SnapshotStore;
 import io.agentnest.internal.state.SandboxState;
 import io.agentnest.internal.support.Json;
-import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.RuntimeBackend;
-import io.agentnest.spi.SandboxSpec;
 import io.agentnest.spi.support.DaemonThreads;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -188,30 +187,9 @@ public final class DefaultSandbox implements Sandbox {
             id, backend.name(), channel, Instant.now().plus(config.ttl()), this::expire);
   }
 
-  /** Creates a sandbox (see {@link SandboxLauncher#create}). */
-  public static Sandbox create(SandboxConfig config) {
-    return SandboxLauncher.create(config);
-  }
-
-  /** A pooled sandbox handed to its user (see {@link SandboxLauncher#handOut}). */
-  public static DefaultSandbox handOut(
-      RuntimeBackend backend,
-      BackendSandbox bs,
-      AgentChannel channel,
-      SandboxConfig config,
-      String pool,
-      boolean restoreCpuShares,
-      Runnable onRelease) {
-    DefaultSandbox sb =
-        SandboxLauncher.handOut(
-            backend, bs, channel, config, pool, restoreCpuShares, SandboxLauncher.FOLLOW_UP_DELAY);
-    sb.onRelease = onRelease;
-    return sb;
-  }
-
-  /** No sandbox starts, or is handed out, while its actions could not be audited. */
-  public static void requireAuditRoom(SandboxConfig config) {
-    SandboxLauncher.requireAuditRoom(config);
+  /** Told once when this process lets the sandbox go (set by the pool's hand-out). */
+  void onRelease(Runnable r) {
+    onRelease = r;
   }
 
   /** Destroys with {@code why} as the audited reason (the process that owned it is exiting). */
@@ -227,17 +205,6 @@ public final class DefaultSandbox implements Sandbox {
     if (r != null) {
       r.run();
     }
-  }
-
-  /** Reattaches to a running sandbox (see {@link SandboxLauncher#connect}). */
-  public static Sandbox connect(RuntimeBackend backend, String idOrPrefix) {
-    return SandboxLauncher.connect(backend, idOrPrefix);
-  }
-
-  /** A sandbox restored from another's checkpoint (see {@link SandboxLauncher#adoptRestored}). */
-  public static DefaultSandbox adoptRestored(
-      RuntimeBackend backend, BackendSandbox bs, SandboxConfig config, SandboxSpec spec) {
-    return SandboxLauncher.adoptRestored(backend, bs, config, spec);
   }
 
   void setExpiresAt(Instant at) {
@@ -257,7 +224,7 @@ public final class DefaultSandbox implements Sandbox {
    * Whether this handle attached to a sandbox it did not make: it cannot know the sandbox's secret
    * variables, so it never saves the sandbox's memory.
    */
-  public boolean attached() {
+  boolean attached() {
     return attached;
   }
 
@@ -265,7 +232,7 @@ public final class DefaultSandbox implements Sandbox {
    * The credentials host operations (git) have this sandbox's egress proxy add while they run;
    * empty when the sandbox has no network.
    */
-  public Optional<OperationCredentials> operationCredentials() {
+  Optional<OperationCredentials> operationCredentials() {
     EgressProxy p = egress.proxy();
     return Optional.ofNullable(p == null ? null : p.operations());
   }
@@ -319,7 +286,7 @@ public final class DefaultSandbox implements Sandbox {
     destroy();
   }
 
-  public void audit(String type, Map<String, ?> data) {
+  void audit(String type, Map<String, ?> data) {
     budgets.audit().record(type, data);
   }
 
@@ -452,31 +419,21 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   /** Text the sandbox reported (a name, a reason), with secrets masked before anyone reads it. */
-  public String redact(String reported) {
+  String redact(String reported) {
     return redactor.redact(reported, (r, n) -> {});
   }
 
   /** An error reply of the agent, with secrets masked: error text leaves the sandbox too. */
-  public AgentNestException agentError(JsonNode h) {
+  AgentNestException agentError(JsonNode h) {
     return calls.agentError(h);
   }
 
-  public AgentChannel channel() {
+  AgentChannel channel() {
     return channel;
   }
 
-  /** The budget of questions sandbox code may ask the host (approvals, git credentials). */
-  public Budget askBudget() {
-    return budgets.asks();
-  }
-
-  /** What a sandbox that keeps asking past {@link #askBudget()} gets: destroyed. */
-  public Runnable askOverBudget() {
-    return budgets.overBudget(Budget.Kind.APPROVAL_ASKS);
-  }
-
   /** tar streams in and out of this sandbox (fork, snapshots, artifacts, uploads). */
-  public SandboxArchives archives() {
+  SandboxArchives archives() {
     checkUsable();
     return new SandboxArchives(channel, id, redactor);
   }
@@ -495,7 +452,7 @@ public final class DefaultSandbox implements Sandbox {
       synchronized (this) {
         g = git;
         if (g == null) {
-          g = new SandboxGit(this);
+          g = new SandboxGit(context);
           git = g;
         }
       }
@@ -509,7 +466,7 @@ public final class DefaultSandbox implements Sandbox {
     return forwards.expose(sandboxPort, hostPort);
   }
 
-  public void checkUsable() {
+  void checkUsable() {
     if (channel.expired()) {
       throw new SandboxClosedException(
           "sandbox "
@@ -525,6 +482,13 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   private volatile @Nullable ForkReport forkReport;
+
+  private final SandboxContext context = new DefaultSandboxContext(this);
+
+  /** The view of this sandbox its parts (state, snapshots, git, forks) work through. */
+  public SandboxContext context() {
+    return context;
+  }
 
   // Spares and the fork paths live in the fork component; this facade only delegates.
   private final Forks forks = new Forks(this);
@@ -571,7 +535,7 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   /** The Python sessions this sandbox may have started. */
-  public List<String> sessionNames() {
+  List<String> sessionNames() {
     Set<String> names = new LinkedHashSet<>();
     names.add("default");
     names.addAll(sessions.keySet());
@@ -609,15 +573,15 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   /** Entry points of {@link Sandbox}'s snapshot statics (the API reaches internal only here). */
-  public static Sandbox restoreSnapshot(String name, @Nullable SandboxConfig config) {
-    return SnapshotStore.local().restore(name, config);
+  static Sandbox restoreSnapshot(String name, @Nullable SandboxConfig config) {
+    return SnapshotStore.local().restore(name, config, SandboxLauncher.STARTS);
   }
 
-  public static List<SnapshotInfo> snapshots() {
+  static List<SnapshotInfo> snapshots() {
     return SnapshotStore.local().list();
   }
 
-  public static boolean removeSnapshot(String name) {
+  static boolean removeSnapshot(String name) {
     SnapshotStore store = SnapshotStore.local();
     // The audit record is about the sandbox the snapshot was taken of ("unknown" when its
     // manifest does not verify: a tampered snapshot can still be removed).
@@ -636,7 +600,7 @@ public final class DefaultSandbox implements Sandbox {
   @Override
   public SnapshotInfo snapshot(String name, boolean replace) {
     checkUsable();
-    SnapshotInfo info = SnapshotStore.local().save(this, name, replace);
+    SnapshotInfo info = SnapshotStore.local().save(context, name, replace);
     audit(
         AuditEvent.SNAPSHOT_SAVED,
         Map.of(

@@ -56,12 +56,12 @@ public final class DefaultSandboxRuntime implements SandboxRuntime {
       return RemoteSandbox.create(remote(config));
     }
     Optional<SandboxPool> pool = PoolRegistry.match(config);
-    return pool.isPresent() ? pool.get().acquire(config) : DefaultSandbox.create(config);
+    return pool.isPresent() ? pool.get().acquire(config) : SandboxLauncher.create(config);
   }
 
   @Override
   public SandboxPool startPool(SandboxConfig template, PoolOptions options) {
-    return PoolRegistry.start(template, options);
+    return PoolRegistry.start(template, options, SandboxLauncher.STARTS);
   }
 
   @Override
@@ -79,7 +79,7 @@ public final class DefaultSandboxRuntime implements SandboxRuntime {
     if (remoteDefault()) {
       return RemoteSandbox.connect(RemoteBackend.server(), idOrPrefix);
     }
-    return DefaultSandbox.connect(Backends.get(DEFAULT_BACKEND), idOrPrefix);
+    return SandboxLauncher.connect(Backends.get(DEFAULT_BACKEND), idOrPrefix);
   }
 
   @Override

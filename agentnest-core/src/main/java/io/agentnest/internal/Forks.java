@@ -85,7 +85,7 @@ final class Forks {
     }
     boolean done = false;
     // The state a fork may carry: a multiple of this sandbox's memory limit, all parts together.
-    StateBudget budget = StateBudget.of(parent);
+    StateBudget budget = StateBudget.of(parent.context());
     try {
       Optional<Path> bulk = parent.backend().bulkDirectory(parent.id());
       List<Sandbox> out =
@@ -114,7 +114,7 @@ final class Forks {
       spares.add(
           CompletableFuture.supplyAsync(
               () -> {
-                DefaultSandbox s = (DefaultSandbox) DefaultSandbox.create(parent.config());
+                DefaultSandbox s = SandboxLauncher.create(parent.config());
                 s.warmDefaultSession();
                 return s;
               },
@@ -159,6 +159,6 @@ final class Forks {
       }
     }
     return CompletableFuture.supplyAsync(
-        () -> (DefaultSandbox) DefaultSandbox.create(parent.config()), FORK_THREADS);
+        () -> SandboxLauncher.create(parent.config()), FORK_THREADS);
   }
 }

@@ -15,6 +15,9 @@ import io.agentnest.audit.AuditLog;
 import io.agentnest.internal.audit.Audit;
 import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.Frame;
+import io.agentnest.internal.context.FailedStart;
+import io.agentnest.internal.context.SandboxContext;
+import io.agentnest.internal.context.SandboxStarts;
 import io.agentnest.internal.egress.Interception;
 import io.agentnest.internal.lifecycle.DeferredTask;
 import io.agentnest.internal.lifecycle.HostState;
@@ -31,6 +34,7 @@ import io.agentnest.spi.support.AgentNestHome;
 import io.agentnest.spi.support.DaemonThreads;
 import io.agentnest.spi.support.StartTrace;
 import java.io.UncheckedIOException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.LinkedHashMap;
@@ -54,11 +58,50 @@ final class SandboxLauncher {
 
   private SandboxLauncher() {}
 
+  /** The start paths as the parts that start sandboxes (snapshot restore, pools) are given them. */
+  static final SandboxStarts STARTS =
+      new SandboxStarts() {
+        @Override
+        public SandboxContext create(SandboxConfig config) {
+          return SandboxLauncher.create(config).context();
+        }
+
+        @Override
+        public Optional<SandboxContext> fromCheckpoint(
+            RuntimeBackend backend, SandboxConfig config, Path checkpoint) {
+          SandboxSpec spec = SecurityPolicy.specFor(config);
+          return backend
+              .createFromCheckpoint(spec, checkpoint)
+              .map(bs -> SandboxLauncher.adoptRestored(backend, bs, config, spec).context());
+        }
+
+        @Override
+        public Sandbox handOut(
+            RuntimeBackend backend,
+            BackendSandbox bs,
+            AgentChannel channel,
+            SandboxConfig config,
+            String pool,
+            boolean restoreCpuShares,
+            Runnable onRelease) {
+          DefaultSandbox sb =
+              SandboxLauncher.handOut(
+                  backend, bs, channel, config, pool, restoreCpuShares, FOLLOW_UP_DELAY);
+          sb.onRelease(onRelease);
+          return sb;
+        }
+
+        @Override
+        public void requireAuditRoom(SandboxConfig config) {
+          SandboxLauncher.requireAuditRoom(config);
+        }
+      };
+
   /**
    * Creates a sandbox: policy to spec, container, bootstrap and secrets over the channel, then
    * {@link #ready}. Whatever fails, the container is destroyed.
    */
-  static Sandbox create(SandboxConfig config) {
+  static DefaultSandbox create(SandboxConfig config) {
     AgentBytecode.prepare(AgentNestHome.dir().resolve("cache"));
     requireAuditRoom(config);
     RuntimeBackend backend = Backends.get(config.backend());

@@ -41,7 +41,7 @@ class ArchivesIT {
   }
 
   static SandboxArchives archives(Sandbox s) {
-    return ((DefaultSandbox) s).archives();
+    return ((DefaultSandbox) s).context().archives();
   }
 
   @Test

@@ -23,7 +23,10 @@ import org.jspecify.annotations.Nullable;
 public final class FrameCodec {
   static final byte MAGIC0 = (byte) 0xA9;
   static final byte MAGIC1 = 'N';
-  public static final int MAX_HEADER = 1 << 20;
+
+  /** A header is JSON read with the shared mapper, whose string limit is the same bound. */
+  public static final int MAX_HEADER = Json.MAX_STRING_LENGTH;
+
   public static final int MAX_PAYLOAD = 8 << 20;
   private static final ObjectMapper JSON = Json.MAPPER;
 

@@ -8,9 +8,10 @@ import io.agentnest.GitException;
 import io.agentnest.GitException.Reason;
 import io.agentnest.GitWorkspace;
 import io.agentnest.Header;
+import io.agentnest.Sandbox;
 import io.agentnest.Secret;
 import io.agentnest.audit.AuditEvent;
-import io.agentnest.internal.DefaultSandbox;
+import io.agentnest.internal.context.SandboxContext;
 import io.agentnest.internal.egress.OperationCredentials;
 import io.agentnest.internal.lifecycle.SecurityPolicy;
 import io.agentnest.internal.support.Bounded;
@@ -100,10 +101,10 @@ public final class SandboxGit implements Git {
 
   private static final SecureRandom RANDOM = new SecureRandom();
 
-  private final DefaultSandbox sb;
+  private final SandboxContext sb;
   private volatile @Nullable Boolean hasGit;
 
-  public SandboxGit(DefaultSandbox sb) {
+  public SandboxGit(SandboxContext sb) {
     this.sb = sb;
   }
 
@@ -145,7 +146,8 @@ public final class SandboxGit implements Git {
   private void requireGit() {
     Boolean known = hasGit;
     if (known == null) {
-      ExecResult r = sb.exec(List.of("git", "--version"), opts(LOCAL, SMALL_OUTPUT, Map.of()));
+      ExecResult r =
+          sb.sandbox().exec(List.of("git", "--version"), opts(LOCAL, SMALL_OUTPUT, Map.of()));
       known = r.exitCode() == 0;
       hasGit = known;
     }
@@ -227,7 +229,7 @@ public final class SandboxGit implements Git {
     argv.addAll(args);
     Map<String, String> e = new LinkedHashMap<>(baseEnv());
     e.putAll(env);
-    return new Run(sb.exec(argv, opts(LOCAL, maxOutput, e, dir)), null, this);
+    return new Run(sb.sandbox().exec(argv, opts(LOCAL, maxOutput, e, dir)), null, this);
   }
 
   /** A local command run through {@code sh} with its arguments passed apart (an output file). */
@@ -237,7 +239,7 @@ public final class SandboxGit implements Git {
     argv.addAll(HARDENING);
     argv.addAll(repositoryOverrides(dir, false));
     argv.addAll(args);
-    return new Run(sb.exec(argv, opts(LOCAL, SMALL_OUTPUT, baseEnv(), dir)), null, this);
+    return new Run(sb.sandbox().exec(argv, opts(LOCAL, SMALL_OUTPUT, baseEnv(), dir)), null, this);
   }
 
   /**
@@ -249,7 +251,7 @@ public final class SandboxGit implements Git {
     List<String> argv = new ArrayList<>(List.of("git"));
     argv.addAll(HARDENING);
     argv.addAll(List.of("config", "--name-only", "--list"));
-    ExecResult r = sb.exec(argv, opts(LOCAL, SMALL_OUTPUT, baseEnv(), dir));
+    ExecResult r = sb.sandbox().exec(argv, opts(LOCAL, SMALL_OUTPUT, baseEnv(), dir));
     if (r.truncated()) {
       throw new GitException(
           Reason.TOO_LARGE,
@@ -362,7 +364,7 @@ public final class SandboxGit implements Git {
 
   private Run run(
       String op, URI remote, List<String> argv, Map<String, String> env, @Nullable String dir) {
-    ExecResult r = sb.exec(argv, opts(REMOTE, SMALL_OUTPUT, env, dir));
+    ExecResult r = sb.sandbox().exec(argv, opts(REMOTE, SMALL_OUTPUT, env, dir));
     sb.audit(
         AuditEvent.GIT_OPERATION,
         Map.of(
@@ -388,15 +390,16 @@ public final class SandboxGit implements Git {
     RANDOM.nextBytes(b);
     String path = "/tmp/.agentnest/git-ca-" + HexFormat.of().formatHex(b) + ".pem";
     ExecResult r =
-        sb.exec(
-            List.of(
-                "sh",
-                "-c",
-                "umask 022 && mkdir -p /tmp/.agentnest && printf '%s' \"$2\" >\"$1\"",
-                "sh",
-                path,
-                pem),
-            opts(LOCAL, SMALL_OUTPUT, baseEnv()));
+        sb.sandbox()
+            .exec(
+                List.of(
+                    "sh",
+                    "-c",
+                    "umask 022 && mkdir -p /tmp/.agentnest && printf '%s' \"$2\" >\"$1\"",
+                    "sh",
+                    path,
+                    pem),
+                opts(LOCAL, SMALL_OUTPUT, baseEnv()));
     if (r.exitCode() != 0) {
       throw new GitException(
           Reason.FAILED,
@@ -465,7 +468,7 @@ public final class SandboxGit implements Git {
     return b.build();
   }
 
-  DefaultSandbox sandbox() {
-    return sb;
+  Sandbox sandbox() {
+    return sb.sandbox();
   }
 }

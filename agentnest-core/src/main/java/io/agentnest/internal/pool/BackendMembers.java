@@ -5,9 +5,9 @@ import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.agent.AgentBytecode;
 import io.agentnest.agent.AgentSources;
-import io.agentnest.internal.DefaultSandbox;
-import io.agentnest.internal.FailedStart;
 import io.agentnest.internal.channel.AgentChannel;
+import io.agentnest.internal.context.FailedStart;
+import io.agentnest.internal.context.SandboxStarts;
 import io.agentnest.internal.lifecycle.SecurityPolicy;
 import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.Labels;
@@ -24,7 +24,7 @@ import org.slf4j.LoggerFactory;
  * Members started through the {@link RuntimeBackend} SPI, the same for every backend: the container
  * (or pod) of the template's shape with the {@code agentnest.pool} label, the agent's bootstrap
  * sent and nothing else, so the agent waits for its first frame (the secrets) and has run nothing.
- * The hand-out is the launcher's ({@link DefaultSandbox#handOut}).
+ * The hand-out is the launcher's ({@link SandboxStarts#handOut}).
  */
 final class BackendMembers implements Members<BackendMembers.Member> {
   private static final Logger LOG = LoggerFactory.getLogger(BackendMembers.class);
@@ -50,9 +50,12 @@ final class BackendMembers implements Members<BackendMembers.Member> {
   private final RuntimeBackend backend;
   private final SandboxConfig shape;
   private final String pool;
+  private final SandboxStarts starts;
 
-  BackendMembers(RuntimeBackend backend, SandboxConfig template, PoolOptions options) {
+  BackendMembers(
+      RuntimeBackend backend, SandboxConfig template, PoolOptions options, SandboxStarts starts) {
     this.backend = backend;
+    this.starts = starts;
     this.shape = PoolKey.shape(template, options.idleTtl().plus(LABEL_SLACK));
     this.pool = options.name();
   }
@@ -102,12 +105,12 @@ final class BackendMembers implements Members<BackendMembers.Member> {
 
   @Override
   public void precheck(SandboxConfig config) {
-    DefaultSandbox.requireAuditRoom(config);
+    starts.requireAuditRoom(config);
   }
 
   @Override
   public Sandbox handOut(Member member, SandboxConfig config, Runnable onRelease) {
-    return DefaultSandbox.handOut(
+    return starts.handOut(
         backend,
         member.connection(),
         member.channel(),

@@ -5,6 +5,7 @@ import io.agentnest.PoolOptions;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
 import io.agentnest.SandboxPool;
+import io.agentnest.internal.context.SandboxStarts;
 import io.agentnest.internal.lifecycle.HostState;
 import io.agentnest.spi.Backends;
 import io.agentnest.spi.Labels;
@@ -20,7 +21,8 @@ public final class PoolRegistry {
   private PoolRegistry() {}
 
   /** Starts a pool on the template's backend and registers it until it closes. */
-  public static synchronized SandboxPool start(SandboxConfig template, PoolOptions options) {
+  public static synchronized SandboxPool start(
+      SandboxConfig template, PoolOptions options, SandboxStarts starts) {
     for (SandboxPool p : POOLS) {
       if (p.name().equals(options.name())) {
         throw new ConfigException(
@@ -31,7 +33,7 @@ public final class PoolRegistry {
       }
     }
     BackendMembers members =
-        new BackendMembers(Backends.get(template.backend()), template, options);
+        new BackendMembers(Backends.get(template.backend()), template, options, starts);
     AtomicReference<SandboxPool> self = new AtomicReference<>();
     WarmPool<BackendMembers.Member> pool =
         new WarmPool<>(

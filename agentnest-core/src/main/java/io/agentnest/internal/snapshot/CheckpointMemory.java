@@ -3,13 +3,11 @@ package io.agentnest.internal.snapshot;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SnapshotException;
-import io.agentnest.internal.DefaultSandbox;
 import io.agentnest.internal.channel.AgentChannel;
-import io.agentnest.internal.lifecycle.SecurityPolicy;
+import io.agentnest.internal.context.SandboxContext;
+import io.agentnest.internal.context.SandboxStarts;
 import io.agentnest.internal.support.Bounded;
-import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.RuntimeBackend;
-import io.agentnest.spi.SandboxSpec;
 import io.agentnest.spi.support.HostFiles;
 import java.io.IOException;
 import java.io.InputStream;
@@ -21,7 +19,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Optional;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.jspecify.annotations.Nullable;
@@ -64,7 +61,7 @@ final class CheckpointMemory {
    */
   static void capture(
       RuntimeBackend backend,
-      DefaultSandbox sb,
+      SandboxContext sb,
       SandboxConfig config,
       boolean ownHandle,
       String name,
@@ -241,8 +238,12 @@ final class CheckpointMemory {
    * whose agent runs already. Null when the backend cannot restore a checkpoint here. The private
    * directory lies beside the key, not in the store, where a writer of the store could swap it.
    */
-  static @Nullable DefaultSandbox restore(
-      RuntimeBackend backend, Path privateDir, Loaded l, SandboxConfig config) {
+  static @Nullable SandboxContext restore(
+      RuntimeBackend backend,
+      Path privateDir,
+      Loaded l,
+      SandboxConfig config,
+      SandboxStarts starts) {
     String name = l.manifest().path("name").asText();
     Path tmp;
     try {
@@ -264,9 +265,7 @@ final class CheckpointMemory {
           placeMemoryPart(l.dir(), p, name, tmp);
         }
       }
-      SandboxSpec spec = SecurityPolicy.specFor(config);
-      Optional<BackendSandbox> bs = backend.createFromCheckpoint(spec, tmp);
-      return bs.isEmpty() ? null : DefaultSandbox.adoptRestored(backend, bs.get(), config, spec);
+      return starts.fromCheckpoint(backend, config, tmp).orElse(null);
     } catch (IOException e) {
       throw Manifest.corrupt(name, "has an unreadable memory part: " + e.getMessage());
     } finally {

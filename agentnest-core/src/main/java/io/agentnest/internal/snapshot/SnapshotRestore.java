@@ -4,7 +4,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SnapshotException;
-import io.agentnest.internal.DefaultSandbox;
+import io.agentnest.internal.context.SandboxContext;
+import io.agentnest.internal.context.SandboxStarts;
 import io.agentnest.internal.state.SandboxState;
 import io.agentnest.internal.support.Bounded;
 import io.agentnest.spi.RuntimeBackend;
@@ -42,7 +43,8 @@ final class SnapshotRestore {
       String name,
       @Nullable SandboxConfig overrides,
       Function<String, RuntimeBackend> backends,
-      Path privateDir) {
+      Path privateDir,
+      SandboxStarts starts) {
     SandboxConfig config = overrides != null ? overrides : Manifest.savedConfig(l.manifest(), name);
     String savedImage = l.manifest().path("image").asText();
     if (!config.image().equals(savedImage)) {
@@ -95,15 +97,15 @@ final class SnapshotRestore {
                 + " processes' environment is part of the saved memory";
       } else {
         try {
-          DefaultSandbox sb = CheckpointMemory.restore(backend, privateDir, l, config);
+          SandboxContext sb = CheckpointMemory.restore(backend, privateDir, l, config, starts);
           if (sb != null) {
             try {
               restoredAudit(sb, l, t0, true, null);
             } catch (RuntimeException e) {
-              sb.destroy();
+              sb.sandbox().destroy();
               throw e;
             }
-            return sb;
+            return sb.sandbox();
           }
           whyNot = CheckpointMemory.NO_ENGINE_RESTORE;
         } catch (SnapshotException e) {
@@ -120,19 +122,19 @@ final class SnapshotRestore {
           name,
           whyNot);
     }
-    DefaultSandbox sb = (DefaultSandbox) DefaultSandbox.create(config);
+    SandboxContext sb = starts.create(config);
     try {
       restoreInto(sb, l);
       restoredAudit(sb, l, t0, false, memory ? whyNot : null);
-      return sb;
+      return sb.sandbox();
     } catch (RuntimeException e) {
-      sb.destroy();
+      sb.sandbox().destroy();
       throw e;
     }
   }
 
   private static void restoredAudit(
-      DefaultSandbox sb, Loaded l, long t0, boolean memoryRestored, @Nullable String whyNot) {
+      SandboxContext sb, Loaded l, long t0, boolean memoryRestored, @Nullable String whyNot) {
     Map<String, Object> d = new LinkedHashMap<>();
     d.put("snapshot", l.manifest().path("name").asText());
     d.put("from_sandbox", l.manifest().path("sandbox").asText("unknown"));
@@ -171,7 +173,7 @@ final class SnapshotRestore {
   }
 
   /** Streams the verified parts of {@code l} into a fresh sandbox, hashing them again. */
-  static void restoreInto(DefaultSandbox sb, Loaded l) {
+  static void restoreInto(SandboxContext sb, Loaded l) {
     String name = l.manifest().path("name").asText();
     JsonNode ws = l.part("workspace");
     JsonNode tmp = l.part("tmp");

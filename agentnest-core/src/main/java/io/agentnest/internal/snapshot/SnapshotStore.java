@@ -8,7 +8,8 @@ import io.agentnest.SandboxInfo;
 import io.agentnest.SnapshotCheck;
 import io.agentnest.SnapshotException;
 import io.agentnest.SnapshotInfo;
-import io.agentnest.internal.DefaultSandbox;
+import io.agentnest.internal.context.SandboxContext;
+import io.agentnest.internal.context.SandboxStarts;
 import io.agentnest.internal.state.SandboxState;
 import io.agentnest.internal.state.StateBudget;
 import io.agentnest.internal.state.StateDisk;
@@ -108,7 +109,7 @@ public final class SnapshotStore {
    * into a staging directory (hashed on the way, never held in memory whole), which becomes the
    * snapshot by one rename.
    */
-  public SnapshotInfo save(DefaultSandbox sb, String name, boolean replace) {
+  public SnapshotInfo save(SandboxContext sb, String name, boolean replace) {
     checkName(name);
     refuseExisting(name, replace);
     SandboxConfig handle = sb.config();
@@ -401,8 +402,9 @@ public final class SnapshotStore {
    * overrides}. The manifest's signature and every part's size and sha256 are checked before a
    * sandbox is created; the parts are hashed again while they stream into it.
    */
-  public Sandbox restore(String name, @Nullable SandboxConfig overrides) {
-    return SnapshotRestore.restore(load(name), name, overrides, backends, restoringParent());
+  public Sandbox restore(String name, @Nullable SandboxConfig overrides, SandboxStarts starts) {
+    return SnapshotRestore.restore(
+        load(name), name, overrides, backends, restoringParent(), starts);
   }
 
   /**

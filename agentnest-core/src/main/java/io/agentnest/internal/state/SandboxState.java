@@ -4,10 +4,10 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.AgentNestException;
 import io.agentnest.ForkReport;
-import io.agentnest.internal.DefaultSandbox;
 import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.internal.channel.Frame;
 import io.agentnest.internal.channel.Ops;
+import io.agentnest.internal.context.SandboxContext;
 import io.agentnest.internal.files.DefaultSandboxFiles;
 import io.agentnest.internal.files.SandboxArchives;
 import io.agentnest.internal.support.Bounded;
@@ -148,7 +148,7 @@ public final class SandboxState {
    * Captures files and every live Python session of {@code sb}, within {@code budget}, into spills
    * (a fork without a bulk link).
    */
-  public static Spilled capture(DefaultSandbox sb, List<String> sessionNames, StateBudget budget) {
+  public static Spilled capture(SandboxContext sb, List<String> sessionNames, StateBudget budget) {
     Spill ws = Spill.temporary();
     Spill tmp = Spill.temporary();
     List<SpilledSession> sessions = new ArrayList<>();
@@ -181,7 +181,7 @@ public final class SandboxState {
   }
 
   /** Puts a spilled state into a fresh sandbox. */
-  public static void restore(DefaultSandbox target, Spilled c) {
+  public static void restore(SandboxContext target, Spilled c) {
     try (InputStream ws = c.workspace().size() > 0 ? c.workspace().open() : null;
         InputStream tmp = c.tmp().size() > 0 ? c.tmp().open() : null) {
       restoreFiles(target, ws, tmp);
@@ -206,7 +206,7 @@ public final class SandboxState {
    * {@code budget}.
    */
   public static void captureFiles(
-      DefaultSandbox sb, OutputStream workspace, OutputStream tmp, StateBudget budget) {
+      SandboxContext sb, OutputStream workspace, OutputStream tmp, StateBudget budget) {
     SandboxArchives archives = sb.archives();
     long max = Math.min(MAX_FILES_BYTES, budget.limit());
     if (sb.config().readOnlyWorkspace()) {
@@ -246,7 +246,7 @@ public final class SandboxState {
 
   /** Unpacks the tars (null: nothing to unpack) into a fresh sandbox's workspace and /tmp. */
   public static void restoreFiles(
-      DefaultSandbox target, @Nullable InputStream workspace, @Nullable InputStream tmp) {
+      SandboxContext target, @Nullable InputStream workspace, @Nullable InputStream tmp) {
     SandboxArchives archives = target.archives();
     try {
       if (workspace != null && target.config().readOnlyWorkspace()) {
@@ -270,13 +270,13 @@ public final class SandboxState {
    * the reason in {@code skipped} (the sink then holds nothing usable).
    */
   public static @Nullable Dumped dumpSession(
-      DefaultSandbox sb, String name, OutputStream sink, StateBudget budget) {
+      SandboxContext sb, String name, OutputStream sink, StateBudget budget) {
     return finishDump(startDump(sb, name, sink, null, budget), -1);
   }
 
   /** A save request in flight: its bytes go to the sink as they arrive. */
   private record PendingDump(
-      DefaultSandbox sb,
+      SandboxContext sb,
       String name,
       CompletableFuture<Frame> done,
       long[] got,
@@ -284,7 +284,7 @@ public final class SandboxState {
       IOException[] failed) {}
 
   private static PendingDump startDump(
-      DefaultSandbox sb,
+      SandboxContext sb,
       String name,
       OutputStream sink,
       @Nullable String bulkToken,
@@ -355,7 +355,7 @@ public final class SandboxState {
     }
     // Names and reasons are the sandbox's text: they reach fork reports, logs and snapshot
     // manifests, so secrets in them are masked like output.
-    DefaultSandbox sb = p.sb();
+    SandboxContext sb = p.sb();
     List<ForkReport.Skipped> skipped = new ArrayList<>();
     if (h.hasNonNull("error")) {
       skipped.add(
@@ -400,7 +400,7 @@ public final class SandboxState {
   // ------------------------------------------------------------------ bulk link (fork)
 
   /** A fork's copy and the host end of its bulk link. */
-  public record Copy(DefaultSandbox sandbox, BulkLink link) {}
+  public record Copy(SandboxContext sandbox, BulkLink link) {}
 
   private static final ScheduledExecutorService WATCHDOG =
       DaemonThreads.scheduler("agentnest-bulk-watchdog");
@@ -413,7 +413,7 @@ public final class SandboxState {
    * Null when the session has no interpreter.
    */
   public static @Nullable Dumped relaySession(
-      DefaultSandbox sb,
+      SandboxContext sb,
       BulkLink link,
       String name,
       BooleanSupplier copiesReady,
@@ -426,7 +426,7 @@ public final class SandboxState {
   }
 
   private static @Nullable Dumped relaySession(
-      DefaultSandbox sb,
+      SandboxContext sb,
       BulkLink link,
       String name,
       BooleanSupplier copiesReady,
@@ -509,7 +509,7 @@ public final class SandboxState {
    * the bulk links, unpacked there as it streams; the bytes moved.
    */
   public static long relayFiles(
-      DefaultSandbox sb,
+      SandboxContext sb,
       BulkLink link,
       String root,
       BooleanSupplier copiesReady,
@@ -609,7 +609,7 @@ public final class SandboxState {
    * from {@code in}, sent in chunks as they are read.
    */
   static void loadSession(
-      DefaultSandbox target, String name, long extraBytes, InputStream in, long size)
+      SandboxContext target, String name, long extraBytes, InputStream in, long size)
       throws IOException {
     AgentChannel ch = target.channel();
     long id = ch.newId();
@@ -636,7 +636,7 @@ public final class SandboxState {
   }
 
   /** Replaces session {@code name}'s namespace in {@code target} with a saved one. */
-  public static void loadSession(DefaultSandbox target, String name, long extraBytes, byte[] data) {
+  public static void loadSession(SandboxContext target, String name, long extraBytes, byte[] data) {
     AgentChannel ch = target.channel();
     long id = ch.newId();
     CompletableFuture<Frame> done = ch.register(id, f -> {});

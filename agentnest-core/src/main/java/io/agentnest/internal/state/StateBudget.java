@@ -1,7 +1,7 @@
 package io.agentnest.internal.state;
 
 import io.agentnest.AgentNestException;
-import io.agentnest.internal.DefaultSandbox;
+import io.agentnest.internal.context.SandboxContext;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -24,7 +24,7 @@ public final class StateBudget {
     this.limit = limitFor(memoryBytes);
   }
 
-  public static StateBudget of(DefaultSandbox sb) {
+  public static StateBudget of(SandboxContext sb) {
     return new StateBudget(sb.id(), sb.config().memoryBytes());
   }
 

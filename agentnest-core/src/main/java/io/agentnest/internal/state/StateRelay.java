@@ -1,10 +1,10 @@
 package io.agentnest.internal.state;
 
 import io.agentnest.AgentNestException;
-import io.agentnest.internal.DefaultSandbox;
 import io.agentnest.internal.channel.Frame;
 import io.agentnest.internal.channel.FramedStream;
 import io.agentnest.internal.channel.Ops;
+import io.agentnest.internal.context.SandboxContext;
 import io.agentnest.spi.support.DaemonThreads;
 import java.io.EOFException;
 import java.io.IOException;
@@ -118,7 +118,7 @@ final class StateRelay implements AutoCloseable {
     List<SandboxState.Copy> targets = copies.get();
     for (int i = 0; i < targets.size(); i++) {
       DaemonThreads.join(writers.get(i));
-      DefaultSandbox copy = targets.get(i).sandbox();
+      SandboxContext copy = targets.get(i).sandbox();
       Frame f = copy.channel().await(answers.get(i), TIMEOUT, "move " + what + " in");
       if (f.ev().equals(Ops.EV_ERROR)) {
         throw copy.agentError(f.header());
@@ -170,7 +170,7 @@ final class StateRelay implements AutoCloseable {
   }
 
   private AgentNestException answeredWithoutReading(
-      DefaultSandbox target, CompletableFuture<Frame> done) {
+      SandboxContext target, CompletableFuture<Frame> done) {
     Frame f = target.channel().await(done, TIMEOUT, "move " + what + " in");
     return f.ev().equals(Ops.EV_ERROR)
         ? target.agentError(f.header())

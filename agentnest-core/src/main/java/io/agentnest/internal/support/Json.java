@@ -3,10 +3,15 @@ package io.agentnest.internal.support;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.agentnest.internal.channel.FrameCodec;
 
 /** The shared Jackson mapper, with read limits suited to untrusted input. */
 public final class Json {
+  /**
+   * The longest string any untrusted JSON may hold: a channel frame's whole header (the channel's
+   * {@code FrameCodec.MAX_HEADER} is this), so no string that fits in a frame is refused.
+   */
+  public static final int MAX_STRING_LENGTH = 1 << 20;
+
   public static final ObjectMapper MAPPER = create();
 
   private Json() {}
@@ -17,7 +22,7 @@ public final class Json {
         .setStreamReadConstraints(
             StreamReadConstraints.builder()
                 .maxNestingDepth(64)
-                .maxStringLength(FrameCodec.MAX_HEADER)
+                .maxStringLength(MAX_STRING_LENGTH)
                 .maxNumberLength(64)
                 .build());
     return m;

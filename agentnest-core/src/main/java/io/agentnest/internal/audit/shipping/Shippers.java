@@ -1,9 +1,9 @@
 package io.agentnest.internal.audit.shipping;
 
+import io.agentnest.audit.AuditShipper;
 import io.agentnest.audit.OtlpTarget;
 import io.agentnest.audit.ShippingSink;
 import io.agentnest.audit.SyslogTarget;
-import io.agentnest.spi.AuditShipper;
 
 /** The {@link AuditShipper} agentnest-core ships (found with ServiceLoader). */
 public final class Shippers implements AuditShipper {

@@ -1,16 +1,13 @@
-package io.agentnest.spi;
+package io.agentnest.audit;
 
-import io.agentnest.audit.AuditSinks;
-import io.agentnest.audit.OtlpTarget;
-import io.agentnest.audit.ShippingSink;
-import io.agentnest.audit.SyslogTarget;
 import java.util.ServiceLoader;
 
 /**
  * What {@link AuditSinks#syslog} and {@link AuditSinks#otlp} call: makes the shipping sinks. The
  * one implementation ships with agentnest-core, found with {@link ServiceLoader} under {@code
- * META-INF/services/io.agentnest.spi.AuditShipper}, so that the audit API does not depend on the
- * implementation's package.
+ * META-INF/services/io.agentnest.audit.AuditShipper}, so that the audit API does not depend on the
+ * implementation's package. It is the audit package's own SPI: it lives beside the sinks it makes,
+ * not in {@code io.agentnest.spi}, so that neither package imports the other.
  */
 public interface AuditShipper {
   ShippingSink syslog(SyslogTarget target);
@@ -27,7 +24,7 @@ public interface AuditShipper {
         .orElseThrow(
             () ->
                 new IllegalStateException(
-                    "no io.agentnest.spi.AuditShipper on the class path: put agentnest-core's jar"
+                    "no io.agentnest.audit.AuditShipper on the class path: put agentnest-core's jar"
                         + " (with its META-INF/services) on the class path"));
   }
 }

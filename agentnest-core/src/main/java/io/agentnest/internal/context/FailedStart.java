@@ -1,4 +1,4 @@
-package io.agentnest.internal;
+package io.agentnest.internal.context;
 
 import io.agentnest.internal.channel.AgentChannel;
 import io.agentnest.spi.BackendSandbox;
