@@ -1,7 +1,7 @@
 package io.agentnest.escapes.internal;
 
-import io.agentnest.escapes.Probe;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Function;
 
 /**
@@ -11,8 +11,19 @@ import java.util.function.Function;
  * itself. The order is stable (reports and the docs list probes in it).
  */
 public final class Catalogue {
-  /** A probe and the code that runs it. */
-  public record Entry(Probe probe, Function<ProbeContext, Judgement> body) {}
+  /**
+   * A probe's description (the suite's public {@code Probe} is made from it) and the code that runs
+   * it.
+   */
+  public record Entry(
+      String id,
+      String attack,
+      Map<String, String> harmlessOn,
+      Function<ProbeContext, Judgement> body) {
+    public Entry {
+      harmlessOn = Map.copyOf(harmlessOn);
+    }
+  }
 
   private Catalogue() {}
 

@@ -1,6 +1,5 @@
 package io.agentnest.escapes.internal;
 
-import io.agentnest.escapes.Probe;
 import io.agentnest.escapes.internal.Catalogue.Entry;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,7 +18,7 @@ final class ProbeList {
       String attack,
       Map<String, String> harmless,
       Function<ProbeContext, Judgement> body) {
-    entries.add(new Entry(new Probe(id, attack, harmless), body));
+    entries.add(new Entry(id, attack, harmless, body));
   }
 
   /** A probe that is a script of the in-sandbox probe program, named by its id. */
