@@ -8,6 +8,7 @@ import io.agentnest.config.AgentNestConfig;
 import io.agentnest.config.KubernetesOptions;
 import io.agentnest.kubernetes.internal.KubeCluster;
 import io.agentnest.kubernetes.internal.KubeDoctor;
+import io.agentnest.kubernetes.internal.KubeErrors;
 import io.agentnest.kubernetes.internal.KubeSettings;
 import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.HealthCheck;
@@ -93,7 +94,12 @@ public final class KubernetesBackend implements RuntimeBackend {
 
   @Override
   public BackendSandbox create(SandboxSpec spec) {
-    return cluster().create(spec);
+    try {
+      return cluster().create(spec);
+    } catch (KubeErrors.QuotaFull e) {
+      // Only a pod's creation meets a quota: the one place the public type is made.
+      throw new QuotaExceededException(String.valueOf(e.getMessage()), e);
+    }
   }
 
   @Override

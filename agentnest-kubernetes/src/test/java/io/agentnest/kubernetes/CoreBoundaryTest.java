@@ -7,8 +7,6 @@ import org.junit.jupiter.api.Test;
 class CoreBoundaryTest {
   @Test
   void mainCodeUsesOnlyTheCoreApiAndSpi() {
-    // The backend's public exception for a full quota is thrown by its internal error mapping:
-    // the circle to untie (issue 44) by moving the exception below both.
-    ModuleBoundary.check("io.agentnest.kubernetes", "(api) internal");
+    ModuleBoundary.check("io.agentnest.kubernetes");
   }
 }

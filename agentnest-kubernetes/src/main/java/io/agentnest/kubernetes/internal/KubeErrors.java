@@ -2,12 +2,23 @@ package io.agentnest.kubernetes.internal;
 
 import io.agentnest.AgentNestException;
 import io.agentnest.BackendUnavailableException;
-import io.agentnest.kubernetes.QuotaExceededException;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 
 /** Kubernetes API failures as AgentNest errors that say who must act and how. */
 public final class KubeErrors {
   private KubeErrors() {}
+
+  /**
+   * A tenant's quota has no room: the backend's public face turns it into its {@code
+   * QuotaExceededException} (this package may not import that face, which imports it).
+   */
+  public static final class QuotaFull extends AgentNestException {
+    private static final long serialVersionUID = 1L;
+
+    QuotaFull(String message, Throwable cause) {
+      super(message, cause);
+    }
+  }
 
   public static AgentNestException of(KubernetesClientException e, String doing) {
     String status =
@@ -17,7 +28,7 @@ public final class KubeErrors {
     status = Text.bounded(status, 600);
     int code = e.getCode();
     if (code == 403 && status.contains("exceeded quota")) {
-      return new QuotaExceededException(
+      return new QuotaFull(
           doing
               + ": the tenant's quota is used up ("
               + status
