@@ -1,15 +1,10 @@
 package io.agentnest.server;
 
-import io.agentnest.ApprovalDeniedException;
 import io.agentnest.ApprovalPolicy;
-import io.agentnest.ConfigException;
-import io.agentnest.FileOperationException;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
-import io.agentnest.SandboxNotFoundException;
 import io.agentnest.SandboxPool;
-import io.agentnest.UnsupportedControlException;
 import io.agentnest.spi.support.DaemonThreads;
 import io.javalin.Javalin;
 import io.javalin.config.SizeUnit;
@@ -315,7 +310,8 @@ public final class AgentNestServer implements AutoCloseable {
                     HandlerType.findOrCreate(method), E2bEnvd.PREFIX + "/<rest>", e2bEnvd::handle);
               }
               cfg.routes.exception(ApiException.class, (e, ctx) -> send(ctx, e));
-              cfg.routes.exception(HttpResponseException.class, (e, ctx) -> send(ctx, map(e)));
+              cfg.routes.exception(
+                  HttpResponseException.class, (e, ctx) -> send(ctx, Failures.of(e)));
               cfg.routes.exception(
                   Exception.class,
                   (e, ctx) -> {
@@ -673,90 +669,6 @@ public final class AgentNestServer implements AutoCloseable {
           401, ErrorCode.UNAUTHENTICATED, "the key's tenant is gone", "ask the operator");
     }
     return check;
-  }
-
-  private static ApiException map(HttpResponseException e) {
-    return switch (e.getStatus()) {
-      case 404 ->
-          new ApiException(
-              404,
-              ErrorCode.NOT_FOUND,
-              "no such route",
-              "see docs/openapi.yaml for the routes, all under /v1/");
-      case 405 ->
-          new ApiException(
-              405,
-              ErrorCode.METHOD_NOT_ALLOWED,
-              "this route does not take that method",
-              "see docs/openapi.yaml for the methods of each route");
-      case 413 ->
-          new ApiException(
-              413,
-              ErrorCode.BODY_TOO_LARGE,
-              "the request body is too large",
-              "send a smaller body; the server's max_body bounds it");
-      default ->
-          new ApiException(
-              e.getStatus(), ErrorCode.INVALID_FIELD, String.valueOf(e.getMessage()), "fix it");
-    };
-  }
-
-  /** Maps the core's exceptions (thrown by the embedded runtime) to API errors. */
-  static ApiException map(RuntimeException e) {
-    if (e instanceof ApiException a) {
-      return a;
-    }
-    if (e instanceof SandboxNotFoundException) {
-      return ApiException.notFound("sandbox");
-    }
-    if (e instanceof FileOperationException f) {
-      int status =
-          switch (f.reason()) {
-            case NOT_FOUND -> 404;
-            case TOO_LARGE, TOO_MANY -> 413;
-            case BAD_PATH, NOT_A_FILE, NOT_A_DIRECTORY, IS_A_DIRECTORY, EXISTS, NOT_EMPTY -> 400;
-            case READ_ONLY -> 409;
-            default -> 422;
-          };
-      ErrorCode code =
-          f.reason() == FileOperationException.Reason.BAD_PATH
-              ? ErrorCode.BAD_PATH
-              : ErrorCode.FILE;
-      return new ApiException(
-          status,
-          code,
-          String.valueOf(f.getMessage()),
-          "use a path relative to /workspace without '..'",
-          Map.of("reason", f.reason().code()));
-    }
-    if (e instanceof ApprovalDeniedException d) {
-      // A person (or the timeout) said no: the caller's answer, not a failed sandbox. The target
-      // comes from the sandbox, so it is quoted bounded and printable.
-      return new ApiException(
-          403,
-          ErrorCode.APPROVAL_DENIED,
-          d.kind() + " '" + Escape.id(d.target()) + "' was not run: " + Escape.id(d.reason()),
-          "ask the approver, or change the sandbox's approvals",
-          Map.of(
-              "kind", d.kind(), "target", Escape.id(d.target()), "reason", Escape.id(d.reason())));
-    }
-    if (e instanceof ConfigException || e instanceof UnsupportedControlException) {
-      return new ApiException(
-          422, ErrorCode.POLICY, String.valueOf(e.getMessage()), "change the request");
-    }
-    // The engine's words (runc and cgroup paths, container ids, the host's layout) stay in the
-    // server log under a reference the tenant can quote to the operator (issue 42, LOW 18).
-    String ref = "ref-" + Tokens.random().substring(0, 12);
-    LOG.warn("sandbox call failed ({})", ref, e);
-    return new ApiException(
-        502,
-        ErrorCode.SANDBOX_FAILED,
-        "the sandbox failed ("
-            + e.getClass().getSimpleName()
-            + "); the server log has the cause under "
-            + ref,
-        "retry; destroy and recreate the sandbox if it persists, or give the operator " + ref,
-        Map.of("reference", ref));
   }
 
   static void send(Context ctx, ApiException e) {

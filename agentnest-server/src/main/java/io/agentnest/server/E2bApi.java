@@ -170,8 +170,8 @@ final class E2bApi {
     } catch (RuntimeException | IOException e) {
       ApiException mapped =
           e instanceof RuntimeException r
-              ? AgentNestServer.map(r)
-              : AgentNestServer.map(new IllegalStateException(e.getMessage(), e));
+              ? Failures.of(r)
+              : Failures.of(new IllegalStateException(e.getMessage(), e));
       if (mapped.status() >= 500) {
         LOG.warn("{} {} failed", ctx.method(), ctx.path(), e);
       }

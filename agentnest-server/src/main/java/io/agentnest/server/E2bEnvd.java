@@ -616,7 +616,7 @@ final class E2bEnvd {
           };
       return new RpcException(c, String.valueOf(f.getMessage()));
     }
-    ApiException a = e instanceof ApiException x ? x : AgentNestServer.map(e);
+    ApiException a = e instanceof ApiException x ? x : Failures.of(e);
     if (a.status() >= 500) {
       LOG.warn("E2B call failed", e);
     }
@@ -630,7 +630,7 @@ final class E2bEnvd {
     if (e instanceof RpcException r) {
       return new HttpError(r.code.httpStatus, String.valueOf(r.getMessage()));
     }
-    ApiException a = e instanceof ApiException x ? x : AgentNestServer.map(e);
+    ApiException a = e instanceof ApiException x ? x : Failures.of(e);
     if (a.status() >= 500) {
       LOG.warn("E2B call failed", e);
     }

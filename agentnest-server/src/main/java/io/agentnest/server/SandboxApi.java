@@ -206,7 +206,7 @@ final class SandboxApi implements AutoCloseable {
       try {
         req.secretEnv().forEach((k, v) -> b.secretEnv(k, Secret.named(k, v)));
       } catch (RuntimeException e) {
-        throw AgentNestServer.map(e);
+        throw Failures.of(e);
       }
     }
     List<Wire.Credential> credentials = req.credentials() == null ? List.of() : req.credentials();
@@ -224,7 +224,7 @@ final class SandboxApi implements AutoCloseable {
         credentials.forEach(c -> credential(n, c));
         b.network(n.build());
       } catch (RuntimeException e) {
-        throw AgentNestServer.map(e);
+        throw Failures.of(e);
       }
     } else if (!credentials.isEmpty()) {
       throw new ApiException(
@@ -246,7 +246,7 @@ final class SandboxApi implements AutoCloseable {
     try {
       sc = b.build();
     } catch (RuntimeException e) {
-      throw AgentNestServer.map(e);
+      throw Failures.of(e);
     }
     taps.retain(registry);
     usage.retain(registry);
@@ -256,7 +256,7 @@ final class SandboxApi implements AutoCloseable {
       sb = creator.apply(sc);
     } catch (RuntimeException e) {
       registry.release(r);
-      throw AgentNestServer.map(e);
+      throw Failures.of(e);
     }
     Registry.Entry entry =
         new Registry.Entry(
@@ -387,7 +387,7 @@ final class SandboxApi implements AutoCloseable {
     try {
       e.sandbox().extend(Duration.ofSeconds(seconds));
     } catch (RuntimeException ex) {
-      throw AgentNestServer.map(ex);
+      throw Failures.of(ex);
     }
   }
 
@@ -444,7 +444,7 @@ final class SandboxApi implements AutoCloseable {
       r = call.run();
     } catch (RuntimeException ex) {
       call.tap().finish(null, ex);
-      throw AgentNestServer.map(ex);
+      throw Failures.of(ex);
     }
     call.tap().finish(r, null);
     return r;
@@ -456,7 +456,7 @@ final class SandboxApi implements AutoCloseable {
       ex = call.start();
     } catch (RuntimeException failed) {
       call.tap().finish(null, failed);
-      throw AgentNestServer.map(failed);
+      throw Failures.of(failed);
     }
     ex.result().whenComplete(call.tap()::finish);
     return ex;
@@ -550,7 +550,7 @@ final class SandboxApi implements AutoCloseable {
           recursive ? e.sandbox().files().listRecursive(path) : e.sandbox().files().list(path);
       AgentNestServer.json(ctx, 200, Map.of("files", files.stream().map(Wire::file).toList()));
     } catch (RuntimeException ex) {
-      throw AgentNestServer.map(ex);
+      throw Failures.of(ex);
     }
   }
 
@@ -564,7 +564,7 @@ final class SandboxApi implements AutoCloseable {
         e.sandbox().files().delete(path);
       }
     } catch (RuntimeException ex) {
-      throw AgentNestServer.map(ex);
+      throw Failures.of(ex);
     }
     ctx.status(204);
   }
@@ -576,7 +576,7 @@ final class SandboxApi implements AutoCloseable {
     try {
       AgentNestServer.json(ctx, 201, Wire.file(e.sandbox().files().mkdir(path)));
     } catch (RuntimeException ex) {
-      throw AgentNestServer.map(ex);
+      throw Failures.of(ex);
     }
   }
 
@@ -607,7 +607,7 @@ final class SandboxApi implements AutoCloseable {
     try {
       Transfers.archive(ctx, e.sandbox().files(), checked, max);
     } catch (RuntimeException ex) {
-      throw AgentNestServer.map(ex);
+      throw Failures.of(ex);
     }
   }
 
@@ -630,7 +630,7 @@ final class SandboxApi implements AutoCloseable {
                   .map(a -> new Wire.ArtifactView(a.path(), a.size(), a.sha256()))
                   .toList()));
     } catch (RuntimeException ex) {
-      throw AgentNestServer.map(ex);
+      throw Failures.of(ex);
     } finally {
       Transfers.deleteQuietly(tmp);
     }
@@ -642,7 +642,7 @@ final class SandboxApi implements AutoCloseable {
     try {
       Transfers.download(ctx, e.sandbox().files(), path, config.maxBodyBytes());
     } catch (RuntimeException ex) {
-      throw AgentNestServer.map(ex);
+      throw Failures.of(ex);
     }
   }
 
@@ -656,7 +656,7 @@ final class SandboxApi implements AutoCloseable {
           Wire.file(
               Transfers.upload(ctx, e.sandbox().files(), path, config.maxBodyBytes(), false)));
     } catch (RuntimeException ex) {
-      throw AgentNestServer.map(ex);
+      throw Failures.of(ex);
     }
   }
 
@@ -933,7 +933,7 @@ final class SandboxApi implements AutoCloseable {
 
   /** An {@code error} event: the error body of the failure, with the status it would have had. */
   static byte[] errorEvent(RuntimeException failure) {
-    ApiException api = failure instanceof ApiException a ? a : AgentNestServer.map(failure);
+    ApiException api = failure instanceof ApiException a ? a : Failures.of(failure);
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("status", api.status());
     body.put("code", api.code().wire());

@@ -87,7 +87,7 @@ final class StateApi {
       copy = parent.sandbox().fork();
     } catch (RuntimeException e) {
       registry.release(r);
-      throw AgentNestServer.map(e);
+      throw Failures.of(e);
     }
     Registry.Entry entry =
         new Registry.Entry(
@@ -232,7 +232,7 @@ final class StateApi {
     try {
       found = e.sandbox().artifacts(glob);
     } catch (RuntimeException ex) {
-      throw AgentNestServer.map(ex);
+      throw Failures.of(ex);
     }
     AgentNestServer.json(
         ctx,
@@ -403,18 +403,10 @@ final class StateApi {
 
   private static ApiException map(RuntimeException e, String name) {
     if (!(e instanceof SnapshotException s)) {
-      return AgentNestServer.map(e);
+      return Failures.of(e);
     }
     SnapshotException.Reason reason = s.reason();
-    int status =
-        switch (reason) {
-          case BAD_NAME -> 400;
-          case NOT_FOUND -> 404;
-          case EXISTS -> 409;
-          case NEEDS_CONFIG, SECRET -> 422;
-          case DISK_FULL -> 507;
-          default -> 500;
-        };
+    int status = Failures.status(reason);
     if (status == 404) {
       return notFound(name);
     }
