@@ -1,8 +1,5 @@
 package io.agentnest;
 
-import io.agentnest.audit.AuditLog;
-import io.agentnest.config.Presets;
-import io.agentnest.config.Sizes;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -67,7 +64,7 @@ public final class SandboxConfig {
   private final @Nullable ApprovalHandler approvalHandler;
   private final ApprovalPolicy approvals;
   private final SandboxBudgets budgets;
-  private final @Nullable AuditLog auditLog;
+  private final @Nullable AuditTrail auditLog;
   private final String workdir;
   private final Map<String, String> labels;
   private final Duration execTimeout;
@@ -123,13 +120,14 @@ public final class SandboxConfig {
 
   /**
    * A builder that starts from preset {@code name} ({@code data}, {@code browser}, {@code gpu}, or
-   * one of the user's under {@code $AGENTNEST_HOME/presets/}; see {@link Presets}): its image and
-   * limits, which the builder's calls then change like any other.
+   * one of the user's under {@code $AGENTNEST_HOME/presets/}; see {@code
+   * io.agentnest.config.Presets}): its image and limits, which the builder's calls then change like
+   * any other.
    *
    * @throws ConfigException for an unknown preset, naming the known ones
    */
   public static Builder preset(String name) {
-    return Presets.get(name).sandboxConfig().toBuilder();
+    return SandboxRuntimes.get().preset(name);
   }
 
   public static Builder builder() {
@@ -239,13 +237,13 @@ public final class SandboxConfig {
     return approvals;
   }
 
-  /** The audit log events go to, or null for the default one under {@code AGENTNEST_HOME}. */
   /** What host work the sandbox may cause (egress tunnels, approval questions). */
   public SandboxBudgets budgets() {
     return budgets;
   }
 
-  public @Nullable AuditLog auditLog() {
+  /** The audit log events go to, or null for the default one under {@code AGENTNEST_HOME}. */
+  public @Nullable AuditTrail auditLog() {
     return auditLog;
   }
 
@@ -344,7 +342,7 @@ public final class SandboxConfig {
     private @Nullable ApprovalHandler approvalHandler;
     private ApprovalPolicy approvals = ApprovalPolicy.none();
     private SandboxBudgets budgets = SandboxBudgets.defaults();
-    private @Nullable AuditLog auditLog;
+    private @Nullable AuditTrail auditLog;
     private String workdir = WORKSPACE;
     private final Map<String, String> labels = new LinkedHashMap<>();
     private Duration execTimeout = Duration.ofSeconds(60);
@@ -507,8 +505,11 @@ public final class SandboxConfig {
       return this;
     }
 
-    /** Sends this sandbox's audit events to {@code log} instead of the default log. */
-    public Builder auditLog(@Nullable AuditLog log) {
+    /**
+     * Sends this sandbox's audit events to {@code log} (an {@code io.agentnest.audit.AuditLog})
+     * instead of the default log.
+     */
+    public Builder auditLog(@Nullable AuditTrail log) {
       this.auditLog = log;
       return this;
     }

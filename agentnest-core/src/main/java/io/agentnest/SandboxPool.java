@@ -1,9 +1,6 @@
 package io.agentnest;
 
-import io.agentnest.config.AgentNestConfig;
 import java.util.List;
-import java.util.Optional;
-import org.jspecify.annotations.Nullable;
 
 /**
  * Started sandboxes kept warm, so that a sandbox is ready in milliseconds instead of a container
@@ -34,19 +31,6 @@ public interface SandboxPool extends AutoCloseable {
   /** Starts a pool of sandboxes shaped by {@code template}; it fills in the background. */
   static SandboxPool start(SandboxConfig template, PoolOptions options) {
     return SandboxRuntimes.get().startPool(template, options);
-  }
-
-  /**
-   * Starts the pool the {@code pool:} block (or {@code kubernetes: pool:}) of {@code profile}
-   * (null: the defaults section) describes, with that profile's sandbox configuration as template;
-   * empty when the section has no pool.
-   */
-  static Optional<SandboxPool> start(AgentNestConfig config, @Nullable String profile) {
-    Optional<PoolOptions> options = config.pool(profile);
-    if (options.isEmpty()) {
-      return Optional.empty();
-    }
-    return Optional.of(start(config.sandboxConfig(profile), options.get()));
   }
 
   /** The running pools of this process. */

@@ -1,6 +1,5 @@
 package io.agentnest;
 
-import io.agentnest.spi.SandboxRuntime;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.ServiceLoader;
@@ -30,12 +29,12 @@ final class SandboxRuntimes {
     providers.forEach(found::add);
     if (found.isEmpty()) {
       throw new IllegalStateException(
-          "no io.agentnest.spi.SandboxRuntime on the class path: put agentnest-core's jar (with its"
+          "no io.agentnest.SandboxRuntime on the class path: put agentnest-core's jar (with its"
               + " META-INF/services) on the class path");
     }
     if (found.size() > 1) {
       throw new IllegalStateException(
-          "more than one io.agentnest.spi.SandboxRuntime on the class path ("
+          "more than one io.agentnest.SandboxRuntime on the class path ("
               + found.stream().map(r -> r.getClass().getName()).toList()
               + "): keep only agentnest-core's");
     }

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.agentnest.internal.DefaultSandboxRuntime;
-import io.agentnest.spi.SandboxRuntime;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -18,7 +17,7 @@ class SandboxRuntimesTest {
   void noRuntimeOnTheClassPathIsAnErrorNamingTheFix() {
     assertThatThrownBy(() -> SandboxRuntimes.find(List.of()))
         .isInstanceOf(IllegalStateException.class)
-        .hasMessageContaining("no io.agentnest.spi.SandboxRuntime")
+        .hasMessageContaining("no io.agentnest.SandboxRuntime")
         .hasMessageContaining("agentnest-core");
   }
 

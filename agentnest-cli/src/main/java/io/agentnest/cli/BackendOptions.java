@@ -2,6 +2,7 @@ package io.agentnest.cli;
 
 import io.agentnest.ConfigException;
 import io.agentnest.config.AgentNestConfig;
+import io.agentnest.config.ConfigurableBackend;
 import io.agentnest.spi.Backends;
 import io.agentnest.spi.RuntimeBackend;
 import java.nio.file.Path;
@@ -77,7 +78,9 @@ final class BackendOptions {
   /** Backend {@code name}, with its settings from the configuration file. */
   RuntimeBackend open(String name) {
     RuntimeBackend b = Backends.get(name);
-    b.configure(file(), profile);
+    if (b instanceof ConfigurableBackend c) {
+      c.configure(file(), profile);
+    }
     return b;
   }
 }

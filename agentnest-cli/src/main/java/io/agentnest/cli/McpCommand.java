@@ -4,7 +4,7 @@ import io.agentnest.ConfigException;
 import io.agentnest.PoolOptions;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxPool;
-import io.agentnest.config.Sizes;
+import io.agentnest.Sizes;
 import io.agentnest.mcp.AgentNestMcpServer;
 import io.agentnest.mcp.HttpEndpoint;
 import io.agentnest.tools.ToolLimits;

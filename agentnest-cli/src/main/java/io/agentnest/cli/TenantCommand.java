@@ -1,7 +1,7 @@
 package io.agentnest.cli;
 
 import io.agentnest.ConfigException;
-import io.agentnest.config.Sizes;
+import io.agentnest.Sizes;
 import io.agentnest.server.ApiKey;
 import io.agentnest.server.KeyRole;
 import io.agentnest.server.ServerConfig;

@@ -1,8 +1,9 @@
 package io.agentnest.audit;
 
+import io.agentnest.AuditTrail;
 import io.agentnest.ConfigException;
+import io.agentnest.Sizes;
 import io.agentnest.audit.AuditSegments.Segment;
-import io.agentnest.config.Sizes;
 import io.agentnest.spi.support.AgentNestHome;
 import io.agentnest.spi.support.DiskGuard;
 import io.agentnest.spi.support.HostProcess;
@@ -62,7 +63,7 @@ import org.slf4j.LoggerFactory;
  * AuditSegments} (rotated file names). It stays at about 600 lines because the append, the chain
  * state and rotation share fields guarded by one lock: split further, the lock would span classes.
  */
-public final class AuditLog implements AutoCloseable {
+public final class AuditLog implements AuditTrail, AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(AuditLog.class);
 
   public static final String EVENTS_FILE = "events.jsonl";
@@ -286,6 +287,7 @@ public final class AuditLog implements AutoCloseable {
     return AgentNestHome.dir().resolve("audit");
   }
 
+  @Override
   public Path dir() {
     return dir;
   }

@@ -4,6 +4,7 @@ import io.agentnest.ConfigException;
 import io.agentnest.PoolOptions;
 import io.agentnest.RemoteServer;
 import io.agentnest.SandboxConfig;
+import io.agentnest.SandboxPool;
 import io.agentnest.config.Schema.Field;
 import io.agentnest.config.Schema.FileValue;
 import io.agentnest.config.Schema.Kind;
@@ -268,6 +269,20 @@ public final class AgentNestConfig {
             pods == null ? null : Math.toIntExact((Long) pods),
             (String) v.get("quota.cpu"),
             (String) v.get("quota.memory")));
+  }
+
+  /**
+   * Starts the pool the {@code pool:} block (or {@code kubernetes: pool:}) of {@code profile}
+   * (null: the defaults section) describes, with that profile's sandbox configuration as template;
+   * empty when the section has no pool. (It was {@code SandboxPool.start(config, profile)}: the API
+   * may not import the configuration, which sits above it.)
+   */
+  public Optional<SandboxPool> startPool(@Nullable String profile) {
+    Optional<PoolOptions> options = pool(profile);
+    if (options.isEmpty()) {
+      return Optional.empty();
+    }
+    return Optional.of(SandboxPool.start(sandboxConfig(profile), options.get()));
   }
 
   /**

@@ -7,6 +7,7 @@ import io.agentnest.NetworkPolicy.Mode;
 import io.agentnest.RemoteServer;
 import io.agentnest.SandboxConfig;
 import io.agentnest.Secret;
+import io.agentnest.Sizes;
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.net.URI;

@@ -137,8 +137,7 @@ public final class DefaultSandbox implements Sandbox {
         .forEach(p -> secrets.putIfAbsent(p.secretName(), p.secret().reveal()));
     this.redactor =
         config.redactCredentials() ? Redactor.of(secrets) : Redactor.secretsOnly(secrets);
-    AuditLog log = config.auditLog();
-    this.audit = log != null ? log : Audit.shared();
+    this.audit = Audit.of(config);
     this.budgets =
         new HostBudgets(
             config.budgets(),

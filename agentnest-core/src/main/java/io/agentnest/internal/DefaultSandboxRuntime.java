@@ -9,15 +9,16 @@ import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
 import io.agentnest.SandboxPool;
+import io.agentnest.SandboxRuntime;
 import io.agentnest.SnapshotCheck;
 import io.agentnest.SnapshotInfo;
+import io.agentnest.config.Presets;
 import io.agentnest.internal.lifecycle.Pruner;
 import io.agentnest.internal.pool.PoolRegistry;
 import io.agentnest.internal.remote.RemoteBackend;
 import io.agentnest.internal.remote.RemoteSandbox;
 import io.agentnest.internal.snapshot.SnapshotStore;
 import io.agentnest.spi.Backends;
-import io.agentnest.spi.SandboxRuntime;
 import java.util.List;
 import java.util.Optional;
 import org.jspecify.annotations.Nullable;
@@ -57,6 +58,11 @@ public final class DefaultSandboxRuntime implements SandboxRuntime {
     }
     Optional<SandboxPool> pool = PoolRegistry.match(config);
     return pool.isPresent() ? pool.get().acquire(config) : SandboxLauncher.create(config);
+  }
+
+  @Override
+  public SandboxConfig.Builder preset(String name) {
+    return Presets.get(name).sandboxConfig().toBuilder();
   }
 
   @Override

@@ -152,9 +152,9 @@ final class SandboxLauncher {
 
   /** No sandbox starts while its actions could not be audited (the audit disk is full). */
   static void requireAuditRoom(SandboxConfig config) {
-    AuditLog log = config.auditLog();
+    AuditLog log = Audit.of(config);
     try {
-      (log != null ? log : Audit.shared()).requireRoom();
+      log.requireRoom();
     } catch (UncheckedIOException e) {
       throw new AgentNestException(
           "no sandbox is created while its actions cannot be audited: " + e.getMessage(), e);

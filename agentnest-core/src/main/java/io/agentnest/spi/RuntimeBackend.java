@@ -3,13 +3,11 @@ package io.agentnest.spi;
 import io.agentnest.ResourceUsage;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
-import io.agentnest.config.AgentNestConfig;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Consumer;
-import org.jspecify.annotations.Nullable;
 
 /**
  * An isolation backend (Docker, Kubernetes, ...), found with {@link java.util.ServiceLoader} under
@@ -20,14 +18,6 @@ import org.jspecify.annotations.Nullable;
 public interface RuntimeBackend {
   /** The name used in configuration, e.g. {@code docker}. */
   String name();
-
-  /**
-   * Takes this backend's own settings (e.g. the {@code kubernetes:} block) from {@code config}, the
-   * defaults overlaid with {@code profile}, instead of the file discovery finds; called before the
-   * backend's first use (the CLI's {@code --config} and {@code --profile}). Environment variables
-   * still override the file. The default: the backend has no settings in the file.
-   */
-  default void configure(AgentNestConfig config, @Nullable String profile) {}
 
   /**
    * Creates and starts a sandbox whose main process runs {@link SandboxSpec#command()}, with a

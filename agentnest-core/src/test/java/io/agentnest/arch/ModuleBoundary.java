@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.core.importer.ImportOption;
-import java.util.List;
 
 /**
  * The boundary of agentnest-core, shared through its test-jar: the main code of another module uses
@@ -32,14 +31,6 @@ public final class ModuleBoundary {
    * circle among its own packages.
    */
   public static void check(String basePackage) {
-    check(basePackage, new String[0]);
-  }
-
-  /**
-   * As {@link #check(String)}, with the package circles the module still has to untie listed (a
-   * ratchet: a circle may shrink or go, never form or grow; one that went must leave the list).
-   */
-  public static void check(String basePackage, String... knownCircles) {
     JavaClasses classes = mainClassesOf(basePackage);
     assertThat(classes).as("classes of %s (is the package right?)", basePackage).isNotEmpty();
     noClasses()
@@ -52,17 +43,11 @@ public final class ModuleBoundary {
             "other modules use only core's public API and SPI: use an API type, or make what a"
                 + " backend needs a small documented type in io.agentnest.spi")
         .check(classes);
-    List<String> now = PackageCycles.of(classes, basePackage);
-    assertThat(PackageCycles.grown(now, List.of(knownCircles)))
+    assertThat(PackageCycles.of(classes, basePackage))
         .as(
             "package circles in %s: give the dependency a direction (move the shared type down,"
                 + " or invert it behind an interface of the lower package)",
             basePackage)
         .isEmpty();
-    assertThat(List.of(knownCircles))
-        .as(
-            "package circles of %s untied or shrunk: list them as they are now: %s",
-            basePackage, now)
-        .allMatch(now::contains);
   }
 }

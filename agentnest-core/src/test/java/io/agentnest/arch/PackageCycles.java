@@ -39,16 +39,6 @@ public final class PackageCycles {
     return cycles(graph, basePackage);
   }
 
-  /** The circles of {@code now} that are not within one circle of {@code known}. */
-  public static List<String> grown(List<String> now, List<String> known) {
-    return now.stream()
-        .filter(
-            c ->
-                known.stream()
-                    .noneMatch(b -> Set.of(b.split(" ")).containsAll(List.of(c.split(" ")))))
-        .toList();
-  }
-
   /** The strongly connected components of more than one package, each sorted, as lines. */
   static List<String> cycles(Map<String, Set<String>> graph, String basePackage) {
     Map<String, Integer> index = new HashMap<>();

@@ -110,4 +110,9 @@ class PoolConfigTest {
   void badPoolKeysNameFileLineColumnAndTheFix(String yaml, String message) {
     assertThat(AgentNestConfigTest.errorOf(yaml.replace("\\n", "\n"))).isEqualTo(message);
   }
+
+  @Test
+  void aSectionWithoutAPoolStartsNone() {
+    assertThat(AgentNestConfig.parse("version: 1\n", "x").startPool(null)).isEmpty();
+  }
 }

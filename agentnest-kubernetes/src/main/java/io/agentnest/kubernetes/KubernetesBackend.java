@@ -5,6 +5,7 @@ import io.agentnest.ConfigException;
 import io.agentnest.SandboxClosedException;
 import io.agentnest.SandboxInfo;
 import io.agentnest.config.AgentNestConfig;
+import io.agentnest.config.ConfigurableBackend;
 import io.agentnest.config.KubernetesOptions;
 import io.agentnest.kubernetes.internal.KubeCluster;
 import io.agentnest.kubernetes.internal.KubeDoctor;
@@ -28,7 +29,7 @@ import org.jspecify.annotations.Nullable;
  * kubernetes:} block (see docs/kubernetes.md). The agent, its channel, the egress proxy, the policy
  * and the audit are the same as on Docker.
  */
-public final class KubernetesBackend implements RuntimeBackend {
+public final class KubernetesBackend implements RuntimeBackend, ConfigurableBackend {
   private final @Nullable KubeSettings given;
   private volatile @Nullable KubeCluster cluster;
   private volatile @Nullable KubernetesOptions fromFile;

@@ -2,7 +2,7 @@ package io.agentnest.server;
 
 import io.agentnest.ApprovalPolicy;
 import io.agentnest.NetworkPolicy;
-import io.agentnest.config.Sizes;
+import io.agentnest.Sizes;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

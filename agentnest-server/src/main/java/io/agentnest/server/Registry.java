@@ -1,7 +1,7 @@
 package io.agentnest.server;
 
 import io.agentnest.Sandbox;
-import io.agentnest.config.Sizes;
+import io.agentnest.Sizes;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;

@@ -11,7 +11,7 @@ import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.agentnest.ApprovalPolicy;
 import io.agentnest.ConfigException;
 import io.agentnest.NetworkPolicy;
-import io.agentnest.config.Sizes;
+import io.agentnest.Sizes;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

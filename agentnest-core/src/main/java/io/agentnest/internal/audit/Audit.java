@@ -1,5 +1,8 @@
 package io.agentnest.internal.audit;
 
+import io.agentnest.AuditTrail;
+import io.agentnest.ConfigException;
+import io.agentnest.SandboxConfig;
 import io.agentnest.audit.AuditLog;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
@@ -20,6 +23,24 @@ public final class Audit {
   /** {@link AuditLog#shared()}. */
   public static AuditLog shared() {
     return AuditLog.shared();
+  }
+
+  /**
+   * The log a sandbox of {@code config} records in: its own, or the shared one.
+   *
+   * @throws ConfigException for a trail that is not an {@link AuditLog}
+   */
+  public static AuditLog of(SandboxConfig config) {
+    AuditTrail t = config.auditLog();
+    if (t == null) {
+      return shared();
+    }
+    if (t instanceof AuditLog log) {
+      return log;
+    }
+    throw new ConfigException(
+        "SandboxConfig.auditLog takes an io.agentnest.audit.AuditLog (AuditLog.open(dir)), not a "
+            + t.getClass().getName());
   }
 
   /** Records without ever failing the operation being audited after it happened. */

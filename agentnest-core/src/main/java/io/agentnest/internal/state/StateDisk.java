@@ -1,6 +1,6 @@
 package io.agentnest.internal.state;
 
-import io.agentnest.config.Sizes;
+import io.agentnest.Sizes;
 import io.agentnest.spi.support.DiskGuard;
 import java.nio.file.Path;
 
