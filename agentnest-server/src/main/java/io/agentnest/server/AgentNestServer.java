@@ -59,6 +59,7 @@ public final class AgentNestServer implements AutoCloseable {
   private final RateLimiter limiter = new RateLimiter(System::nanoTime);
   private final AuthFailures failedAuth = new AuthFailures();
 
+  private final SandboxService service;
   private final SandboxApi api;
   private final ExecSocket socket;
   private final StateApi state;
@@ -115,15 +116,16 @@ public final class AgentNestServer implements AutoCloseable {
     registry.countHeld(e2bSandboxes::paused);
     registry.recordOwners(tenants::recordSandbox);
     this.streams = new OpenStreams(tenants::keyActive);
-    this.api =
-        new SandboxApi(config, registry, creator, clock, tenants.storeId(), approvals, streams);
-    this.socket = new ExecSocket(api, registry, config.maxJsonBytes(), streams);
-    this.state = new StateApi(config, registry, clock, api.floor());
+    this.service =
+        new SandboxService(config, registry, creator, clock, tenants.storeId(), approvals);
+    this.api = new SandboxApi(config, registry, service, streams);
+    this.socket = new ExecSocket(service, registry, config.maxJsonBytes(), streams);
+    this.state = new StateApi(config, registry, clock, service.floor());
     this.e2b =
         new E2bApi(
             config,
             registry,
-            api,
+            service,
             state,
             e2bSandboxes,
             this::e2bTenant,
@@ -146,8 +148,8 @@ public final class AgentNestServer implements AutoCloseable {
                 refusedAuth(ctx);
               }
             },
-            api,
-            new E2bCodeInterpreter(clock, api.taps()));
+            service,
+            new E2bCodeInterpreter(clock, service.taps()));
     this.consoleSessions =
         new ConsoleSessions(
             clock, config.tls() != null, tenants::adminKeyActive, tenants::keyActive);
@@ -158,7 +160,7 @@ public final class AgentNestServer implements AutoCloseable {
             name -> activeTenant(name),
             approvals,
             registry,
-            api.taps(),
+            service.taps(),
             api::viewWithUsage,
             config.maxJsonBytes());
   }
@@ -230,7 +232,7 @@ public final class AgentNestServer implements AutoCloseable {
         running,
         (id, tenant) -> {
           // The handle carries no approvals of its own: the tenant's floor and queue apply now.
-          ApprovalFloor.Applied a = api.floor().apply(tenant, ApprovalPolicy.none(), false);
+          ApprovalFloor.Applied a = service.floor().apply(tenant, ApprovalPolicy.none(), false);
           return Sandbox.connect(id, a.rules(), a.handler());
         });
     Javalin j =
@@ -707,11 +709,11 @@ public final class AgentNestServer implements AutoCloseable {
       return 0;
     }
     for (SandboxInfo info : found) {
-      String tenant = info.labels().get(SandboxApi.TENANT_LABEL);
+      String tenant = info.labels().get(SandboxService.TENANT_LABEL);
       // An idle pool member (the local engine's warm pools) was never a tenant's sandbox: it is
       // left to its owner-pid label and TTL, as prune sees it.
       if (tenant == null
-          || !store.equals(info.labels().get(SandboxApi.STORE_LABEL))
+          || !store.equals(info.labels().get(SandboxService.STORE_LABEL))
           || registry.contains(info.id())
           || SandboxPool.isIdleMember(info)) {
         continue;

@@ -57,7 +57,7 @@ final class E2bApi {
 
   private final ServerConfig config;
   private final Registry registry;
-  private final SandboxApi api;
+  private final SandboxService api;
   private final StateApi states;
   private final E2bSandboxes sandboxes;
   private final Auth auth;
@@ -69,7 +69,7 @@ final class E2bApi {
   E2bApi(
       ServerConfig config,
       Registry registry,
-      SandboxApi api,
+      SandboxService api,
       StateApi states,
       E2bSandboxes sandboxes,
       Auth auth,

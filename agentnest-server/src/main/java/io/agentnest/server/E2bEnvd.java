@@ -70,7 +70,7 @@ final class E2bEnvd {
   private final Registry registry;
   private final E2bSandboxes sandboxes;
   private final Tenants tenants;
-  private final SandboxApi api;
+  private final SandboxService api;
   private final E2bCodeInterpreter interpreter;
 
   E2bEnvd(
@@ -78,7 +78,7 @@ final class E2bEnvd {
       Registry registry,
       E2bSandboxes sandboxes,
       Tenants tenants,
-      SandboxApi api,
+      SandboxService api,
       E2bCodeInterpreter interpreter) {
     this.config = config;
     this.registry = registry;

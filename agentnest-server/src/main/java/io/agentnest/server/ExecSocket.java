@@ -37,7 +37,7 @@ final class ExecSocket implements AutoCloseable {
   static final String PATH = "/v1/sandboxes/{id}/stream";
   private static final Duration SEND = Duration.ofSeconds(60);
 
-  private final SandboxApi api;
+  private final SandboxService api;
   private final Registry registry;
   private final long maxJsonBytes;
   private final Map<String, Execution> running = new ConcurrentHashMap<>();
@@ -50,7 +50,7 @@ final class ExecSocket implements AutoCloseable {
 
   private final OpenStreams streams;
 
-  ExecSocket(SandboxApi api, Registry registry, long maxJsonBytes, OpenStreams streams) {
+  ExecSocket(SandboxService api, Registry registry, long maxJsonBytes, OpenStreams streams) {
     this.streams = streams;
     this.api = api;
     this.registry = registry;
@@ -113,7 +113,7 @@ final class ExecSocket implements AutoCloseable {
     }
     Registry.Entry e = entry(ctx);
     JsonNode req = m.path("request");
-    SandboxApi.Call call =
+    SandboxService.Call call =
         switch (op) {
           case "exec" -> api.exec(t, e, Wire.read(bytes(req), Wire.Exec.class));
           case "code" -> api.code(t, e, Wire.read(bytes(req), Wire.Code.class));
@@ -123,7 +123,7 @@ final class ExecSocket implements AutoCloseable {
                   "type '" + Escape.id(op) + "' is unknown",
                   "send type exec, code or cancel");
         };
-    Execution x = SandboxApi.start(call);
+    Execution x = SandboxService.start(call);
     running.put(ctx.sessionId(), x);
     if (call.keepOnLeave()) {
       keep.add(ctx.sessionId());

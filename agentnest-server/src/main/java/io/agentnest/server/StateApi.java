@@ -177,7 +177,7 @@ final class StateApi {
             .orElseThrow(() -> notFound(name));
     SandboxConfig saved = info.config();
     // Defence in depth: the name's prefix says whose it is; the label the server wrote must agree.
-    if (!t.name().equals(saved.labels().get(SandboxApi.TENANT_LABEL))) {
+    if (!t.name().equals(saved.labels().get(SandboxService.TENANT_LABEL))) {
       throw notFound(name);
     }
     Policies.Effective p = Policies.effective(config.policy(), t);

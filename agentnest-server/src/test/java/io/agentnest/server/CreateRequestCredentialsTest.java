@@ -63,7 +63,7 @@ class CreateRequestCredentialsTest {
                   + other
                   + "}\"}");
       NetworkPolicy.Builder n = NetworkPolicy.builder().allow("api.example.com");
-      assertThatThrownBy(() -> SandboxApi.credential(n, c))
+      assertThatThrownBy(() -> SandboxService.credential(n, c))
           .isInstanceOfSatisfying(
               ApiException.class,
               e -> {
@@ -76,7 +76,7 @@ class CreateRequestCredentialsTest {
   @Test
   void aCredentialCarriesItsOwnValueIntoTheProxyOnly() {
     NetworkPolicy.Builder n = NetworkPolicy.builder().allow("api.example.com");
-    SandboxApi.credential(
+    SandboxService.credential(
         n,
         read(
             "{\"host\": \"api.example.com\", \"name\": \"TOKEN\", \"value\": \"tok-12345678\","
@@ -96,7 +96,7 @@ class CreateRequestCredentialsTest {
               + " \"header\": \"X: ${secret:T}\", \"placeholder\": true}"
         }) {
       NetworkPolicy.Builder n = NetworkPolicy.builder().allow("api.example.com");
-      assertThatThrownBy(() -> SandboxApi.credential(n, read(bad)))
+      assertThatThrownBy(() -> SandboxService.credential(n, read(bad)))
           .as(bad)
           .isInstanceOfSatisfying(ApiException.class, e -> assertThat(e.status()).isEqualTo(422));
     }
