@@ -1,0 +1,8 @@
+//go:build tools
+
+// Package tools pins the commands this module builds.
+package tools
+
+import (
+	_ "github.com/opencontainers/runc"
+)
