@@ -759,6 +759,7 @@ public final class AgentNestServer implements AutoCloseable {
     }
     socket.close();
     api.close();
+    service.close();
     e2b.close();
     e2bSandboxes.cancelAll();
     e2bPumps.shutdownNow();

@@ -36,13 +36,14 @@ final class SandboxApi implements AutoCloseable {
   private final SandboxService service;
 
   private final ExecutionEvents events;
-  private final UsageCache usage = new UsageCache(System::currentTimeMillis);
+  private final UsageCache usage;
 
   SandboxApi(ServerConfig config, Registry registry, SandboxService service, OpenStreams streams) {
     this.events = new ExecutionEvents(streams);
     this.config = config;
     this.registry = registry;
     this.service = service;
+    this.usage = service.usage();
   }
 
   static Tenant tenant(Context ctx) {
@@ -78,7 +79,6 @@ final class SandboxApi implements AutoCloseable {
   void create(Context ctx) {
     Tenant t = tenant(ctx);
     Wire.CreateSandbox req = Wire.read(body(ctx, config.maxJsonBytes()), Wire.CreateSandbox.class);
-    usage.retain(registry);
     AgentNestServer.json(ctx, 201, view(service.create(t, req)));
   }
 
@@ -409,6 +409,5 @@ final class SandboxApi implements AutoCloseable {
   @Override
   public void close() {
     events.close();
-    usage.close();
   }
 }

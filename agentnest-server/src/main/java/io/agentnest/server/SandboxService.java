@@ -26,7 +26,7 @@ import org.jspecify.annotations.Nullable;
  * within the executions quota and the bounds, each recorded for the console. The faces read their
  * own requests and write their own answers; the decisions are made here once.
  */
-final class SandboxService {
+final class SandboxService implements AutoCloseable {
   /** The label naming a sandbox's tenant: written by the server at create, read on adoption. */
   static final String TENANT_LABEL = "agentnest-server/tenant";
 
@@ -47,6 +47,7 @@ final class SandboxService {
   private final ApprovalFloor floor;
   private final ExecutionQuota executions = new ExecutionQuota(System::nanoTime);
   private final ExecutionTaps taps;
+  private final UsageCache usage = new UsageCache(System::currentTimeMillis);
 
   SandboxService(
       ServerConfig config,
@@ -72,6 +73,13 @@ final class SandboxService {
   /** The recent executions the console watches. */
   ExecutionTaps taps() {
     return taps;
+  }
+
+  /**
+   * The sandboxes' CPU and memory in use, sampled in the background (views of /v1 and the console).
+   */
+  UsageCache usage() {
+    return usage;
   }
 
   /** Executions of {@code tenant} in the current minute. */
@@ -169,6 +177,7 @@ final class SandboxService {
       throw Failures.of(e);
     }
     taps.retain(registry);
+    usage.retain(registry);
     Registry.Reservation r = registry.reserve(t, memory, cpus);
     Sandbox sb;
     try {
@@ -425,5 +434,10 @@ final class SandboxService {
       throw ApiException.badRequest(
           ErrorCode.INVALID_FIELD, String.valueOf(e.getMessage()), "fix the field");
     }
+  }
+
+  @Override
+  public void close() {
+    usage.close();
   }
 }
