@@ -120,13 +120,14 @@ public final class AgentNestServer implements AutoCloseable {
         new SandboxService(config, registry, creator, clock, tenants.storeId(), approvals);
     this.api = new SandboxApi(config, registry, service, streams);
     this.socket = new ExecSocket(service, registry, config.maxJsonBytes(), streams);
-    this.state = new StateApi(config, registry, clock, service.floor());
+    SandboxStates states = new SandboxStates(config, registry, clock, service.floor());
+    this.state = new StateApi(config, registry, states);
     this.e2b =
         new E2bApi(
             config,
             registry,
             service,
-            state,
+            states,
             e2bSandboxes,
             this::e2bTenant,
             clock,
@@ -311,14 +312,14 @@ public final class AgentNestServer implements AutoCloseable {
                 cfg.routes.addHttpHandler(
                     HandlerType.findOrCreate(method), E2bEnvd.PREFIX + "/<rest>", e2bEnvd::handle);
               }
-              cfg.routes.exception(ApiException.class, (e, ctx) -> send(ctx, e));
+              cfg.routes.exception(ApiException.class, (e, ctx) -> Exchange.send(ctx, e));
               cfg.routes.exception(
-                  HttpResponseException.class, (e, ctx) -> send(ctx, Failures.of(e)));
+                  HttpResponseException.class, (e, ctx) -> Exchange.send(ctx, Failures.of(e)));
               cfg.routes.exception(
                   Exception.class,
                   (e, ctx) -> {
                     LOG.warn("{} {} failed", ctx.method(), ctx.path(), e);
-                    send(
+                    Exchange.send(
                         ctx,
                         new ApiException(
                             500,
@@ -423,7 +424,7 @@ public final class AgentNestServer implements AutoCloseable {
 
   private Handler handler(Route r) {
     return switch (r.key()) {
-      case "get /v1/health" -> ctx -> json(ctx, 200, Map.of("status", "ok"));
+      case "get /v1/health" -> ctx -> Exchange.json(ctx, 200, Map.of("status", "ok"));
       case "get /v1/tenant" -> api::whoami;
       case "post /v1/sandboxes" -> api::create;
       case "get /v1/sandboxes" -> api::list;
@@ -486,7 +487,7 @@ public final class AgentNestServer implements AutoCloseable {
           return;
         }
         t = activeTenant(session.tenant);
-        ctx.attribute(SandboxApi.TENANT, t);
+        ctx.attribute(Exchange.TENANT, t);
         ctx.attribute(ApproverRole.ROLE, session.role);
         ctx.attribute(ApproverRole.KEY_ID, session.keyId);
         ApproverRole.scope(r, ctx);
@@ -499,7 +500,7 @@ public final class AgentNestServer implements AutoCloseable {
       TenantStore.Check c = authenticate(ctx);
       t = Objects.requireNonNull(c.tenant());
       limiter.acquire(t);
-      ctx.attribute(SandboxApi.TENANT, t);
+      ctx.attribute(Exchange.TENANT, t);
       ctx.attribute(ApproverRole.ROLE, c.role());
       ctx.attribute(ApproverRole.KEY_ID, c.keyId());
       ApproverRole.scope(r, ctx);
@@ -537,7 +538,7 @@ public final class AgentNestServer implements AutoCloseable {
           "the admin console does not " + r.key(),
           "use a tenant's key for that; the admin key reads every tenant and answers approvals");
     }
-    ctx.attribute(SandboxApi.ADMIN, Boolean.TRUE);
+    ctx.attribute(Exchange.ADMIN, Boolean.TRUE);
     ctx.attribute(ApprovalQueue.PRINCIPAL, "console:admin");
     if (r.path().startsWith("/v1/sandboxes/{id}")) {
       Registry.Entry e = registry.getAny(ctx.pathParam("id"));
@@ -547,7 +548,7 @@ public final class AgentNestServer implements AutoCloseable {
               .find(e.tenant())
               .orElseThrow(
                   () -> ApiException.notFound("sandbox '" + Escape.id(e.sandbox().id()) + "'"));
-      ctx.attribute(SandboxApi.TENANT, owner);
+      ctx.attribute(Exchange.TENANT, owner);
     }
   }
 
@@ -671,22 +672,6 @@ public final class AgentNestServer implements AutoCloseable {
           401, ErrorCode.UNAUTHENTICATED, "the key's tenant is gone", "ask the operator");
     }
     return check;
-  }
-
-  static void send(Context ctx, ApiException e) {
-    if (e.status() == 429 || e.status() == 503) {
-      ctx.header("Retry-After", "1");
-    }
-    if (e.status() == 401) {
-      ctx.header("WWW-Authenticate", "Bearer");
-    }
-    json(ctx, e.status(), Wire.error(e));
-  }
-
-  static void json(Context ctx, int status, Object body) {
-    ctx.status(status);
-    ctx.contentType("application/json");
-    ctx.result(Wire.write(body));
   }
 
   /**

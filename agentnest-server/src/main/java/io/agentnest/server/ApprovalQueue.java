@@ -88,10 +88,10 @@ final class ApprovalQueue {
 
   /** GET /v1/approvals: the caller's tenant's waiting questions, oldest first. */
   void list(Context ctx) {
-    AgentNestServer.json(
+    Exchange.json(
         ctx,
         200,
-        Map.of("approvals", views(SandboxApi.admin(ctx) ? null : SandboxApi.tenant(ctx).name())));
+        Map.of("approvals", views(Exchange.admin(ctx) ? null : Exchange.tenant(ctx).name())));
   }
 
   /** The tenant's (null: every tenant's) waiting questions as the API shows them. */
@@ -119,12 +119,12 @@ final class ApprovalQueue {
    * setting, only an approver key or the admin console may.
    */
   void decide(Context ctx, long maxJson, boolean approverRequired) {
-    boolean admin = SandboxApi.admin(ctx);
+    boolean admin = Exchange.admin(ctx);
     if (!admin) {
-      ApproverRole.checkMayAnswer(ctx, SandboxApi.tenant(ctx), approverRequired);
+      ApproverRole.checkMayAnswer(ctx, Exchange.tenant(ctx), approverRequired);
     }
     String id = ctx.pathParam("id");
-    Wire.Decide req = Wire.read(SandboxApi.body(ctx, maxJson), Wire.Decide.class);
+    Wire.Decide req = Wire.read(Bodies.read(ctx, maxJson), Wire.Decide.class);
     String reason = req.reason() == null ? "" : req.reason();
     if (reason.length() > MAX_TEXT) {
       throw ApiException.badRequest(
@@ -136,7 +136,7 @@ final class ApprovalQueue {
     // Another tenant's question is exactly as absent as one that never was.
     String why = reason.isEmpty() ? (req.approve() ? "approved" : "denied") : reason;
     if (p == null
-        || !(admin || p.tenant().equals(SandboxApi.tenant(ctx).name()))
+        || !(admin || p.tenant().equals(Exchange.tenant(ctx).name()))
         || !p.answer().complete(new ApprovalDecision(req.approve(), why, principal(ctx)))) {
       throw new ApiException(
           404,
@@ -149,7 +149,7 @@ final class ApprovalQueue {
 
   private static String principal(Context ctx) {
     String p = ctx.attribute(PRINCIPAL);
-    return p != null ? p : "api:" + SandboxApi.tenant(ctx).name();
+    return p != null ? p : "api:" + Exchange.tenant(ctx).name();
   }
 
   /** Denies every waiting question (server shutdown): nothing waits on a server that is gone. */

@@ -15,7 +15,7 @@ final class AuditAccess {
   private AuditAccess() {}
 
   static void adminOnly(Context ctx, Handler h) throws Exception {
-    if (!SandboxApi.admin(ctx)) {
+    if (!Exchange.admin(ctx)) {
       throw new ApiException(
           403,
           ErrorCode.FORBIDDEN,

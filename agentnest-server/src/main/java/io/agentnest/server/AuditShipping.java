@@ -66,6 +66,6 @@ final class AuditShipping {
       m.put("last_error", s.lastError() == null ? "" : s.lastError());
       out.add(m);
     }
-    AgentNestServer.json(ctx, 200, Map.of("sinks", out));
+    Exchange.json(ctx, 200, Map.of("sinks", out));
   }
 }

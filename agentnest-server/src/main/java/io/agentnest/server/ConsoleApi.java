@@ -96,7 +96,7 @@ final class ConsoleApi {
     }
     String type = ASSETS.get(name);
     if (type == null) {
-      AgentNestServer.send(ctx, ApiException.notFound("console page '" + Escape.id(name) + "'"));
+      Exchange.send(ctx, ApiException.notFound("console page '" + Escape.id(name) + "'"));
       return;
     }
     try (InputStream in = ConsoleApi.class.getResourceAsStream("/console/" + name)) {
@@ -118,7 +118,7 @@ final class ConsoleApi {
     JsonNode body;
     try {
       // A key is under 100 bytes: an unauthenticated body gets a small cap, not max_json.
-      body = Wire.JSON.readTree(SandboxApi.body(ctx, Math.min(maxJson, SIGN_IN_MAX_BYTES)));
+      body = Wire.JSON.readTree(Bodies.read(ctx, Math.min(maxJson, SIGN_IN_MAX_BYTES)));
     } catch (IOException e) {
       throw ApiException.badRequest(
           ErrorCode.MALFORMED_JSON, "the body is not JSON", "send {\"key\": \"ank_...\"}");
@@ -129,13 +129,13 @@ final class ConsoleApi {
           ErrorCode.INVALID_FIELD, "the key is missing", "send {\"key\": \"ank_...\"}");
     }
     ConsoleSessions.Session s = sessions.open(ctx, signIn.apply(key.strip(), ctx));
-    AgentNestServer.json(ctx, 201, view(s));
+    Exchange.json(ctx, 201, view(s));
   }
 
   /** GET /console/session: who is signed in (a reloaded page asks). */
   void current(Context ctx) {
     secureHeaders(ctx);
-    AgentNestServer.json(ctx, 200, view(session(ctx)));
+    Exchange.json(ctx, 200, view(session(ctx)));
   }
 
   /** DELETE /console/session: signs out. */
@@ -314,6 +314,6 @@ final class ConsoleApi {
     m.put("problem", r.problem());
     m.put("line", r.line());
     m.put("seq", r.seq());
-    AgentNestServer.json(ctx, 200, m);
+    Exchange.json(ctx, 200, m);
   }
 }

@@ -58,7 +58,7 @@ final class E2bApi {
   private final ServerConfig config;
   private final Registry registry;
   private final SandboxService api;
-  private final StateApi states;
+  private final SandboxStates states;
   private final E2bSandboxes sandboxes;
   private final Auth auth;
   private final Clock clock;
@@ -70,7 +70,7 @@ final class E2bApi {
       ServerConfig config,
       Registry registry,
       SandboxService api,
-      StateApi states,
+      SandboxStates states,
       E2bSandboxes sandboxes,
       Auth auth,
       Clock clock,
@@ -184,14 +184,14 @@ final class E2bApi {
       ctx.header("Retry-After", "1");
     }
     String fix = e.fix();
-    AgentNestServer.json(
+    Exchange.json(
         ctx,
         e.status(),
         E2bWire.restError(e.status(), e.getMessage() + (fix.isEmpty() ? "" : " (" + fix + ")")));
   }
 
   private ObjectNode body(Context ctx) {
-    byte[] b = SandboxApi.body(ctx, config.maxJsonBytes());
+    byte[] b = Bodies.read(ctx, config.maxJsonBytes());
     JsonNode n;
     try {
       n = Wire.JSON.readTree(b.length == 0 ? "{}".getBytes(StandardCharsets.UTF_8) : b);
@@ -245,7 +245,7 @@ final class E2bApi {
         new E2bSandboxes.State(
             sb.id(), t.name(), template, metadata, e.created(), new E2bProcesses(sb, pumps));
     sandboxes.put(s);
-    AgentNestServer.json(ctx, 201, sandbox(ctx, s));
+    Exchange.json(ctx, 201, sandbox(ctx, s));
   }
 
   /** The metadata key that asks for approvals, as /v1's {@code approvals} field does. */
@@ -479,7 +479,7 @@ final class E2bApi {
     if (end < all.size()) {
       ctx.header("x-next-token", Integer.toString(end));
     }
-    AgentNestServer.json(ctx, 200, page);
+    Exchange.json(ctx, 200, page);
   }
 
   private static Map<String, String> metadataQuery(@Nullable String q) {
@@ -504,7 +504,7 @@ final class E2bApi {
     Map<String, Object> m = info(s, s.paused() ? null : running(s));
     tokens(ctx, s, m);
     m.put("domain", null);
-    AgentNestServer.json(ctx, 200, m);
+    Exchange.json(ctx, 200, m);
   }
 
   private void kill(Context ctx, Tenant t) {
@@ -621,7 +621,7 @@ final class E2bApi {
         setTimeout(t, s, seconds);
       }
     }
-    AgentNestServer.json(ctx, resumed ? 201 : 200, sandbox(ctx, s));
+    Exchange.json(ctx, resumed ? 201 : 200, sandbox(ctx, s));
   }
 
   private void resumeRoute(Context ctx, Tenant t) {
@@ -630,7 +630,7 @@ final class E2bApi {
       throw new ApiException(
           409, ErrorCode.POLICY, "sandbox " + Escape.id(s.id) + " is not paused", "");
     }
-    AgentNestServer.json(ctx, 201, sandbox(ctx, s));
+    Exchange.json(ctx, 201, sandbox(ctx, s));
   }
 
   /** Restores a paused sandbox from its snapshot; false when it was running. */
@@ -688,7 +688,7 @@ final class E2bApi {
       }
       out.add(result);
     }
-    AgentNestServer.json(ctx, 200, out);
+    Exchange.json(ctx, 200, out);
   }
 
   private Instant endAt(E2bSandboxes.State s, Registry.Entry e) {

@@ -245,7 +245,7 @@ final class E2bCodeInterpreter {
       CodeContext c = new CodeContext(UUID.randomUUID().toString(), session, E2bWire.HOME);
       e.sessions().add(session);
       s.contexts.put(c.id(), c);
-      AgentNestServer.json(ctx, 200, view(c));
+      Exchange.json(ctx, 200, view(c));
     }
   }
 
@@ -254,7 +254,7 @@ final class E2bCodeInterpreter {
     for (CodeContext c : s.contexts.values()) {
       out.add(view(c));
     }
-    AgentNestServer.json(ctx, 200, out);
+    Exchange.json(ctx, 200, out);
   }
 
   void removeContext(Context ctx, Registry.Entry e, E2bSandboxes.State s, String id) {

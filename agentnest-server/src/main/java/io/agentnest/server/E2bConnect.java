@@ -95,7 +95,7 @@ final class E2bConnect {
         ctx,
         UNARY_JSON,
         ": this server speaks Connect with JSON (the E2B SDK's default), send application/json");
-    return object(SandboxApi.body(ctx, max));
+    return object(Bodies.read(ctx, max));
   }
 
   /**

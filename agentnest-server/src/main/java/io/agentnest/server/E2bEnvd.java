@@ -130,8 +130,7 @@ final class E2bEnvd {
       return;
     }
     HttpError h = httpError(e);
-    AgentNestServer.json(
-        ctx, h.status, E2bWire.restError(h.status, String.valueOf(h.getMessage())));
+    Exchange.json(ctx, h.status, E2bWire.restError(h.status, String.valueOf(h.getMessage())));
   }
 
   private Target target(Context ctx) {
@@ -211,9 +210,9 @@ final class E2bEnvd {
     String method = ctx.method().name();
     if (method.equals("POST") && path.equals("/execute")) {
       api.countExecution(t.tenant);
-      interpreter.execute(ctx, t.entry, t.state, SandboxApi.body(ctx, config.maxJsonBytes()));
+      interpreter.execute(ctx, t.entry, t.state, Bodies.read(ctx, config.maxJsonBytes()));
     } else if (method.equals("POST") && path.equals("/contexts")) {
-      interpreter.createContext(ctx, t.entry, t.state, SandboxApi.body(ctx, config.maxJsonBytes()));
+      interpreter.createContext(ctx, t.entry, t.state, Bodies.read(ctx, config.maxJsonBytes()));
     } else if (method.equals("GET") && path.equals("/contexts")) {
       interpreter.listContexts(ctx, t.state);
     } else if (method.equals("DELETE") && path.startsWith("/contexts/")) {
@@ -274,7 +273,7 @@ final class E2bEnvd {
       boolean gzip = "gzip".equalsIgnoreCase(ctx.header("Content-Encoding"));
       written.add(writeInfo(Transfers.upload(ctx, files, p, config.maxBodyBytes(), gzip)));
     }
-    AgentNestServer.json(ctx, 200, written);
+    Exchange.json(ctx, 200, written);
   }
 
   /**
@@ -284,7 +283,7 @@ final class E2bEnvd {
    */
   private List<UploadedFile> multipart(Context ctx) {
     long max = config.maxBodyBytes();
-    if (SandboxApi.declaredOver(ctx, max)) {
+    if (Bodies.declaredOver(ctx, max)) {
       throw tooLarge(max); // nothing was stored
     }
     long declared = ctx.req().getContentLengthLong();

@@ -88,7 +88,7 @@ final class ExecSocket implements AutoCloseable {
   }
 
   private Registry.Entry entry(WsContext ctx) {
-    Tenant t = ctx.attribute(SandboxApi.TENANT);
+    Tenant t = ctx.attribute(Exchange.TENANT);
     if (t == null) {
       throw new IllegalStateException("a stream reached without authentication");
     }
@@ -107,7 +107,7 @@ final class ExecSocket implements AutoCloseable {
           "an execution already runs on this stream",
           "open another stream for another execution, or send {\"type\": \"cancel\"}");
     }
-    Tenant t = ctx.attribute(SandboxApi.TENANT);
+    Tenant t = ctx.attribute(Exchange.TENANT);
     if (t == null) {
       throw new IllegalStateException("a stream reached without authentication");
     }

@@ -8,8 +8,6 @@ import io.agentnest.Sandbox;
 import io.agentnest.SandboxInfo;
 import io.agentnest.spi.Backends;
 import io.javalin.http.Context;
-import java.io.IOException;
-import java.io.InputStream;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -23,11 +21,6 @@ import org.jspecify.annotations.Nullable;
  * shares; this class reads the request and writes the answer.
  */
 final class SandboxApi implements AutoCloseable {
-  static final String TENANT = "agentnest.tenant";
-
-  /** Set on a request of the admin console: lists and approvals span every tenant. */
-  static final String ADMIN = "agentnest.admin";
-
   /** The most files one archive request names. */
   static final int MAX_ARCHIVE_ENTRIES = 10_000;
 
@@ -46,21 +39,9 @@ final class SandboxApi implements AutoCloseable {
     this.usage = service.usage();
   }
 
-  static Tenant tenant(Context ctx) {
-    Tenant t = ctx.attribute(TENANT);
-    if (t == null) {
-      throw new IllegalStateException("route reached without authentication");
-    }
-    return t;
-  }
-
-  static boolean admin(Context ctx) {
-    return Boolean.TRUE.equals(ctx.attribute(ADMIN));
-  }
-
   void whoami(Context ctx) {
-    Tenant t = tenant(ctx);
-    AgentNestServer.json(
+    Tenant t = Exchange.tenant(ctx);
+    Exchange.json(
         ctx,
         200,
         new Wire.TenantView(
@@ -77,15 +58,17 @@ final class SandboxApi implements AutoCloseable {
   }
 
   void create(Context ctx) {
-    Tenant t = tenant(ctx);
-    Wire.CreateSandbox req = Wire.read(body(ctx, config.maxJsonBytes()), Wire.CreateSandbox.class);
-    AgentNestServer.json(ctx, 201, view(service.create(t, req)));
+    Tenant t = Exchange.tenant(ctx);
+    Wire.CreateSandbox req =
+        Wire.read(Bodies.read(ctx, config.maxJsonBytes()), Wire.CreateSandbox.class);
+    Exchange.json(ctx, 201, view(service.create(t, req)));
   }
 
   void list(Context ctx) {
     List<Wire.SandboxView> out = new ArrayList<>();
     usage.retain(registry);
-    List<Registry.Entry> entries = admin(ctx) ? registry.all() : registry.list(tenant(ctx).name());
+    List<Registry.Entry> entries =
+        Exchange.admin(ctx) ? registry.all() : registry.list(Exchange.tenant(ctx).name());
     Map<String, Map<String, String>> engine = new HashMap<>();
     if (!entries.isEmpty()) {
       try {
@@ -104,12 +87,12 @@ final class SandboxApi implements AutoCloseable {
               labels != null ? labels : e.sandbox().config().labels(),
               usage.get(e.sandbox()).orElse(null)));
     }
-    AgentNestServer.json(ctx, 200, Map.of("sandboxes", out));
+    Exchange.json(ctx, 200, Map.of("sandboxes", out));
   }
 
   void get(Context ctx) {
     Registry.Entry e = entry(ctx);
-    AgentNestServer.json(ctx, 200, view(e, engineLabels(e), usage.get(e.sandbox()).orElse(null)));
+    Exchange.json(ctx, 200, view(e, engineLabels(e), usage.get(e.sandbox()).orElse(null)));
   }
 
   void destroy(Context ctx) {
@@ -120,8 +103,8 @@ final class SandboxApi implements AutoCloseable {
 
   void extend(Context ctx) {
     Registry.Entry e = entry(ctx);
-    Wire.Extend req = Wire.read(body(ctx, config.maxJsonBytes()), Wire.Extend.class);
-    long most = Policies.effective(config.policy(), tenant(ctx)).maxTtl().toSeconds();
+    Wire.Extend req = Wire.read(Bodies.read(ctx, config.maxJsonBytes()), Wire.Extend.class);
+    long most = Policies.effective(config.policy(), Exchange.tenant(ctx)).maxTtl().toSeconds();
     // Above max_ttl no extension can be allowed; checked first so that a huge number never
     // reaches the time arithmetic (it overflowed into a 500).
     if (req.seconds() <= 0 || req.seconds() > most) {
@@ -130,20 +113,20 @@ final class SandboxApi implements AutoCloseable {
           "seconds must be in 1.." + most + " (the max_ttl), got " + req.seconds(),
           "send e.g. {\"seconds\": 600}");
     }
-    service.extend(tenant(ctx), e, req.seconds());
-    AgentNestServer.json(ctx, 200, view(e));
+    service.extend(Exchange.tenant(ctx), e, req.seconds());
+    Exchange.json(ctx, 200, view(e));
   }
 
   void exec(Context ctx) {
     Registry.Entry e = entry(ctx);
-    Wire.Exec req = Wire.read(body(ctx, config.maxJsonBytes()), Wire.Exec.class);
-    answer(ctx, e, service.exec(tenant(ctx), e, req));
+    Wire.Exec req = Wire.read(Bodies.read(ctx, config.maxJsonBytes()), Wire.Exec.class);
+    answer(ctx, e, service.exec(Exchange.tenant(ctx), e, req));
   }
 
   void code(Context ctx) {
     Registry.Entry e = entry(ctx);
-    Wire.Code req = Wire.read(body(ctx, config.maxJsonBytes()), Wire.Code.class);
-    answer(ctx, e, service.code(tenant(ctx), e, req));
+    Wire.Code req = Wire.read(Bodies.read(ctx, config.maxJsonBytes()), Wire.Code.class);
+    answer(ctx, e, service.code(Exchange.tenant(ctx), e, req));
   }
 
   private void answer(Context ctx, Registry.Entry e, SandboxService.Call call) {
@@ -152,7 +135,7 @@ final class SandboxApi implements AutoCloseable {
     } else {
       // A whole result is held until it is written: its output bound is reserved first.
       MemoryBudget.reserve(ctx, call.maxOutput(), "an execution's output");
-      AgentNestServer.json(ctx, 200, Wire.result(SandboxService.run(call)));
+      Exchange.json(ctx, 200, Wire.result(SandboxService.run(call)));
     }
   }
 
@@ -163,7 +146,7 @@ final class SandboxApi implements AutoCloseable {
     try {
       List<FileInfo> files =
           recursive ? e.sandbox().files().listRecursive(path) : e.sandbox().files().list(path);
-      AgentNestServer.json(ctx, 200, Map.of("files", files.stream().map(Wire::file).toList()));
+      Exchange.json(ctx, 200, Map.of("files", files.stream().map(Wire::file).toList()));
     } catch (RuntimeException ex) {
       throw Failures.of(ex);
     }
@@ -186,10 +169,10 @@ final class SandboxApi implements AutoCloseable {
 
   void mkdir(Context ctx) {
     Registry.Entry e = entry(ctx);
-    Wire.MakeDir req = Wire.read(body(ctx, config.maxJsonBytes()), Wire.MakeDir.class);
+    Wire.MakeDir req = Wire.read(Bodies.read(ctx, config.maxJsonBytes()), Wire.MakeDir.class);
     String path = Paths.check(req.path(), false);
     try {
-      AgentNestServer.json(ctx, 201, Wire.file(e.sandbox().files().mkdir(path)));
+      Exchange.json(ctx, 201, Wire.file(e.sandbox().files().mkdir(path)));
     } catch (RuntimeException ex) {
       throw Failures.of(ex);
     }
@@ -236,7 +219,7 @@ final class SandboxApi implements AutoCloseable {
     Path tmp = Transfers.body(ctx, config.maxBodyBytes(), "an archive upload");
     try {
       List<Artifact> in = e.sandbox().uploadArchive(tmp, dir);
-      AgentNestServer.json(
+      Exchange.json(
           ctx,
           201,
           Map.of(
@@ -265,7 +248,7 @@ final class SandboxApi implements AutoCloseable {
     Registry.Entry e = entry(ctx);
     String path = Paths.check(ctx.queryParam("path"), false);
     try {
-      AgentNestServer.json(
+      Exchange.json(
           ctx,
           201,
           Wire.file(
@@ -276,7 +259,7 @@ final class SandboxApi implements AutoCloseable {
   }
 
   private Registry.Entry entry(Context ctx) {
-    return registry.get(tenant(ctx).name(), ctx.pathParam("id"));
+    return registry.get(Exchange.tenant(ctx).name(), ctx.pathParam("id"));
   }
 
   /** The sandbox as an answer to a change (create, fork, restore): no usage figures yet. */
@@ -346,64 +329,6 @@ final class SandboxApi implements AutoCloseable {
     }
     x.cancel();
     ctx.status(202);
-  }
-
-  static byte[] body(Context ctx, long max) {
-    refuseDeclaredOver(ctx, max);
-    long declared = ctx.req().getContentLengthLong();
-    MemoryBudget.reserve(ctx, declared >= 0 ? declared : max, "a request body");
-    try (InputStream in = ctx.req().getInputStream()) {
-      byte[] data = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, max + 1));
-      if (data.length > max) {
-        throw tooLarge(data.length, max);
-      }
-      return data;
-    } catch (IOException e) {
-      throw ApiException.badRequest(
-          ErrorCode.MALFORMED_JSON, "the body could not be read: " + e.getMessage(), "send again");
-    }
-  }
-
-  /** A 413 naming the bound when the body declares more than {@code max} bytes. */
-  static void refuseDeclaredOver(Context ctx, long max) {
-    if (declaredOver(ctx, max)) {
-      throw tooLarge(ctx.req().getContentLengthLong(), max);
-    }
-  }
-
-  /**
-   * Whether the body declares more than {@code max} bytes; one not much over the bound is read (and
-   * dropped) first, so that the caller's refusal reaches the client: closing with it unread resets
-   * the connection while the client still sends, and the client then sees no answer at all. Larger
-   * ones are not read.
-   */
-  static boolean declaredOver(Context ctx, long max) {
-    long declared = ctx.req().getContentLengthLong();
-    if (declared <= max) {
-      return false;
-    }
-    if (declared - max <= DRAIN_BYTES) {
-      try (InputStream in = ctx.req().getInputStream()) {
-        in.skipNBytes(declared);
-      } catch (IOException e) {
-        // the client went away: nobody reads the answer either
-      }
-    }
-    return true;
-  }
-
-  /**
-   * How far over its bound a declared body is still read before the 413 ({@link #declaredOver}).
-   */
-  private static final long DRAIN_BYTES = 1L << 20;
-
-  static ApiException tooLarge(long size, long max) {
-    return new ApiException(
-        413,
-        ErrorCode.BODY_TOO_LARGE,
-        "the request body is " + (size > max ? "over " : "") + max + " bytes, the server's bound",
-        "send at most " + max + " bytes (files: split them; JSON: the server's max_json)",
-        Map.of("limit", max));
   }
 
   @Override

@@ -2,16 +2,12 @@ package io.agentnest.server;
 
 import io.agentnest.Artifact;
 import io.agentnest.ForkReport;
-import io.agentnest.NetworkPolicy;
 import io.agentnest.Sandbox;
-import io.agentnest.SandboxConfig;
-import io.agentnest.SnapshotException;
 import io.agentnest.SnapshotInfo;
 import io.agentnest.audit.AuditEvent;
 import io.agentnest.audit.AuditLog;
 import io.agentnest.audit.AuditQuery;
 import io.javalin.http.Context;
-import java.time.Clock;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
@@ -19,20 +15,14 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
- * The routes that copy a sandbox's state: fork, snapshots (save, list, restore, delete) and
- * artifacts. Snapshots live in the installation's one store, so a tenant's snapshot is stored as
- * {@code <tenant>.<name>}: tenant names have no dot, so the prefix cannot be forged, and a tenant
- * never sees, restores or deletes a name without its own prefix (another tenant's name is 404).
+ * The {@code /v1} routes that copy a sandbox's state: fork, snapshots (save, list, restore, delete)
+ * and artifacts, and the audit routes. What a tenant may do with its snapshots is {@link
+ * SandboxStates}', which the E2B face's pause and resume share.
  */
 final class StateApi {
-  /** What a client may call a snapshot: the store's rule, without dots, short enough to prefix. */
-  private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_-]{0,35}");
-
   private static final int MAX_GLOB = 1024;
 
   /** Audit records one request may ask for: bounds the reply, whatever the log holds. */
@@ -40,24 +30,20 @@ final class StateApi {
 
   private final ServerConfig config;
   private final Registry registry;
-  private final Clock clock;
-  private final SnapshotQuota snapshotQuota = new SnapshotQuota(Sandbox::snapshots);
+  private final SandboxStates states;
 
-  private final ApprovalFloor floor;
-
-  StateApi(ServerConfig config, Registry registry, Clock clock, ApprovalFloor floor) {
+  StateApi(ServerConfig config, Registry registry, SandboxStates states) {
     this.config = config;
     this.registry = registry;
-    this.clock = clock;
-    this.floor = floor;
+    this.states = states;
   }
 
   /** POST /v1/sandboxes/{id}/fork: an independent copy, counted against the tenant's quota. */
   void fork(Context ctx) {
-    Tenant t = SandboxApi.tenant(ctx);
-    Registry.Entry entry = fork(t, registry.get(t.name(), ctx.pathParam("id")));
+    Tenant t = Exchange.tenant(ctx);
+    Registry.Entry entry = states.fork(t, registry.get(t.name(), ctx.pathParam("id")));
     Optional<ForkReport> report = entry.sandbox().forkReport();
-    AgentNestServer.json(
+    Exchange.json(
         ctx,
         201,
         new Wire.ForkView(
@@ -79,82 +65,36 @@ final class StateApi {
         f.duration().toMillis());
   }
 
-  /** An independent copy of {@code parent}, registered for {@code t} within its quota. */
-  Registry.Entry fork(Tenant t, Registry.Entry parent) {
-    Registry.Reservation r = registry.reserve(t, parent.memoryBytes(), parent.cpus());
-    Sandbox copy;
-    try {
-      copy = parent.sandbox().fork();
-    } catch (RuntimeException e) {
-      registry.release(r);
-      throw Failures.of(e);
-    }
-    Registry.Entry entry =
-        new Registry.Entry(
-            t.name(),
-            copy,
-            parent.image(),
-            parent.memoryBytes(),
-            parent.cpus(),
-            clock.instant(),
-            ConcurrentHashMap.newKeySet());
-    entry.sessions().addAll(parent.sessions());
-    registry.commit(r, entry);
-    return entry;
-  }
-
   /** POST /v1/sandboxes/{id}/snapshots {name, replace}: saves the sandbox's state. */
   void save(Context ctx) {
-    Tenant t = SandboxApi.tenant(ctx);
+    Tenant t = Exchange.tenant(ctx);
     Registry.Entry e = registry.get(t.name(), ctx.pathParam("id"));
     Wire.SaveSnapshot req =
-        Wire.read(SandboxApi.body(ctx, config.maxJsonBytes()), Wire.SaveSnapshot.class);
-    SnapshotInfo info = save(t, e, req.name(), Boolean.TRUE.equals(req.replace()));
-    AgentNestServer.json(ctx, 201, view(t, info));
-  }
-
-  /** Saves {@code e} as the tenant's snapshot {@code name}, within its snapshot quota. */
-  SnapshotInfo save(Tenant t, Registry.Entry e, @Nullable String name, boolean replace) {
-    String stored = stored(t, name);
-    return snapshotQuota.within(
-        Policies.effective(config.policy(), t),
-        prefix(t),
-        stored,
-        () -> {
-          try {
-            return e.sandbox().snapshot(stored, replace);
-          } catch (RuntimeException ex) {
-            throw map(ex, String.valueOf(name));
-          }
-        },
-        n -> Sandbox.removeSnapshot(n));
+        Wire.read(Bodies.read(ctx, config.maxJsonBytes()), Wire.SaveSnapshot.class);
+    SnapshotInfo info = states.save(t, e, req.name(), Boolean.TRUE.equals(req.replace()));
+    Exchange.json(ctx, 201, view(t, info));
   }
 
   /** GET /v1/snapshots: the tenant's snapshots, newest first. */
   void list(Context ctx) {
-    Tenant t = SandboxApi.tenant(ctx);
+    Tenant t = Exchange.tenant(ctx);
     List<Wire.SnapshotView> out = new ArrayList<>();
     for (SnapshotInfo s : Sandbox.snapshots()) {
-      if (s.name().startsWith(prefix(t))) {
+      if (s.name().startsWith(SandboxStates.prefix(t))) {
         out.add(view(t, s));
       }
     }
-    AgentNestServer.json(ctx, 200, Map.of("snapshots", out));
+    Exchange.json(ctx, 200, Map.of("snapshots", out));
   }
 
   /** DELETE /v1/snapshots/{name}. */
   void delete(Context ctx) {
-    Tenant t = SandboxApi.tenant(ctx);
+    Tenant t = Exchange.tenant(ctx);
     String name = ctx.pathParam("name");
-    if (!delete(t, name)) {
-      throw notFound(name);
+    if (!states.delete(t, name)) {
+      throw SandboxStates.notFound(name);
     }
     ctx.status(204);
-  }
-
-  /** Removes the tenant's snapshot {@code name}; false when there was none. */
-  boolean delete(Tenant t, String name) {
-    return Sandbox.removeSnapshot(stored(t, name));
   }
 
   /**
@@ -163,69 +103,13 @@ final class StateApi {
    * tightened since) and counted against the quota before it starts.
    */
   void restore(Context ctx) {
-    Tenant t = SandboxApi.tenant(ctx);
-    AgentNestServer.json(ctx, 201, SandboxApi.view(restore(t, ctx.pathParam("name"))));
-  }
-
-  /** A new sandbox of {@code t} from its snapshot {@code name}, within policy and quota. */
-  Registry.Entry restore(Tenant t, String name) {
-    String stored = stored(t, name);
-    SnapshotInfo info =
-        Sandbox.snapshots().stream()
-            .filter(s -> s.name().equals(stored))
-            .findFirst()
-            .orElseThrow(() -> notFound(name));
-    SandboxConfig saved = info.config();
-    // Defence in depth: the name's prefix says whose it is; the label the server wrote must agree.
-    if (!t.name().equals(saved.labels().get(SandboxService.TENANT_LABEL))) {
-      throw notFound(name);
-    }
-    Policies.Effective p = Policies.effective(config.policy(), t);
-    p.check(
-        saved.image(),
-        saved.memoryBytes(),
-        saved.cpus(),
-        saved.ttl(),
-        saved.network().isNone() ? List.of() : saved.network().rules());
-    // A snapshot saved before policy.max_pids (or a tenant's lower cap) is held to it now.
-    p.pids(saved.pidsLimit(), saved.pidsLimit());
-    Registry.Reservation r = registry.reserve(t, saved.memoryBytes(), saved.cpus());
-    // The saved rules are those of the day it was saved: today's floor and the tenant's queue
-    // apply (a snapshot from before policy.approvals: recommended must not restore into a sandbox
-    // that deletes without asking). A fork of it inherits them.
-    ApprovalFloor.Applied applied =
-        floor.apply(
-            t, saved.approvals(), saved.network().onUnknownHost() == NetworkPolicy.Mode.ASK);
-    Sandbox sb;
-    try {
-      sb =
-          Sandbox.restore(
-              stored,
-              saved.toBuilder()
-                  .approvals(applied.rules())
-                  .approvalHandler(applied.handler())
-                  .build());
-    } catch (RuntimeException ex) {
-      registry.release(r);
-      throw map(ex, name);
-    }
-    Registry.Entry entry =
-        new Registry.Entry(
-            t.name(),
-            sb,
-            saved.image(),
-            saved.memoryBytes(),
-            saved.cpus(),
-            clock.instant(),
-            ConcurrentHashMap.newKeySet());
-    entry.sessions().addAll(info.sessions());
-    registry.commit(r, entry);
-    return entry;
+    Tenant t = Exchange.tenant(ctx);
+    Exchange.json(ctx, 201, SandboxApi.view(states.restore(t, ctx.pathParam("name"))));
   }
 
   /** GET /v1/sandboxes/{id}/artifacts?glob=G: regular files matching, with size and sha256. */
   void artifacts(Context ctx) {
-    Tenant t = SandboxApi.tenant(ctx);
+    Tenant t = Exchange.tenant(ctx);
     Registry.Entry e = registry.get(t.name(), ctx.pathParam("id"));
     String glob = glob(ctx.queryParam("glob"));
     List<Artifact> found;
@@ -234,7 +118,7 @@ final class StateApi {
     } catch (RuntimeException ex) {
       throw Failures.of(ex);
     }
-    AgentNestServer.json(
+    Exchange.json(
         ctx,
         200,
         Map.of(
@@ -250,7 +134,7 @@ final class StateApi {
    * its own sandboxes, which the route's ownership check guarantees).
    */
   void audit(Context ctx) {
-    Tenant t = SandboxApi.tenant(ctx);
+    Tenant t = Exchange.tenant(ctx);
     Registry.Entry e = registry.get(t.name(), ctx.pathParam("id"));
     answer(ctx, filters(ctx, AuditQuery.builder().sandbox(e.sandbox().id())));
   }
@@ -261,7 +145,7 @@ final class StateApi {
    * newest first. Another tenant's sandbox id is answered as unknown, like every other route.
    */
   void tenantAudit(Context ctx, TenantStore tenants) {
-    Tenant t = SandboxApi.tenant(ctx);
+    Tenant t = Exchange.tenant(ctx);
     List<String> ids = tenants.sandboxIds(t.name(), AuditQuery.MAX_SANDBOX_IDS);
     String sandbox = ctx.queryParam("sandbox");
     AuditQuery.Builder q = AuditQuery.builder();
@@ -333,7 +217,7 @@ final class StateApi {
           new Wire.AuditView(
               ev.seq(), ev.time().toString(), ev.type(), ev.actor(), ev.sandboxId(), ev.data()));
     }
-    AgentNestServer.json(ctx, 200, Map.of("events", out));
+    Exchange.json(ctx, 200, Map.of("events", out));
   }
 
   private static int limit(@Nullable String raw) {
@@ -369,62 +253,13 @@ final class StateApi {
     return Paths.check(g, false);
   }
 
-  private static String prefix(Tenant t) {
-    return t.name() + ".";
-  }
-
-  private static String stored(Tenant t, @Nullable String name) {
-    if (name == null || !NAME.matcher(name).matches()) {
-      throw ApiException.badRequest(
-          ErrorCode.INVALID_FIELD,
-          "snapshot name '" + Escape.id(String.valueOf(name)) + "' is invalid",
-          "use 1-36 letters, digits, '_' or '-', starting with a letter or digit");
-    }
-    return prefix(t) + name;
-  }
-
   private static Wire.SnapshotView view(Tenant t, SnapshotInfo s) {
     return new Wire.SnapshotView(
-        s.name().substring(prefix(t).length()),
+        s.name().substring(SandboxStates.prefix(t).length()),
         s.created().toString(),
         s.image(),
         s.bytes(),
         s.sessions(),
         s.memory());
-  }
-
-  private static ApiException notFound(String name) {
-    return new ApiException(
-        404,
-        ErrorCode.NOT_FOUND,
-        "snapshot '" + Escape.id(name) + "' not found",
-        "list yours with GET /v1/snapshots; other tenants' snapshots are never visible");
-  }
-
-  private static ApiException map(RuntimeException e, String name) {
-    if (!(e instanceof SnapshotException s)) {
-      return Failures.of(e);
-    }
-    SnapshotException.Reason reason = s.reason();
-    int status = Failures.status(reason);
-    if (status == 404) {
-      return notFound(name);
-    }
-    // The store's message names the stored (prefixed) name and host paths: the client gets the
-    // reason and its own name only.
-    return new ApiException(
-        status,
-        ErrorCode.SNAPSHOT,
-        switch (reason) {
-          case EXISTS -> "snapshot '" + Escape.id(name) + "' already exists";
-          case SECRET -> "snapshot '" + Escape.id(name) + "' refused: the state holds a secret";
-          default -> "snapshot '" + Escape.id(name) + "' failed: " + reason.code();
-        },
-        switch (reason) {
-          case EXISTS -> "choose another name, or send \"replace\": true";
-          case SECRET -> "the sandbox's state holds a secret's value: remove it first";
-          default -> "see the server log; retry once the operator has checked the store";
-        },
-        Map.of("reason", reason.code()));
   }
 }

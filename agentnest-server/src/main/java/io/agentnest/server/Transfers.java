@@ -142,7 +142,7 @@ final class Transfers {
    * larger body is refused before it is read, a longer one when it passes the bound.
    */
   static Path body(Context ctx, long max, String what) {
-    SandboxApi.refuseDeclaredOver(ctx, max);
+    Bodies.refuseDeclaredOver(ctx, max);
     long declared = ctx.req().getContentLengthLong();
     MemoryBudget.reserveSpool(ctx, declared >= 0 ? declared : max, what);
     Path spool = spoolFile();
@@ -153,7 +153,7 @@ final class Transfers {
       kept = true;
       return spool;
     } catch (Capped.Over e) {
-      throw SandboxApi.tooLarge(max + 1, max);
+      throw Bodies.tooLarge(max + 1, max);
     } catch (IOException e) {
       throw ApiException.badRequest(
           ErrorCode.MALFORMED_JSON, "the body could not be read: " + e.getMessage(), "send again");
