@@ -2,9 +2,9 @@ package io.agentnest.cli;
 
 import io.agentnest.AgentNestException;
 import io.agentnest.server.AgentNestServer;
-import io.agentnest.server.ServerConfig;
-import io.agentnest.server.Tenant;
-import io.agentnest.server.TenantStore;
+import io.agentnest.server.config.ServerConfig;
+import io.agentnest.server.tenancy.Tenant;
+import io.agentnest.server.tenancy.TenantStore;
 import io.agentnest.spi.support.HostFiles;
 import java.io.IOException;
 import java.net.URI;

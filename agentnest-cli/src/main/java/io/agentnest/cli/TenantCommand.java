@@ -2,11 +2,11 @@ package io.agentnest.cli;
 
 import io.agentnest.ConfigException;
 import io.agentnest.Sizes;
-import io.agentnest.server.ApiKey;
-import io.agentnest.server.KeyRole;
-import io.agentnest.server.ServerConfig;
-import io.agentnest.server.Tenant;
-import io.agentnest.server.TenantStore;
+import io.agentnest.server.config.ServerConfig;
+import io.agentnest.server.tenancy.ApiKey;
+import io.agentnest.server.tenancy.KeyRole;
+import io.agentnest.server.tenancy.Tenant;
+import io.agentnest.server.tenancy.TenantStore;
 import io.agentnest.spi.support.AgentNestHome;
 import java.time.Clock;
 import java.time.Instant;

@@ -3,7 +3,7 @@ package io.agentnest.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.agentnest.config.AgentNestConfig;
-import io.agentnest.server.ServerConfig;
+import io.agentnest.server.config.ServerConfig;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.net.URI;

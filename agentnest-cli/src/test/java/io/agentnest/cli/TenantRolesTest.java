@@ -2,9 +2,9 @@ package io.agentnest.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.agentnest.server.ApiKey;
-import io.agentnest.server.KeyRole;
-import io.agentnest.server.TenantStore;
+import io.agentnest.server.tenancy.ApiKey;
+import io.agentnest.server.tenancy.KeyRole;
+import io.agentnest.server.tenancy.TenantStore;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;

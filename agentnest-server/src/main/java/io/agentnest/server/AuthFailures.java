@@ -1,5 +1,6 @@
 package io.agentnest.server;
 
+import io.agentnest.server.http.ApiException;
 import io.javalin.http.Context;
 import java.util.function.LongSupplier;
 import java.util.regex.Matcher;

@@ -1,5 +1,8 @@
 package io.agentnest.server;
 
+import io.agentnest.server.http.ApiException;
+import io.agentnest.server.http.ErrorCode;
+import io.agentnest.server.tenancy.Tenant;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;

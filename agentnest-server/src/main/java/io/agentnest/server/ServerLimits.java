@@ -1,5 +1,7 @@
 package io.agentnest.server;
 
+import io.agentnest.server.http.MemoryBudget;
+
 /**
  * How much of the server one client can hold (docs/server.md, "Slow and abusive clients"): the
  * request threads, the connections one address may keep open, how slowly a body may arrive, how

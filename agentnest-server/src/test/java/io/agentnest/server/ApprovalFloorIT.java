@@ -5,6 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.agentnest.docker.DockerEngineRequired;
+import io.agentnest.server.config.ServerConfig;
+import io.agentnest.server.tenancy.Tenant;
+import io.agentnest.server.tenancy.TenantStore;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;

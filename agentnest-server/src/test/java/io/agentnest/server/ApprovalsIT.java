@@ -5,6 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.agentnest.docker.DockerEngineRequired;
+import io.agentnest.server.config.ServerConfig;
+import io.agentnest.server.tenancy.Tenant;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;

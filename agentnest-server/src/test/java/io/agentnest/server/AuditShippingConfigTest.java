@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.agentnest.audit.ShippingSink;
 import io.agentnest.audit.SyslogTarget.Facility;
 import io.agentnest.audit.SyslogTarget.Transport;
+import io.agentnest.server.config.AuditShippingConfig;
+import io.agentnest.server.config.ServerConfig;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;

@@ -6,6 +6,8 @@ import static org.awaitility.Awaitility.await;
 import com.sun.net.httpserver.HttpServer;
 import io.agentnest.audit.AuditEvent;
 import io.agentnest.docker.DockerEngineRequired;
+import io.agentnest.server.config.ServerConfig;
+import io.agentnest.server.tenancy.Tenant;
 import io.opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest;
 import io.opentelemetry.proto.common.v1.KeyValue;
 import io.opentelemetry.proto.logs.v1.LogRecord;

@@ -3,6 +3,7 @@ package io.agentnest.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.agentnest.server.http.ApiException;
 import io.javalin.http.Context;
 import java.lang.reflect.Proxy;
 import org.junit.jupiter.api.Test;

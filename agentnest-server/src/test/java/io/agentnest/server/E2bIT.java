@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.agentnest.docker.DockerEngineRequired;
+import io.agentnest.server.http.Wire;
+import io.agentnest.server.tenancy.Tenant;
 import io.agentnest.tck.NodePackages;
 import java.io.IOException;
 import java.io.InputStream;

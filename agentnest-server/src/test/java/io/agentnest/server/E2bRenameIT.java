@@ -5,6 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.agentnest.docker.DockerEngineRequired;
+import io.agentnest.server.e2b.E2bEnvd;
+import io.agentnest.server.http.Wire;
+import io.agentnest.server.tenancy.Tenant;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

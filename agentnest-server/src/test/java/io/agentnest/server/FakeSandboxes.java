@@ -9,6 +9,8 @@ import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SnapshotInfo;
 import io.agentnest.internal.call.DefaultExecution;
+import io.agentnest.server.config.ServerConfig;
+import io.agentnest.server.tenancy.TenantStore;
 import java.lang.reflect.Proxy;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -26,8 +28,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * or around a sandbox (authentication, quotas, policy), which need no container. Every config the
  * server asked to create is kept in {@link #created}.
  */
-final class FakeSandboxes implements AutoCloseable {
-  final List<SandboxConfig> created = new CopyOnWriteArrayList<>();
+public final class FakeSandboxes implements AutoCloseable {
+  public final List<SandboxConfig> created = new CopyOnWriteArrayList<>();
 
   /**
    * Executions started on the fakes ({@code start}): each runs until cancelled, then finishes with
@@ -37,12 +39,12 @@ final class FakeSandboxes implements AutoCloseable {
 
   final AtomicInteger cancelled = new AtomicInteger();
 
-  final TenantStore store;
+  public final TenantStore store;
   final AgentNestServer server;
   final int port;
   private final AtomicInteger seq = new AtomicInteger();
 
-  FakeSandboxes(Path dir, String yaml) {
+  public FakeSandboxes(Path dir, String yaml) {
     store = TenantStore.open(dir.resolve("tenants.db"), Clock.systemUTC());
     server =
         new AgentNestServer(
@@ -55,7 +57,7 @@ final class FakeSandboxes implements AutoCloseable {
     port = server.start();
   }
 
-  Http http() {
+  public Http http() {
     return new Http(port);
   }
 

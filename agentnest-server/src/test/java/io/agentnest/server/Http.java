@@ -13,11 +13,11 @@ import java.time.Duration;
 import org.jspecify.annotations.Nullable;
 
 /** A small HTTP client for the tests: JSON in and out, with or without a key. */
-final class Http {
+public final class Http {
   static final ObjectMapper JSON = new ObjectMapper();
 
-  record Reply(int status, byte[] body, HttpResponse<byte[]> raw) {
-    JsonNode json() {
+  public record Reply(int status, byte[] body, HttpResponse<byte[]> raw) {
+    public JsonNode json() {
       try {
         return JSON.readTree(body);
       } catch (IOException e) {
@@ -25,11 +25,11 @@ final class Http {
       }
     }
 
-    String text() {
+    public String text() {
       return new String(body, StandardCharsets.UTF_8);
     }
 
-    String errorCode() {
+    public String errorCode() {
       return json().path("error").path("code").asText();
     }
   }
@@ -41,7 +41,8 @@ final class Http {
     this.base = "http://127.0.0.1:" + port;
   }
 
-  Reply send(String method, String path, @Nullable String key, byte[] body, String contentType) {
+  public Reply send(
+      String method, String path, @Nullable String key, byte[] body, String contentType) {
     HttpRequest.Builder b =
         HttpRequest.newBuilder(URI.create(base + path))
             .timeout(Duration.ofSeconds(120))
@@ -63,12 +64,12 @@ final class Http {
     }
   }
 
-  Reply json(String method, String path, @Nullable String key, String json) {
+  public Reply json(String method, String path, @Nullable String key, String json) {
     return send(method, path, key, json.getBytes(StandardCharsets.UTF_8), "application/json");
   }
 
   /** Creates a sandbox for {@code key} from {@code json}; the test fails unless it is made. */
-  String created(String key, String json) {
+  public String created(String key, String json) {
     Reply r = json("POST", "/v1/sandboxes", key, json);
     if (r.status() != 201) {
       throw new AssertionError("create answered " + r.status() + ": " + r.text());
@@ -76,11 +77,11 @@ final class Http {
     return r.json().get("id").asText();
   }
 
-  Reply get(String path, @Nullable String key) {
+  public Reply get(String path, @Nullable String key) {
     return send("GET", path, key, new byte[0], "");
   }
 
-  Reply delete(String path, @Nullable String key) {
+  public Reply delete(String path, @Nullable String key) {
     return send("DELETE", path, key, new byte[0], "");
   }
 }

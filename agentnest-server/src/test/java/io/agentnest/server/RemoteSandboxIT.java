@@ -20,6 +20,8 @@ import io.agentnest.SnapshotException;
 import io.agentnest.SnapshotInfo;
 import io.agentnest.UnsupportedControlException;
 import io.agentnest.docker.DockerEngineRequired;
+import io.agentnest.server.config.ServerConfig;
+import io.agentnest.server.tenancy.Tenant;
 import java.net.URI;
 import java.nio.file.Path;
 import java.time.Duration;

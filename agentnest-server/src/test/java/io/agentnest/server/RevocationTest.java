@@ -3,6 +3,9 @@ package io.agentnest.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.agentnest.server.e2b.E2bEnvd;
+import io.agentnest.server.http.Wire;
+import io.agentnest.server.tenancy.Tenant;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

@@ -2,6 +2,9 @@ package io.agentnest.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.agentnest.server.config.ServerConfig;
+import io.agentnest.server.tenancy.Tenant;
+import io.agentnest.server.tenancy.TenantStore;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

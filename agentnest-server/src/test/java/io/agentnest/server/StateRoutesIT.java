@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.agentnest.docker.DockerEngineRequired;
+import io.agentnest.server.config.ServerConfig;
+import io.agentnest.server.tenancy.Tenant;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.net.URI;

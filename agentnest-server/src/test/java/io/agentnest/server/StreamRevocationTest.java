@@ -4,6 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.agentnest.server.e2b.E2bEnvd;
+import io.agentnest.server.http.OpenStreams;
+import io.agentnest.server.http.Wire;
+import io.agentnest.server.tenancy.Tenant;
 import java.io.BufferedReader;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -1,5 +1,8 @@
 package io.agentnest.server;
 
+import io.agentnest.server.config.ServerConfig;
+import io.agentnest.server.tenancy.Tenant;
+import io.agentnest.server.tenancy.TenantStore;
 import java.nio.file.Path;
 import java.time.Clock;
 
@@ -7,8 +10,9 @@ import java.time.Clock;
  * A server on loopback (an ephemeral port) over a fresh tenant store in {@code dir}, as the ITs
  * start it; closing it destroys every sandbox it made, then stops it.
  */
-record TestServer(TenantStore store, AgentNestServer server, int port) implements AutoCloseable {
-  static TestServer start(Path dir, ServerConfig config) {
+public record TestServer(TenantStore store, AgentNestServer server, int port)
+    implements AutoCloseable {
+  public static TestServer start(Path dir, ServerConfig config) {
     TenantStore store = TenantStore.open(dir.resolve("tenants.db"), Clock.systemUTC());
     AgentNestServer server = new AgentNestServer(config, store);
     return new TestServer(store, server, server.start());
@@ -23,11 +27,11 @@ record TestServer(TenantStore store, AgentNestServer server, int port) implement
   }
 
   /** Adds {@code tenant} and returns its first API key. */
-  String key(Tenant tenant) {
+  public String key(Tenant tenant) {
     return store.add(tenant, null);
   }
 
-  Http http() {
+  public Http http() {
     return new Http(port);
   }
 

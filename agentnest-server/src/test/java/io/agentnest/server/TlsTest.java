@@ -3,6 +3,8 @@ package io.agentnest.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.agentnest.server.config.ServerConfig;
+import io.agentnest.server.tenancy.TenantStore;
 import io.agentnest.testing.TestKeyStores;
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,0 +1,171 @@
+package io.agentnest.server.approvals;
+
+import io.agentnest.ApprovalDecision;
+import io.agentnest.ApprovalHandler;
+import io.agentnest.ApprovalRequest;
+import io.agentnest.server.http.ApiException;
+import io.agentnest.server.http.Bodies;
+import io.agentnest.server.http.ErrorCode;
+import io.agentnest.server.http.Escape;
+import io.agentnest.server.http.Exchange;
+import io.agentnest.server.http.Wire;
+import io.javalin.http.Context;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * The approvals queue: a sandbox's operation that its approval policy marks {@code ASK} waits here
+ * until a person of the same tenant approves or denies it over the API, or its policy's timeout
+ * denies it. Bounded per tenant (past the bound a request is denied at once, so a sandbox cannot
+ * grow the queue without end); the question's text comes from the sandbox, so it is bounded too and
+ * reaches the reader only as escaped JSON.
+ */
+public final class ApprovalQueue {
+  /** Questions one tenant may have waiting at once. */
+  static final int MAX_PENDING_PER_TENANT = 100;
+
+  /** Characters of a sandbox-supplied target or detail, and of a decision's reason, kept. */
+  static final int MAX_TEXT = 2000;
+
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  record Pending(
+      String id,
+      String tenant,
+      ApprovalRequest request,
+      Instant expires,
+      CompletableFuture<ApprovalDecision> answer) {}
+
+  /**
+   * The request attribute naming who answers: {@code api:<tenant>} or {@code console:<tenant>},
+   * with {@code :approver:<key id>} for an approver key, or {@code console:admin}.
+   */
+  public static final String PRINCIPAL = "agentnest.principal";
+
+  private final Map<String, Pending> byId = new ConcurrentHashMap<>();
+
+  /** The handler of one sandbox of {@code tenant} whose policy waits at most {@code timeout}. */
+  public ApprovalHandler handlerFor(String tenant, Duration timeout) {
+    return request -> enqueue(tenant, request, timeout);
+  }
+
+  private synchronized CompletableFuture<ApprovalDecision> enqueue(
+      String tenant, ApprovalRequest request, Duration timeout) {
+    long waiting = byId.values().stream().filter(p -> p.tenant().equals(tenant)).count();
+    if (waiting >= MAX_PENDING_PER_TENANT) {
+      return CompletableFuture.completedFuture(
+          new ApprovalDecision(
+              false,
+              "denied: " + MAX_PENDING_PER_TENANT + " approvals are already waiting",
+              "server"));
+    }
+    byte[] raw = new byte[12];
+    RANDOM.nextBytes(raw);
+    String id = "apr_" + HexFormat.of().formatHex(raw);
+    CompletableFuture<ApprovalDecision> answer = new CompletableFuture<>();
+    byId.put(id, new Pending(id, tenant, request, request.requestedAt().plus(timeout), answer));
+    // The core denies after the policy's timeout on its own; the entry goes at the same time, so
+    // nobody approves a question that is no longer asked.
+    answer.completeOnTimeout(
+        new ApprovalDecision(false, "no decision within " + timeout, "server"),
+        timeout.toMillis(),
+        TimeUnit.MILLISECONDS);
+    answer.whenComplete((d, e) -> byId.remove(id));
+    return answer;
+  }
+
+  /** The waiting questions of {@code tenant} (null: every tenant's), oldest first. */
+  List<Pending> pending(@Nullable String tenant) {
+    return byId.values().stream()
+        // A question answered or timed out a moment ago may still be in the map: not waiting.
+        .filter(p -> (tenant == null || p.tenant().equals(tenant)) && !p.answer().isDone())
+        .sorted((a, b) -> a.request().requestedAt().compareTo(b.request().requestedAt()))
+        .toList();
+  }
+
+  /** GET /v1/approvals: the caller's tenant's waiting questions, oldest first. */
+  public void list(Context ctx) {
+    Exchange.json(
+        ctx,
+        200,
+        Map.of("approvals", views(Exchange.admin(ctx) ? null : Exchange.tenant(ctx).name())));
+  }
+
+  /** The tenant's (null: every tenant's) waiting questions as the API shows them. */
+  public List<Wire.ApprovalView> views(@Nullable String tenant) {
+    List<Wire.ApprovalView> out = new ArrayList<>();
+    pending(tenant)
+        .forEach(
+            p ->
+                out.add(
+                    new Wire.ApprovalView(
+                        p.id(),
+                        p.tenant(),
+                        p.request().sandboxId(),
+                        p.request().kind(),
+                        bound(p.request().target()),
+                        bound(p.request().detail()),
+                        p.request().requestedAt().toString(),
+                        p.expires().toString())));
+    return out;
+  }
+
+  /**
+   * POST /v1/approvals/{id} {approve, reason}: answers one of the tenant's questions; with {@code
+   * approverRequired} (the server's {@code policy.approver_role_required}) or the tenant's own
+   * setting, only an approver key or the admin console may.
+   */
+  public void decide(Context ctx, long maxJson, boolean approverRequired) {
+    boolean admin = Exchange.admin(ctx);
+    if (!admin) {
+      ApproverRole.checkMayAnswer(ctx, Exchange.tenant(ctx), approverRequired);
+    }
+    String id = ctx.pathParam("id");
+    Wire.Decide req = Wire.read(Bodies.read(ctx, maxJson), Wire.Decide.class);
+    String reason = req.reason() == null ? "" : req.reason();
+    if (reason.length() > MAX_TEXT) {
+      throw ApiException.badRequest(
+          ErrorCode.INVALID_FIELD,
+          "reason is longer than " + MAX_TEXT + " characters",
+          "say why in fewer words");
+    }
+    Pending p = byId.get(id);
+    // Another tenant's question is exactly as absent as one that never was.
+    String why = reason.isEmpty() ? (req.approve() ? "approved" : "denied") : reason;
+    if (p == null
+        || !(admin || p.tenant().equals(Exchange.tenant(ctx).name()))
+        || !p.answer().complete(new ApprovalDecision(req.approve(), why, principal(ctx)))) {
+      throw new ApiException(
+          404,
+          ErrorCode.NOT_FOUND,
+          "approval '" + Escape.id(id) + "' not found (decided, timed out, or never asked)",
+          "list the waiting ones with GET /v1/approvals");
+    }
+    ctx.status(204);
+  }
+
+  private static String principal(Context ctx) {
+    String p = ctx.attribute(PRINCIPAL);
+    return p != null ? p : "api:" + Exchange.tenant(ctx).name();
+  }
+
+  /** Denies every waiting question (server shutdown): nothing waits on a server that is gone. */
+  public void denyAll() {
+    for (Pending p : List.copyOf(byId.values())) {
+      p.answer().complete(new ApprovalDecision(false, "the server stopped", "server"));
+    }
+  }
+
+  private static String bound(String s) {
+    return s.length() <= MAX_TEXT ? s : s.substring(0, MAX_TEXT) + "…";
+  }
+}

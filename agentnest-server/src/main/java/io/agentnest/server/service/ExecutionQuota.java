@@ -1,0 +1,68 @@
+package io.agentnest.server.service;
+
+import io.agentnest.server.http.ApiException;
+import io.agentnest.server.http.ErrorCode;
+import io.agentnest.server.tenancy.Tenant;
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.function.LongSupplier;
+
+/**
+ * Executions (exec and code calls) a tenant may start in any sliding minute. A sliding window of
+ * start times, not a token bucket, so the 429 can say exactly how many ran in the last minute.
+ */
+final class ExecutionQuota {
+  private static final long MINUTE = 60_000_000_000L;
+  private static final int MAX_TENANTS = 10_000;
+
+  private final LongSupplier nanos;
+  private final Map<String, ArrayDeque<Long>> starts = new HashMap<>();
+
+  ExecutionQuota(LongSupplier nanos) {
+    this.nanos = Objects.requireNonNull(nanos);
+  }
+
+  /** Counts one execution of {@code t}; a 429 naming the quota and its use when it is full. */
+  synchronized void acquire(Tenant t) {
+    int limit = t.executionsPerMinute();
+    if (limit <= 0) {
+      return; // 0: no limit on executions
+    }
+    long now = nanos.getAsLong();
+    if (starts.size() > MAX_TENANTS && !starts.containsKey(t.name())) {
+      starts.clear(); // bounded memory whatever the number of tenants
+    }
+    // At most `limit` entries are ever kept: the window holds only accepted starts.
+    ArrayDeque<Long> window = starts.computeIfAbsent(t.name(), k -> new ArrayDeque<>());
+    while (!window.isEmpty() && now - window.peekFirst() >= MINUTE) {
+      window.pollFirst();
+    }
+    if (window.size() >= limit) {
+      long retry =
+          Math.max(1, (MINUTE - (now - window.peekFirst()) + 999_999_999L) / 1_000_000_000L);
+      throw new ApiException(
+          429,
+          ErrorCode.QUOTA,
+          "quota 'executions_per_minute' is full: limit "
+              + limit
+              + ", "
+              + window.size()
+              + " executions started in the last minute",
+          "wait " + retry + " s, or raise the tenant's --executions-per-minute",
+          Map.of("quota", "executions_per_minute", "limit", limit, "used", window.size()));
+    }
+    window.addLast(now);
+  }
+
+  /** Executions of {@code tenant} started in the last minute. */
+  synchronized int used(String tenant) {
+    ArrayDeque<Long> window = starts.get(tenant);
+    if (window == null) {
+      return 0;
+    }
+    long now = nanos.getAsLong();
+    return (int) window.stream().filter(s -> now - s < MINUTE).count();
+  }
+}

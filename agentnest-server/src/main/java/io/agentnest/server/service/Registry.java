@@ -1,0 +1,253 @@
+package io.agentnest.server.service;
+
+import io.agentnest.Sandbox;
+import io.agentnest.Sizes;
+import io.agentnest.server.http.ApiException;
+import io.agentnest.server.http.ErrorCode;
+import io.agentnest.server.http.Escape;
+import io.agentnest.server.http.Wire;
+import io.agentnest.server.tenancy.Tenant;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiConsumer;
+import java.util.function.ToIntFunction;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The sandboxes this server made, each owned by one tenant, and the per-tenant quota count. A
+ * create first reserves its share under the lock (so two racing creates cannot both pass a quota of
+ * one), then starts the sandbox outside it, then commits or releases the reservation.
+ */
+public final class Registry {
+  private static final Logger LOG = LoggerFactory.getLogger(Registry.class);
+
+  public record Entry(
+      String tenant,
+      Sandbox sandbox,
+      String image,
+      long memoryBytes,
+      double cpus,
+      Instant created,
+      Set<String> sessions) {}
+
+  record Reservation(String tenant, long memoryBytes, double cpus) {}
+
+  private final Map<String, Entry> byId = new ConcurrentHashMap<>();
+  private final Map<String, List<Reservation>> pending = new HashMap<>();
+  private final Clock clock;
+
+  private volatile BiConsumer<String, String> owners = (tenant, id) -> {};
+
+  /** Sandboxes a tenant holds outside this registry (E2B-paused ones), counted in its quota. */
+  private volatile ToIntFunction<String> held = tenant -> 0;
+
+  public Registry(Clock clock) {
+    this.clock = clock;
+  }
+
+  /** Reserves room for one sandbox, or a 429 naming the quota that is full and its use. */
+  synchronized Reservation reserve(Tenant t, long memoryBytes, double cpus) {
+    reapExpired();
+    Wire.Usage u = usage(t.name());
+    if (u.sandboxes() + 1 > t.maxSandboxes()) {
+      throw quota("sandboxes", t.maxSandboxes(), u.sandboxes(), "destroy one of your sandboxes");
+    }
+    if (u.memoryBytes() + memoryBytes > t.memoryBytes()) {
+      throw quota(
+          "memory_bytes",
+          t.memoryBytes(),
+          u.memoryBytes(),
+          "ask for less memory (memoryBytes) or destroy a sandbox");
+    }
+    if (u.cpus() + cpus > t.cpus() + 1e-9) {
+      throw quota("cpus", t.cpus(), u.cpus(), "ask for fewer cpus or destroy a sandbox");
+    }
+    Reservation r = new Reservation(t.name(), memoryBytes, cpus);
+    pending.computeIfAbsent(t.name(), k -> new ArrayList<>()).add(r);
+    return r;
+  }
+
+  synchronized void commit(Reservation r, Entry e) {
+    release(r);
+    byId.put(e.sandbox().id(), e);
+    owners.accept(e.tenant(), e.sandbox().id());
+  }
+
+  /**
+   * Counts {@code held} sandboxes of a tenant in its {@code sandboxes} quota as well: an E2B-paused
+   * sandbox is a snapshot, not a container, but its client may resume it at any time, so it holds
+   * its place (a tenant limited to 3 must not hold 6 paused and 1 running).
+   */
+  public void countHeld(ToIntFunction<String> held) {
+    this.held = held;
+  }
+
+  /** Tells {@code recorder} the tenant of every sandbox committed or adopted from now on. */
+  public void recordOwners(BiConsumer<String, String> recorder) {
+    owners = recorder;
+  }
+
+  synchronized void release(Reservation r) {
+    List<Reservation> list = pending.get(r.tenant());
+    if (list != null) {
+      list.remove(r);
+    }
+  }
+
+  /** Current use of a tenant: its live sandboxes, held (paused) ones and creates under way. */
+  public synchronized Wire.Usage usage(String tenant) {
+    int n = held.applyAsInt(tenant);
+    long mem = 0;
+    double cpus = 0;
+    for (Entry e : byId.values()) {
+      if (e.tenant().equals(tenant)) {
+        n++;
+        mem += e.memoryBytes();
+        cpus += e.cpus();
+      }
+    }
+    for (Reservation r : pending.getOrDefault(tenant, List.of())) {
+      n++;
+      mem += r.memoryBytes();
+      cpus += r.cpus();
+    }
+    return new Wire.Usage(n, mem, cpus);
+  }
+
+  /** The tenant's sandbox by id; another tenant's or an unknown id is the same 404. */
+  public Entry get(String tenant, String id) {
+    Entry e = byId.get(id);
+    if (e == null || !e.tenant().equals(tenant)) {
+      throw ApiException.notFound("sandbox '" + Escape.id(id) + "'");
+    }
+    if (!clock.instant().isBefore(e.sandbox().expiresAt())) {
+      remove(id);
+      throw ApiException.notFound("sandbox '" + Escape.id(id) + "' (expired)");
+    }
+    return e;
+  }
+
+  /** Any tenant's sandbox by id (the admin console): 404 when unknown or expired. */
+  public Entry getAny(String id) {
+    Entry e = byId.get(id);
+    if (e == null) {
+      throw ApiException.notFound("sandbox '" + Escape.id(id) + "'");
+    }
+    return get(e.tenant(), id);
+  }
+
+  /** Every tenant's sandboxes (the admin console), oldest first. */
+  public synchronized List<Entry> all() {
+    reapExpired();
+    return byId.values().stream().sorted((a, b) -> a.created().compareTo(b.created())).toList();
+  }
+
+  public synchronized List<Entry> list(String tenant) {
+    reapExpired();
+    return byId.values().stream()
+        .filter(e -> e.tenant().equals(tenant))
+        .sorted((a, b) -> a.created().compareTo(b.created()))
+        .toList();
+  }
+
+  /** Forgets and destroys; false when it was not there. */
+  public boolean remove(String id) {
+    Entry e = byId.remove(id);
+    if (e == null) {
+      return false;
+    }
+    try {
+      e.sandbox().destroy();
+    } catch (RuntimeException ex) {
+      LOG.warn("destroying sandbox {} failed: {}", id, ex.toString());
+    }
+    return true;
+  }
+
+  /** Takes over a sandbox a previous server left running: it counts against its tenant's quota. */
+  public void adopt(Entry e) {
+    byId.putIfAbsent(e.sandbox().id(), e);
+    owners.accept(e.tenant(), e.sandbox().id());
+  }
+
+  public boolean contains(String id) {
+    return byId.containsKey(id);
+  }
+
+  /** Lets go of every sandbox without destroying it (a restart: the next server adopts them). */
+  public void detachAll() {
+    for (String id : List.copyOf(byId.keySet())) {
+      Entry e = byId.remove(id);
+      if (e != null) {
+        try {
+          e.sandbox().detach();
+        } catch (RuntimeException ex) {
+          LOG.warn("detaching sandbox {} failed: {}", id, ex.toString());
+        }
+      }
+    }
+  }
+
+  /** Destroys every sandbox (server shutdown). */
+  public void destroyAll() {
+    for (String id : List.copyOf(byId.keySet())) {
+      remove(id);
+    }
+  }
+
+  public int size() {
+    return byId.size();
+  }
+
+  // Sandboxes past their TTL have been destroyed by their own expiry timer; drop them from the
+  // count so that the quota recovers.
+  private void reapExpired() {
+    Instant now = clock.instant();
+    for (Entry e : List.copyOf(byId.values())) {
+      if (!now.isBefore(e.sandbox().expiresAt())) {
+        remove(e.sandbox().id());
+      }
+    }
+  }
+
+  /** A 429 naming a full quota, its limit and its use (sizes as people write them: 2g). */
+  static ApiException quota(String quota, Object limit, Object used, String fix) {
+    // The exact numbers stay in the details.
+    boolean bytes = quota.endsWith("_bytes") && limit instanceof Long && used instanceof Long;
+    String shownLimit = bytes ? size((Long) limit) : String.valueOf(limit);
+    String shownUsed = bytes ? size((Long) used) : String.valueOf(used);
+    return new ApiException(
+        429,
+        ErrorCode.QUOTA,
+        "quota '" + quota + "' is full: limit " + shownLimit + ", in use " + shownUsed,
+        fix,
+        Map.of("quota", quota, "limit", limit, "used", used));
+  }
+
+  /** 2g, 512m, 1.1k: exact where the size is round, one decimal otherwise. */
+  static String size(long bytes) {
+    if (bytes < 1024) {
+      return bytes + " bytes";
+    }
+    String exact = Sizes.format(bytes);
+    if (!exact.equals(Long.toString(bytes))) {
+      return exact;
+    }
+    String[] units = {"k", "m", "g", "t"};
+    double v = bytes;
+    int i = -1;
+    while (v >= 1024 && i < units.length - 1) {
+      v /= 1024;
+      i++;
+    }
+    return String.format(Locale.ROOT, "%.1f%s", v, units[i]);
+  }
+}
