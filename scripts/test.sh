@@ -19,8 +19,9 @@ case "${1:-}" in
 esac
 cd "$(dirname "$0")/.."
 scripts/setup-host.sh
-# A real single-node Kubernetes cluster on loopback for the Kubernetes backend (built from
-# Debian's sources on the first run and cached; see docs/kubernetes.md).
+# A real single-node Kubernetes cluster on loopback for the Kubernetes backend (Kubernetes 1.35,
+# containerd 2 and gVisor's shim, built from Go modules on the first run and cached; see
+# docs/kubernetes.md).
 # The cluster is stopped again at the end when this run started it (its control plane costs about
 # 0.15 of a core all the time and skews any benchmark after it); AGENTNEST_KEEP_CLUSTER=1 keeps it.
 cluster_was_up=0

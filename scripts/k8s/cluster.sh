@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A real single-node Kubernetes cluster on loopback for the Kubernetes backend's tests: etcd,
-# kube-apiserver, controller-manager, scheduler and a kubelet (binaries from build-kubernetes.sh),
-# on a containerd of its own with the CRI plugin (the kubelet's dockershim cannot run pods on this
-# machine: root lacks CAP_SYS_RESOURCE, and dockershim hard-codes oom_score_adj -998).
+# kube-apiserver, controller-manager, scheduler and a kubelet of a current release, on a containerd
+# 2 of its own with runc and gVisor's own shim (containerd-shim-runsc-v1, one gVisor sandbox per
+# pod as in production). Every binary is built from Go modules by components/build.sh and cached by
+# version; nothing is downloaded but through the go command and apt-get.
 #
 # Pods get one interface on a CNI macvlan in private mode over an empty bridge: an address (the CRI
 # needs one) but no route off the machine, no way to the host, and no way to each other. That is
@@ -70,6 +71,16 @@ start() {
   setsid "$@" </dev/null >>"$S/logs/$name.out" 2>&1 &
   echo $! >"$(pidfile "$name")"
 }
+# The control plane logs to stderr (klog's file flags are gone): a log past 50 MiB is cut at 'up'.
+logs_bounded() {
+  local f
+  for f in "$S"/logs/*.out; do
+    [ -f "$f" ] || continue
+    if [ "$(stat -c %s "$f")" -gt $((50 << 20)) ]; then
+      tail -c $((5 << 20)) "$f" >"$f.tail" && mv "$f.tail" "$f"
+    fi
+  done
+}
 wait_for() {
   local what="$1" tries="$2"
   shift 2
@@ -90,16 +101,28 @@ node_ready() {
 
 packages() {
   local need=()
-  command -v etcd >/dev/null 2>&1 || need+=(etcd-server)
-  command -v kubectl >/dev/null 2>&1 || need+=(kubernetes-client)
-  [ -x /usr/lib/cni/macvlan ] || need+=(containernetworking-plugins)
-  command -v containerd >/dev/null 2>&1 || need+=(containerd)
   command -v openssl >/dev/null 2>&1 || need+=(openssl)
+  command -v ip >/dev/null 2>&1 || need+=(iproute2)
   if [ "${#need[@]}" -gt 0 ]; then
     log "installing ${need[*]}"
     apt-get update -qq
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
   fi
+}
+
+# A cluster of another Kubernetes release in the state directory (this script ran 1.20 before) is
+# stopped and its etcd, containerd and kubelet state removed: a release never starts on another's
+# data. The certificates stay.
+release_state() {
+  local want="$1" have
+  [ -d "$S/etcd" ] || { echo "$want" >"$S/kubernetes-version"; return 0; }
+  have="$(cat "$S/kubernetes-version" 2>/dev/null || echo "v1.20.2")"
+  [ "$have" = "$want" ] && return 0
+  log "the cluster in $S is Kubernetes $have: stopping it and starting $want afresh"
+  down
+  rm -rf "$S/etcd" "$S/containerd" "$S/kubelet" "$S/cni-ipam" "$S/runsc" "$S/run" "$S/bin" "$S/gocache"
+  mkdir -p "$S/run"
+  echo "$want" >"$S/kubernetes-version"
 }
 
 # --------------------------------------------------------------------------------- certificates
@@ -188,67 +211,34 @@ EOF
 }
 
 # ---------------------------------------------------------------------------------- containerd
-# gVisor as a second runtime handler, "runsc", behind the RuntimeClass "gvisor". Debian ships no
-# containerd-shim-runsc-v1, so runsc runs under the runc v2 shim, as Docker runs it, through a small
-# wrapper. The wrapper gives runsc the flags setup-host.sh gives Docker (no network stack: the agent
-# channel is an exec stream; the pod's OCI seccomp profile applied inside the sandbox) and removes
-# the two CRI annotations with which runsc would put a pod's containers into one sandbox: under the
-# runc shim that leaves every container reporting the sandbox's pid and the shim hangs on start. So
-# each container of a pod (the pause container and the sandbox) gets a gVisor sandbox of its own.
-# Production nodes install gVisor's own shim (gvisor.dev/docs/user_guide/containerd) and need none
-# of this; the backend only asks for a RuntimeClass.
-RUNSC_SHIM_BIN="$S/bin/runsc-k8s"
-runsc_runtime() {
-  command -v runsc >/dev/null 2>&1 || return 0
-  mkdir -p "$S/bin"
-  cat >"$RUNSC_SHIM_BIN.tmp" <<EOF
-#!/usr/bin/python3
-import json, os, sys
-args = sys.argv[1:]
-if "create" in args and "--bundle" in args:
-    path = os.path.join(args[args.index("--bundle") + 1], "config.json")
-    with open(path) as f:
-        spec = json.load(f)
-    for key in ("io.kubernetes.cri.container-type", "io.kubernetes.cri.sandbox-id"):
-        (spec.get("annotations") or {}).pop(key, None)
-    with open(path + ".tmp", "w") as f:
-        json.dump(spec, f)
-    os.replace(path + ".tmp", path)
-cmd = ["runsc", "--network=none", "--oci-seccomp"] + args
-if "kill" in args:
-    # A container whose sandbox already ended answers "sandbox is not running"; the runc shim
-    # knows runc's words for that ("container not running") and treats it as already stopped,
-    # but takes runsc's as a failure: the kubelet then retries for ever, the pod never goes and
-    # its other sandbox stays running (86 of them piled up on this node before this was found).
-    import subprocess
-    p = subprocess.run(cmd, executable="$(command -v runsc)", capture_output=True)
-    if p.returncode != 0 and b"sandbox is not running" in p.stdout + p.stderr:
-        sys.stderr.write("container not running\n")
-        sys.exit(1)
-    sys.stdout.buffer.write(p.stdout)
-    sys.stderr.buffer.write(p.stderr)
-    sys.exit(p.returncode)
-os.execv("$(command -v runsc)", cmd)
+# gVisor as a second runtime handler, "runsc", behind the RuntimeClass "gvisor", through gVisor's own
+# containerd shim: one gVisor sandbox per pod (the pause container and the sandbox share it), as on
+# production nodes (gvisor.dev/docs/user_guide/containerd). runsc gets the flags setup-host.sh gives
+# Docker's: no network stack (the agent channel is an exec stream), the pod's OCI seccomp profile
+# applied inside the sandbox.
+runsc_config() {
+  local bin="$1"
+  cat >"$S/containerd/runsc.toml.new" <<EOF
+binary_name = "$bin/runsc"
+root = "$S/runsc"
+[runsc_config]
+  network = "none"
+  oci-seccomp = "true"
 EOF
-  chmod 0755 "$RUNSC_SHIM_BIN.tmp"
-  mv "$RUNSC_SHIM_BIN.tmp" "$RUNSC_SHIM_BIN"
-  printf '%s\n' \
-    '    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runsc]' \
-    '      runtime_type = "io.containerd.runc.v2"' \
-    '      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runsc.options]' \
-    "        BinaryName = \"$RUNSC_SHIM_BIN\""
+  mv "$S/containerd/runsc.toml.new" "$S/containerd/runsc.toml"
 }
 
 containerd_up() {
-  mkdir -p "$S/containerd"
-  local runsc_conf
-  runsc_conf="$(runsc_runtime)"
+  local bin="$1"
+  mkdir -p "$S/containerd" "$S/runsc"
+  runsc_config "$bin"
   cat >"$S/containerd/config.toml.new" <<EOF
-version = 2
+version = 3
 root = "$S/containerd/root"
 state = "$S/containerd/state"
-disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshotter.v1.btrfs",
-  "io.containerd.snapshotter.v1.zfs", "io.containerd.snapshotter.v1.devmapper"]
+disabled_plugins = ["io.containerd.snapshotter.v1.btrfs", "io.containerd.snapshotter.v1.zfs",
+  "io.containerd.snapshotter.v1.devmapper", "io.containerd.snapshotter.v1.blockfile",
+  "io.containerd.snapshotter.v1.erofs"]
 [grpc]
   address = "$SOCK"
 [ttrpc]
@@ -257,18 +247,26 @@ disabled_plugins = ["io.containerd.snapshotter.v1.aufs", "io.containerd.snapshot
   level = "warn"
 [metrics]
   address = ""
-[plugins."io.containerd.grpc.v1.cri"]
-  sandbox_image = "$PAUSE_IMAGE"
-  restrict_oom_score_adj = true
+[plugins.'io.containerd.cri.v1.images']
+  snapshotter = "overlayfs"
+  [plugins.'io.containerd.cri.v1.images'.pinned_images]
+    sandbox = "$PAUSE_IMAGE"
+[plugins.'io.containerd.cri.v1.runtime']
   enable_selinux = false
-  [plugins."io.containerd.grpc.v1.cri".containerd]
-    snapshotter = "overlayfs"
+  restrict_oom_score_adj = true
+  [plugins.'io.containerd.cri.v1.runtime'.containerd]
     default_runtime_name = "runc"
-    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
       runtime_type = "io.containerd.runc.v2"
-$runsc_conf
-  [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
+      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc.options]
+        BinaryName = "$bin/runc"
+    [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runsc]
+      runtime_type = "io.containerd.runsc.v1"
+      [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runsc.options]
+        TypeUrl = "io.containerd.runsc.v1.options"
+        ConfigPath = "$S/containerd/runsc.toml"
+  [plugins.'io.containerd.cri.v1.runtime'.cni]
+    bin_dirs = ["$bin/cni"]
     conf_dir = "$S/cni"
     max_conf_num = 1
 EOF
@@ -282,7 +280,8 @@ EOF
       stop containerd
     fi
   fi
-  start containerd containerd --config "$S/containerd/config.toml"
+  # containerd finds its shims (containerd-shim-runc-v2, containerd-shim-runsc-v1) on its PATH.
+  start containerd env PATH="$bin:$PATH" "$bin/containerd" --config "$S/containerd/config.toml"
   wait_for containerd 30 ctr -a "$SOCK" version
 }
 
@@ -291,8 +290,7 @@ images() {
     log "building $PAUSE_IMAGE"
     local d
     d="$(mktemp -d)"
-    CGO_ENABLED=0 GO111MODULE=off GOCACHE="$S/gocache" /usr/lib/go-1.19/bin/go build -ldflags "-s -w" \
-      -o "$d/pause" "$HERE/pause.go"
+    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$d/pause" "$HERE/pause.go"
     printf 'FROM scratch\nCOPY pause /pause\nUSER 65535:65535\nENTRYPOINT ["/pause"]\n' >"$d/Dockerfile"
     docker build -q -t "$PAUSE_IMAGE" "$d" >/dev/null 2>&1
     rm -rf "$d"
@@ -313,15 +311,15 @@ import() {
 control_plane() {
   local bin="$1"
   mkdir -p "$S/etcd" && chmod 0700 "$S/etcd"
-  start etcd etcd --name agentnest --data-dir "$S/etcd" --log-level warn \
+  start etcd "$bin/etcd" --name agentnest --data-dir "$S/etcd" --log-level warn \
     --listen-client-urls "http://127.0.0.1:$ETCD_PORT" --advertise-client-urls "http://127.0.0.1:$ETCD_PORT" \
     --listen-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" --initial-advertise-peer-urls "http://127.0.0.1:$ETCD_PEER_PORT" \
     --initial-cluster "agentnest=http://127.0.0.1:$ETCD_PEER_PORT" --quota-backend-bytes 1073741824
   wait_for etcd 30 curl -fsS "http://127.0.0.1:$ETCD_PORT/health"
-  local klog=(--logtostderr=false --alsologtostderr=false --log-file-max-size=50 --v=0)
-  start kube-apiserver "$bin/kube-apiserver" "${klog[@]}" --log-file="$S/logs/kube-apiserver.log" \
+  local klog=(--v=0)
+  start kube-apiserver "$bin/kube-apiserver" "${klog[@]}" \
     --etcd-servers="http://127.0.0.1:$ETCD_PORT" --bind-address=127.0.0.1 --secure-port="$API_PORT" \
-    --insecure-port=0 --advertise-address=127.0.0.1 --endpoint-reconciler-type=none \
+    --advertise-address=127.0.0.1 --endpoint-reconciler-type=none \
     --service-cluster-ip-range=10.96.0.0/24 --authorization-mode=Node,RBAC \
     --client-ca-file="$S/pki/ca.crt" --tls-cert-file="$S/pki/apiserver.crt" \
     --tls-private-key-file="$S/pki/apiserver.key" \
@@ -333,15 +331,15 @@ control_plane() {
     --allow-privileged=false --profiling=false
   wait_for kube-apiserver 120 api_up
   start kube-controller-manager "$bin/kube-controller-manager" "${klog[@]}" \
-    --log-file="$S/logs/kube-controller-manager.log" --kubeconfig="$KUBECONFIG_ADMIN" \
+    --kubeconfig="$KUBECONFIG_ADMIN" \
     --authentication-kubeconfig="$KUBECONFIG_ADMIN" --authorization-kubeconfig="$KUBECONFIG_ADMIN" \
-    --bind-address=127.0.0.1 --port=0 --leader-elect=false \
+    --bind-address=127.0.0.1 --leader-elect=false \
     --service-account-private-key-file="$S/pki/sa.key" --root-ca-file="$S/pki/ca.crt" \
     --cluster-signing-cert-file="$S/pki/ca.crt" --cluster-signing-key-file="$S/pki/ca.key" \
     --use-service-account-credentials=false --profiling=false
-  start kube-scheduler "$bin/kube-scheduler" "${klog[@]}" --log-file="$S/logs/kube-scheduler.log" \
+  start kube-scheduler "$bin/kube-scheduler" "${klog[@]}" \
     --kubeconfig="$KUBECONFIG_ADMIN" --authentication-kubeconfig="$KUBECONFIG_ADMIN" \
-    --authorization-kubeconfig="$KUBECONFIG_ADMIN" --bind-address=127.0.0.1 --port=0 \
+    --authorization-kubeconfig="$KUBECONFIG_ADMIN" --bind-address=127.0.0.1 \
     --leader-elect=false --profiling=false
 }
 
@@ -370,7 +368,12 @@ authorization: {mode: AlwaysAllow}
 tlsCertFile: $S/pki/kubelet.crt
 tlsPrivateKeyFile: $S/pki/kubelet.key
 cgroupDriver: cgroupfs
+# This host has cgroup v1, which a 1.35 kubelet refuses unless told (KEP-5573).
+failCgroupV1: false
 failSwapOn: false
+containerRuntimeEndpoint: unix://$SOCK
+imageServiceEndpoint: unix://$SOCK
+runtimeRequestTimeout: 2m
 # This is a developer's machine: never evict pods or collect the imported images for disk.
 evictionHard: {memory.available: "100Mi", nodefs.available: "1%", imagefs.available: "1%", nodefs.inodesFree: "1%"}
 imageGCHighThresholdPercent: 100
@@ -379,16 +382,12 @@ serializeImagePulls: false
 maxPods: 110
 containerLogMaxSize: 1Mi
 containerLogMaxFiles: 2
-# Kubernetes 1.20 has no per-pod pids setting: this is every sandbox pod's process limit.
+# Kubernetes has no per-pod pids setting: this is every sandbox pod's process limit.
 podPidsLimit: 256
-featureGates: {SizeMemoryBackedVolumes: true}
 EOF
-  local args=("$bin/kubelet" --logtostderr=false --alsologtostderr=false --log-file-max-size=50
-    --log-file="$S/logs/kubelet.log" --v=0 --config="$S/kubelet.yaml"
-    --kubeconfig="$S/kubelet.kubeconfig" --container-runtime=remote
-    --container-runtime-endpoint="unix://$SOCK" --image-service-endpoint="unix://$SOCK"
-    --hostname-override=localhost --root-dir="$S/kubelet" --cert-dir="$S/pki/kubelet"
-    --seccomp-profile-root="$S/kubelet/seccomp" --runtime-request-timeout=2m)
+  local args=("$bin/kubelet" --v=0 --config="$S/kubelet.yaml"
+    --kubeconfig="$S/kubelet.kubeconfig" --hostname-override=localhost
+    --root-dir="$S/kubelet" --cert-dir="$S/pki/kubelet")
   # A kubelet started by an older version of this script keeps its old flags: restart it (its pods
   # keep running).
   if running kubelet && [ "$(printf '%s\n' "${args[@]}")" != "$(cat "$S/run/kubelet.args" 2>/dev/null)" ]; then
@@ -401,23 +400,42 @@ EOF
 }
 
 runtime_class() {
-  [ -x "$RUNSC_SHIM_BIN" ] || return 0
   printf '%s\n' 'apiVersion: node.k8s.io/v1' 'kind: RuntimeClass' 'metadata:' '  name: gvisor' \
     'handler: runsc' | kubectl_ apply -f - >/dev/null
+}
+
+# The kubelet listens on loopback only, and an API server refuses to proxy there, so the backend
+# cannot read podPidsLimit from the kubelet's configz: the node states it as an administrator
+# would (docs/kubernetes.md).
+node_pids_annotation() {
+  local limit
+  limit="$(sed -n 's/^podPidsLimit: *//p' "$S/kubelet.yaml")"
+  kubectl_ annotate --overwrite node localhost "agentnest.io/pod-pids-limit=$limit" >/dev/null
 }
 
 up() {
   mkdir -p "$S/run" "$S/logs"
   packages
   local bin
-  bin="$("$HERE/build-kubernetes.sh")"
+  bin="$("$HERE/components/build.sh")"
+  release_state "$("$bin/kube-apiserver" --version | awk '{print $2}')"
+  # Components built anew (a changed pin or patch) replace the running ones: containerd finds its
+  # shims on the PATH it started with.
+  if [ -s "$S/run/bin" ] && [ "$(cat "$S/run/bin")" != "$bin" ] && running containerd; then
+    log "the components changed ($(cat "$S/run/bin") -> $bin): restarting the cluster"
+    down
+  fi
+  echo "$bin" >"$S/run/bin"
+  export PATH="$bin:$PATH"
+  logs_bounded
   pki
   network
-  containerd_up
+  containerd_up "$bin"
   images
   control_plane "$bin"
   kubelet_up "$bin"
   runtime_class
+  node_pids_annotation
   local reaped
   reaped="$(gone_pods reap)"
   [ "$reaped" = 0 ] || log "removed $reaped container(s) of pods that no longer exist"
@@ -430,9 +448,9 @@ up() {
 # wrapper that could not stop them, or by a kubelet killed mid-teardown) and prints how many. Pods
 # that exist are never touched.
 gone_pods() {
-  python3 - "$1" "$SOCK" "$KUBECONFIG_ADMIN" <<'PY'
+  python3 - "$1" "$SOCK" "$KUBECONFIG_ADMIN" "$(command -v runsc || echo runsc)" "$S/runsc/k8s.io" <<'PY'
 import json, subprocess, sys
-mode, sock, kc = sys.argv[1:4]
+mode, sock, kc, runsc, runsc_root = sys.argv[1:6]
 def ctr(*a):
     return subprocess.run(["ctr", "-a", sock, "-n", "k8s.io", *a], capture_output=True, text=True, timeout=60)
 pods = subprocess.run(["kubectl", "--kubeconfig", kc, "get", "pods", "-A", "-o", "json"],
@@ -452,7 +470,7 @@ for cid in ctr("tasks" if mode == "list" else "containers", "ls", "-q").stdout.s
         continue
     ctr("tasks", "kill", "-a", "-s", "SIGKILL", cid)
     for a in (["kill", "--all", cid, "9"], ["delete", "-force", cid]):
-        subprocess.run(["runsc", "--root", "/run/containerd/runc/k8s.io", *a], capture_output=True, timeout=30)
+        subprocess.run([runsc, "--root", runsc_root, *a], capture_output=True, timeout=30)
     ctr("tasks", "rm", "-f", cid)
     ctr("containers", "rm", cid)
     n += 1
@@ -481,9 +499,14 @@ down() {
     stop "$n"
   done
   # Memory-backed volumes and the pods' network namespaces the kubelet mounted.
-  grep -o " $S/[^ ]*" /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
+  { grep -o " $S/[^ ]*" /proc/mounts || true; } | sort -r | while read -r m; do umount -l "$m" 2>/dev/null || true; done
   log "stopped"
 }
+
+# The other commands use the binaries the last 'up' built (kubectl, ctr, runsc).
+if [ -s "$S/run/bin" ]; then
+  PATH="$(cat "$S/run/bin"):$PATH"
+fi
 
 case "${1:-}" in
   up) up ;;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds a current single-node Kubernetes test cluster's binaries from Go modules, with the Go on
 # PATH (1.26.8 or newer): kube-apiserver, kube-controller-manager, kube-scheduler and kubelet
-# (Kubernetes 1.35), etcd and etcdctl (3.6), containerd 2 with its runc shim and ctr, runc,
+# and kubectl (Kubernetes 1.35), etcd and etcdctl (3.6), containerd 2 with its runc shim and ctr, runc,
 # gVisor's runsc and containerd-shim-runsc-v1, and the CNI plugins.
 #
 # Every version is pinned by the small consumer modules next to this script (one directory per
@@ -38,7 +38,7 @@ targets() {
     k8s) echo kube-apiserver=k8s.io/kubernetes/cmd/kube-apiserver \
       kube-controller-manager=k8s.io/kubernetes/cmd/kube-controller-manager \
       kube-scheduler=k8s.io/kubernetes/cmd/kube-scheduler \
-      kubelet=k8s.io/kubernetes/cmd/kubelet ;;
+      kubelet=k8s.io/kubernetes/cmd/kubelet kubectl=k8s.io/kubernetes/cmd/kubectl ;;
     etcd) echo etcd=go.etcd.io/etcd/server/v3 etcdctl=go.etcd.io/etcd/etcdctl/v3 ;;
     containerd) echo containerd=github.com/containerd/containerd/v2/cmd/containerd \
       containerd-shim-runc-v2=github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
@@ -79,7 +79,7 @@ done
 
 K8S_VERSION="$(pinned k8s)"
 [ -n "$K8S_VERSION" ] || die "cannot read the k8s.io/kubernetes version from $HERE/k8s/go.mod"
-HASH="$(cd "$HERE" && cat ./*/go.mod ./*/go.sum | sha256sum | cut -c1-12)"
+HASH="$(cd "$HERE" && shopt -s nullglob && cat ./*/go.mod ./*/go.sum ./*/*.patch | sha256sum | cut -c1-12)"
 ROOT="${AGENTNEST_K8S_COMPONENTS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/agentnest/k8s-components}/${K8S_VERSION#v}-$HASH"
 BIN="$ROOT/bin"
 
@@ -122,15 +122,43 @@ fi
 # -mod=readonly: build exactly what go.mod and go.sum pin, never resolve anything new.
 export GOFLAGS="-mod=readonly -buildvcs=false -trimpath"
 
+# A component with patches (<component>/*.patch, applied with patch -p1 in name order) builds its
+# upstream module from a patched copy of what 'go mod download' verified against go.sum: the copy
+# goes to $ROOT/src/<component>, and a go.mod of its own replaces the module with it (go -modfile),
+# so the committed consumer module stays a plain pin. Prints the go flags the build then needs.
+patched() {
+  local c="$1" src mod p
+  compgen -G "$HERE/$c/*.patch" >/dev/null || return 0
+  mod="$(mainmod "$c")"
+  src="$ROOT/src/$c"
+  if [ ! -f "$src/.patched" ]; then
+    rm -rf "$src"
+    mkdir -p "$ROOT/src"
+    cp -r "$(go -C "$HERE/$c" mod download -json "$mod" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')" "$src"
+    chmod -R u+w "$src"
+    for p in "$HERE/$c"/*.patch; do
+      log "patching $mod with $(basename "$p")"
+      patch -s -d "$src" -p1 <"$p" >&2
+    done
+    touch "$src/.patched"
+  fi
+  cp "$HERE/$c/go.mod" "$ROOT/src/$c.mod"
+  cp "$HERE/$c/go.sum" "$ROOT/src/$c.sum"
+  printf '\nreplace %s => %s\n' "$mod" "$src" >>"$ROOT/src/$c.mod"
+  echo "-modfile=$ROOT/src/$c.mod"
+}
+
 # Builds component $1's binaries that are missing, with cgo $2, build tags $3 and ldflags $4.
 build() {
-  local c="$1" cgo="$2" tags="$3" ldflags="$4" t name pkg start
+  local c="$1" cgo="$2" tags="$3" ldflags="$4" t name pkg start modfile
+  modfile="$(patched "$c")"
   for t in $(targets "$c"); do
     name="${t%%=*}" pkg="${t#*=}"
     [ -x "$BIN/$name" ] && continue
     log "building $name ($pkg)"
     start=$SECONDS
-    CGO_ENABLED="$cgo" nice -n "$NICE" go -C "$HERE/$c" build -tags "$tags" -ldflags "$ldflags" \
+    # shellcheck disable=SC2086 # $modfile is empty or one flag
+    CGO_ENABLED="$cgo" nice -n "$NICE" go -C "$HERE/$c" build $modfile -tags "$tags" -ldflags "$ldflags" \
       -o "$BIN/$name.tmp" "$pkg"
     mv -f "$BIN/$name.tmp" "$BIN/$name"
     log "built $name in $((SECONDS - start)) s"

@@ -248,6 +248,27 @@ class KubernetesCliIT {
     assertThat(r.out()).isEqualTo("20\n");
   }
 
+  /**
+   * A gVisor pod the way the docs tell a user to run one on the test cluster: no seccomp setting
+   * (the runtime's default profile) and no pids setting (the node states its podPidsLimit), only
+   * the administrator's waiver of the pids limit gVisor's tasks are not counted against.
+   */
+  @Test
+  void runOnTheGvisorRuntimeClassPrintsTheResultAsAUserRunsIt() throws Exception {
+    Run r =
+        cli(
+            Map.of("AGENTNEST_KUBERNETES_ALLOW_UNENFORCED_PIDS", "true"),
+            "run",
+            "--backend",
+            "kubernetes",
+            "--runtime",
+            "gvisor",
+            "-c",
+            "import threading; print(6 * 7, threading.active_count())");
+    assertThat(r.exit()).as(r.err()).isZero();
+    assertThat(r.out()).contains("42 1");
+  }
+
   @Test
   void lsShowsARunsSandboxAndRmDestroysIt() throws Exception {
     List<String> before = ids(ls());

@@ -8,12 +8,14 @@ import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
 import io.agentnest.UnsupportedControlException;
+import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.Backends;
 import io.agentnest.spi.Labels;
 import io.agentnest.spi.RuntimeBackend;
 import io.agentnest.spi.SandboxSpec;
 import io.agentnest.tck.BackendContract;
 import io.agentnest.tck.BackendUnderTest;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -44,6 +46,49 @@ class KubernetesGvisorContractIT implements BackendContract {
     try (Sandbox sb = Sandbox.create(target().config())) {
       String release = sb.exec("uname -r").stdout().strip();
       assertThat(release).isNotBlank().isNotEqualTo(System.getProperty("os.version"));
+    }
+  }
+
+  /**
+   * The path a user takes with no seccomp setting (the runtime's default profile, which refuses
+   * clone3 with ENOSYS so that the C library falls back to clone) and no pids setting (the node
+   * states its podPidsLimit): threads start, where an EPERM for clone3 used to end every agent.
+   */
+  @Test
+  void aGvisorPodUnderTheRuntimesDefaultSeccompProfileStartsThreads() throws Exception {
+    KubernetesBackend plain =
+        new KubernetesBackend(KubeSettingsAccess.of(Map.of("ALLOW_UNENFORCED_PIDS", "true")));
+    SandboxSpec spec =
+        SandboxSpec.builder()
+            .image(SandboxConfig.DEFAULT_IMAGE)
+            .runtime("gvisor")
+            .command(
+                "python3",
+                "-c",
+                "import threading, sys\n"
+                    + "t = threading.Thread(target=lambda: None)\n"
+                    + "t.start(); t.join()\n"
+                    + "sys.stdout.write('threads started: %d\\n' % threading.active_count())\n"
+                    + "sys.stdout.flush()\n"
+                    + "sys.stdin.read()\n")
+            .labels(Map.of(Labels.MANAGED, "true", "agentnest-tck", "gvisor-default-seccomp"))
+            .cpus(0.2)
+            .memoryBytes(64L << 20)
+            .pidsLimit(64)
+            .openFilesLimit(1024)
+            .tmpfs(Map.of("/tmp", 8L << 20))
+            .seccompProfileJson("{}")
+            .build();
+    BackendSandbox sb = plain.create(spec);
+    try {
+      byte[] line = new byte[64];
+      int n = sb.fromAgent().readNBytes(line, 0, "threads started: 1\n".length());
+      assertThat(new String(line, 0, n, StandardCharsets.UTF_8))
+          .as(sb.diagnostics())
+          .isEqualTo("threads started: 1\n");
+    } finally {
+      sb.close();
+      plain.destroy(sb.id());
     }
   }
 

@@ -6,13 +6,19 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
 import io.agentnest.kubernetes.internal.PodSpecs;
+import io.agentnest.kubernetes.internal.Tenants;
 import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.Labels;
 import io.agentnest.spi.SandboxSpec;
 import io.fabric8.kubernetes.api.model.HasMetadata;
-import io.fabric8.kubernetes.api.model.Secret;
+import io.fabric8.kubernetes.api.model.NamespaceBuilder;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.api.model.PodBuilder;
+import io.fabric8.kubernetes.api.model.SecurityContext;
+import io.fabric8.kubernetes.api.model.SecurityContextBuilder;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.ServiceAccountBuilder;
+import io.fabric8.kubernetes.api.model.authentication.TokenRequestBuilder;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
 import io.fabric8.kubernetes.api.model.rbac.RoleBindingBuilder;
 import io.fabric8.kubernetes.client.Config;
@@ -20,14 +26,11 @@ import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import io.fabric8.kubernetes.client.KubernetesClientException;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -36,7 +39,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Tenants on a real cluster: one tenant's account cannot see, attach to or delete another tenant's
- * sandboxes, and a full quota is an error that names it.
+ * sandboxes, the API server enforces the restricted Pod Security standard in every tenant
+ * namespace, and a full quota is an error that names it.
  */
 @ExtendWith(KubernetesClusterRequired.class)
 class TenancyIT {
@@ -137,6 +141,97 @@ class TenancyIT {
   }
 
   @Test
+  void theApiServerItselfRefusesAPodShortOfTheRestrictedStandardInATenantNamespace() {
+    start(adminBackend, "psa");
+    assertThat(admin.namespaces().withName("agentnest-psa").get().getMetadata().getLabels())
+        .containsAllEntriesOf(Tenants.POD_SECURITY_LABELS);
+
+    // Created straight at the API with the administrator's own account: not the backend's check.
+    for (Pod p :
+        List.of(
+            probe(
+                "agentnest-psa",
+                "psa-sys-admin",
+                new SecurityContextBuilder()
+                    .withNewCapabilities()
+                    .addToAdd("SYS_ADMIN")
+                    .endCapabilities()
+                    .build()),
+            probe(
+                "agentnest-psa",
+                "psa-root",
+                new SecurityContextBuilder().withRunAsUser(0L).build()))) {
+      assertThatThrownBy(() -> admin.resource(p).create())
+          .isInstanceOf(KubernetesClientException.class)
+          .satisfies(
+              e -> {
+                assertThat(((KubernetesClientException) e).getCode()).isEqualTo(403);
+                assertThat(e.getMessage()).contains("violates PodSecurity", "restricted");
+              });
+      assertThat(
+              admin.pods().inNamespace("agentnest-psa").withName(p.getMetadata().getName()).get())
+          .isNull();
+    }
+  }
+
+  @Test
+  void aTenantNamespaceMadeWithoutPodSecurityLabelsGetsThemBeforeItsFirstSandbox() {
+    // A namespace of its own per run, removed after: the labels are what is under test.
+    String tenant = "psa-old-" + Long.toHexString(System.nanoTime());
+    String ns = "agentnest-" + tenant;
+    admin
+        .resource(
+            new NamespaceBuilder()
+                .withNewMetadata()
+                .withName(ns)
+                .addToLabels(PodSpecs.MANAGED_LABEL, "true")
+                .endMetadata()
+                .build())
+        .create();
+    try {
+      assertThat(admin.namespaces().withName(ns).get().getMetadata().getLabels())
+          .doesNotContainKey("pod-security.kubernetes.io/enforce");
+
+      String id = start(adminBackend, tenant);
+
+      assertThat(admin.namespaces().withName(ns).get().getMetadata().getLabels())
+          .containsAllEntriesOf(Tenants.POD_SECURITY_LABELS);
+      assertThatThrownBy(
+              () ->
+                  admin
+                      .resource(
+                          probe(
+                              ns,
+                              "psa-root",
+                              new SecurityContextBuilder().withRunAsUser(0L).build()))
+                      .create())
+          .isInstanceOf(KubernetesClientException.class)
+          .hasMessageContaining("violates PodSecurity");
+      adminBackend.destroy(id);
+      created.remove(id);
+    } finally {
+      admin.namespaces().withName(ns).delete();
+    }
+  }
+
+  private static Pod probe(String ns, String name, SecurityContext sc) {
+    return new PodBuilder()
+        .withNewMetadata()
+        .withName(name)
+        .withNamespace(ns)
+        .endMetadata()
+        .withNewSpec()
+        .addNewContainer()
+        .withName("c")
+        .withImage(SandboxConfig.DEFAULT_IMAGE)
+        .withCommand("sleep", "1")
+        .withSecurityContext(sc)
+        .endContainer()
+        .endSpec()
+        .build();
+  }
+
+  @Test
   void aFullQuotaIsAnErrorNamingTheQuota() {
     KubernetesBackend b = backend(Map.of("QUOTA_PODS", "2", "NODE_PIDS_LIMIT", "256"));
     start(b, "quota-it");
@@ -184,18 +279,21 @@ class TenancyIT {
                 .endRoleRef()
                 .build())
         .createOr(x -> x.update());
-    // Kubernetes 1.20's token controller makes the account's token secret.
-    ServiceAccount withSecret =
+    // A short-lived token from the TokenRequest API, as kubectl create token makes (no token
+    // secrets since Kubernetes 1.24).
+    String token =
         admin
             .serviceAccounts()
             .inNamespace(ns)
             .withName("agentnest")
-            .waitUntilCondition(s -> s != null && !s.getSecrets().isEmpty(), 60, TimeUnit.SECONDS);
-    Secret secret =
-        admin.secrets().inNamespace(ns).withName(withSecret.getSecrets().get(0).getName()).get();
-    String token =
-        new String(
-            Base64.getDecoder().decode(secret.getData().get("token")), StandardCharsets.UTF_8);
+            .tokenRequest(
+                new TokenRequestBuilder()
+                    .withNewSpec()
+                    .withExpirationSeconds(3600L)
+                    .endSpec()
+                    .build())
+            .getStatus()
+            .getToken();
     Config a = admin.getConfiguration();
     Path file = dir.resolve(ns + ".kubeconfig");
     Files.writeString(

@@ -1,7 +1,6 @@
 package io.agentnest.kubernetes.internal;
 
 import com.fasterxml.jackson.core.type.TypeReference;
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.AgentNestException;
@@ -492,25 +491,61 @@ public final class KubeCluster {
           "pids: node "
               + node
               + " sets no per-pod process limit (the kubelet's podPidsLimit), and this backend"
-              + " cannot set one per pod on this Kubernetes version: set podPidsLimit in the"
-              + " kubelets' configuration (e.g. 1024), or, if the backend may not read it, name it"
-              + " with AGENTNEST_KUBERNETES_NODE_PIDS_LIMIT");
+              + " cannot set one per pod (Kubernetes has no per-pod setting): set podPidsLimit in"
+              + " the kubelets' configuration (e.g. 1024); where the API server may not proxy to"
+              + " the kubelet (its configz), state it on the node ('kubectl annotate node "
+              + node
+              + " "
+              + NODE_PIDS_ANNOTATION
+              + "=1024') or with AGENTNEST_KUBERNETES_NODE_PIDS_LIMIT");
     }
     return limit;
   }
 
+  /**
+   * The node annotation where an administrator states the kubelet's {@code podPidsLimit}, for
+   * clusters whose API server may not proxy to the kubelet (a kubelet on a loopback or link-local
+   * address: Kubernetes refuses to proxy there).
+   */
+  public static final String NODE_PIDS_ANNOTATION = "agentnest.io/pod-pids-limit";
+
+  /** The kubelet's own configuration first, then what the administrator put on the node. */
   private long readNodePids(String node) {
     try {
       String body = client.raw("/api/v1/nodes/" + node + "/proxy/configz");
-      if (body == null) {
-        return 0;
+      if (body != null) {
+        long limit = JSON.readTree(body).path("kubeletconfig").path("podPidsLimit").asLong(0);
+        if (limit > 0) {
+          return limit;
+        }
       }
-      JsonNode j = JSON.readTree(body);
-      return j.path("kubeletconfig").path("podPidsLimit").asLong(0);
     } catch (IOException | KubernetesClientException e) {
       LOG.debug("cannot read the kubelet configuration of node {}", node, e);
+    }
+    try {
+      Node n = client.nodes().withName(node).get();
+      return n == null ? 0 : annotatedPids(n);
+    } catch (KubernetesClientException e) {
+      LOG.debug("cannot read node {}", node, e);
       return 0;
     }
+  }
+
+  /** The limit {@link #NODE_PIDS_ANNOTATION} states; 0 when absent or not a positive number. */
+  static long annotatedPids(Node n) {
+    Map<String, String> a = n.getMetadata().getAnnotations();
+    String v = a == null ? null : a.get(NODE_PIDS_ANNOTATION);
+    if (v == null || !v.matches("[1-9][0-9]{0,9}")) {
+      if (v != null) {
+        LOG.warn(
+            "node {}: annotation {}='{}' is not a positive whole number; ignored",
+            n.getMetadata().getName(),
+            NODE_PIDS_ANNOTATION,
+            Text.bounded(v, 40));
+      }
+      return 0;
+    }
+    return Long.parseLong(v);
   }
 
   // -------------------------------------------------------------------------------- connect

@@ -4,6 +4,7 @@ import io.agentnest.AgentNestException;
 import io.agentnest.SandboxConfig;
 import io.agentnest.spi.HealthCheck;
 import io.agentnest.spi.SandboxSpec;
+import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.api.model.ResourceQuota;
 import io.fabric8.kubernetes.api.model.authorization.v1.SelfSubjectAccessReview;
 import io.fabric8.kubernetes.api.model.authorization.v1.SelfSubjectAccessReviewBuilder;
@@ -99,6 +100,7 @@ public final class KubeDoctor {
               : HealthCheck.ok(
                   "kubernetes quota",
                   ns + ": used " + q.getStatus().getUsed() + " of " + q.getStatus().getHard()));
+      out.add(podSecurity(c, ns));
       IsolationCanary.Result iso =
           cluster.canary().check(ns, s.tenant(), canarySpec(), s.startTimeout());
       out.add(
@@ -119,6 +121,28 @@ public final class KubeDoctor {
           HealthCheck.fail("kubernetes tenant", String.valueOf(e.getMessage()), "see the message"));
     }
     return out;
+  }
+
+  /** Whether the API server enforces the restricted Pod Security standard in the namespace. */
+  static HealthCheck podSecurity(KubernetesClient c, String ns) {
+    Namespace n;
+    try {
+      n = c.namespaces().withName(ns).get();
+    } catch (KubernetesClientException e) {
+      return HealthCheck.warn(
+          "kubernetes pod security",
+          "cannot read namespace " + ns + " (a tenant's account may not)",
+          "an administrator checks its pod-security.kubernetes.io labels"
+              + " (deploy/kubernetes/tenant.yaml)");
+    }
+    if (n != null && Tenants.podSecurityLabelled(n)) {
+      return HealthCheck.ok(
+          "kubernetes pod security", ns + ": the API server enforces the restricted standard");
+    }
+    return HealthCheck.warn(
+        "kubernetes pod security",
+        ns + " lacks the label pod-security.kubernetes.io/enforce=restricted",
+        "label it as deploy/kubernetes/tenant.yaml does (the backend does when its account may)");
   }
 
   private static SandboxSpec canarySpec() {

@@ -36,6 +36,15 @@ public final class KubeErrors {
               + " its quota (AGENTNEST_KUBERNETES_QUOTA_*)",
           e);
     }
+    if (code == 403 && status.contains("violates PodSecurity")) {
+      return new AgentNestException(
+          doing
+              + ": the namespace's Pod Security admission refused the pod ("
+              + status
+              + "): tenant namespaces enforce the restricted standard; run the sandbox as a"
+              + " non-root uid with no added capabilities, or ask the administrator",
+          e);
+    }
     if (code == 403) {
       return new AgentNestException(
           doing

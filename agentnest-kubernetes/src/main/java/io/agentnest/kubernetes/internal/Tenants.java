@@ -4,6 +4,7 @@ import io.agentnest.UnsupportedControlException;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.LimitRange;
 import io.fabric8.kubernetes.api.model.LimitRangeBuilder;
+import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.api.model.NamespaceBuilder;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.ResourceQuota;
@@ -31,6 +32,19 @@ public final class Tenants {
 
   /** The label a tenant namespace carries, for listing and for an administrator's policies. */
   public static final String TENANT_NAMESPACE_LABEL = "agentnest.io/tenant";
+
+  /**
+   * Pod Security admission's labels on every tenant namespace: the API server itself refuses a pod
+   * that falls short of the restricted standard (enforce), and records and warns about it (audit,
+   * warn), whoever creates it. The backend also checks its own pods ({@link RestrictedProfile}), so
+   * a regression in what it builds fails before the cluster is asked.
+   */
+  public static final Map<String, String> POD_SECURITY_LABELS =
+      Map.of(
+          "pod-security.kubernetes.io/enforce", "restricted",
+          "pod-security.kubernetes.io/enforce-version", "latest",
+          "pod-security.kubernetes.io/audit", "restricted",
+          "pod-security.kubernetes.io/warn", "restricted");
 
   private final KubernetesClient client;
   private final KubeSettings settings;
@@ -63,15 +77,29 @@ public final class Tenants {
     String doing = "preparing the namespace '" + namespace + "' of tenant '" + tenant + "'";
     try {
       if (mayWrite(namespace)) {
-        if (client.namespaces().withName(namespace).get() == null) {
+        Namespace existing = client.namespaces().withName(namespace).get();
+        if (existing == null) {
           createIfAbsent(
               new NamespaceBuilder()
                   .withNewMetadata()
                   .withName(namespace)
                   .addToLabels(TENANT_NAMESPACE_LABEL, tenant)
                   .addToLabels(PodSpecs.MANAGED_LABEL, "true")
+                  .addToLabels(POD_SECURITY_LABELS)
                   .endMetadata()
                   .build());
+        } else if (!podSecurityLabelled(existing)) {
+          // A namespace made by an earlier version or by hand: labelled, not replaced.
+          client
+              .namespaces()
+              .withName(namespace)
+              .edit(
+                  n ->
+                      new NamespaceBuilder(n)
+                          .editMetadata()
+                          .addToLabels(POD_SECURITY_LABELS)
+                          .endMetadata()
+                          .build());
         }
         apply(quota(namespace));
         apply(limitRange(namespace));
@@ -89,6 +117,11 @@ public final class Tenants {
   private boolean mayWrite(String namespace) {
     return KubeDoctor.allowed(client, namespace, "create", "resourcequotas", "")
         && KubeDoctor.allowed(client, "", "create", "namespaces", "");
+  }
+
+  static boolean podSecurityLabelled(Namespace ns) {
+    Map<String, String> labels = ns.getMetadata().getLabels();
+    return labels != null && labels.entrySet().containsAll(POD_SECURITY_LABELS.entrySet());
   }
 
   private void requirePresent(String namespace) {
