@@ -3,7 +3,8 @@
 # kube-apiserver, controller-manager, scheduler and a kubelet of a current release, on a containerd
 # 2 of its own with runc and gVisor's own shim (containerd-shim-runsc-v1, one gVisor sandbox per
 # pod as in production). Every binary is built from Go modules by components/build.sh and cached by
-# version; nothing is downloaded but through the go command and apt-get.
+# version; nothing is downloaded but through the go command and apt-get. SIG Apps' agent-sandbox CRDs
+# are installed and its controller runs on the host, for the backend's kubernetes.api: agent-sandbox.
 #
 # Pods get one interface on a CNI macvlan in private mode over an empty bridge: an address (the CRI
 # needs one) but no route off the machine, no way to the host, and no way to each other. That is
@@ -404,6 +405,25 @@ runtime_class() {
     'handler: runsc' | kubectl_ apply -f - >/dev/null
 }
 
+# Kubernetes SIG Apps' agent-sandbox (kubernetes.api: agent-sandbox): its CRDs, from the module
+# the go command verified for the controller's build, and its controller, run on this host against
+# the API server as the other controllers are (it serves no webhook; metrics and probes off).
+agent_sandbox_up() {
+  local bin="$1" dir
+  dir="$(go -C "$HERE/components/agent-sandbox" mod download -json sigs.k8s.io/agent-sandbox |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [ -d "$dir/k8s/crds" ] || die "no CRDs in the agent-sandbox module ($dir)"
+  kubectl_ apply --server-side --force-conflicts -f "$dir/k8s/crds/" >/dev/null
+  # The controller looks its kinds up once at start: the CRDs must be served before it starts.
+  kubectl_ wait --for=condition=Established --timeout=60s -f "$dir/k8s/crds/" >/dev/null
+  running agent-sandbox-controller && return 0
+  start agent-sandbox-controller "$bin/agent-sandbox-controller" --kubeconfig="$KUBECONFIG_ADMIN" \
+    --leader-elect=false --metrics-bind-address=0 --health-probe-bind-address=0 --extensions
+  sleep 2
+  running agent-sandbox-controller ||
+    die "the agent-sandbox controller exited: see $S/logs/agent-sandbox-controller.out"
+}
+
 # The kubelet listens on loopback only, and an API server refuses to proxy there, so the backend
 # cannot read podPidsLimit from the kubelet's configz: the node states it as an administrator
 # would (docs/kubernetes.md).
@@ -436,6 +456,7 @@ up() {
   kubelet_up "$bin"
   runtime_class
   node_pids_annotation
+  agent_sandbox_up "$bin"
   local reaped
   reaped="$(gone_pods reap)"
   [ "$reaped" = 0 ] || log "removed $reaped container(s) of pods that no longer exist"
@@ -481,7 +502,7 @@ PY
 
 down() {
   local n
-  for n in kubelet kube-scheduler kube-controller-manager; do
+  for n in agent-sandbox-controller kubelet kube-scheduler kube-controller-manager; do
     stop "$n"
   done
   if running containerd; then

@@ -2,7 +2,7 @@
 # Builds a current single-node Kubernetes test cluster's binaries from Go modules, with the Go on
 # PATH (1.26.8 or newer): kube-apiserver, kube-controller-manager, kube-scheduler and kubelet
 # and kubectl (Kubernetes 1.35), etcd and etcdctl (3.6), containerd 2 with its runc shim and ctr, runc,
-# gVisor's runsc and containerd-shim-runsc-v1, and the CNI plugins.
+# gVisor's runsc and containerd-shim-runsc-v1, the CNI plugins, and the agent-sandbox controller.
 #
 # Every version is pinned by the small consumer modules next to this script (one directory per
 # component: k8s, etcd, containerd, runc, gvisor, cni, each a go.mod, go.sum and a tools.go that
@@ -24,7 +24,7 @@
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
-ALL=(k8s etcd containerd runc gvisor cni)
+ALL=(k8s etcd containerd runc gvisor cni agent-sandbox)
 NICE="${AGENTNEST_BUILD_NICE:-15}"
 
 log() { printf '[k8s-components] %s\n' "$*" >&2; }
@@ -52,6 +52,7 @@ targets() {
         printf 'cni/%s=%s/%s ' "${n#*/}" "$p" "$n"
       done
       echo ;;
+    agent-sandbox) echo agent-sandbox-controller=sigs.k8s.io/agent-sandbox/cmd/agent-sandbox-controller ;;
     *) die "unknown component '$1' (known: ${ALL[*]})" ;;
   esac
 }
@@ -65,6 +66,7 @@ mainmod() {
     runc) echo github.com/opencontainers/runc ;;
     gvisor) echo gvisor.dev/gvisor ;;
     cni) echo github.com/containernetworking/plugins ;;
+    agent-sandbox) echo sigs.k8s.io/agent-sandbox ;;
   esac
 }
 # The version of its upstream module that component $1's consumer module pins.
@@ -189,6 +191,8 @@ for c in "${todo[@]}"; do
       build gvisor 0 "" "-s -w -X gvisor.dev/gvisor/runsc/version.version=$(pinned gvisor)" ;;
     cni)
       build cni 0 "" "-s -w -X github.com/containernetworking/plugins/pkg/utils/buildversion.BuildVersion=$(pinned cni)" ;;
+    agent-sandbox)
+      build agent-sandbox 0 "" "-s -w -X sigs.k8s.io/agent-sandbox/internal/version.gitVersion=$(pinned agent-sandbox)" ;;
   esac
 done
 

@@ -269,6 +269,23 @@ class KubernetesCliIT {
     assertThat(r.out()).contains("42 1");
   }
 
+  /**
+   * The same run through SIG Apps' Sandbox objects, which the cluster's controller makes pods of.
+   */
+  @Test
+  void runThroughTheAgentSandboxApiPrintsTheResult() throws Exception {
+    Run r =
+        cli(
+            Map.of("AGENTNEST_KUBERNETES_API", "agent-sandbox"),
+            "run",
+            "--backend",
+            "kubernetes",
+            "-c",
+            "print(6 * 7)");
+    assertThat(r.exit()).as(r.err()).isZero();
+    assertThat(r.out()).isEqualTo("42\n");
+  }
+
   @Test
   void lsShowsARunsSandboxAndRmDestroysIt() throws Exception {
     List<String> before = ids(ls());

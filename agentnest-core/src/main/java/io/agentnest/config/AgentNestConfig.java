@@ -268,7 +268,8 @@ public final class AgentNestConfig {
         new KubernetesOptions.Quota(
             pods == null ? null : Math.toIntExact((Long) pods),
             (String) v.get("quota.cpu"),
-            (String) v.get("quota.memory")));
+            (String) v.get("quota.memory")),
+        (String) v.get("api"));
   }
 
   /**

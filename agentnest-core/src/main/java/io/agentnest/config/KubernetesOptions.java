@@ -1,5 +1,6 @@
 package io.agentnest.config;
 
+import java.util.List;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -14,17 +15,33 @@ import org.jspecify.annotations.Nullable;
  * @param runtimeClass the RuntimeClass sandboxes run with (gVisor, Kata)
  * @param tenant the tenant of a sandbox whose configuration names none
  * @param quota the ResourceQuota each tenant namespace gets
+ * @param api how sandboxes are made: {@code pods} (bare pods) or {@code agent-sandbox} (SIG Apps'
+ *     Sandbox objects, which its controller turns into pods); null: pods
  */
 public record KubernetesOptions(
     @Nullable String context,
     @Nullable String namespacePrefix,
     @Nullable String runtimeClass,
     @Nullable String tenant,
-    Quota quota) {
+    Quota quota,
+    @Nullable String api) {
+
+  /** The Kubernetes APIs sandboxes can be made through. */
+  public static final List<String> APIS = List.of("pods", "agent-sandbox");
 
   /** Nothing set. */
   public static final KubernetesOptions NONE =
-      new KubernetesOptions(null, null, null, null, new Quota(null, null, null));
+      new KubernetesOptions(null, null, null, null, new Quota(null, null, null), null);
+
+  /** Without {@code api} (pods), as before that setting. */
+  public KubernetesOptions(
+      @Nullable String context,
+      @Nullable String namespacePrefix,
+      @Nullable String runtimeClass,
+      @Nullable String tenant,
+      Quota quota) {
+    this(context, namespacePrefix, runtimeClass, tenant, quota, null);
+  }
 
   /**
    * A tenant namespace's quota; a null field is not limited.

@@ -52,6 +52,30 @@ class KubernetesConfigTest {
   }
 
   @Test
+  void theApiKeyChoosesAgentSandboxObjectsAndAnUnknownApiNamesBothChoices() {
+    String yaml =
+        """
+        version: 1
+        defaults:
+          backend: kubernetes
+          kubernetes:
+            api: %s
+        """;
+    assertThat(
+            AgentNestConfig.parse(yaml.formatted("agent-sandbox"), "agentnest.yaml")
+                .kubernetes(null)
+                .api())
+        .isEqualTo("agent-sandbox");
+    assertThat(AgentNestConfig.parse(ISSUE_EXAMPLE, "agentnest.yaml").kubernetes(null).api())
+        .isNull();
+    assertThatThrownBy(() -> AgentNestConfig.parse(yaml.formatted("crd"), "agentnest.yaml"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("agentnest.yaml:5")
+        .hasMessageContaining("pods")
+        .hasMessageContaining("agent-sandbox");
+  }
+
+  @Test
   void aProfileOverlaysTheDefaultsBlockKeyByKey() {
     AgentNestConfig config = AgentNestConfig.parse(ISSUE_EXAMPLE, "agentnest.yaml");
 

@@ -59,26 +59,16 @@ class KubernetesGvisorContractIT implements BackendContract {
     KubernetesBackend plain =
         new KubernetesBackend(KubeSettingsAccess.of(Map.of("ALLOW_UNENFORCED_PIDS", "true")));
     SandboxSpec spec =
-        SandboxSpec.builder()
-            .image(SandboxConfig.DEFAULT_IMAGE)
-            .runtime("gvisor")
-            .command(
-                "python3",
-                "-c",
-                "import threading, sys\n"
-                    + "t = threading.Thread(target=lambda: None)\n"
-                    + "t.start(); t.join()\n"
-                    + "sys.stdout.write('threads started: %d\\n' % threading.active_count())\n"
-                    + "sys.stdout.flush()\n"
-                    + "sys.stdin.read()\n")
-            .labels(Map.of(Labels.MANAGED, "true", "agentnest-tck", "gvisor-default-seccomp"))
-            .cpus(0.2)
-            .memoryBytes(64L << 20)
-            .pidsLimit(64)
-            .openFilesLimit(1024)
-            .tmpfs(Map.of("/tmp", 8L << 20))
-            .seccompProfileJson("{}")
-            .build();
+        gvisorSpec(
+            "gvisor-default-seccomp",
+            "python3",
+            "-c",
+            "import threading, sys\n"
+                + "t = threading.Thread(target=lambda: None)\n"
+                + "t.start(); t.join()\n"
+                + "sys.stdout.write('threads started: %d\\n' % threading.active_count())\n"
+                + "sys.stdout.flush()\n"
+                + "sys.stdin.read()\n");
     BackendSandbox sb = plain.create(spec);
     try {
       byte[] line = new byte[64];
@@ -96,19 +86,7 @@ class KubernetesGvisorContractIT implements BackendContract {
   void aPidsLimitIsRefusedOnGvisorPodsUnlessTheAdministratorAllowsIt() {
     KubernetesBackend strict =
         new KubernetesBackend(KubeSettingsAccess.of(Map.of("NODE_PIDS_LIMIT", "256")));
-    SandboxSpec spec =
-        SandboxSpec.builder()
-            .image(SandboxConfig.DEFAULT_IMAGE)
-            .runtime("gvisor")
-            .command("python3", "-c", "pass")
-            .labels(Map.of(Labels.MANAGED, "true", "agentnest-tck", "pids-refusal"))
-            .cpus(0.2)
-            .memoryBytes(64L << 20)
-            .pidsLimit(64)
-            .openFilesLimit(1024)
-            .tmpfs(Map.of("/tmp", 8L << 20))
-            .seccompProfileJson("{}")
-            .build();
+    SandboxSpec spec = gvisorSpec("pids-refusal", "python3", "-c", "pass");
     assertThatThrownBy(() -> strict.create(spec))
         .isInstanceOf(UnsupportedControlException.class)
         .hasMessageContaining("pids")
@@ -116,5 +94,21 @@ class KubernetesGvisorContractIT implements BackendContract {
     assertThat(strict.list())
         .extracting(SandboxInfo::labels)
         .noneMatch(l -> "pids-refusal".equals(l.get("agentnest-tck")));
+  }
+
+  /** A small gVisor sandbox running {@code command}, labelled {@code tck} for leftovers. */
+  private static SandboxSpec gvisorSpec(String tck, String... command) {
+    return SandboxSpec.builder()
+        .image(SandboxConfig.DEFAULT_IMAGE)
+        .runtime("gvisor")
+        .command(command)
+        .labels(Map.of(Labels.MANAGED, "true", "agentnest-tck", tck))
+        .cpus(0.2)
+        .memoryBytes(64L << 20)
+        .pidsLimit(64)
+        .openFilesLimit(1024)
+        .tmpfs(Map.of("/tmp", 8L << 20))
+        .seccompProfileJson("{}")
+        .build();
   }
 }

@@ -82,6 +82,7 @@ public final class KubeCluster {
   private final KubeSettings settings;
   private final Tenants tenants;
   private final IsolationCanary canary;
+  private final AgentSandboxes agentSandboxes;
   private final Map<String, Long> nodePids = new ConcurrentHashMap<>();
 
   /** Pods this process created: their namespace and labels, so a relabel needs no lookup. */
@@ -94,6 +95,7 @@ public final class KubeCluster {
     this.settings = settings;
     this.tenants = new Tenants(client, settings);
     this.canary = new IsolationCanary(client, Clock.systemUTC());
+    this.agentSandboxes = new AgentSandboxes(client);
   }
 
   public static KubeCluster connect(KubeSettings settings) {
@@ -196,7 +198,11 @@ public final class KubeCluster {
           "the sandbox pod does not meet the restricted Pod Security profile: " + violations);
     }
     try {
-      client.resource(pod).create();
+      if (settings.agentSandbox()) {
+        agentSandboxes.create(pod);
+      } else {
+        client.resource(pod).create();
+      }
     } catch (KubernetesClientException e) {
       throw KubeErrors.of(e, "creating sandbox pod " + ns + "/" + id);
     }
@@ -741,11 +747,20 @@ public final class KubeCluster {
     if (p.isEmpty()) {
       return;
     }
-    deleteAndWait(p.get().getMetadata().getNamespace(), id);
+    deleteAndWait(p.get().getMetadata().getNamespace(), id, ownedBySandbox(p.get()));
   }
 
-  private void deleteAndWait(String ns, String id) {
+  /** Whether an agent-sandbox Sandbox made the pod (its controller would make it again). */
+  private static boolean ownedBySandbox(Pod p) {
+    return p.getMetadata().getOwnerReferences().stream()
+        .anyMatch(o -> "Sandbox".equals(o.getKind()) && o.getApiVersion().startsWith("agents."));
+  }
+
+  private void deleteAndWait(String ns, String id, boolean sandboxObject) {
     try {
+      if (sandboxObject) {
+        agentSandboxes.delete(ns, id);
+      }
       client.pods().inNamespace(ns).withName(id).withGracePeriod(0).delete();
       client
           .pods()
@@ -759,6 +774,9 @@ public final class KubeCluster {
 
   private void deleteQuietly(String ns, String id) {
     try {
+      if (settings.agentSandbox()) {
+        agentSandboxes.delete(ns, id);
+      }
       client.pods().inNamespace(ns).withName(id).withGracePeriod(0).delete();
     } catch (KubernetesClientException e) {
       LOG.warn("could not delete sandbox pod {}/{}: {}", ns, id, e.getMessage());

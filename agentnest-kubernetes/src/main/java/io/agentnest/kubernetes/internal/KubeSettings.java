@@ -37,6 +37,8 @@ import org.jspecify.annotations.Nullable;
  * @param quota the ResourceQuota each tenant namespace gets
  * @param imagePullPolicy {@code IfNotPresent}, {@code Never} or {@code Always}
  * @param startTimeout how long a pod may take from creation to running
+ * @param api {@code pods} (the backend makes bare pods) or {@code agent-sandbox} (it makes SIG
+ *     Apps' Sandbox objects with the same pod template, and their controller makes the pods)
  */
 public record KubeSettings(
     @Nullable String kubeconfig,
@@ -50,7 +52,18 @@ public record KubeSettings(
     long nodePidsLimit,
     Quota quota,
     String imagePullPolicy,
-    Duration startTimeout) {
+    Duration startTimeout,
+    String api) {
+
+  /**
+   * {@link #api()}: sandboxes are SIG Apps' Sandbox objects, which its controller makes pods of.
+   */
+  public static final String AGENT_SANDBOX = "agent-sandbox";
+
+  /** Whether sandboxes are made through the agent-sandbox API rather than as bare pods. */
+  public boolean agentSandbox() {
+    return AGENT_SANDBOX.equals(api);
+  }
 
   /** A DNS-1123 label: what a namespace name must be. */
   private static final Pattern DNS_LABEL = Pattern.compile("[a-z0-9]([-a-z0-9]*[a-z0-9])?");
@@ -138,6 +151,7 @@ public record KubeSettings(
       case "QUOTA_PODS" -> file.quota().pods() == null ? null : file.quota().pods().toString();
       case "QUOTA_CPU" -> file.quota().cpu();
       case "QUOTA_MEMORY" -> file.quota().memory();
+      case "API" -> file.api();
       default -> null;
     };
   }
@@ -171,6 +185,15 @@ public record KubeSettings(
       throw new ConfigException(
           "AGENTNEST_KUBERNETES_START_TIMEOUT_SECONDS '" + timeout + "' is not a whole number");
     }
+    String api = orDefault(get.apply("API"), "pods");
+    if (!KubernetesOptions.APIS.contains(api)) {
+      throw new ConfigException(
+          "AGENTNEST_KUBERNETES_API '"
+              + api
+              + "' is not one the backend knows: use pods (bare pods, the default) or"
+              + " agent-sandbox (SIG Apps' Sandbox objects; their CRDs and controller must run in"
+              + " the cluster)");
+    }
     return new KubeSettings(
         get.apply("KUBECONFIG"),
         get.apply("CONTEXT"),
@@ -183,7 +206,8 @@ public record KubeSettings(
         nodePids,
         new Quota(podQuota, get.apply("QUOTA_CPU"), get.apply("QUOTA_MEMORY")),
         orDefault(get.apply("IMAGE_PULL_POLICY"), "IfNotPresent"),
-        start);
+        start,
+        api);
   }
 
   private static String orDefault(@Nullable String v, String d) {

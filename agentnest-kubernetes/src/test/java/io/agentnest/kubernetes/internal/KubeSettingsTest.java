@@ -21,6 +21,17 @@ class KubeSettingsTest {
   }
 
   @Test
+  void theApiIsPodsUnlessAgentSandboxIsChosenAndAnythingElseIsRefused() {
+    assertThat(KubeSettings.of(Map.of()).agentSandbox()).isFalse();
+    assertThat(KubeSettings.of(Map.of("API", "agent-sandbox")).agentSandbox()).isTrue();
+    assertThat(KubeSettings.of(Map.of("API", "pods")).agentSandbox()).isFalse();
+    assertThatThrownBy(() -> KubeSettings.of(Map.of("API", "Sandbox")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("AGENTNEST_KUBERNETES_API")
+        .hasMessageContaining("agent-sandbox");
+  }
+
+  @Test
   void aTenantThatCannotNameANamespaceIsRefusedWithWhatIsAllowed() {
     KubeSettings s = KubeSettings.of(Map.of());
     for (String bad : new String[] {"Search", "../x", "a_b", "-a", "x".repeat(60), ""}) {
