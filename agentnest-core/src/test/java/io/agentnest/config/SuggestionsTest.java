@@ -65,7 +65,8 @@ class SuggestionsTest {
             "kubernetes.quota",
             "kubernetes.pool");
     assertThat(Schema.keysUnder("kubernetes"))
-        .containsExactly("context", "namespace_prefix", "runtime_class", "tenant", "quota", "pool");
+        .containsExactly(
+            "context", "namespace_prefix", "runtime_class", "api", "tenant", "quota", "pool");
     assertThat(Schema.keysUnder("kubernetes.quota")).containsExactly("pods", "cpu", "memory");
     assertThat(Schema.keysUnder("budgets"))
         .containsExactly(
