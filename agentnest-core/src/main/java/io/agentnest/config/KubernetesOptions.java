@@ -1,5 +1,6 @@
 package io.agentnest.config;
 
+import io.agentnest.ConfigException;
 import java.util.List;
 import org.jspecify.annotations.Nullable;
 
@@ -26,8 +27,32 @@ public record KubernetesOptions(
     Quota quota,
     @Nullable String api) {
 
+  /** {@link #api()}: the backend makes bare pods (the default). */
+  public static final String PODS = "pods";
+
+  /** {@link #api()}: SIG Apps' Sandbox objects, which its controller makes pods of. */
+  public static final String AGENT_SANDBOX = "agent-sandbox";
+
   /** The Kubernetes APIs sandboxes can be made through. */
-  public static final List<String> APIS = List.of("pods", "agent-sandbox");
+  public static final List<String> APIS = List.of(PODS, AGENT_SANDBOX);
+
+  /**
+   * Refuses an {@code api} value the backend does not know, naming where it was set ({@code
+   * setting}: the YAML key or the environment variable) and both choices.
+   *
+   * @throws ConfigException for anything but {@link #APIS}
+   */
+  public static void requireApi(String setting, String value) {
+    if (!APIS.contains(value.strip())) {
+      throw new ConfigException(
+          setting
+              + " '"
+              + value
+              + "' is not one the backend knows: use pods (bare pods, the default) or"
+              + " agent-sandbox (SIG Apps' Sandbox objects; their CRDs and controller must run in"
+              + " the cluster)");
+    }
+  }
 
   /** Nothing set. */
   public static final KubernetesOptions NONE =

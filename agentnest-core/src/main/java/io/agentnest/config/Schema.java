@@ -434,7 +434,11 @@ final class Schema {
               "agentnest-",
               (b, v) -> namespacePrefix((String) v)),
           kube("kubernetes.runtime_class", Kind.STRING, "gvisor", Schema::runtimeClass),
-          kube("kubernetes.api", Kind.STRING, "agent-sandbox", (b, v) -> kubernetesApi((String) v)),
+          kube(
+              "kubernetes.api",
+              Kind.STRING,
+              "agent-sandbox",
+              (b, v) -> KubernetesOptions.requireApi("kubernetes.api", (String) v)),
           scalar(
               "kubernetes.tenant",
               Kind.STRING,
@@ -504,17 +508,6 @@ final class Schema {
       throw new ConfigException("remote.url '" + url + "' is not a URL: " + e.getMessage());
     }
     b.remote(new RemoteServer(uri, Secret.of(key.strip()))).backend("remote");
-  }
-
-  private static void kubernetesApi(String v) {
-    if (!KubernetesOptions.APIS.contains(v.strip())) {
-      throw new ConfigException(
-          "kubernetes.api '"
-              + v
-              + "' is not one the backend knows: use pods (bare pods, the default) or"
-              + " agent-sandbox (SIG Apps' Sandbox objects; their CRDs and controller must run in"
-              + " the cluster)");
-    }
   }
 
   private static void namespacePrefix(String v) {

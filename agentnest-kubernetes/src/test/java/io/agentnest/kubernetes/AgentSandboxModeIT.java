@@ -2,11 +2,8 @@ package io.agentnest.kubernetes;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.agentnest.SandboxConfig;
 import io.agentnest.kubernetes.internal.AgentSandboxes;
 import io.agentnest.spi.BackendSandbox;
-import io.agentnest.spi.Labels;
-import io.agentnest.spi.SandboxSpec;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.Pod;
 import io.fabric8.kubernetes.client.Config;
@@ -49,23 +46,10 @@ class AgentSandboxModeIT {
     admin.close();
   }
 
-  static SandboxSpec spec() {
-    return SandboxSpec.builder()
-        .image(SandboxConfig.DEFAULT_IMAGE)
-        .command("python3", "-c", "import time; time.sleep(600)")
-        .labels(Map.of(Labels.MANAGED, "true", "agentnest-tck", "agent-sandbox"))
-        .cpus(0.2)
-        .memoryBytes(64L << 20)
-        .pidsLimit(64)
-        .tmpfs(Map.of("/tmp", 8L << 20))
-        .seccompProfileJson("{}")
-        .openFilesLimit(1024)
-        .build();
-  }
-
   @Test
   void theControllerMakesTheSandboxesPodAndRemovalTakesBothAway() throws Exception {
-    BackendSandbox sb = backend.create(spec());
+    // The tenancy suite's small sleeping sandbox, in this tenant.
+    BackendSandbox sb = backend.create(TenancyIT.spec("agent-sandbox"));
     String id = sb.id();
     try {
       GenericKubernetesResource sandbox =

@@ -31,8 +31,18 @@ public final class AgentSandboxes {
           .withNamespaced(true)
           .build();
 
-  private final KubernetesClient client;
+  /** What a create and the doctor report where the cluster does not serve {@link #SANDBOX}. */
+  static final String NOT_INSTALLED =
+      "kubernetes.api is agent-sandbox, but the cluster has no Sandbox resource"
+          + " (agents.x-k8s.io/v1beta1)";
+
+  /** What to do about {@link #NOT_INSTALLED}. */
+  static final String INSTALL =
+      "install the agent-sandbox CRDs and run its controller (docs/kubernetes.md), or use"
+          + " kubernetes.api: pods";
+
   private static final KubernetesSerialization JSON = new KubernetesSerialization();
+  private final KubernetesClient client;
 
   AgentSandboxes(KubernetesClient client) {
     this.client = client;
@@ -51,8 +61,8 @@ public final class AgentSandboxes {
     // The agent's channel is an exec stream: no Service, so nothing in the cluster can dial in.
     spec.put("service", false);
     return new GenericKubernetesResourceBuilder()
-        .withApiVersion("agents.x-k8s.io/v1beta1")
-        .withKind("Sandbox")
+        .withApiVersion(SANDBOX.getGroup() + "/" + SANDBOX.getVersion())
+        .withKind(SANDBOX.getKind())
         .withNewMetadata()
         .withName(pod.getMetadata().getName())
         .withNamespace(pod.getMetadata().getNamespace())
@@ -71,10 +81,7 @@ public final class AgentSandboxes {
           .create();
     } catch (KubernetesClientException e) {
       if (e.getCode() == 404) {
-        throw new UnsupportedControlException(
-            "kubernetes.api is agent-sandbox, but the cluster has no Sandbox resource"
-                + " (agents.x-k8s.io/v1beta1): install the agent-sandbox CRDs and run its"
-                + " controller (docs/kubernetes.md), or use kubernetes.api: pods");
+        throw new UnsupportedControlException(NOT_INSTALLED + ": " + INSTALL);
       }
       throw e;
     }

@@ -158,6 +158,10 @@ public final class KubeCluster {
     return canary;
   }
 
+  AgentSandboxes agentSandboxes() {
+    return agentSandboxes;
+  }
+
   public Tenants tenants() {
     return tenants;
   }
@@ -541,14 +545,15 @@ public final class KubeCluster {
   static long annotatedPids(Node n) {
     Map<String, String> a = n.getMetadata().getAnnotations();
     String v = a == null ? null : a.get(NODE_PIDS_ANNOTATION);
-    if (v == null || !v.matches("[1-9][0-9]{0,9}")) {
-      if (v != null) {
-        LOG.warn(
-            "node {}: annotation {}='{}' is not a positive whole number; ignored",
-            n.getMetadata().getName(),
-            NODE_PIDS_ANNOTATION,
-            Text.bounded(v, 40));
-      }
+    if (v == null) {
+      return 0;
+    }
+    if (!v.matches("[1-9][0-9]{0,9}")) {
+      LOG.warn(
+          "node {}: annotation {}='{}' is not a positive whole number; ignored",
+          n.getMetadata().getName(),
+          NODE_PIDS_ANNOTATION,
+          Text.bounded(v, 40));
       return 0;
     }
     return Long.parseLong(v);

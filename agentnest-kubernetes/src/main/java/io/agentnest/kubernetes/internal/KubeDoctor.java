@@ -61,15 +61,14 @@ public final class KubeDoctor {
                 "apply deploy/kubernetes/rbac.yaml for this tenant (kubectl apply -f ...)"));
     if (s.agentSandbox()) {
       out.add(
-          new AgentSandboxes(c).installed(ns)
+          cluster.agentSandboxes().installed(ns)
               ? HealthCheck.ok(
                   "kubernetes agent-sandbox",
                   "the cluster serves Sandbox (agents.x-k8s.io/v1beta1) in " + ns)
               : HealthCheck.fail(
                   "kubernetes agent-sandbox",
-                  "kubernetes.api is agent-sandbox, but the cluster has no Sandbox resource",
-                  "install the agent-sandbox CRDs and run its controller (docs/kubernetes.md),"
-                      + " or use kubernetes.api: pods"));
+                  AgentSandboxes.NOT_INSTALLED,
+                  AgentSandboxes.INSTALL));
     }
     try {
       var rcs = cluster.runtimeClasses().stream().map(r -> r.getMetadata().getName()).toList();

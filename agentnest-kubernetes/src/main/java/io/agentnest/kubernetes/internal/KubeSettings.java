@@ -55,14 +55,9 @@ public record KubeSettings(
     Duration startTimeout,
     String api) {
 
-  /**
-   * {@link #api()}: sandboxes are SIG Apps' Sandbox objects, which its controller makes pods of.
-   */
-  public static final String AGENT_SANDBOX = "agent-sandbox";
-
   /** Whether sandboxes are made through the agent-sandbox API rather than as bare pods. */
   public boolean agentSandbox() {
-    return AGENT_SANDBOX.equals(api);
+    return KubernetesOptions.AGENT_SANDBOX.equals(api);
   }
 
   /** A DNS-1123 label: what a namespace name must be. */
@@ -185,15 +180,8 @@ public record KubeSettings(
       throw new ConfigException(
           "AGENTNEST_KUBERNETES_START_TIMEOUT_SECONDS '" + timeout + "' is not a whole number");
     }
-    String api = orDefault(get.apply("API"), "pods");
-    if (!KubernetesOptions.APIS.contains(api)) {
-      throw new ConfigException(
-          "AGENTNEST_KUBERNETES_API '"
-              + api
-              + "' is not one the backend knows: use pods (bare pods, the default) or"
-              + " agent-sandbox (SIG Apps' Sandbox objects; their CRDs and controller must run in"
-              + " the cluster)");
-    }
+    String api = orDefault(get.apply("API"), KubernetesOptions.PODS);
+    KubernetesOptions.requireApi("AGENTNEST_KUBERNETES_API", api);
     return new KubeSettings(
         get.apply("KUBECONFIG"),
         get.apply("CONTEXT"),
