@@ -22,6 +22,7 @@ import base64
 import fcntl
 import json
 import os
+import resource
 import select
 import selectors
 import signal
@@ -484,6 +485,34 @@ class LimitProbe:
     def __init__(self):
         self.oom = read_counter(self.OOM, "oom_kill")
         self.pids = read_counter(self.PIDS, "max")
+        # A runtime whose own kernel holds the pids limit (gVisor on Kubernetes) does it with
+        # RLIMIT_NPROC, set by the pod's pid 1, and has no pids cgroup to read.
+        soft = resource.getrlimit(resource.RLIMIT_NPROC)[0]
+        self.nproc = soft if 0 < soft != resource.RLIM_INFINITY else None
+        self.nproc_full = False
+        self.sampled_at = 0.0
+
+    def sample_now(self):
+        """While output arrives (a refused fork prints its error as it happens), at most every
+        10 ms: the moment a bomb fills the limit is the moment it writes."""
+        if self.nproc is not None and not self.nproc_full:
+            now = time.monotonic()
+            if now - self.sampled_at >= 0.01:
+                self.sampled_at = now
+                self.sample_tasks()
+
+    def sample_tasks(self):
+        """Under an RLIMIT_NPROC: whether this user's tasks (threads too) have reached it, asked of
+        the kernel that counts them: a thread of the agent's own is refused then. (Its /proc
+        shows fewer tasks than it counts: gVisor counts a task until it is reaped.)"""
+        if self.nproc is None or self.nproc_full:
+            return
+        try:
+            t = threading.Thread(target=int, daemon=True)
+            t.start()
+            t.join(1)
+        except RuntimeError:  # "can't start new thread": the limit is full right now
+            self.nproc_full = True
 
     def hit(self, check_disk=True, disk_paths=(WORKSPACE, "/tmp")):
         oom = read_counter(self.OOM, "oom_kill")
@@ -491,6 +520,8 @@ class LimitProbe:
             return "MEMORY"
         pids = read_counter(self.PIDS, "max")
         if pids is not None and self.pids is not None and pids > self.pids:
+            return "PIDS"
+        if self.nproc_full:
             return "PIDS"
         for path in disk_paths if check_disk else ():
             try:
@@ -681,6 +712,7 @@ class ExecCall:
                         sel.unregister(fd)
                         del streams[fd]
                         continue
+                    probe.sample_now()
                     allowed = self.budget.take(len(data))
                     if allowed:
                         self.agent.send({"id": self.id, "ev": EV_OUT, "s": streams[fd]}, data[:allowed])
@@ -693,6 +725,7 @@ class ExecCall:
                     # belong to this call and end with it. A process meant to outlive the call
                     # redirects its output (cmd > log 2>&1 &).
                     killed_leftovers = True
+                    probe.sample_tasks()
                     self.kill_tree(signal.SIGKILL)
                 elif killed_leftovers and time.monotonic() - exited_at > 5:
                     break

@@ -250,14 +250,14 @@ class KubernetesCliIT {
 
   /**
    * A gVisor pod the way the docs tell a user to run one on the test cluster: no seccomp setting
-   * (the runtime's default profile) and no pids setting (the node states its podPidsLimit), only
-   * the administrator's waiver of the pids limit gVisor's tasks are not counted against.
+   * (the runtime's default profile), no pids setting and no waiver (gVisor's kernel holds the pod
+   * to its pids limit).
    */
   @Test
   void runOnTheGvisorRuntimeClassPrintsTheResultAsAUserRunsIt() throws Exception {
     Run r =
         cli(
-            Map.of("AGENTNEST_KUBERNETES_ALLOW_UNENFORCED_PIDS", "true"),
+            Map.of(),
             "run",
             "--backend",
             "kubernetes",

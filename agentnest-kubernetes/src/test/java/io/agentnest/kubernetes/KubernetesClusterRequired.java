@@ -24,7 +24,6 @@ public final class KubernetesClusterRequired implements BeforeAllCallback {
   static final String SECCOMP_PROPERTY = "agentnest.kubernetes.seccomp.profile";
   static final String SECCOMP_GVISOR_PROPERTY = "agentnest.kubernetes.seccomp.profile.gvisor";
 
-  static final String UNENFORCED_PIDS_PROPERTY = "agentnest.kubernetes.allow.unenforced.pids";
   private static volatile boolean imported;
 
   @Override
@@ -71,11 +70,6 @@ public final class KubernetesClusterRequired implements BeforeAllCallback {
           return;
         }
         System.setProperty(SECCOMP_GVISOR_PROPERTY, "agentnest-gvisor.json");
-      }
-      // The test cluster's administrator accepts gVisor pods without a pids limit of their own
-      // (KubernetesGvisorContractIT checks the refusal without this).
-      if (System.getProperty(UNENFORCED_PIDS_PROPERTY) == null) {
-        System.setProperty(UNENFORCED_PIDS_PROPERTY, "true");
       }
     }
   }

@@ -1,13 +1,10 @@
 package io.agentnest.kubernetes;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.agentnest.ForkReport;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
-import io.agentnest.SandboxInfo;
-import io.agentnest.UnsupportedControlException;
 import io.agentnest.spi.BackendSandbox;
 import io.agentnest.spi.Backends;
 import io.agentnest.spi.Labels;
@@ -15,6 +12,10 @@ import io.agentnest.spi.RuntimeBackend;
 import io.agentnest.spi.SandboxSpec;
 import io.agentnest.tck.BackendContract;
 import io.agentnest.tck.BackendUnderTest;
+import io.fabric8.kubernetes.api.model.Pod;
+import io.fabric8.kubernetes.client.Config;
+import io.fabric8.kubernetes.client.KubernetesClient;
+import io.fabric8.kubernetes.client.KubernetesClientBuilder;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -23,8 +24,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
 /**
  * The Kubernetes backend with pods on the {@code gvisor} RuntimeClass passes the backend contract
  * on a real cluster: the same pod hardening, with gVisor's kernel between the sandbox and the node.
- * The node's podPidsLimit does not reach gVisor's tasks, so a pids limit is refused there unless
- * the administrator allows it unenforced, as the test cluster's does (KubernetesClusterRequired).
+ * The node's podPidsLimit does not reach gVisor's tasks: the pod's pid 1 holds them to the limit
+ * with RLIMIT_NPROC, which gVisor's kernel counts, with no waiver from the administrator.
  */
 @ExtendWith({KubernetesClusterRequired.class, GvisorRuntimeClassRequired.class})
 class KubernetesGvisorContractIT implements BackendContract {
@@ -56,8 +57,7 @@ class KubernetesGvisorContractIT implements BackendContract {
    */
   @Test
   void aGvisorPodUnderTheRuntimesDefaultSeccompProfileStartsThreads() throws Exception {
-    KubernetesBackend plain =
-        new KubernetesBackend(KubeSettingsAccess.of(Map.of("ALLOW_UNENFORCED_PIDS", "true")));
+    KubernetesBackend plain = new KubernetesBackend(KubeSettingsAccess.of(Map.of()));
     SandboxSpec spec =
         gvisorSpec(
             "gvisor-default-seccomp",
@@ -82,18 +82,53 @@ class KubernetesGvisorContractIT implements BackendContract {
     }
   }
 
+  /**
+   * Without any waiver, the pids limit holds inside gVisor's kernel (RLIMIT_NPROC set by the pod's
+   * pid 1): threads past it are refused to the sandbox's code, and the pod's annotation says how.
+   */
   @Test
-  void aPidsLimitIsRefusedOnGvisorPodsUnlessTheAdministratorAllowsIt() {
-    KubernetesBackend strict =
-        new KubernetesBackend(KubeSettingsAccess.of(Map.of("NODE_PIDS_LIMIT", "256")));
-    SandboxSpec spec = gvisorSpec("pids-refusal", "python3", "-c", "pass");
-    assertThatThrownBy(() -> strict.create(spec))
-        .isInstanceOf(UnsupportedControlException.class)
-        .hasMessageContaining("pids")
-        .hasMessageContaining("AGENTNEST_KUBERNETES_ALLOW_UNENFORCED_PIDS");
-    assertThat(strict.list())
-        .extracting(SandboxInfo::labels)
-        .noneMatch(l -> "pids-refusal".equals(l.get("agentnest-tck")));
+  void aGvisorPodIsHeldToItsPidsLimitByGvisorsOwnKernel() throws Exception {
+    KubernetesBackend plain = new KubernetesBackend(KubeSettingsAccess.of(Map.of()));
+    SandboxSpec spec =
+        gvisorSpec(
+            "gvisor-pids",
+            "python3",
+            "-c",
+            "import threading, time, sys\n"
+                + "n = 0\n"
+                + "try:\n"
+                + "    for _ in range(1000):\n"
+                + "        threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n"
+                + "        n += 1\n"
+                + "except RuntimeError:\n"
+                + "    pass\n"
+                + "sys.stdout.write('started %04d\\n' % n)\n"
+                + "sys.stdout.flush()\n"
+                + "sys.stdin.read()\n");
+    BackendSandbox sb = plain.create(spec);
+    try {
+      byte[] line = new byte[64];
+      int n = sb.fromAgent().readNBytes(line, 0, "started 0000\n".length());
+      String out = new String(line, 0, n, StandardCharsets.UTF_8);
+      assertThat(out).as(sb.diagnostics()).startsWith("started ");
+      int started = Integer.parseInt(out.substring(8).trim());
+      // 64 tasks of the pod's user in all: pid 1, the exec's connector, the agent, its threads.
+      assertThat(started).as("threads started under a limit of 64").isBetween(1, 63);
+      assertThat(plain.inspect(sb.id())).isPresent();
+      try (KubernetesClient admin =
+          new KubernetesClientBuilder().withConfig(Config.autoConfigure(null)).build()) {
+        Pod pod =
+            admin.pods().inAnyNamespace().list().getItems().stream()
+                .filter(p -> p.getMetadata().getName().equals(sb.id()))
+                .findFirst()
+                .orElseThrow();
+        assertThat(pod.getMetadata().getAnnotations().get("agentnest.io/pids-limit"))
+            .isEqualTo("64 (RLIMIT_NPROC in the RuntimeClass's own kernel)");
+      }
+    } finally {
+      sb.close();
+      plain.destroy(sb.id());
+    }
   }
 
   /** A small gVisor sandbox running {@code command}, labelled {@code tck} for leftovers. */

@@ -51,8 +51,7 @@ final class ResourceProbes {
         Map.of(
             "runsc",
             "gVisor runs the threads inside its own kernel, not as the node's tasks: the node's"
-                + " process table is untouched and the memory limit bounds them (on Kubernetes"
-                + " only where the administrator allowed an unenforced pids limit)"),
+                + " process table is untouched and the memory limit bounds them"),
         ctx ->
             hostile(
                 ctx,

@@ -180,7 +180,8 @@ public final class KubeCluster {
     String ns = settings.namespaceOf(tenant);
     RuntimeClass rc = runtimeClass(spec.runtime());
     String runtimeClass = rc == null ? null : rc.getMetadata().getName();
-    boolean pidsReachTheSandbox = refusePidsOutsideTheNodesKernel(rc, spec.pidsLimit());
+    PidsEnforcement pidsBy =
+        PidsEnforcement.of(rc, spec.pidsLimit(), settings.allowUnenforcedPids());
     String seccomp = seccompProfileFor(rc);
     StartTrace.mark("runtime class");
     tenants.ensure(tenant, ns);
@@ -201,6 +202,9 @@ public final class KubeCluster {
         PodSpecs.build(id, ns, tenant, spec, runtimeClass, seccomp, settings.imagePullPolicy());
     if (!iso.isolated()) {
       pod.getMetadata().getAnnotations().put(ISOLATION_ANNOTATION, "not enforced: " + iso.detail());
+    }
+    if (pidsBy == PidsEnforcement.SANDBOX_KERNEL) {
+      PodSpecs.limitTasksInTheSandboxKernel(pod, spec.pidsLimit());
     }
     UserNamespaces.Decision userns = userNamespaces.forRuntime(rc);
     if (userns.use()) {
@@ -227,11 +231,16 @@ public final class KubeCluster {
     try {
       Pod running = waitRunning(ns, id, spec.image());
       StartTrace.mark("pod running");
-      long pids = pidsReachTheSandbox ? checkPids(running, spec.pidsLimit()) : 0;
       String enforced =
-          pids > 0
-              ? Long.toString(pids)
-              : pidsReachTheSandbox ? null : "unenforced (RuntimeClass " + runtimeClass + ")";
+          switch (pidsBy) {
+            case NODE -> {
+              long pids = checkPids(running, spec.pidsLimit());
+              yield pids > 0 ? Long.toString(pids) : null;
+            }
+            case SANDBOX_KERNEL ->
+                spec.pidsLimit() + " (RLIMIT_NPROC in the RuntimeClass's own kernel)";
+            case UNENFORCED -> "unenforced (RuntimeClass " + runtimeClass + ")";
+          };
       if (enforced != null) {
         // One merge patch, not an edit (a GET and a PUT): it is on every cold start's path.
         ObjectNode patch = JSON.createObjectNode();
@@ -327,46 +336,6 @@ public final class KubeCluster {
             + " (every refusal becomes EPERM, so no thread can start): install AgentNest's gVisor"
             + " profile (seccomp-gvisor.json, docs/kubernetes.md) on the nodes too and name it with"
             + " AGENTNEST_KUBERNETES_SECCOMP_PROFILE_GVISOR");
-  }
-
-  /**
-   * The only per-pod process limit Kubernetes 1.20 has is the kubelet's podPidsLimit, a cgroup
-   * count of the node's tasks. A RuntimeClass with a kernel of its own (gVisor, Kata) runs the
-   * sandbox's processes where that count does not reach them (gVisor's threads are not node tasks;
-   * the escape suite's thread bomb started 5,000 under a limit of 256), and the CRI passes no pids
-   * limit for the runtime to apply itself. So a pids limit is refused there, before anything is
-   * created, rather than promised and not kept, unless the administrator opted out; the pod's
-   * {@code agentnest.io/pids-limit} annotation then says "unenforced".
-   *
-   * @return whether the node's pids limit reaches the sandbox's processes
-   */
-  private boolean refusePidsOutsideTheNodesKernel(@Nullable RuntimeClass rc, long pidsLimit) {
-    if (rc == null || pidsLimit <= 0) {
-      return true;
-    }
-    String runtimeClass = rc.getMetadata().getName();
-    String handler = rc.getHandler();
-    if (handler != null && UserNamespaces.NODE_KERNEL_HANDLERS.contains(handler)) {
-      return true;
-    }
-    if (settings.allowUnenforcedPids()) {
-      LOG.warn(
-          "pids limit {} not enforced on RuntimeClass {} (the administrator allowed it)",
-          pidsLimit,
-          runtimeClass);
-      return false;
-    }
-    throw new UnsupportedControlException(
-        "pids: a limit of "
-            + pidsLimit
-            + " cannot be enforced on RuntimeClass "
-            + runtimeClass
-            + " (handler "
-            + handler
-            + "): the kubelet's podPidsLimit counts only the node's own tasks, and this runtime"
-            + " runs the sandbox's processes in a kernel of its own. Use runc pods, or, to rely"
-            + " on the memory and CPU limits there, the administrator sets"
-            + " AGENTNEST_KUBERNETES_ALLOW_UNENFORCED_PIDS=true");
   }
 
   private Pod waitRunning(String ns, String id, String image) {

@@ -239,6 +239,17 @@ public final class PodSpecs {
         .build();
   }
 
+  /**
+   * Has the pod's pid 1 hold every process of the pod to {@code limit} tasks with RLIMIT_NPROC, for
+   * a runtime whose own kernel counts it and which the node's podPidsLimit does not reach.
+   */
+  static void limitTasksInTheSandboxKernel(Pod pod, long limit) {
+    pod.getSpec()
+        .getContainers()
+        .get(0)
+        .setCommand(List.of("python3", "-c", HOLDER, "--nproc", Long.toString(limit)));
+  }
+
   /** uid and gid from "uid[:gid]"; a name cannot be mapped without the image's passwd. */
   static long[] user(String user) {
     var m = USER.matcher(user);

@@ -4,13 +4,24 @@
 # descendants only), a child of pid 1 always does. A connector (connector.py, run by the exec)
 # passes the exec's stdio over a socket; the agent gets them as its own and the connector waits
 # for the agent's exit status.
-import array, json, os, signal, socket, select, struct, ctypes
+import array, json, os, resource, signal, socket, select, struct, sys, ctypes
 
 # Sandbox code runs as the same uid: not dumpable, or /proc/1/mem makes pid 1 its puppet (the escape
 # suite's privilege.agent-memory probe). Stdio to /dev/null, or /proc/1/fd/1 writes into the node's
 # container log. If the kernel refuses either, the pod fails instead of running weakened.
 if ctypes.CDLL(None).prctl(4, 0, 0, 0, 0) != 0:
     os._exit(70)
+# A process limit the node cannot hold this pod to (gVisor's tasks are not node tasks; its kernel
+# counts RLIMIT_NPROC per user, threads too): set before any sandbox code runs and inherited by
+# every agent; no process of the pod may raise it (no CAP_SYS_RESOURCE). Refused: the pod fails.
+if len(sys.argv) == 3 and sys.argv[1] == '--nproc':
+    try:
+        lim = int(sys.argv[2])
+        resource.setrlimit(resource.RLIMIT_NPROC, (lim, lim))
+        if resource.getrlimit(resource.RLIMIT_NPROC) != (lim, lim):
+            raise OSError('RLIMIT_NPROC did not take')
+    except (ValueError, OSError):
+        os._exit(71)
 n = os.open('/dev/null', os.O_RDWR)
 for f in (0, 1, 2):
     os.dup2(n, f)
