@@ -31,6 +31,10 @@ class NprocLimitTest(unittest.TestCase):
         probe.sample_now()
         self.assertIsNone(probe.hit(check_disk=False))
 
+    def test_the_engines_own_nproc_default_is_not_watched(self):
+        # Docker's containers inherit a large RLIMIT_NPROC: not the sandbox's limit, no sampling.
+        self.assertIsNone(agent.LimitProbe().nproc)
+
     def test_without_an_nproc_limit_nothing_is_counted(self):
         p = self.probe_with_limit(None)
         p.sample_tasks()

@@ -486,9 +486,12 @@ class LimitProbe:
         self.oom = read_counter(self.OOM, "oom_kill")
         self.pids = read_counter(self.PIDS, "max")
         # A runtime whose own kernel holds the pids limit (gVisor on Kubernetes) does it with
-        # RLIMIT_NPROC, set by the pod's pid 1, and has no pids cgroup to read.
+        # RLIMIT_NPROC, set by the pod's pid 1, which says so in the environment it starts the
+        # agent with; there is no pids cgroup to read. (Elsewhere RLIMIT_NPROC is the engine's
+        # large default, not the sandbox's limit, and is not watched.)
         soft = resource.getrlimit(resource.RLIMIT_NPROC)[0]
-        self.nproc = soft if 0 < soft != resource.RLIM_INFINITY else None
+        ours = os.environ.get("AGENTNEST_NPROC_LIMIT") == str(soft)
+        self.nproc = soft if ours and 0 < soft != resource.RLIM_INFINITY else None
         self.nproc_full = False
         self.sampled_at = 0.0
 

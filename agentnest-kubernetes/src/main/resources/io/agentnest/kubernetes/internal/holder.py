@@ -22,6 +22,8 @@ if len(sys.argv) == 3 and sys.argv[1] == '--nproc':
             raise OSError('RLIMIT_NPROC did not take')
     except (ValueError, OSError):
         os._exit(71)
+    # Tells the agents (started with this environment) that this limit is the pod's pids limit.
+    os.environ['AGENTNEST_NPROC_LIMIT'] = str(lim)
 n = os.open('/dev/null', os.O_RDWR)
 for f in (0, 1, 2):
     os.dup2(n, f)
