@@ -2,13 +2,14 @@
 # The whole test suite, from a fresh Debian 12 machine or an existing one: installs and starts
 # what it needs (Docker engine, runsc, mmdebstrap, PostgreSQL; idempotent), a private PostgreSQL
 # (scripts/postgres.sh) and a single-node Kubernetes cluster on loopback (built from Debian's
-# sources on the first run; both stopped again at the end unless they were running), then runs `./mvnw install` (unit tests, integration tests against the
-# real engine and the cluster, formatting and static checks, coverage), README's Java example
+# sources on the first run; both stopped again at the end unless they were running), then runs
+# `./mvnw install` (unit tests, integration tests against the real engine, the cluster and
+# PostgreSQL, formatting and static checks, coverage), README's Java example
 # from the installed BOM (scripts/consumer-check.sh) and the Python package's suite
 # (scripts/test-python.sh); at the end it removes io/agentnest from the local Maven repository
 # again and checks that the run left nothing behind (temporary directories, containers).
 # About 35-45 minutes with the caches warm.
-# Under CI=true a missing Docker engine or cluster fails the integration tests instead of skipping them.
+# Under CI=true a missing Docker engine, cluster or PostgreSQL fails the integration tests instead of skipping them.
 # Usage: scripts/test.sh [MAVEN ARGS...]   (passed to `./mvnw install`, e.g. -DskipITs)
 #        scripts/test.sh -h | --help       (prints this and touches nothing)
 set -euo pipefail
