@@ -30,6 +30,7 @@ import io.agentnest.server.service.Registry;
 import io.agentnest.server.service.SandboxService;
 import io.agentnest.server.service.SandboxStates;
 import io.agentnest.server.tenancy.KeyRole;
+import io.agentnest.server.tenancy.StoreUnavailableException;
 import io.agentnest.server.tenancy.Tenant;
 import io.agentnest.server.tenancy.TenantStore;
 import io.agentnest.server.v1.ExecSocket;
@@ -145,6 +146,7 @@ public final class AgentNestServer implements AutoCloseable {
     this.e2bSandboxes = new E2bSandboxes(tenants::keyActive);
     registry.countHeld(e2bSandboxes::paused);
     registry.recordOwners(tenants::recordSandbox);
+    registry.shareQuota(tenants.quota(), config.policy().maxTtl());
     this.streams = new OpenStreams(tenants::keyActive);
     this.service =
         new SandboxService(config, registry, creator, clock, tenants.storeId(), approvals);
@@ -343,6 +345,19 @@ public final class AgentNestServer implements AutoCloseable {
                     HandlerType.findOrCreate(method), E2bEnvd.PREFIX + "/<rest>", e2bEnvd::handle);
               }
               cfg.routes.exception(ApiException.class, (e, ctx) -> Exchange.send(ctx, e));
+              cfg.routes.exception(
+                  StoreUnavailableException.class,
+                  (e, ctx) -> {
+                    LOG.warn("{} {}: {}", ctx.method(), ctx.path(), e.getMessage());
+                    Exchange.send(
+                        ctx,
+                        new ApiException(
+                            503,
+                            ErrorCode.INTERNAL,
+                            "the server's shared store does not answer",
+                            "retry in a few seconds; the operator finds the cause in the server"
+                                + " log"));
+                  });
               cfg.routes.exception(
                   HttpResponseException.class, (e, ctx) -> Exchange.send(ctx, Failures.of(e)));
               cfg.routes.exception(

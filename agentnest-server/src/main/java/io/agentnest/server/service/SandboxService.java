@@ -274,6 +274,7 @@ public final class SandboxService implements AutoCloseable {
     } catch (RuntimeException ex) {
       throw Failures.of(ex);
     }
+    registry.extended(e);
   }
 
   /** Counts one execution against the tenant's per-minute bound (429 past it). */

@@ -1,0 +1,64 @@
+package io.agentnest.server.tenancy;
+
+import java.time.Instant;
+import org.jspecify.annotations.Nullable;
+
+/**
+ * A tenant's quota use as every server of a deployment sees it. One server alone counts its own
+ * sandboxes in memory and needs none of this ({@link #NONE}); servers sharing a store count each
+ * sandbox (and each create under way) as a hold in the store, taken atomically against the tenant's
+ * limits, so racing creates on different servers cannot overshoot a quota.
+ */
+public interface QuotaLedger {
+  /** No shared count: the server's own is the whole truth (one server, SQLite). */
+  QuotaLedger NONE =
+      new QuotaLedger() {
+        @Override
+        public @Nullable Full hold(
+            Tenant t, String holdId, long memoryBytes, double cpus, int extra, Instant expires) {
+          return null;
+        }
+
+        @Override
+        public void bind(String holdId, String sandboxId, Instant expires) {}
+
+        @Override
+        public void adopt(
+            String tenant, String sandboxId, long memoryBytes, double cpus, Instant expires) {}
+
+        @Override
+        public void extend(String sandboxId, Instant expires) {}
+
+        @Override
+        public void release(String id) {}
+      };
+
+  /**
+   * A quota that is full: which one ({@code sandboxes}, {@code memory_bytes}, {@code cpus}), its
+   * limit and its use across every server.
+   */
+  record Full(String quota, Object limit, Object used) {}
+
+  /**
+   * Takes room for one sandbox of {@code t} under {@code holdId} until {@code expires}, counting
+   * {@code extra} sandboxes the tenant holds outside the store (E2B-paused ones); null when taken,
+   * else the quota that is full (nothing is taken then).
+   */
+  @Nullable Full hold(
+      Tenant t, String holdId, long memoryBytes, double cpus, int extra, Instant expires);
+
+  /** The create under {@code holdId} made sandbox {@code sandboxId}, which lives until then. */
+  void bind(String holdId, String sandboxId, Instant expires);
+
+  /**
+   * Counts a sandbox a server took over after a restart (counted even when it overshoots: it runs
+   * already, and the tenant's next create waits for room).
+   */
+  void adopt(String tenant, String sandboxId, long memoryBytes, double cpus, Instant expires);
+
+  /** The sandbox lives longer now. */
+  void extend(String sandboxId, Instant expires);
+
+  /** Gives back a hold or a sandbox's room (idempotent). */
+  void release(String id);
+}
