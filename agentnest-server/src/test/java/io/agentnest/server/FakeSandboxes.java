@@ -43,9 +43,19 @@ public final class FakeSandboxes implements AutoCloseable {
   final AgentNestServer server;
   final int port;
   private final AtomicInteger seq = new AtomicInteger();
+  private final String idPrefix;
 
   public FakeSandboxes(Path dir, String yaml) {
-    store = TenantStore.open(dir.resolve("tenants.db"), Clock.systemUTC());
+    this(TenantStore.open(dir.resolve("tenants.db"), Clock.systemUTC()), yaml, "fake");
+  }
+
+  /**
+   * A server on {@code store} (closed with it) whose sandbox ids start with {@code idPrefix}: two
+   * servers on one shared store need ids of their own, as two engines' sandboxes have.
+   */
+  public FakeSandboxes(TenantStore store, String yaml, String idPrefix) {
+    this.store = store;
+    this.idPrefix = idPrefix;
     server =
         new AgentNestServer(
             ServerConfig.parse("listen: {host: 127.0.0.1, port: 0}\n" + yaml, "test"),
@@ -63,7 +73,7 @@ public final class FakeSandboxes implements AutoCloseable {
 
   private Sandbox create(SandboxConfig config) {
     created.add(config);
-    String id = "fake" + seq.incrementAndGet() + "0000000000000000";
+    String id = idPrefix + seq.incrementAndGet() + "0000000000000000";
     Instant expires = Instant.now().plus(config.ttl());
     return (Sandbox)
         Proxy.newProxyInstance(

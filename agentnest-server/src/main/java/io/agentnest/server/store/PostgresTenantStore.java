@@ -85,6 +85,9 @@ public final class PostgresTenantStore implements TenantStore {
 
   @Override
   public List<String> sandboxIds(String tenant, int max) {
+    if (!named(tenant)) {
+      return List.of();
+    }
     return query(
         "SELECT id FROM sandbox_owners WHERE tenant = ? ORDER BY created DESC LIMIT ?",
         r -> r.getString(1),
@@ -297,12 +300,20 @@ public final class PostgresTenantStore implements TenantStore {
                 instant(r.getObject(3, OffsetDateTime.class))));
   }
 
-  @Override
-  public Optional<Tenant> find(String name) {
+  /** Whether {@code name} could name a tenant: no tenant has a name the store refuses. */
+  private static boolean named(String name) {
     try {
       TenantStore.checkName(name);
+      return true;
     } catch (IllegalArgumentException e) {
-      return Optional.empty(); // no tenant can have a name the store refuses
+      return false;
+    }
+  }
+
+  @Override
+  public Optional<Tenant> find(String name) {
+    if (!named(name)) {
+      return Optional.empty();
     }
     List<Tenant> t =
         query("SELECT * FROM tenants WHERE name = ?", PostgresTenantStore::tenant, name);
@@ -316,6 +327,9 @@ public final class PostgresTenantStore implements TenantStore {
 
   @Override
   public List<ApiKey> keys(String tenant) {
+    if (!named(tenant)) {
+      return List.of();
+    }
     return query(
         "SELECT id, tenant, created, expires, revoked, role FROM api_keys WHERE tenant = ?"
             + " ORDER BY created",
