@@ -29,6 +29,7 @@ import io.agentnest.server.service.Failures;
 import io.agentnest.server.service.Registry;
 import io.agentnest.server.service.SandboxService;
 import io.agentnest.server.service.SandboxStates;
+import io.agentnest.server.store.SharedStore;
 import io.agentnest.server.tenancy.KeyRole;
 import io.agentnest.server.tenancy.StoreUnavailableException;
 import io.agentnest.server.tenancy.Tenant;
@@ -94,7 +95,7 @@ public final class AgentNestServer implements AutoCloseable {
   private final SandboxApi api;
   private final ExecSocket socket;
   private final StateApi state;
-  private final ApprovalQueue approvals = new ApprovalQueue();
+  private final ApprovalQueue approvals;
   private final OpenStreams streams;
   private final AuditShipping shipping = new AuditShipping();
   private final Map<String, String> env;
@@ -115,6 +116,11 @@ public final class AgentNestServer implements AutoCloseable {
 
   public AgentNestServer(ServerConfig config, TenantStore tenants) {
     this(config, tenants, Sandbox::create);
+  }
+
+  /** A server on {@code store}: shared with other servers when it is PostgreSQL. */
+  public AgentNestServer(ServerConfig config, SharedStore store) {
+    this(config, store, Sandbox::create, Sandbox::list, Clock.systemUTC(), System.getenv());
   }
 
   /**
@@ -138,6 +144,23 @@ public final class AgentNestServer implements AutoCloseable {
       Supplier<List<SandboxInfo>> running,
       Clock clock,
       Map<String, String> env) {
+    this(config, SharedStore.local(tenants), creator, running, clock, env);
+  }
+
+  /**
+   * @param store tenants and approvals: this server's alone, or shared with other servers
+   * @param creator makes a sandbox ({@code Sandbox::create})
+   * @param running the engine's managed sandboxes, read once at start for re-adoption
+   */
+  AgentNestServer(
+      ServerConfig config,
+      SharedStore store,
+      Function<SandboxConfig, Sandbox> creator,
+      Supplier<List<SandboxInfo>> running,
+      Clock clock,
+      Map<String, String> env) {
+    TenantStore tenants = store.tenants();
+    this.approvals = new ApprovalQueue(store.approvals(), clock);
     this.running = running;
     this.env = Map.copyOf(env);
     this.config = Objects.requireNonNull(config);
@@ -798,6 +821,11 @@ public final class AgentNestServer implements AutoCloseable {
     streams.close();
     registry.detachAll();
     shipping.stop();
+  }
+
+  /** The approvals queue its sandboxes wait on (tests ask through it as a sandbox would). */
+  ApprovalQueue approvals() {
+    return approvals;
   }
 
   /** Destroys every sandbox this server holds (all tenants). */

@@ -1,5 +1,6 @@
 package io.agentnest.server;
 
+import io.agentnest.ApprovalHandler;
 import io.agentnest.Backpressure;
 import io.agentnest.ExecEvent;
 import io.agentnest.ExecResult;
@@ -10,6 +11,7 @@ import io.agentnest.SandboxConfig;
 import io.agentnest.SnapshotInfo;
 import io.agentnest.internal.call.DefaultExecution;
 import io.agentnest.server.config.ServerConfig;
+import io.agentnest.server.store.SharedStore;
 import io.agentnest.server.tenancy.TenantStore;
 import java.lang.reflect.Proxy;
 import java.nio.file.Path;
@@ -40,6 +42,7 @@ public final class FakeSandboxes implements AutoCloseable {
   final AtomicInteger cancelled = new AtomicInteger();
 
   public final TenantStore store;
+  private final SharedStore shared;
   final AgentNestServer server;
   final int port;
   private final AtomicInteger seq = new AtomicInteger();
@@ -54,12 +57,18 @@ public final class FakeSandboxes implements AutoCloseable {
    * servers on one shared store need ids of their own, as two engines' sandboxes have.
    */
   public FakeSandboxes(TenantStore store, String yaml, String idPrefix) {
-    this.store = store;
+    this(SharedStore.local(store), yaml, idPrefix);
+  }
+
+  /** A server on {@code shared} (closed with it), as one of several servers sharing it. */
+  public FakeSandboxes(SharedStore shared, String yaml, String idPrefix) {
+    this.shared = shared;
+    this.store = shared.tenants();
     this.idPrefix = idPrefix;
     server =
         new AgentNestServer(
             ServerConfig.parse("listen: {host: 127.0.0.1, port: 0}\n" + yaml, "test"),
-            store,
+            shared,
             this::create,
             List::of,
             Clock.systemUTC(),
@@ -69,6 +78,11 @@ public final class FakeSandboxes implements AutoCloseable {
 
   public Http http() {
     return new Http(port);
+  }
+
+  /** The approval handler a sandbox of {@code tenant} on this server gets (as create wires it). */
+  public ApprovalHandler approvalHandler(String tenant, Duration timeout) {
+    return server.approvals().handlerFor(tenant, timeout);
   }
 
   private Sandbox create(SandboxConfig config) {
@@ -141,7 +155,7 @@ public final class FakeSandboxes implements AutoCloseable {
     try {
       server.close();
     } finally {
-      store.close();
+      shared.close();
     }
   }
 }

@@ -66,7 +66,7 @@ class ServerPackagesTest {
     floor("http", "tenancy");
     floor("config", "http");
     floor("approvals", "http", "tenancy");
-    floor("store", "tenancy", "config");
+    floor("store", "tenancy", "config", "approvals");
   }
 
   @Test

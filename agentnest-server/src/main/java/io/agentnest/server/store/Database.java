@@ -6,8 +6,10 @@ import com.zaxxer.hikari.pool.HikariPool;
 import io.agentnest.server.config.StoreConfig;
 import io.agentnest.server.tenancy.StoreUnavailableException;
 import java.sql.Connection;
+import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.util.Map;
+import java.util.Properties;
 import java.util.concurrent.TimeUnit;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
@@ -68,10 +70,10 @@ final class Database implements AutoCloseable {
               + ": cannot bring the schema of "
               + c.url()
               + " up to date: "
-              + e.getMessage()
-              + "; the role "
+              + String.valueOf(e.getMessage()).replace('\n', ' ').strip()
+              + "; give the server a database of its own, owned by "
               + c.user()
-              + " needs CREATE on the database (GRANT CREATE ON DATABASE ... TO "
+              + " (CREATE DATABASE agentnest OWNER "
               + c.user()
               + ")",
           e);
@@ -84,9 +86,9 @@ final class Database implements AutoCloseable {
         .dataSource(ds)
         .locations(MIGRATIONS)
         .table("agentnest_schema_history")
-        // A database already holding other tables gets ours beside them; never cleaned.
-        .baselineOnMigrate(true)
-        .baselineVersion("0")
+        // The server's database is its own: one already holding other tables is refused, and
+        // nothing is ever cleaned. (A baseline on migrate would race between servers starting
+        // together on an empty database.)
         .cleanDisabled(true)
         .load()
         .migrate();
@@ -99,6 +101,21 @@ final class Database implements AutoCloseable {
     } catch (SQLException e) {
       throw unavailable(e);
     }
+  }
+
+  /**
+   * A new connection outside the pool, for a listener that holds one for as long as the server runs
+   * (a pooled one would be taken from the requests).
+   */
+  Connection dedicated() throws SQLException {
+    Properties p = new Properties();
+    p.setProperty("user", pool.getUsername());
+    p.setProperty("password", pool.getPassword());
+    p.setProperty("connectTimeout", String.valueOf(CONNECT_SECONDS));
+    p.setProperty("loginTimeout", String.valueOf(CONNECT_SECONDS));
+    p.setProperty("tcpKeepAlive", "true");
+    p.setProperty("ApplicationName", "agentnest-server-listener");
+    return DriverManager.getConnection(config.url(), p);
   }
 
   /** What a failed statement tells the caller: the store, the problem, the fix. */

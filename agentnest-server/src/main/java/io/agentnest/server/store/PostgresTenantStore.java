@@ -43,7 +43,7 @@ public final class PostgresTenantStore implements TenantStore {
   private final Clock clock;
   private final PostgresQuota quota;
 
-  private PostgresTenantStore(Database db, Clock clock) {
+  PostgresTenantStore(Database db, Clock clock) {
     this.db = db;
     this.clock = clock;
     this.quota = new PostgresQuota(db, clock);

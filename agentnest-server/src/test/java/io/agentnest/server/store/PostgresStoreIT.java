@@ -64,8 +64,8 @@ class PostgresStoreIT {
 
   @Test
   void aTenantAndKeyMadeThroughOneServerWorkOnTheOtherAndARevokedKeyOnNeither() {
-    try (FakeSandboxes a = new FakeSandboxes(pg.store(), SERVER_YAML, "a");
-        FakeSandboxes b = new FakeSandboxes(pg.store(), SERVER_YAML, "b")) {
+    try (FakeSandboxes a = new FakeSandboxes(pg.shared(), SERVER_YAML, "a");
+        FakeSandboxes b = new FakeSandboxes(pg.shared(), SERVER_YAML, "b")) {
       String key = a.store.add(tenant("search", 5), null);
       assertThat(b.http().get("/v1/sandboxes", key).status()).isEqualTo(200);
       String id = b.http().created(key, "{}");
@@ -156,8 +156,8 @@ class PostgresStoreIT {
   void racingCreatesThroughTwoServersNeverOvershootAndADestroyGivesRoomBack() throws Exception {
     int limit = 30;
     int attempts = 50;
-    try (FakeSandboxes a = new FakeSandboxes(pg.store(), SERVER_YAML, "a");
-        FakeSandboxes b = new FakeSandboxes(pg.store(), SERVER_YAML, "b")) {
+    try (FakeSandboxes a = new FakeSandboxes(pg.shared(), SERVER_YAML, "a");
+        FakeSandboxes b = new FakeSandboxes(pg.shared(), SERVER_YAML, "b")) {
       String key = a.store.add(tenant("race", limit), null);
       AtomicInteger created = new AtomicInteger();
       AtomicInteger quota = new AtomicInteger();
@@ -187,33 +187,64 @@ class PostgresStoreIT {
   }
 
   @Test
-  void twoServersStartingTogetherRunEachMigrationOnce() throws Exception {
-    ExecutorService pool = Executors.newFixedThreadPool(2);
+  void serversStartingTogetherOnAnEmptyDatabaseRunEachMigrationOnce() throws Exception {
+    // Several rounds, each on a database of its own: a race shows only now and then.
+    for (int round = 0; round < 3; round++) {
+      try (TestPostgres fresh = TestPostgres.create()) {
+        startTogether(fresh, 3);
+      }
+    }
+  }
+
+  private static void startTogether(TestPostgres db, int servers) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(servers);
     CountDownLatch go = new CountDownLatch(1);
+    List<PostgresTenantStore> stores = new ArrayList<>();
     try {
       List<Future<PostgresTenantStore>> opened = new ArrayList<>();
-      for (int i = 0; i < 2; i++) {
+      for (int i = 0; i < servers; i++) {
         opened.add(
             pool.submit(
                 () -> {
                   go.await(30, TimeUnit.SECONDS);
-                  return pg.store();
+                  return db.store();
                 }));
       }
       go.countDown();
-      List<PostgresTenantStore> stores = new ArrayList<>();
       for (Future<PostgresTenantStore> f : opened) {
         stores.add(f.get(60, TimeUnit.SECONDS));
       }
-      assertThat(
-              count(
-                  "SELECT count(*) FROM agentnest_schema_history WHERE version = '1' AND success"))
-          .isEqualTo(1);
+      try (Connection c = db.connect();
+          Statement s = c.createStatement();
+          ResultSet r =
+              s.executeQuery(
+                  "SELECT version, count(*) FROM agentnest_schema_history WHERE success"
+                      + " GROUP BY version ORDER BY version")) {
+        List<String> applied = new ArrayList<>();
+        while (r.next()) {
+          applied.add(r.getString(1) + "x" + r.getLong(2));
+        }
+        assertThat(applied).containsExactly("1x1", "2x1");
+      }
       stores.get(0).add(tenant("one", 1), null);
-      assertThat(stores.get(1).find("one")).isPresent();
-      stores.forEach(PostgresTenantStore::close);
+      assertThat(stores.get(servers - 1).find("one")).isPresent();
     } finally {
+      stores.forEach(PostgresTenantStore::close);
       pool.shutdownNow();
+    }
+  }
+
+  @Test
+  void aDatabaseHoldingOtherTablesIsRefusedWithTheFix() throws Exception {
+    try (TestPostgres other = TestPostgres.create()) {
+      try (Connection c = other.connect();
+          Statement s = c.createStatement()) {
+        s.execute("CREATE TABLE invoices (id int)");
+      }
+      assertThatThrownBy(other::store)
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("cannot bring the schema of")
+          .hasMessageContaining("give the server a database of its own");
     }
   }
 
@@ -310,7 +341,7 @@ class PostgresStoreIT {
 
   @Test
   void aDatabaseGoneWhileServingGives503NamingTheStoreAndRecovers() throws Exception {
-    try (FakeSandboxes a = new FakeSandboxes(pg.store(), SERVER_YAML, "a")) {
+    try (FakeSandboxes a = new FakeSandboxes(pg.shared(), SERVER_YAML, "a")) {
       String key = a.store.add(tenant("down", 5), null);
       assertThat(a.http().get("/v1/sandboxes", key).status()).isEqualTo(200);
       try (Connection admin = pg.admin();

@@ -103,6 +103,11 @@ final class TestPostgres implements AutoCloseable {
     return PostgresTenantStore.open(config(), env(), Clock.systemUTC());
   }
 
+  /** A new shared store (tenants and approvals, its own pool) as one more server opens it. */
+  SharedStore shared() {
+    return SharedStore.postgres(config(), env(), Clock.systemUTC());
+  }
+
   /** A connection to this database as the test's superuser (for checks and for breaking it). */
   Connection connect() throws SQLException {
     return DriverManager.getConnection(url(), props(user, password));
