@@ -148,7 +148,8 @@ public final class AgentNestServer implements AutoCloseable {
   }
 
   /**
-   * @param store tenants and approvals: this server's alone, or shared with other servers
+   * @param store tenants, approvals and console sessions: this server's alone, or shared with other
+   *     servers
    * @param creator makes a sandbox ({@code Sandbox::create})
    * @param running the engine's managed sandboxes, read once at start for re-adoption
    */
@@ -208,7 +209,11 @@ public final class AgentNestServer implements AutoCloseable {
             new E2bCodeInterpreter(clock, service.taps()));
     this.consoleSessions =
         new ConsoleSessions(
-            clock, config.tls() != null, tenants::adminKeyActive, tenants::keyActive);
+            store.sessions(),
+            clock,
+            config.tls() != null,
+            tenants::adminKeyActive,
+            tenants::keyActive);
     this.console =
         new ConsoleApi(
             consoleSessions,

@@ -10,14 +10,16 @@ import java.time.Clock;
 import java.util.Map;
 
 /**
- * What a server keeps beyond its own process: tenants, keys and quota use ({@link #tenants}) and
- * the approvals queue ({@link #approvals}). In SQLite and memory for one machine; in PostgreSQL for
- * servers that share them ({@code store.postgres} in server.yaml).
+ * What a server keeps beyond its own process: tenants, keys and quota use ({@link #tenants}), the
+ * approvals queue ({@link #approvals}) and the web console's sessions ({@link #sessions}). In
+ * SQLite and memory for one machine; in PostgreSQL for servers that share them ({@code
+ * store.postgres} in server.yaml).
  */
-public record SharedStore(TenantStore tenants, ApprovalBoard approvals) implements AutoCloseable {
-  /** One server's: {@code tenants} and its approvals in memory. */
+public record SharedStore(TenantStore tenants, ApprovalBoard approvals, SessionBook sessions)
+    implements AutoCloseable {
+  /** One server's: {@code tenants}, and its approvals and console sessions in memory. */
   public static SharedStore local(TenantStore tenants) {
-    return new SharedStore(tenants, new LocalApprovalBoard());
+    return new SharedStore(tenants, new LocalApprovalBoard(), new MemorySessionBook());
   }
 
   /**
@@ -28,7 +30,8 @@ public record SharedStore(TenantStore tenants, ApprovalBoard approvals) implemen
    */
   public static SharedStore postgres(StoreConfig.Postgres c, Map<String, String> env, Clock clock) {
     Database db = Database.open(c, env, PostgresTenantStore.POOL_SIZE);
-    return new SharedStore(new PostgresTenantStore(db, clock), new PostgresApprovals(db));
+    return new SharedStore(
+        new PostgresTenantStore(db, clock), new PostgresApprovals(db), new PostgresSessionBook(db));
   }
 
   /**

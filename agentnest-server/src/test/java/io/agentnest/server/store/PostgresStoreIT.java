@@ -224,7 +224,11 @@ class PostgresStoreIT {
         while (r.next()) {
           applied.add(r.getString(1) + "x" + r.getLong(2));
         }
-        assertThat(applied).containsExactly("1x1", "2x1");
+        // Every migration once: none twice, none missing (versions 1, 2, 3, ...).
+        assertThat(applied).isNotEmpty().allMatch(v -> v.endsWith("x1"));
+        for (int v = 1; v <= applied.size(); v++) {
+          assertThat(applied).contains(v + "x1");
+        }
       }
       stores.get(0).add(tenant("one", 1), null);
       assertThat(stores.get(servers - 1).find("one")).isPresent();
