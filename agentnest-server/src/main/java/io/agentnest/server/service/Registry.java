@@ -64,37 +64,42 @@ public final class Registry {
     this.clock = clock;
   }
 
-  /** Reserves room for one sandbox, or a 429 naming the quota that is full and its use. */
-  synchronized Reservation reserve(Tenant t, long memoryBytes, double cpus) {
-    reapExpired();
-    Wire.Usage u = usage(t.name());
-    if (u.sandboxes() + 1 > t.maxSandboxes()) {
-      throw quota("sandboxes", t.maxSandboxes(), u.sandboxes(), "destroy one of your sandboxes");
+  /**
+   * Reserves room for one sandbox, or a 429 naming the quota that is full and its use: first in
+   * this server's count (under the lock, so two racing creates here cannot both pass a quota of
+   * one), then in the shared count of every server (outside the lock: a slow database must not hold
+   * up this server's listings).
+   */
+  Reservation reserve(Tenant t, long memoryBytes, double cpus) {
+    Reservation r;
+    int heldHere;
+    synchronized (this) {
+      reapExpired();
+      Wire.Usage u = usage(t.name());
+      if (u.sandboxes() + 1 > t.maxSandboxes()) {
+        throw quota("sandboxes", t.maxSandboxes(), u.sandboxes(), fix("sandboxes"));
+      }
+      if (u.memoryBytes() + memoryBytes > t.memoryBytes()) {
+        throw quota("memory_bytes", t.memoryBytes(), u.memoryBytes(), fix("memory_bytes"));
+      }
+      if (u.cpus() + cpus > t.cpus() + 1e-9) {
+        throw quota("cpus", t.cpus(), u.cpus(), fix("cpus"));
+      }
+      r = new Reservation(holdId(), t.name(), memoryBytes, cpus);
+      pending.computeIfAbsent(t.name(), k -> new ArrayList<>()).add(r);
+      heldHere = held.applyAsInt(t.name());
     }
-    if (u.memoryBytes() + memoryBytes > t.memoryBytes()) {
-      throw quota(
-          "memory_bytes",
-          t.memoryBytes(),
-          u.memoryBytes(),
-          "ask for less memory (memoryBytes) or destroy a sandbox");
+    QuotaLedger.Full full;
+    try {
+      full = ledger.hold(t, r.id(), memoryBytes, cpus, heldHere, clock.instant().plus(longestLife));
+    } catch (RuntimeException e) {
+      forget(r);
+      throw e;
     }
-    if (u.cpus() + cpus > t.cpus() + 1e-9) {
-      throw quota("cpus", t.cpus(), u.cpus(), "ask for fewer cpus or destroy a sandbox");
-    }
-    Reservation r = new Reservation(holdId(), t.name(), memoryBytes, cpus);
-    // Then across every server sharing the store: this one's count is only its own part.
-    QuotaLedger.Full full =
-        ledger.hold(
-            t,
-            r.id(),
-            memoryBytes,
-            cpus,
-            held.applyAsInt(t.name()),
-            clock.instant().plus(longestLife));
     if (full != null) {
+      forget(r);
       throw quota(full.quota(), full.limit(), full.used(), fix(full.quota()));
     }
-    pending.computeIfAbsent(t.name(), k -> new ArrayList<>()).add(r);
     return r;
   }
 
@@ -112,10 +117,18 @@ public final class Registry {
     };
   }
 
-  synchronized void commit(Reservation r, Entry e) {
-    forget(r);
-    byId.put(e.sandbox().id(), e);
-    ledger.bind(r.id(), e.sandbox().id(), e.sandbox().expiresAt());
+  void commit(Reservation r, Entry e) {
+    synchronized (this) {
+      forget(r);
+      byId.put(e.sandbox().id(), e);
+    }
+    try {
+      ledger.bind(r.id(), e.sandbox().id(), e.sandbox().expiresAt());
+    } catch (RuntimeException ex) {
+      // The sandbox runs: the create succeeded. Its hold stays under the create's id and lapses
+      // with max_ttl, so the quota is never undercounted, only given back late.
+      LOG.warn("binding the quota hold of sandbox {} failed: {}", e.sandbox().id(), ex.toString());
+    }
     owners.accept(e.tenant(), e.sandbox().id());
   }
 
@@ -149,12 +162,12 @@ public final class Registry {
   }
 
   /** Gives back the room of a create that failed. */
-  synchronized void release(Reservation r) {
+  void release(Reservation r) {
     forget(r);
     ledger.release(r.id());
   }
 
-  private void forget(Reservation r) {
+  private synchronized void forget(Reservation r) {
     List<Reservation> list = pending.get(r.tenant());
     if (list != null) {
       list.remove(r);
