@@ -55,7 +55,9 @@ class PostgresStoreIT {
 
   @AfterEach
   void drop() throws SQLException {
-    pg.close();
+    if (pg != null) { // null when the test was skipped for want of PostgreSQL
+      pg.close();
+    }
   }
 
   private static Tenant tenant(String name, int maxSandboxes) {
