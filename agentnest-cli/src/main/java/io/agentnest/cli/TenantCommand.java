@@ -29,7 +29,7 @@ import picocli.CommandLine.Parameters;
       "  agentnest tenant ls",
       "  agentnest tenant revoke ank_0123456789abcdef",
       "  agentnest tenant admin-key",
-      "  agentnest tenant add search --config server.yaml   (the store of server.yaml: PostgreSQL)"
+      "  agentnest tenant ls --config server.yaml   (the store server.yaml names)"
     },
     subcommands = {
       TenantCommand.Add.class,
