@@ -167,7 +167,7 @@ public final class AgentNestServer implements AutoCloseable {
     this.config = Objects.requireNonNull(config);
     this.tenants = Objects.requireNonNull(tenants);
     this.registry = new Registry(clock);
-    this.e2bSandboxes = new E2bSandboxes(tenants::keyActive);
+    this.e2bSandboxes = new E2bSandboxes(tenants::keyActive, store.e2b());
     registry.countHeld(e2bSandboxes::paused);
     registry.recordOwners(tenants::recordSandbox);
     registry.shareQuota(tenants.quota(), config.policy().maxTtl());

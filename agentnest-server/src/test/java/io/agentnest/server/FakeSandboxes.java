@@ -8,6 +8,7 @@ import io.agentnest.Execution;
 import io.agentnest.Limit;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
+import io.agentnest.SandboxInfo;
 import io.agentnest.SnapshotInfo;
 import io.agentnest.internal.call.DefaultExecution;
 import io.agentnest.server.config.ServerConfig;
@@ -18,9 +19,11 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -32,6 +35,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class FakeSandboxes implements AutoCloseable {
   public final List<SandboxConfig> created = new CopyOnWriteArrayList<>();
+
+  /** The stand-ins this server made, by id (what another server adopts in {@link #adopt}). */
+  private final Map<String, Sandbox> made = new ConcurrentHashMap<>();
 
   /**
    * Executions started on the fakes ({@code start}): each runs until cancelled, then finishes with
@@ -85,7 +91,35 @@ public final class FakeSandboxes implements AutoCloseable {
     return server.approvals().handlerFor(tenant, timeout);
   }
 
+  /**
+   * Takes over the sandboxes {@code previous} made, as a restarted server adopts what its
+   * predecessor on the same store left running (read from their labels, as from the engine).
+   *
+   * @return how many were adopted
+   */
+  public int adopt(FakeSandboxes previous) {
+    List<SandboxInfo> running = new ArrayList<>();
+    previous.made.forEach(
+        (id, sb) ->
+            running.add(
+                new SandboxInfo(
+                    id,
+                    "fake",
+                    sb.config().image(),
+                    "runc",
+                    "running",
+                    Instant.now(),
+                    sb.config().labels())));
+    return server.adopt(() -> running, (id, tenant) -> previous.made.get(id));
+  }
+
   private Sandbox create(SandboxConfig config) {
+    Sandbox sb = standIn(config);
+    made.put(sb.id(), sb);
+    return sb;
+  }
+
+  private Sandbox standIn(SandboxConfig config) {
     created.add(config);
     String id = idPrefix + seq.incrementAndGet() + "0000000000000000";
     Instant expires = Instant.now().plus(config.ttl());
@@ -101,7 +135,7 @@ public final class FakeSandboxes implements AutoCloseable {
                   case "toString" -> "fake sandbox " + id;
                   case "hashCode" -> System.identityHashCode(proxy);
                   case "equals" -> proxy == args[0];
-                  case "close", "destroy" -> null;
+                  case "close", "destroy", "detach" -> null;
                   case "isAlive" -> true;
                   case "start" -> runsUntilCancelled();
                   case "usage", "forkReport" -> Optional.empty();

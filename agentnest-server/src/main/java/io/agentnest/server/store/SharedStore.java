@@ -11,15 +11,17 @@ import java.util.Map;
 
 /**
  * What a server keeps beyond its own process: tenants, keys and quota use ({@link #tenants}), the
- * approvals queue ({@link #approvals}) and the web console's sessions ({@link #sessions}). In
- * SQLite and memory for one machine; in PostgreSQL for servers that share them ({@code
- * store.postgres} in server.yaml).
+ * approvals queue ({@link #approvals}), the web console's sessions ({@link #sessions}) and the E2B
+ * face's tokens and metadata of running sandboxes ({@link #e2b}). In SQLite and memory for one
+ * machine; in PostgreSQL for servers that share them ({@code store.postgres} in server.yaml).
  */
-public record SharedStore(TenantStore tenants, ApprovalBoard approvals, SessionBook sessions)
+public record SharedStore(
+    TenantStore tenants, ApprovalBoard approvals, SessionBook sessions, E2bRecords e2b)
     implements AutoCloseable {
-  /** One server's: {@code tenants}, and its approvals and console sessions in memory. */
+  /** One server's: {@code tenants}, and its approvals, console sessions and E2B state in memory. */
   public static SharedStore local(TenantStore tenants) {
-    return new SharedStore(tenants, new LocalApprovalBoard(), new MemorySessionBook());
+    return new SharedStore(
+        tenants, new LocalApprovalBoard(), new MemorySessionBook(), E2bRecords.NONE);
   }
 
   /**
@@ -31,7 +33,10 @@ public record SharedStore(TenantStore tenants, ApprovalBoard approvals, SessionB
   public static SharedStore postgres(StoreConfig.Postgres c, Map<String, String> env, Clock clock) {
     Database db = Database.open(c, env, PostgresTenantStore.POOL_SIZE);
     return new SharedStore(
-        new PostgresTenantStore(db, clock), new PostgresApprovals(db), new PostgresSessionBook(db));
+        new PostgresTenantStore(db, clock),
+        new PostgresApprovals(db),
+        new PostgresSessionBook(db),
+        new PostgresE2bRecords(db));
   }
 
   /**
