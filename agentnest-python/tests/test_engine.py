@@ -159,7 +159,7 @@ def test_snapshot_and_restore(engine_home: Path) -> None:
 
 def test_the_next_sandbox_of_a_shape_comes_from_the_engines_warm_pool(own_home: Path) -> None:
     first = Sandbox(memory="256m")
-    assert "agentnest.pool" not in first.info.get("labels", {})  # the first of a shape is cold
+    assert first.is_running() and "agentnest.pool" not in first.info["labels"]  # the first is cold
     first.destroy()
     # The engine starts a pool of that shape in the background: wait (bounded) for its member.
     deadline = time.monotonic() + 120
@@ -170,10 +170,13 @@ def test_the_next_sandbox_of_a_shape_comes_from_the_engines_warm_pool(own_home: 
             break
         time.sleep(0.5)
     with Sandbox(memory="256m", environment={"PER_USE": "yes"}) as pooled:
-        assert "agentnest.pool" in pooled.info["labels"]
+        # The create answer carries the labels it asked for; the engine's (a pool member's
+        # among them) come with the sandbox's state, as is_running() reads it.
+        assert "agentnest.pool" not in pooled.info.get("labels", {})
+        assert pooled.is_running() and "agentnest.pool" in pooled.info["labels"]
         assert pooled.exec_shell("echo $PER_USE").stdout == "yes\n"  # per-use settings arrive
     with Sandbox(memory="300m") as other:  # another shape is cold, and nothing is shared
-        assert "agentnest.pool" not in other.info.get("labels", {})
+        assert other.is_running() and "agentnest.pool" not in other.info["labels"]
 
 
 def test_secret_values_are_masked_and_credentials_never_enter_the_sandbox(

@@ -222,3 +222,121 @@ def test_the_engine_command_says_none_runs_and_starts_nothing(
     assert not (tmp_path / "engine" / "engine.json").exists()
     with pytest.raises(SystemExit):
         main(["engine", "restart"])
+
+
+def _scripted(answers: list[bytes]) -> tuple[str, threading.Thread]:
+    """A Unix socket that answers each request (read up to its blank line and body) with the
+    next of ``answers``, written in small pieces so that the client's reads are partial."""
+    import socket as _socket
+    import time as _time
+
+    d = tempfile.mkdtemp(prefix="an-")
+    path = os.path.join(d, "s.sock")
+    srv = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(1)
+
+    def serve() -> None:
+        conn, _ = srv.accept()
+        with conn, srv:
+            for answer in answers:
+                buf = b""
+                while b"\r\n\r\n" not in buf:
+                    chunk = conn.recv(4096)
+                    if not chunk:
+                        return
+                    buf += chunk
+                head, _, body = buf.partition(b"\r\n\r\n")
+                length = 0
+                for line in head.split(b"\r\n"):
+                    if line.lower().startswith(b"content-length:"):
+                        length = int(line.split(b":")[1])
+                while len(body) < length:
+                    body += conn.recv(4096)
+                try:
+                    piece = 7 if len(answer) < 2000 else 4096
+                    for i in range(0, len(answer), piece):
+                        conn.sendall(answer[i : i + piece])
+                        _time.sleep(0.0005)
+                except OSError:  # the client gave up on a malformed answer: as it should
+                    return
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    return path, t
+
+
+def _cleanup(path: str) -> None:
+    Path(path).unlink(missing_ok=True)
+    os.rmdir(os.path.dirname(path))
+
+
+def test_the_local_wire_reads_lengths_chunks_and_empty_answers_in_pieces() -> None:
+    missing = b'{"error": {"code": "not_found", "message": "file f"}}'
+    path, t = _scripted([
+        b'HTTP/1.1 200 OK\r\nContent-Length: 9\r\nContent-Type: application/json\r\n\r\n{"a": 1} ',
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b'4\r\n{"b"\r\n5;ext=1\r\n: 2}\n\r\n0\r\nTrailer: x\r\n\r\n',
+        b"HTTP/1.1 204 No Content\r\n\r\n",
+        b"HTTP/1.1 404 Not Found\r\nContent-Length: %d\r\n\r\n%s" % (len(missing), missing),
+    ])
+    w = Wire(Endpoint(key="k", socket_path=path))
+    try:
+        assert w.json("POST", "/v1/x", body={"code": "x"}) == {"a": 1}
+        assert w.json("GET", "/v1/y") == {"b": 2}
+        assert w.json("DELETE", "/v1/z") is None
+        with pytest.raises(agentnest.AgentNestError) as e:
+            w.json("GET", "/v1/missing")
+        assert e.value.code == "not_found"
+    finally:
+        w.close()
+        t.join(5)
+        _cleanup(path)
+
+
+def test_an_answer_that_ends_with_the_connection_is_read_whole_and_not_reused() -> None:
+    path, t = _scripted([b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n[1, 2]"])
+    w = Wire(Endpoint(key="k", socket_path=path))
+    try:
+        assert w.json("GET", "/v1/x") == [1, 2]
+        assert w._local.fast is None
+    finally:
+        w.close()
+        t.join(5)
+        _cleanup(path)
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        b"SSH-2.0-OpenSSH_9.2\r\n\r\n",  # not HTTP at all
+        b"HTTP/1.1 200 OK\r\n" + b"X-A: 1\r\n" * 101 + b"\r\n",  # a header flood
+        b"HTTP/1.1 200 OK\r\nX-Long: " + b"a" * 70000,  # a header line with no end
+        b"HTTP/1.1 200 OK\r\nContent-Length: 50\r\n\r\nshort",  # cut before its length
+        b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",  # a bad chunk size
+    ],
+)
+def test_a_malformed_answer_is_a_clear_engine_error_never_a_hang(answer: bytes) -> None:
+    path, t = _scripted([answer])
+    w = Wire(Endpoint(key="k", socket_path=path), timeout=10)
+    try:
+        with pytest.raises(agentnest.RuntimeNotAvailableError, match="did not answer") as e:
+            w.json("POST", "/v1/x", body={})
+        assert e.value.fix
+    finally:
+        w.close()
+        t.join(5)
+        _cleanup(path)
+
+
+@pytest.mark.parametrize("value, match", [("fast", "whole number"), ("-1", "0..100000")])
+def test_a_bad_spin_setting_names_the_variable_and_the_form(
+    value: str, match: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from agentnest import _wire
+
+    monkeypatch.setenv("AGENTNEST_SPIN_MICROS", value)
+    with pytest.raises(ValueError, match=f"AGENTNEST_SPIN_MICROS.*{match}"):
+        _wire._spin_budget()
+    monkeypatch.setenv("AGENTNEST_SPIN_MICROS", "0")
+    assert _wire._spin_budget() == 0.0

@@ -231,9 +231,11 @@ EOF
 
 containerd_up() {
   local bin="$1"
-  mkdir -p "$S/containerd" "$S/runsc"
+  mkdir -p "$S/containerd/tmp" "$S/runsc"
   runsc_config "$bin"
   cat >"$S/containerd/config.toml.new" <<EOF
+# containerd and its shims run with TMPDIR=$S/containerd/tmp: a user-namespaced pod's root
+# filesystem is an idmapped overlay mounted there, and its path shows in the pod's mountinfo.
 version = 3
 root = "$S/containerd/root"
 state = "$S/containerd/state"
@@ -282,7 +284,8 @@ EOF
     fi
   fi
   # containerd finds its shims (containerd-shim-runc-v2, containerd-shim-runsc-v1) on its PATH.
-  start containerd env PATH="$bin:$PATH" "$bin/containerd" --config "$S/containerd/config.toml"
+  start containerd env PATH="$bin:$PATH" TMPDIR="$S/containerd/tmp" "$bin/containerd" \
+    --config "$S/containerd/config.toml"
   wait_for containerd 30 ctr -a "$SOCK" version
 }
 

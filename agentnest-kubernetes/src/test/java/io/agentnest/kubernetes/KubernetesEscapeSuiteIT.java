@@ -19,11 +19,15 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @ExtendWith(KubernetesClusterRequired.class)
 class KubernetesEscapeSuiteIT {
   /**
-   * The test cluster's containerd root (images, snapshots) and kubelet root (each pod's /etc/hosts
-   * and termination log), as scripts/k8s/cluster.sh lays them out.
+   * The test cluster's containerd root (images, snapshots), its scratch directory (a
+   * user-namespaced pod's idmapped overlay is mounted there) and kubelet root (each pod's
+   * /etc/hosts and termination log), as scripts/k8s/cluster.sh lays them out.
    */
   private static final List<String> ENGINE_ROOTS =
-      List.of("/var/lib/agentnest-k8s/containerd/root", "/var/lib/agentnest-k8s/kubelet");
+      List.of(
+          "/var/lib/agentnest-k8s/containerd/root",
+          "/var/lib/agentnest-k8s/containerd/tmp",
+          "/var/lib/agentnest-k8s/kubelet");
 
   static EscapeReport runOn(SandboxConfig base) {
     String runtime = EscapeSuite.backendOf(base);

@@ -26,6 +26,7 @@ import io.agentnest.server.http.Route;
 import io.agentnest.server.http.StreamThreads;
 import io.agentnest.server.service.ApprovalFloor;
 import io.agentnest.server.service.Failures;
+import io.agentnest.server.service.OwnerRecords;
 import io.agentnest.server.service.Registry;
 import io.agentnest.server.service.SandboxService;
 import io.agentnest.server.service.SandboxStates;
@@ -88,6 +89,7 @@ public final class AgentNestServer implements AutoCloseable {
   private final ServerConfig config;
   private final TenantStore tenants;
   private final Registry registry;
+  private final OwnerRecords ownerRecords;
   private final RateLimiter limiter = new RateLimiter(System::nanoTime);
   private final AuthFailures failedAuth = new AuthFailures();
 
@@ -167,9 +169,10 @@ public final class AgentNestServer implements AutoCloseable {
     this.config = Objects.requireNonNull(config);
     this.tenants = Objects.requireNonNull(tenants);
     this.registry = new Registry(clock);
+    this.ownerRecords = new OwnerRecords(tenants::recordSandbox);
     this.e2bSandboxes = new E2bSandboxes(tenants::keyActive, store.e2b());
     registry.countHeld(e2bSandboxes::paused);
-    registry.recordOwners(tenants::recordSandbox);
+    registry.recordOwners(ownerRecords);
     registry.shareQuota(tenants.quota(), config.policy().maxTtl());
     this.streams = new OpenStreams(tenants::keyActive);
     this.service =
@@ -825,6 +828,7 @@ public final class AgentNestServer implements AutoCloseable {
     approvals.denyAll();
     streams.close();
     registry.detachAll();
+    ownerRecords.close();
     shipping.stop();
   }
 

@@ -100,10 +100,12 @@ final class HostInfoProbes {
         bulk++;
         continue;
       }
-      if (Set.of("proc", "sysfs", "tmpfs", "devpts", "mqueue", "cgroup", "cgroup2", "shm")
+      if (Set.of(
+              "proc", "sysfs", "tmpfs", "devpts", "devtmpfs", "mqueue", "cgroup", "cgroup2", "shm")
           .contains(fstype)) {
         // The root of a pseudo filesystem's mount is a path inside that filesystem (/proc/sys,
-        // the container's own cgroup), not a file on the host.
+        // the container's own cgroup; /null for a device node that a user-namespaced container
+        // gets bound in, as it may not make one), not a file on the host.
         cgroups++;
         continue;
       }

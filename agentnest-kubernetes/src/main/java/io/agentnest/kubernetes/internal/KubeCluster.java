@@ -82,6 +82,7 @@ public final class KubeCluster {
   private final KubeSettings settings;
   private final Tenants tenants;
   private final IsolationCanary canary;
+  private final UserNamespaces userNamespaces;
   private final AgentSandboxes agentSandboxes;
   private final Map<String, Long> nodePids = new ConcurrentHashMap<>();
 
@@ -96,6 +97,7 @@ public final class KubeCluster {
     this.tenants = new Tenants(client, settings);
     this.canary = new IsolationCanary(client, Clock.systemUTC());
     this.agentSandboxes = new AgentSandboxes(client);
+    this.userNamespaces = UserNamespaces.of(client);
   }
 
   public static KubeCluster connect(KubeSettings settings) {
@@ -158,6 +160,10 @@ public final class KubeCluster {
     return canary;
   }
 
+  UserNamespaces userNamespaces() {
+    return userNamespaces;
+  }
+
   AgentSandboxes agentSandboxes() {
     return agentSandboxes;
   }
@@ -196,6 +202,12 @@ public final class KubeCluster {
     if (!iso.isolated()) {
       pod.getMetadata().getAnnotations().put(ISOLATION_ANNOTATION, "not enforced: " + iso.detail());
     }
+    UserNamespaces.Decision userns = userNamespaces.forRuntime(rc);
+    if (userns.use()) {
+      pod.getSpec().setHostUsers(false);
+    }
+    pod.getMetadata().getAnnotations().put(UserNamespaces.ANNOTATION, userns.annotation());
+    StartTrace.mark("user namespace");
     List<String> violations = RestrictedProfile.violations(pod);
     if (!violations.isEmpty()) {
       throw new IllegalStateException(
@@ -317,9 +329,6 @@ public final class KubeCluster {
             + " AGENTNEST_KUBERNETES_SECCOMP_PROFILE_GVISOR");
   }
 
-  /** RuntimeClass handlers whose containers are processes of the node's own kernel. */
-  private static final Set<String> NODE_KERNEL_HANDLERS = Set.of("runc", "crun");
-
   /**
    * The only per-pod process limit Kubernetes 1.20 has is the kubelet's podPidsLimit, a cgroup
    * count of the node's tasks. A RuntimeClass with a kernel of its own (gVisor, Kata) runs the
@@ -337,7 +346,7 @@ public final class KubeCluster {
     }
     String runtimeClass = rc.getMetadata().getName();
     String handler = rc.getHandler();
-    if (handler != null && NODE_KERNEL_HANDLERS.contains(handler)) {
+    if (handler != null && UserNamespaces.NODE_KERNEL_HANDLERS.contains(handler)) {
       return true;
     }
     if (settings.allowUnenforcedPids()) {
@@ -698,6 +707,11 @@ public final class KubeCluster {
       m.put(
           PodSpecs.TENANT_LABEL,
           p.getMetadata().getLabels().getOrDefault(PodSpecs.TENANT_LABEL, ""));
+      // From the pod's spec as the API server holds it, never from anything the sandbox says.
+      m.put(
+          UserNamespaces.LABEL,
+          Boolean.toString(
+              p.getSpec() != null && Boolean.FALSE.equals(p.getSpec().getHostUsers())));
       return m;
     } catch (IOException e) {
       return p.getMetadata().getLabels();

@@ -87,6 +87,7 @@ public final class KubeDoctor {
               "cannot list them: " + Text.bounded(String.valueOf(e.getMessage()), 200),
               "grant 'list runtimeclasses' (deploy/kubernetes/rbac.yaml)"));
     }
+    out.add(userNamespaces(cluster.userNamespaces().forRuntime(null)));
     out.add(
         s.seccompLocalhostProfile() != null
             ? HealthCheck.ok(
@@ -132,6 +133,21 @@ public final class KubeDoctor {
           HealthCheck.fail("kubernetes tenant", String.valueOf(e.getMessage()), "see the message"));
     }
     return out;
+  }
+
+  /** Whether runc pods get a user namespace of their own (gVisor pods never do: see the class). */
+  static HealthCheck userNamespaces(UserNamespaces.Decision d) {
+    return d.use()
+        ? HealthCheck.ok(
+            "kubernetes user namespaces",
+            "runc pods run with hostUsers: false (uid 0 in a pod is an unprivileged uid on its"
+                + " node): "
+                + d.detail())
+        : HealthCheck.warn(
+            "kubernetes user namespaces",
+            "runc pods share the node's uids: " + d.detail(),
+            "run nodes with Kubernetes 1.33+, containerd 2 (or CRI-O 1.30+) and Linux 6.3+;"
+                + " gVisor pods do not need them");
   }
 
   /** Whether the API server enforces the restricted Pod Security standard in the namespace. */

@@ -80,7 +80,10 @@ public final class SandboxApi implements AutoCloseable {
     Tenant t = Exchange.tenant(ctx);
     Wire.CreateSandbox req =
         Wire.read(Bodies.read(ctx, config.maxJsonBytes()), Wire.CreateSandbox.class);
-    Exchange.json(ctx, 201, view(service.create(t, req)));
+    Registry.Entry e = service.create(t, req);
+    // The labels it was made with: asking the engine back costs a round trip (3 ms on Docker), and
+    // a pooled sandbox's own labels reach the engine only after the hand-out.
+    Exchange.json(ctx, 201, view(e, e.sandbox().config().labels(), null));
   }
 
   public void list(Context ctx) {

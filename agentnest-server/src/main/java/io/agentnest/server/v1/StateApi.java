@@ -23,10 +23,12 @@ import io.javalin.http.Context;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -152,13 +154,32 @@ public final class StateApi {
   }
 
   /**
+   * The tenant's sandboxes, newest first: the store's record, and the live ones whose record is
+   * still being written (it is written behind the create).
+   */
+  private List<String> ownedIds(Tenant t, TenantStore tenants) {
+    List<String> stored = tenants.sandboxIds(t.name(), AuditQuery.MAX_SANDBOX_IDS);
+    Set<String> known = new HashSet<>(stored);
+    List<String> ids = new ArrayList<>();
+    for (Registry.Entry e : registry.list(t.name())) {
+      if (!known.contains(e.sandbox().id())) {
+        ids.add(e.sandbox().id());
+      }
+    }
+    ids.addAll(stored);
+    return ids.size() > AuditQuery.MAX_SANDBOX_IDS
+        ? List.copyOf(ids.subList(0, AuditQuery.MAX_SANDBOX_IDS))
+        : ids;
+  }
+
+  /**
    * GET /v1/audit?sandbox=ID&type=T&since=ISO&until=ISO&text=S&limit=N: the tenant's audit records
    * across its sandboxes, destroyed ones too (the server keeps which tenant each sandbox was),
    * newest first. Another tenant's sandbox id is answered as unknown, like every other route.
    */
   public void tenantAudit(Context ctx, TenantStore tenants) {
     Tenant t = Exchange.tenant(ctx);
-    List<String> ids = tenants.sandboxIds(t.name(), AuditQuery.MAX_SANDBOX_IDS);
+    List<String> ids = ownedIds(t, tenants);
     String sandbox = ctx.queryParam("sandbox");
     AuditQuery.Builder q = AuditQuery.builder();
     if (sandbox != null && !sandbox.isEmpty()) {
