@@ -71,8 +71,11 @@ class PostgresStoreIT {
       String key = a.store.add(tenant("search", 5), null);
       assertThat(b.http().get("/v1/sandboxes", key).status()).isEqualTo(200);
       String id = b.http().created(key, "{}");
-      // Who owns a sandbox is shared too: the audit's tenant-wide view reads it.
-      assertThat(a.store.sandboxIds("search", 10)).containsExactly(id);
+      // Who owns a sandbox is shared too: the audit's tenant-wide view reads it (written behind
+      // the create).
+      await()
+          .atMost(Duration.ofSeconds(10))
+          .until(() -> a.store.sandboxIds("search", 10), ids -> ids.equals(List.of(id)));
       String approver = b.store.issueKey("search", null, KeyRole.APPROVER);
       assertThat(a.store.authenticate(approver).role()).isEqualTo(KeyRole.APPROVER);
 
