@@ -50,6 +50,9 @@ free_port() {
 }
 
 port() { cat "$S/port"; }
+port_free() {
+  python3 -c 'import socket, sys; s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.close()' "$1" 2>/dev/null
+}
 password() { cat "$S/password"; }
 url() { echo "jdbc:postgresql://127.0.0.1:$(port)/postgres"; }
 
@@ -94,6 +97,13 @@ up() {
   check_binaries
   init
   if ! running; then
+    # The port kept from the first 'up' may have been taken since: move to a free one (the last
+    # 'port' line of postgresql.conf wins; 'url' and 'env' read the new one).
+    if ! port_free "$(port)"; then
+      free_port >"$S/port"
+      echo "port = $(port)" >>"$DATA/postgresql.conf"
+      log "the kept port was taken: moving to 127.0.0.1:$(port)"
+    fi
     log "starting on 127.0.0.1:$(port) (log: $LOG)"
     as_owner "$BIN/pg_ctl" -D "$DATA" -l "$LOG" -w -t 30 start >/dev/null ||
       die "PostgreSQL did not start within 30 s: see $LOG"
