@@ -142,6 +142,11 @@ public final class Registry {
     this.longestLife = longest;
   }
 
+  /** Where the servers sharing a store count quota use together ({@link QuotaLedger#NONE}: not). */
+  QuotaLedger ledger() {
+    return ledger;
+  }
+
   /** The sandbox's TTL was extended: its room in the shared quota lasts as long. */
   void extended(Entry e) {
     ledger.extend(e.sandbox().id(), e.sandbox().expiresAt());

@@ -7,7 +7,9 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
+import java.time.OffsetDateTime;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -18,6 +20,9 @@ import org.jspecify.annotations.Nullable;
  * past their expiry no longer count (a dead server's sandboxes have expired by then too).
  */
 final class PostgresQuota implements QuotaLedger {
+  /** The executions_per_minute window. */
+  static final Duration WINDOW = Duration.ofMinutes(1);
+
   private final Database db;
   private final Clock clock;
 
@@ -156,6 +161,86 @@ final class PostgresQuota implements QuotaLedger {
       p.setObject(i++, PostgresTenantStore.at(expires));
       p.setString(i, id);
       p.executeUpdate();
+    } catch (SQLException e) {
+      throw db.unavailable(e);
+    }
+  }
+
+  @Override
+  public boolean sharesExecutions() {
+    return true;
+  }
+
+  @Override
+  public @Nullable Busy startExecution(Tenant t, Instant now) {
+    try (Connection c = db.connection()) {
+      c.setAutoCommit(false);
+      try {
+        Busy busy = tryStart(c, t, now);
+        c.commit();
+        return busy;
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      }
+    } catch (SQLException e) {
+      throw db.unavailable(e);
+    }
+  }
+
+  private static @Nullable Busy tryStart(Connection c, Tenant t, Instant now) throws SQLException {
+    // The same lock as a create's: one tenant's starts are counted one after the other.
+    try (PreparedStatement lock =
+        c.prepareStatement("SELECT 1 FROM tenants WHERE name = ? FOR UPDATE")) {
+      lock.setString(1, t.name());
+      try (ResultSet r = lock.executeQuery()) {
+        if (!r.next()) {
+          return new Busy(0, 1); // removed since the request authenticated
+        }
+      }
+    }
+    Instant windowStart = now.minus(WINDOW);
+    try (PreparedStatement old =
+        c.prepareStatement("DELETE FROM execution_starts WHERE tenant = ? AND started <= ?")) {
+      old.setString(1, t.name());
+      old.setObject(2, PostgresTenantStore.at(windowStart));
+      old.executeUpdate();
+    }
+    try (PreparedStatement count =
+        c.prepareStatement(
+            "SELECT count(*), min(started) FROM execution_starts WHERE tenant = ?")) {
+      count.setString(1, t.name());
+      try (ResultSet r = count.executeQuery()) {
+        r.next();
+        int used = r.getInt(1);
+        if (used >= t.executionsPerMinute()) {
+          Instant oldest = r.getObject(2, OffsetDateTime.class).toInstant();
+          long millis = Duration.between(now, oldest.plus(WINDOW)).toMillis();
+          return new Busy(used, Math.max(1, (millis + 999) / 1000));
+        }
+      }
+    }
+    try (PreparedStatement insert =
+        c.prepareStatement("INSERT INTO execution_starts (tenant, started) VALUES (?, ?)")) {
+      insert.setString(1, t.name());
+      insert.setObject(2, PostgresTenantStore.at(now));
+      insert.executeUpdate();
+    }
+    return null;
+  }
+
+  @Override
+  public int executionsUsed(String tenant, Instant now) {
+    try (Connection c = db.connection();
+        PreparedStatement p =
+            c.prepareStatement(
+                "SELECT count(*) FROM execution_starts WHERE tenant = ? AND started > ?")) {
+      p.setString(1, tenant);
+      p.setObject(2, PostgresTenantStore.at(now.minus(WINDOW)));
+      try (ResultSet r = p.executeQuery()) {
+        r.next();
+        return r.getInt(1);
+      }
     } catch (SQLException e) {
       throw db.unavailable(e);
     }

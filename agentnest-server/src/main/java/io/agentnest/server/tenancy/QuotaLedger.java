@@ -31,6 +31,21 @@ public interface QuotaLedger {
 
         @Override
         public void release(String id) {}
+
+        @Override
+        public boolean sharesExecutions() {
+          return false;
+        }
+
+        @Override
+        public @Nullable Busy startExecution(Tenant t, Instant now) {
+          return null;
+        }
+
+        @Override
+        public int executionsUsed(String tenant, Instant now) {
+          return 0;
+        }
       };
 
   /**
@@ -61,4 +76,22 @@ public interface QuotaLedger {
 
   /** Gives back a hold or a sandbox's room (idempotent). */
   void release(String id);
+
+  /**
+   * A tenant's executions window that is full: the executions started in the minute before, and in
+   * how many seconds the oldest of them leaves the window.
+   */
+  record Busy(int used, long retrySeconds) {}
+
+  /** Whether executions are counted here (else each server counts its own, in memory). */
+  boolean sharesExecutions();
+
+  /**
+   * Counts one execution of {@code t} at {@code now} against its {@code executionsPerMinute}, in a
+   * sliding minute across every server; null when counted, else the full window (nothing counted).
+   */
+  @Nullable Busy startExecution(Tenant t, Instant now);
+
+  /** Executions of {@code tenant} started in the minute before {@code now}, on every server. */
+  int executionsUsed(String tenant, Instant now);
 }

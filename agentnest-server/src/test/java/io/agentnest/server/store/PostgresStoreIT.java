@@ -61,7 +61,7 @@ class PostgresStoreIT {
   }
 
   private static Tenant tenant(String name, int maxSandboxes) {
-    return new Tenant(name, maxSandboxes, 1L << 40, 1000, 10_000, null, null, 0);
+    return new Tenant(name, maxSandboxes, 1L << 40, 1000, 10_000, null, null, 1000);
   }
 
   @Test
@@ -76,6 +76,12 @@ class PostgresStoreIT {
       await()
           .atMost(Duration.ofSeconds(10))
           .until(() -> a.store.sandboxIds("search", 10), ids -> ids.equals(List.of(id)));
+      // Executions started through B count in the window A reports.
+      Tenant t = b.store.find("search").orElseThrow();
+      assertThat(b.store.quota().startExecution(t, Instant.now())).isNull();
+      assertThat(b.store.quota().startExecution(t, Instant.now())).isNull();
+      assertThat(a.http().get("/v1/tenant", key).json().get("executionsLastMinute").asInt())
+          .isEqualTo(2);
       String approver = b.store.issueKey("search", null, KeyRole.APPROVER);
       assertThat(a.store.authenticate(approver).role()).isEqualTo(KeyRole.APPROVER);
 
@@ -154,6 +160,39 @@ class PostgresStoreIT {
       assertThat(granted.get()).isEqualTo(limit);
       assertThat(refused.get()).isEqualTo(2 * attempts - limit);
       assertThat(count("SELECT count(*) FROM quota_holds WHERE tenant = 'race'")).isEqualTo(limit);
+    }
+  }
+
+  @Test
+  void racingExecutionsOnTwoStoresNeverPassTheMinutesLimit() throws Exception {
+    int limit = 30;
+    int attempts = 50;
+    try (PostgresTenantStore a = pg.store();
+        PostgresTenantStore b = pg.store()) {
+      a.add(new Tenant("busy", 5, 1L << 30, 4, 10_000, null, null, limit), null);
+      Tenant t = b.find("busy").orElseThrow();
+      AtomicInteger started = new AtomicInteger();
+      AtomicInteger refused = new AtomicInteger();
+      Instant now = Instant.now();
+      runTogether(
+          List.of(a.quota(), b.quota()),
+          (ledger, i) -> {
+            QuotaLedger.Busy busy = ledger.startExecution(t, now.plusMillis(i));
+            if (busy == null) {
+              started.incrementAndGet();
+            } else {
+              refused.incrementAndGet();
+              assertThat(busy.used()).isEqualTo(limit);
+              assertThat(busy.retrySeconds()).isBetween(1L, 60L);
+            }
+          },
+          attempts);
+      assertThat(started.get()).isEqualTo(limit);
+      assertThat(refused.get()).isEqualTo(2 * attempts - limit);
+      assertThat(a.quota().executionsUsed("busy", now.plusSeconds(1))).isEqualTo(limit);
+      // A minute on, the window has room again, on either server.
+      assertThat(b.quota().startExecution(t, now.plusSeconds(61))).isNull();
+      assertThat(a.quota().executionsUsed("busy", now.plusSeconds(61))).isEqualTo(1);
     }
   }
 
