@@ -199,6 +199,19 @@ public final class Registry {
     return new Wire.Usage(n, mem, cpus);
   }
 
+  /**
+   * A tenant's use as it shows to the tenant: on every server sharing the store (and its paused
+   * sandboxes here), or this server's alone.
+   */
+  public Wire.Usage tenantUsage(String tenant) {
+    QuotaLedger.Use shared = ledger.use(tenant, clock.instant());
+    if (shared == null) {
+      return usage(tenant);
+    }
+    return new Wire.Usage(
+        shared.sandboxes() + held.applyAsInt(tenant), shared.memoryBytes(), shared.cpus());
+  }
+
   /** The tenant's sandbox by id; another tenant's or an unknown id is the same 404. */
   public Entry get(String tenant, String id) {
     Entry e = byId.get(id);

@@ -246,6 +246,24 @@ final class PostgresQuota implements QuotaLedger {
     }
   }
 
+  @Override
+  public Use use(String tenant, Instant now) {
+    try (Connection c = db.connection();
+        PreparedStatement p =
+            c.prepareStatement(
+                "SELECT count(*), coalesce(sum(memory_bytes), 0), coalesce(sum(millicpus), 0)"
+                    + " FROM quota_holds WHERE tenant = ? AND expires > ?")) {
+      p.setString(1, tenant);
+      p.setObject(2, PostgresTenantStore.at(now));
+      try (ResultSet r = p.executeQuery()) {
+        r.next();
+        return new Use(r.getInt(1), r.getLong(2), r.getLong(3) / 1000.0);
+      }
+    } catch (SQLException e) {
+      throw db.unavailable(e);
+    }
+  }
+
   /** CPUs in thousandths, so that sums are exact (0.1 + 0.2 must fit a quota of 0.3). */
   static long millicpus(double cpus) {
     return Math.round(cpus * 1000);

@@ -46,6 +46,11 @@ public interface QuotaLedger {
         public int executionsUsed(String tenant, Instant now) {
           return 0;
         }
+
+        @Override
+        public @Nullable Use use(String tenant, Instant now) {
+          return null;
+        }
       };
 
   /**
@@ -94,4 +99,10 @@ public interface QuotaLedger {
 
   /** Executions of {@code tenant} started in the minute before {@code now}, on every server. */
   int executionsUsed(String tenant, Instant now);
+
+  /** What a tenant's live holds add up to, on every server. */
+  record Use(int sandboxes, long memoryBytes, double cpus) {}
+
+  /** The tenant's use at {@code now} on every server, or null when only this server counts. */
+  @Nullable Use use(String tenant, Instant now);
 }

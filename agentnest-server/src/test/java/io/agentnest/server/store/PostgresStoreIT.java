@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.agentnest.server.FakeSandboxes;
 import io.agentnest.server.Http;
 import io.agentnest.server.config.StoreConfig;
@@ -222,6 +223,12 @@ class PostgresStoreIT {
           attempts);
       assertThat(created.get()).isEqualTo(limit);
       assertThat(quota.get()).isEqualTo(2 * attempts - limit);
+      // Either server shows the tenant its whole use.
+      for (FakeSandboxes s : List.of(a, b)) {
+        JsonNode use = s.http().get("/v1/tenant", key).json().get("usage");
+        assertThat(use.get("sandboxes").asInt()).isEqualTo(limit);
+        assertThat(use.get("memoryBytes").asLong()).isEqualTo(limit * 16L << 20);
+      }
       // A sandbox destroyed on A makes room for a create on B.
       String onA = ids.stream().filter(id -> id.startsWith("a")).findFirst().orElseThrow();
       assertThat(a.http().delete("/v1/sandboxes/" + onA, key).status()).isEqualTo(204);
