@@ -42,10 +42,16 @@ public final class PostgresTenantStore implements TenantStore {
   private final Database db;
   private final Clock clock;
   private final PostgresQuota quota;
+  private final String server;
 
-  PostgresTenantStore(Database db, Clock clock) {
+  /**
+   * @param server which server this is among those sharing the database (its AGENTNEST_HOME): the
+   *     label on its sandboxes names it, so that a restarted server adopts only its own
+   */
+  PostgresTenantStore(Database db, Clock clock, String server) {
     this.db = db;
     this.clock = clock;
+    this.server = server;
     this.quota = new PostgresQuota(db, clock);
   }
 
@@ -57,12 +63,17 @@ public final class PostgresTenantStore implements TenantStore {
    */
   public static PostgresTenantStore open(
       StoreConfig.Postgres c, Map<String, String> env, Clock clock) {
-    return new PostgresTenantStore(Database.open(c, env, POOL_SIZE), clock);
+    return new PostgresTenantStore(Database.open(c, env, POOL_SIZE), clock, "");
   }
 
+  /**
+   * The database and this server: two servers on one engine that share a database never adopt each
+   * other's sandboxes (each sandbox's channel is held by the server that made it until ownership is
+   * leased), while a server restarted on its own home adopts what it left running.
+   */
   @Override
   public String storeId() {
-    return Keys.sha256(db.identity()).substring(0, 16);
+    return Keys.sha256(db.identity() + "#" + server).substring(0, 16);
   }
 
   @Override

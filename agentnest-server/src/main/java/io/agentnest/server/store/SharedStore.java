@@ -31,9 +31,18 @@ public record SharedStore(
    * @throws IllegalArgumentException naming the problem and its fix, within a few seconds
    */
   public static SharedStore postgres(StoreConfig.Postgres c, Map<String, String> env, Clock clock) {
+    return postgres(c, env, clock, "");
+  }
+
+  /**
+   * As {@link #postgres(StoreConfig.Postgres, Map, Clock)} for the server whose home is {@code
+   * server}: the sandboxes it makes carry it, and only it adopts them after a restart.
+   */
+  public static SharedStore postgres(
+      StoreConfig.Postgres c, Map<String, String> env, Clock clock, String server) {
     Database db = Database.open(c, env, PostgresTenantStore.POOL_SIZE);
     return new SharedStore(
-        new PostgresTenantStore(db, clock),
+        new PostgresTenantStore(db, clock, server),
         new PostgresApprovals(db),
         new PostgresSessionBook(db),
         new PostgresE2bRecords(db));
@@ -49,7 +58,7 @@ public record SharedStore(
     StoreConfig.Postgres pg = config.store().postgres();
     return pg == null
         ? local(TenantStore.open(home.resolve(TenantStore.FILE), clock))
-        : postgres(pg, env, clock);
+        : postgres(pg, env, clock, home.toAbsolutePath().normalize().toString());
   }
 
   @Override

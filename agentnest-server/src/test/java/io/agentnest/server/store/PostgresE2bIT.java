@@ -52,7 +52,8 @@ class PostgresE2bIT {
   void aRestartedServerHandsOutTheTokensItsClientsHold() throws Exception {
     JsonNode made;
     String second;
-    try (FakeSandboxes before = new FakeSandboxes(pg.shared(), SERVER_YAML, "a")) {
+    // The same server's home before and after: a restart, which adopts what it left running.
+    try (FakeSandboxes before = new FakeSandboxes(pg.shared("/srv/e2b"), SERVER_YAML, "a")) {
       key = before.store.add(new Tenant("e2b", 3, 1L << 33, 4, 1000, null, null, 0), null);
       second = before.store.issueKey("e2b", null);
       made =
@@ -68,7 +69,7 @@ class PostgresE2bIT {
       assertThat(again.get("envdAccessToken").asText())
           .isEqualTo(made.get("envdAccessToken").asText());
 
-      try (FakeSandboxes after = new FakeSandboxes(pg.shared(), SERVER_YAML, "b")) {
+      try (FakeSandboxes after = new FakeSandboxes(pg.shared("/srv/e2b"), SERVER_YAML, "b")) {
         assertThat(after.adopt(before)).isEqualTo(1);
         String id = made.get("sandboxID").asText();
         JsonNode seen = e2b(after.http(), "GET", "/e2b/sandboxes/" + id, key, "");

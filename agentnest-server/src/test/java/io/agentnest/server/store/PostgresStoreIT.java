@@ -137,6 +137,19 @@ class PostgresStoreIT {
   }
 
   @Test
+  void aServerAdoptsOnlyTheSandboxesOfItsOwnHomeNotThoseOfAnotherOnTheDatabase() {
+    try (FakeSandboxes a = new FakeSandboxes(pg.shared("/srv/a"), SERVER_YAML, "a");
+        FakeSandboxes b = new FakeSandboxes(pg.shared("/srv/b"), SERVER_YAML, "b")) {
+      String key = a.store.add(tenant("own", 5), null);
+      a.http().created(key, "{}");
+      assertThat(b.adopt(a)).isZero();
+      try (FakeSandboxes restarted = new FakeSandboxes(pg.shared("/srv/a"), SERVER_YAML, "r")) {
+        assertThat(restarted.adopt(a)).isEqualTo(1);
+      }
+    }
+  }
+
+  @Test
   void racingCreatesOnTwoStoresNeverOvershootAQuota() throws Exception {
     int limit = 30;
     int attempts = 50;

@@ -108,6 +108,11 @@ final class TestPostgres implements AutoCloseable {
     return SharedStore.postgres(config(), env(), Clock.systemUTC());
   }
 
+  /** As {@link #shared()}, for the server whose home is {@code server}. */
+  SharedStore shared(String server) {
+    return SharedStore.postgres(config(), env(), Clock.systemUTC(), server);
+  }
+
   /** A connection to this database as the test's superuser (for checks and for breaking it). */
   Connection connect() throws SQLException {
     return DriverManager.getConnection(url(), props(user, password));
