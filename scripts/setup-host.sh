@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs and starts what AgentNest needs on a Debian 12 host: Docker engine, gVisor (runsc, from
 # bookworm-backports),
-# mmdebstrap (and, for the tests, Node.js, Chromium, git); registers runsc with Docker. Idempotent: each step checks first and skips what is
+# mmdebstrap (and, for the tests, Node.js, Chromium, git, PostgreSQL); registers runsc with Docker. Idempotent: each step checks first and skips what is
 # already there. The base image is built by 'agentnest image build'.
 set -euo pipefail
 
@@ -28,12 +28,15 @@ install_packages() {
   command -v chromedriver >/dev/null 2>&1 || missing+=(chromium-driver)
   # git: the git workspace tests serve repositories with 'git http-backend' on the host.
   command -v git >/dev/null 2>&1 || missing+=(git)
+  # PostgreSQL 15: the server's shared store (store.postgres) and its integration tests run a
+  # private cluster of scripts/postgres.sh from these binaries (the package's own cluster is unused).
+  [ -x /usr/lib/postgresql/15/bin/initdb ] || missing+=(postgresql)
   # QEMU: the microvm backend runs each sandbox as a guest of its 'microvm' machine. Without
   # recommends: no GUI, firmware or tools the backend does not use.
   local lean=()
   command -v qemu-system-x86_64 >/dev/null 2>&1 || lean+=(qemu-system-x86)
   if [ "${#missing[@]}" -eq 0 ] && [ "${#lean[@]}" -eq 0 ]; then
-    log "packages present: dockerd mmdebstrap node npm chromium chromedriver git qemu"
+    log "packages present: dockerd mmdebstrap node npm chromium chromedriver git qemu postgresql"
     return 0
   fi
   need_root || return 0

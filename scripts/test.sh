@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh Debian 12 machine or an existing one: installs and starts
-# what it needs (Docker engine, runsc, mmdebstrap; idempotent) and a single-node Kubernetes
-# cluster on loopback (built from Debian's sources on the first run, stopped again at the end
-# unless it was running), then runs `./mvnw install` (unit tests, integration tests against the
-# real engine and the cluster, formatting and static checks, coverage), README's Java example
+# what it needs (Docker engine, runsc, mmdebstrap, PostgreSQL; idempotent), a private PostgreSQL
+# (scripts/postgres.sh) and a single-node Kubernetes cluster on loopback (built from Debian's
+# sources on the first run; both stopped again at the end unless they were running), then runs
+# `./mvnw install` (unit tests, integration tests against the real engine, the cluster and
+# PostgreSQL, formatting and static checks, coverage), README's Java example
 # from the installed BOM (scripts/consumer-check.sh) and the Python package's suite
 # (scripts/test-python.sh); at the end it removes io/agentnest from the local Maven repository
 # again and checks that the run left nothing behind (temporary directories, containers).
 # About 35-45 minutes with the caches warm.
-# Under CI=true a missing Docker engine or cluster fails the integration tests instead of skipping them.
+# Under CI=true a missing Docker engine, cluster or PostgreSQL fails the integration tests instead of skipping them.
 # Usage: scripts/test.sh [MAVEN ARGS...]   (passed to `./mvnw install`, e.g. -DskipITs)
 #        scripts/test.sh -h | --help       (prints this and touches nothing)
 set -euo pipefail
@@ -28,6 +29,13 @@ cluster_was_up=0
 scripts/k8s/cluster.sh status >/dev/null 2>&1 && cluster_was_up=1
 KUBECONFIG="$(scripts/k8s/cluster.sh up)"
 export KUBECONFIG
+# A private PostgreSQL on loopback for the server's shared store (scripts/postgres.sh), stopped
+# again at the end when this run started it; the integration tests make and drop their own
+# databases in it and find it through AGENTNEST_TEST_POSTGRES_URL, _USER and _PASSWORD.
+postgres_was_up=0
+scripts/postgres.sh status >/dev/null 2>&1 && postgres_was_up=1
+scripts/postgres.sh up >/dev/null
+eval "$(scripts/postgres.sh env)"
 state="$(mktemp -d /tmp/suite-state.XXXXXX)"
 finish() {
   rm -rf "$state"
@@ -35,6 +43,9 @@ finish() {
   # build must never pick these up instead of the checkout's own (a `-pl` build without `-am`
   # would, silently; the fresh-clone check verifies the launcher needs none).
   rm -rf "${MAVEN_LOCAL_REPO:-$HOME/.m2/repository}/io/agentnest"
+  if [ "$postgres_was_up" = 0 ]; then
+    scripts/postgres.sh down >/dev/null 2>&1 || true
+  fi
   if [ "$cluster_was_up" = 0 ] && [ "${AGENTNEST_KEEP_CLUSTER:-0}" != 1 ]; then
     scripts/k8s/cluster.sh down >/dev/null 2>&1 || true
     echo "[test] stopped the Kubernetes test cluster this run started (AGENTNEST_KEEP_CLUSTER=1 keeps it)" >&2

@@ -4,7 +4,7 @@ import io.agentnest.ConfigException;
 import io.agentnest.Sandbox;
 import io.agentnest.server.AgentNestServer;
 import io.agentnest.server.config.ServerConfig;
-import io.agentnest.server.tenancy.TenantStore;
+import io.agentnest.server.store.SharedStore;
 import io.agentnest.spi.support.AgentNestHome;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -70,8 +70,13 @@ final class ServeCommand implements Callable<Integer> {
     } catch (IllegalArgumentException e) {
       throw new ConfigException(String.valueOf(e.getMessage()));
     }
-    TenantStore store =
-        TenantStore.open(AgentNestHome.dir().resolve(TenantStore.FILE), Clock.systemUTC());
+    SharedStore store;
+    try {
+      // SQLite under AGENTNEST_HOME, or the PostgreSQL database of store.postgres.
+      store = SharedStore.open(c, AgentNestHome.dir(), System.getenv(), Clock.systemUTC());
+    } catch (IllegalArgumentException e) {
+      throw new ConfigException(String.valueOf(e.getMessage()));
+    }
     // Its sandboxes outlive it on purpose: the next server on this store adopts them.
     Sandbox.destroyOnExit(false);
     AgentNestServer server = new AgentNestServer(c, store);
@@ -101,7 +106,9 @@ final class ServeCommand implements Callable<Integer> {
             + c.host()
             + ":"
             + port
-            + (store.tenants().isEmpty() ? " (no tenants yet: `agentnest tenant add NAME`)" : ""));
+            + (store.tenants().tenants().isEmpty()
+                ? " (no tenants yet: `agentnest tenant add NAME`)"
+                : ""));
     System.err.flush();
     stopped.await();
     return ExitCodes.OK;

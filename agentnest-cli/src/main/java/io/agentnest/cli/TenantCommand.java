@@ -7,13 +7,12 @@ import io.agentnest.server.tenancy.ApiKey;
 import io.agentnest.server.tenancy.KeyRole;
 import io.agentnest.server.tenancy.Tenant;
 import io.agentnest.server.tenancy.TenantStore;
-import io.agentnest.spi.support.AgentNestHome;
-import java.time.Clock;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.Callable;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 
@@ -29,7 +28,8 @@ import picocli.CommandLine.Parameters;
       "  agentnest tenant set search --approver-role-required true",
       "  agentnest tenant ls",
       "  agentnest tenant revoke ank_0123456789abcdef",
-      "  agentnest tenant admin-key"
+      "  agentnest tenant admin-key",
+      "  agentnest tenant ls --config server.yaml   (the store server.yaml names)"
     },
     subcommands = {
       TenantCommand.Add.class,
@@ -41,10 +41,6 @@ import picocli.CommandLine.Parameters;
     })
 final class TenantCommand {
   private TenantCommand() {}
-
-  static TenantStore store() {
-    return TenantStore.open(AgentNestHome.dir().resolve(TenantStore.FILE), Clock.systemUTC());
-  }
 
   static @Nullable Instant expiry(@Nullable String expires) {
     if (expires == null) {
@@ -62,6 +58,8 @@ final class TenantCommand {
       mixinStandardHelpOptions = true,
       description = "Adds a tenant; prints its API key once.")
   static final class Add implements Callable<Integer> {
+    @Mixin TenantStoreOption store = new TenantStoreOption();
+
     @Parameters(paramLabel = "NAME", description = "lower-case letters, digits and '-'")
     String name = "";
 
@@ -170,7 +168,7 @@ final class TenantCommand {
               snapshotBytes == null ? null : Sizes.parse("--snapshot-bytes", snapshotBytes),
               maxPids,
               approverRoleRequired);
-      try (TenantStore s = store()) {
+      try (TenantStore s = store.open()) {
         String key = s.add(t, expiry(expires));
         System.out.println(key);
         System.err.println(
@@ -191,6 +189,8 @@ final class TenantCommand {
           "Issues another API key for a tenant; prints it once. An approver key (--role approver)"
               + " lists and answers the tenant's approval questions and nothing else.")
   static final class Key implements Callable<Integer> {
+    @Mixin TenantStoreOption store = new TenantStoreOption();
+
     @Parameters(paramLabel = "NAME")
     String name = "";
 
@@ -206,7 +206,7 @@ final class TenantCommand {
 
     @Override
     public Integer call() {
-      try (TenantStore s = store()) {
+      try (TenantStore s = store.open()) {
         KeyRole r = KeyRole.parse(role);
         System.out.println(s.issueKey(checked(name), expiry(expires), r));
         if (r == KeyRole.APPROVER) {
@@ -226,6 +226,8 @@ final class TenantCommand {
       mixinStandardHelpOptions = true,
       description = "Changes a tenant's settings.")
   static final class Settings implements Callable<Integer> {
+    @Mixin TenantStoreOption store = new TenantStoreOption();
+
     @Parameters(paramLabel = "NAME")
     String name = "";
 
@@ -242,7 +244,7 @@ final class TenantCommand {
 
     @Override
     public Integer call() {
-      try (TenantStore s = store()) {
+      try (TenantStore s = store.open()) {
         if (!s.requireApproverRole(checked(name), approverRoleRequired)) {
           System.err.println("no tenant '" + name + "': `agentnest tenant ls` lists them");
           return ExitCodes.NOT_FOUND;
@@ -268,9 +270,11 @@ final class TenantCommand {
       mixinStandardHelpOptions = true,
       description = "Lists tenants, their quotas and key ids.")
   static final class Ls implements Callable<Integer> {
+    @Mixin TenantStoreOption store = new TenantStoreOption();
+
     @Override
     public Integer call() {
-      try (TenantStore s = store()) {
+      try (TenantStore s = store.open()) {
         System.out.printf(
             "%-24s %8s %10s %6s %6s %8s  %s%n",
             "TENANT", "SANDBOX", "MEMORY", "CPUS", "RPS", "EXEC/MIN", "KEYS");
@@ -316,9 +320,11 @@ final class TenantCommand {
               + " tenant's questions (as console:admin); the /v1 API refuses it. Revoke it with"
               + " `tenant revoke`.")
   static final class AdminKey implements Callable<Integer> {
+    @Mixin TenantStoreOption store = new TenantStoreOption();
+
     @Override
     public Integer call() {
-      try (TenantStore s = store()) {
+      try (TenantStore s = store.open()) {
         System.out.println(s.issueAdminKey());
       }
       System.err.println(
@@ -333,13 +339,15 @@ final class TenantCommand {
       mixinStandardHelpOptions = true,
       description = "Revokes an API key (by its id or the whole key); it stops working at once.")
   static final class Revoke implements Callable<Integer> {
+    @Mixin TenantStoreOption store = new TenantStoreOption();
+
     @Parameters(paramLabel = "KEY-ID")
     String key = "";
 
     @Override
     public Integer call() {
       String id = key.startsWith("ank_") && key.length() == 20 ? key.substring(4) : key;
-      try (TenantStore s = store()) {
+      try (TenantStore s = store.open()) {
         if (!s.revoke(id)) {
           System.err.println("no active key '" + id + "': `agentnest tenant ls` lists the key ids");
           return ExitCodes.NOT_FOUND;

@@ -30,7 +30,9 @@ import io.agentnest.server.service.OwnerRecords;
 import io.agentnest.server.service.Registry;
 import io.agentnest.server.service.SandboxService;
 import io.agentnest.server.service.SandboxStates;
+import io.agentnest.server.store.SharedStore;
 import io.agentnest.server.tenancy.KeyRole;
+import io.agentnest.server.tenancy.StoreUnavailableException;
 import io.agentnest.server.tenancy.Tenant;
 import io.agentnest.server.tenancy.TenantStore;
 import io.agentnest.server.v1.ExecSocket;
@@ -95,7 +97,7 @@ public final class AgentNestServer implements AutoCloseable {
   private final SandboxApi api;
   private final ExecSocket socket;
   private final StateApi state;
-  private final ApprovalQueue approvals = new ApprovalQueue();
+  private final ApprovalQueue approvals;
   private final OpenStreams streams;
   private final AuditShipping shipping = new AuditShipping();
   private final Map<String, String> env;
@@ -116,6 +118,11 @@ public final class AgentNestServer implements AutoCloseable {
 
   public AgentNestServer(ServerConfig config, TenantStore tenants) {
     this(config, tenants, Sandbox::create);
+  }
+
+  /** A server on {@code store}: shared with other servers when it is PostgreSQL. */
+  public AgentNestServer(ServerConfig config, SharedStore store) {
+    this(config, store, Sandbox::create, Sandbox::list, Clock.systemUTC(), System.getenv());
   }
 
   /**
@@ -139,15 +146,34 @@ public final class AgentNestServer implements AutoCloseable {
       Supplier<List<SandboxInfo>> running,
       Clock clock,
       Map<String, String> env) {
+    this(config, SharedStore.local(tenants), creator, running, clock, env);
+  }
+
+  /**
+   * @param store tenants, approvals and console sessions: this server's alone, or shared with other
+   *     servers
+   * @param creator makes a sandbox ({@code Sandbox::create})
+   * @param running the engine's managed sandboxes, read once at start for re-adoption
+   */
+  AgentNestServer(
+      ServerConfig config,
+      SharedStore store,
+      Function<SandboxConfig, Sandbox> creator,
+      Supplier<List<SandboxInfo>> running,
+      Clock clock,
+      Map<String, String> env) {
+    TenantStore tenants = store.tenants();
+    this.approvals = new ApprovalQueue(store.approvals(), clock);
     this.running = running;
     this.env = Map.copyOf(env);
     this.config = Objects.requireNonNull(config);
     this.tenants = Objects.requireNonNull(tenants);
     this.registry = new Registry(clock);
     this.ownerRecords = new OwnerRecords(tenants::recordSandbox);
-    this.e2bSandboxes = new E2bSandboxes(tenants::keyActive);
+    this.e2bSandboxes = new E2bSandboxes(tenants::keyActive, store.e2b());
     registry.countHeld(e2bSandboxes::paused);
     registry.recordOwners(ownerRecords);
+    registry.shareQuota(tenants.quota(), config.policy().maxTtl());
     this.streams = new OpenStreams(tenants::keyActive);
     this.service =
         new SandboxService(config, registry, creator, clock, tenants.storeId(), approvals);
@@ -186,7 +212,11 @@ public final class AgentNestServer implements AutoCloseable {
             new E2bCodeInterpreter(clock, service.taps()));
     this.consoleSessions =
         new ConsoleSessions(
-            clock, config.tls() != null, tenants::adminKeyActive, tenants::keyActive);
+            store.sessions(),
+            clock,
+            config.tls() != null,
+            tenants::adminKeyActive,
+            tenants::keyActive);
     this.console =
         new ConsoleApi(
             consoleSessions,
@@ -346,6 +376,19 @@ public final class AgentNestServer implements AutoCloseable {
                     HandlerType.findOrCreate(method), E2bEnvd.PREFIX + "/<rest>", e2bEnvd::handle);
               }
               cfg.routes.exception(ApiException.class, (e, ctx) -> Exchange.send(ctx, e));
+              cfg.routes.exception(
+                  StoreUnavailableException.class,
+                  (e, ctx) -> {
+                    LOG.warn("{} {}: {}", ctx.method(), ctx.path(), e.getMessage());
+                    Exchange.send(
+                        ctx,
+                        new ApiException(
+                            503,
+                            ErrorCode.INTERNAL,
+                            "the server's shared store does not answer",
+                            "retry in a few seconds; the operator finds the cause in the server"
+                                + " log"));
+                  });
               cfg.routes.exception(
                   HttpResponseException.class, (e, ctx) -> Exchange.send(ctx, Failures.of(e)));
               cfg.routes.exception(
@@ -787,6 +830,11 @@ public final class AgentNestServer implements AutoCloseable {
     registry.detachAll();
     ownerRecords.close();
     shipping.stop();
+  }
+
+  /** The approvals queue its sandboxes wait on (tests ask through it as a sandbox would). */
+  ApprovalQueue approvals() {
+    return approvals;
   }
 
   /** Destroys every sandbox this server holds (all tenants). */

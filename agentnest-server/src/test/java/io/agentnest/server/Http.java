@@ -41,6 +41,11 @@ public final class Http {
     this.base = "http://127.0.0.1:" + port;
   }
 
+  /** The server's base URL, for requests this helper does not make (cookies, raw headers). */
+  public String base() {
+    return base;
+  }
+
   public Reply send(
       String method, String path, @Nullable String key, byte[] body, String contentType) {
     HttpRequest.Builder b =

@@ -17,14 +17,15 @@ import org.junit.jupiter.api.Test;
  * The server's packages have a direction: the faces ({@code v1}, {@code e2b}, {@code console}) sit
  * side by side over the service, so a change to one face cannot break another, and what every face
  * shares is decided once below them. Bottom to top: {@code tenancy}, {@code http}, {@code config},
- * {@code approvals}, {@code service}; then the faces and {@code audit}; the root package ({@code
- * AgentNestServer}) wires them all and nothing imports it back.
+ * {@code approvals}, {@code store} (PostgreSQL behind tenancy's interfaces), {@code service}; then
+ * the faces and {@code audit}; the root package ({@code AgentNestServer}) wires them all and
+ * nothing imports it back.
  */
 class ServerPackagesTest {
   private static final String BASE = "io.agentnest.server";
   private static final List<String> FACES = List.of("v1", "e2b", "console");
   private static final List<String> BELOW_THE_FACES =
-      List.of("tenancy", "http", "config", "approvals", "service");
+      List.of("tenancy", "http", "config", "approvals", "store", "service");
 
   private static final JavaClasses CLASSES = ModuleBoundary.mainClassesOf(BASE);
 
@@ -65,6 +66,7 @@ class ServerPackagesTest {
     floor("http", "tenancy");
     floor("config", "http");
     floor("approvals", "http", "tenancy");
+    floor("store", "tenancy", "config", "approvals");
   }
 
   @Test

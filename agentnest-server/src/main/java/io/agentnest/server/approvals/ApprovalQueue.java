@@ -11,15 +11,18 @@ import io.agentnest.server.http.Exchange;
 import io.agentnest.server.http.Wire;
 import io.javalin.http.Context;
 import java.security.SecureRandom;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -27,9 +30,11 @@ import org.jspecify.annotations.Nullable;
  * until a person of the same tenant approves or denies it over the API, or its policy's timeout
  * denies it. Bounded per tenant (past the bound a request is denied at once, so a sandbox cannot
  * grow the queue without end); the question's text comes from the sandbox, so it is bounded too and
- * reaches the reader only as escaped JSON.
+ * reaches the reader only as escaped JSON. The questions are listed and answered on the {@link
+ * ApprovalBoard} (this server's memory, or the store every server shares); the sandbox waits on
+ * this server, which the board tells of the answer wherever it was given.
  */
-public final class ApprovalQueue {
+public final class ApprovalQueue implements ApprovalBoard.Waiting {
   /** Questions one tenant may have waiting at once. */
   static final int MAX_PENDING_PER_TENANT = 100;
 
@@ -37,6 +42,7 @@ public final class ApprovalQueue {
   static final int MAX_TEXT = 2000;
 
   private static final SecureRandom RANDOM = new SecureRandom();
+  private static final Pattern ID = Pattern.compile("apr_[0-9a-f]{24}");
 
   record Pending(
       String id,
@@ -52,6 +58,33 @@ public final class ApprovalQueue {
   public static final String PRINCIPAL = "agentnest.principal";
 
   private final Map<String, Pending> byId = new ConcurrentHashMap<>();
+  private final ApprovalBoard board;
+  private final Clock clock;
+
+  /** A queue of one server, in memory. */
+  public ApprovalQueue() {
+    this(new LocalApprovalBoard(), Clock.systemUTC());
+  }
+
+  /** A queue whose questions are listed and answered on {@code board}. */
+  public ApprovalQueue(ApprovalBoard board, Clock clock) {
+    this.board = board;
+    this.clock = clock;
+    board.deliverTo(this);
+  }
+
+  @Override
+  public Set<String> waitingIds() {
+    return Set.copyOf(byId.keySet());
+  }
+
+  @Override
+  public void answered(ApprovalBoard.Answer a) {
+    Pending p = byId.get(a.id());
+    if (p != null) {
+      p.answer().complete(new ApprovalDecision(a.approve(), a.reason(), a.by()));
+    }
+  }
 
   /** The handler of one sandbox of {@code tenant} whose policy waits at most {@code timeout}. */
   public ApprovalHandler handlerFor(String tenant, Duration timeout) {
@@ -72,14 +105,40 @@ public final class ApprovalQueue {
     RANDOM.nextBytes(raw);
     String id = "apr_" + HexFormat.of().formatHex(raw);
     CompletableFuture<ApprovalDecision> answer = new CompletableFuture<>();
-    byId.put(id, new Pending(id, tenant, request, request.requestedAt().plus(timeout), answer));
+    Instant expires = request.requestedAt().plus(timeout);
+    byId.put(id, new Pending(id, tenant, request, expires, answer));
+    try {
+      board.post(
+          new ApprovalBoard.Question(
+              id,
+              tenant,
+              text(request.sandboxId()),
+              text(request.kind()),
+              text(request.target()),
+              text(request.detail()),
+              request.requestedAt(),
+              expires));
+    } catch (RuntimeException e) {
+      // Nobody could see the question: deny now rather than wait for an answer that cannot come.
+      byId.remove(id);
+      return CompletableFuture.completedFuture(
+          new ApprovalDecision(false, "denied: the approvals queue is unavailable", "server"));
+    }
     // The core denies after the policy's timeout on its own; the entry goes at the same time, so
     // nobody approves a question that is no longer asked.
     answer.completeOnTimeout(
         new ApprovalDecision(false, "no decision within " + timeout, "server"),
         timeout.toMillis(),
         TimeUnit.MILLISECONDS);
-    answer.whenComplete((d, e) -> byId.remove(id));
+    answer.whenComplete(
+        (d, e) -> {
+          byId.remove(id);
+          try {
+            board.withdraw(id);
+          } catch (RuntimeException gone) {
+            // The row lapses with its expiry: nobody can answer a question past it.
+          }
+        });
     return answer;
   }
 
@@ -92,7 +151,9 @@ public final class ApprovalQueue {
         .toList();
   }
 
-  /** GET /v1/approvals: the caller's tenant's waiting questions, oldest first. */
+  /**
+   * GET /v1/approvals: the caller's tenant's waiting questions (asked on any server), oldest first.
+   */
   public void list(Context ctx) {
     Exchange.json(
         ctx,
@@ -103,19 +164,18 @@ public final class ApprovalQueue {
   /** The tenant's (null: every tenant's) waiting questions as the API shows them. */
   public List<Wire.ApprovalView> views(@Nullable String tenant) {
     List<Wire.ApprovalView> out = new ArrayList<>();
-    pending(tenant)
-        .forEach(
-            p ->
-                out.add(
-                    new Wire.ApprovalView(
-                        p.id(),
-                        p.tenant(),
-                        p.request().sandboxId(),
-                        p.request().kind(),
-                        bound(p.request().target()),
-                        bound(p.request().detail()),
-                        p.request().requestedAt().toString(),
-                        p.expires().toString())));
+    for (ApprovalBoard.Question q : board.waiting(tenant, clock.instant())) {
+      out.add(
+          new Wire.ApprovalView(
+              q.id(),
+              q.tenant(),
+              q.sandboxId(),
+              q.kind(),
+              q.target(),
+              q.detail(),
+              q.requestedAt().toString(),
+              q.expires().toString()));
+    }
     return out;
   }
 
@@ -138,12 +198,17 @@ public final class ApprovalQueue {
           "reason is longer than " + MAX_TEXT + " characters",
           "say why in fewer words");
     }
-    Pending p = byId.get(id);
-    // Another tenant's question is exactly as absent as one that never was.
+    if (reason.indexOf('\0') >= 0) {
+      throw ApiException.badRequest(
+          ErrorCode.INVALID_FIELD, "reason holds a NUL character", "say why in plain text");
+    }
     String why = reason.isEmpty() ? (req.approve() ? "approved" : "denied") : reason;
-    if (p == null
-        || !(admin || p.tenant().equals(Exchange.tenant(ctx).name()))
-        || !p.answer().complete(new ApprovalDecision(req.approve(), why, principal(ctx)))) {
+    // Another tenant's question is exactly as absent as one that never was.
+    if (!ID.matcher(id).matches()
+        || !board.answer(
+            new ApprovalBoard.Answer(id, req.approve(), why, principal(ctx)),
+            admin ? null : Exchange.tenant(ctx).name(),
+            clock.instant())) {
       throw new ApiException(
           404,
           ErrorCode.NOT_FOUND,
@@ -165,7 +230,9 @@ public final class ApprovalQueue {
     }
   }
 
-  private static String bound(String s) {
-    return s.length() <= MAX_TEXT ? s : s.substring(0, MAX_TEXT) + "…";
+  /** A sandbox-supplied text as it is listed: bounded, and NUL (which no store keeps) shown. */
+  private static String text(String s) {
+    String b = s.length() <= MAX_TEXT ? s : s.substring(0, MAX_TEXT) + "…";
+    return b.replace('\0', '\uFFFD');
   }
 }

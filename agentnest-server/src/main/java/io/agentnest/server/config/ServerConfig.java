@@ -48,6 +48,9 @@ import org.jspecify.annotations.Nullable;
  *   approver_role_required: true     # only approver keys answer approvals (default false)
  * audit:
  *   sinks: [{type: syslog, transport: tls, host: logs.example.org, port: 6514}]
+ * store:                             # shared by several servers (default: SQLite, one machine)
+ *   postgres: {url: "jdbc:postgresql://db.example.org/agentnest", user: agentnest,
+ *              password_env: AGENTNEST_DB_PASSWORD}
  * }</pre>
  */
 public record ServerConfig(
@@ -58,7 +61,8 @@ public record ServerConfig(
     long maxBodyBytes,
     long maxJsonBytes,
     Policy policy,
-    AuditShippingConfig audit) {
+    AuditShippingConfig audit,
+    StoreConfig store) {
 
   /** The port {@code agentnest serve} listens on by default. */
   public static final int DEFAULT_PORT = 8787;
@@ -225,22 +229,37 @@ public record ServerConfig(
         64L << 20,
         1L << 20,
         Policy.defaults(),
-        AuditShippingConfig.none());
+        AuditShippingConfig.none(),
+        StoreConfig.sqlite());
   }
 
   /** The same configuration on another host and port (the CLI's {@code --listen}). */
   public ServerConfig withListen(String newHost, int newPort) {
     return new ServerConfig(
-        newHost, newPort, tls, insecureBehindProxy, maxBodyBytes, maxJsonBytes, policy, audit);
+        newHost,
+        newPort,
+        tls,
+        insecureBehindProxy,
+        maxBodyBytes,
+        maxJsonBytes,
+        policy,
+        audit,
+        store);
   }
 
   public ServerConfig withInsecureBehindProxy(boolean on) {
-    return new ServerConfig(host, port, tls, on, maxBodyBytes, maxJsonBytes, policy, audit);
+    return new ServerConfig(host, port, tls, on, maxBodyBytes, maxJsonBytes, policy, audit, store);
   }
 
   public ServerConfig withPolicy(Policy p) {
     return new ServerConfig(
-        host, port, tls, insecureBehindProxy, maxBodyBytes, maxJsonBytes, p, audit);
+        host, port, tls, insecureBehindProxy, maxBodyBytes, maxJsonBytes, p, audit, store);
+  }
+
+  /** The same configuration with its shared state in {@code s}. */
+  public ServerConfig withStore(StoreConfig s) {
+    return new ServerConfig(
+        host, port, tls, insecureBehindProxy, maxBodyBytes, maxJsonBytes, policy, audit, s);
   }
 
   // The YAML shape, kept apart from the record so that sizes and durations are written as people
@@ -252,7 +271,8 @@ public record ServerConfig(
       @JsonProperty("max_body") @Nullable String maxBody,
       @JsonProperty("max_json") @Nullable String maxJson,
       @Nullable PolicyShape policy,
-      AuditShippingConfig.@Nullable Shape audit) {}
+      AuditShippingConfig.@Nullable Shape audit,
+      StoreConfig.@Nullable Shape store) {}
 
   private record Listen(@Nullable String host, @Nullable Integer port) {}
 
@@ -394,7 +414,8 @@ public record ServerConfig(
         f.maxBody() == null ? d.maxBodyBytes() : Sizes.parse("max_body", f.maxBody()),
         f.maxJson() == null ? d.maxJsonBytes() : Sizes.parse("max_json", f.maxJson()),
         p,
-        AuditShippingConfig.parse(f.audit(), source));
+        AuditShippingConfig.parse(f.audit(), source),
+        StoreConfig.parse(f.store(), key -> keyBelow(source, yaml, "store", key)));
   }
 
   private static long atLeast(String source, String field, long least, long value) {
@@ -458,6 +479,25 @@ public record ServerConfig(
       Matcher m = p.matcher(lines[i]);
       if (m.find()) {
         return source + ":" + (i + 1) + ":" + (m.end(1) + 1);
+      }
+    }
+    return source;
+  }
+
+  // The first {@code key} at or after the top-level {@code block}, in block or flow style.
+  private static String keyBelow(String source, String yaml, String block, String key) {
+    String[] lines = yaml.split("\n", -1);
+    Pattern top = Pattern.compile("^" + Pattern.quote(block) + "\\s*:");
+    Pattern inner = Pattern.compile("(?<![A-Za-z0-9_])" + Pattern.quote(key) + "\\s*:");
+    boolean inBlock = false;
+    for (int i = 0; i < lines.length; i++) {
+      if (!inBlock && !top.matcher(lines[i]).find()) {
+        continue;
+      }
+      inBlock = true;
+      Matcher m = inner.matcher(lines[i]);
+      if (m.find()) {
+        return source + ":" + (i + 1) + ":" + (m.start() + 1);
       }
     }
     return source;

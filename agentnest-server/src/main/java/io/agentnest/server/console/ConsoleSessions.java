@@ -3,14 +3,13 @@ package io.agentnest.server.console;
 import io.agentnest.server.http.ApiException;
 import io.agentnest.server.http.ErrorCode;
 import io.agentnest.server.http.Tokens;
+import io.agentnest.server.store.MemorySessionBook;
+import io.agentnest.server.store.SessionBook;
 import io.agentnest.server.tenancy.KeyRole;
 import io.javalin.http.Context;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Comparator;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
@@ -20,7 +19,8 @@ import org.jspecify.annotations.Nullable;
  * header on every state-changing request. The key itself is never stored or sent again, only its
  * id: a session lasts only while the key that opened it does (revoked or expired, the session's
  * next request is refused). Sessions end after an hour idle or eight hours in all, on sign-out, and
- * when the tenant is removed; their number is bounded (the oldest goes first).
+ * when the tenant is removed; their number is bounded (the oldest goes first). They are kept in a
+ * {@link SessionBook}: this server's memory, or the store every server shares.
  */
 public final class ConsoleSessions {
   static final String COOKIE = "agentnest_console";
@@ -41,6 +41,9 @@ public final class ConsoleSessions {
    * {@code role} is that key's ({@link KeyRole#AGENT} for an admin key, which has its own scope).
    */
   public record SignedIn(String tenant, String keyId, KeyRole role) {}
+
+  /** How stale a session's last use may be in the store: a lookup within it writes nothing. */
+  static final Duration TOUCH = Duration.ofMinutes(1);
 
   /** One signed-in browser. */
   public static final class Session {
@@ -69,22 +72,47 @@ public final class ConsoleSessions {
       this.seen = created;
     }
 
+    Session(SessionBook.Entry e) {
+      this(
+          e.id(),
+          new SignedIn(e.tenant(), e.keyId(), KeyRole.parse(e.role())),
+          e.csrf(),
+          e.created());
+      this.seen = e.seen();
+    }
+
+    SessionBook.Entry entry() {
+      return new SessionBook.Entry(id, tenant, keyId, role.label(), csrf, created, seen);
+    }
+
     public boolean admin() {
       return ADMIN.equals(tenant);
     }
   }
 
-  private final Map<String, Session> byId = new ConcurrentHashMap<>();
+  private final SessionBook book;
   private final Clock clock;
   private final boolean secure;
   private final Predicate<String> adminKeyActive;
   private final Predicate<String> tenantKeyActive;
 
+  /** Sessions in this server's memory. */
   public ConsoleSessions(
       Clock clock,
       boolean secure,
       Predicate<String> adminKeyActive,
       Predicate<String> tenantKeyActive) {
+    this(new MemorySessionBook(), clock, secure, adminKeyActive, tenantKeyActive);
+  }
+
+  /** Sessions in {@code book}: shared with other servers when it is the PostgreSQL store's. */
+  public ConsoleSessions(
+      SessionBook book,
+      Clock clock,
+      boolean secure,
+      Predicate<String> adminKeyActive,
+      Predicate<String> tenantKeyActive) {
+    this.book = book;
     this.clock = clock;
     this.secure = secure;
     this.adminKeyActive = adminKeyActive;
@@ -93,13 +121,8 @@ public final class ConsoleSessions {
 
   /** Signs {@code tenant} (or {@link #ADMIN}) in: a new session, its cookie set on the response. */
   Session open(Context ctx, SignedIn who) {
-    if (byId.size() >= MAX_SESSIONS) {
-      byId.values().stream()
-          .min(Comparator.comparing(s -> s.seen))
-          .ifPresent(oldest -> byId.remove(oldest.id));
-    }
     Session s = new Session(Tokens.random(), who, Tokens.random(), clock.instant());
-    byId.put(s.id, s);
+    book.put(s.entry(), IDLE, MAX_SESSIONS);
     ctx.header(
         "Set-Cookie",
         COOKIE
@@ -117,18 +140,22 @@ public final class ConsoleSessions {
     if (id == null || id.length() > 64) {
       return null;
     }
-    Session s = byId.get(id);
-    if (s == null) {
+    SessionBook.Entry e = book.get(id);
+    if (e == null) {
       return null;
     }
+    Session s = new Session(e);
     Instant now = clock.instant();
     // A session lasts only while its key does: revoking the key (from the CLI, another process)
     // ends it on its next request, a tenant's session as an admin's.
     if (now.isAfter(s.seen.plus(IDLE))
         || now.isAfter(s.created.plus(ABSOLUTE))
         || !(s.admin() ? adminKeyActive : tenantKeyActive).test(s.keyId)) {
-      byId.remove(id);
+      book.remove(id);
       return null;
+    }
+    if (now.isAfter(s.seen.plus(TOUCH))) {
+      book.touch(id, now);
     }
     s.seen = now;
     return s;
@@ -150,7 +177,7 @@ public final class ConsoleSessions {
 
   /** Signs out: the session ends and the cookie is cleared. */
   void close(Context ctx, Session s) {
-    byId.remove(s.id);
+    book.remove(s.id);
     ctx.header(
         "Set-Cookie",
         COOKIE + "=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0" + (secure ? "; Secure" : ""));

@@ -98,6 +98,16 @@ public final class E2bApi {
     this.clock = clock;
     this.timers = timers;
     this.pumps = pumps;
+    // A kept record is state again only while its tenant's sandbox runs on this server.
+    sandboxes.reviveWith(
+        r -> {
+          try {
+            Registry.Entry e = registry.get(r.tenant(), r.sandboxId());
+            return E2bSandboxes.State.revived(r, new E2bProcesses(e.sandbox(), pumps));
+          } catch (ApiException gone) {
+            return null;
+          }
+        });
   }
 
   /** Registers the routes, each answering errors in E2B's shape. */
@@ -377,6 +387,13 @@ public final class E2bApi {
             "metadata key '" + Escape.id(e.getKey()) + "' or its value is too long",
             "keep keys to 256 and values to 1024 characters");
       }
+      // No store keeps a NUL in text (and no E2B client needs one).
+      if (e.getKey().indexOf('\0') >= 0 || e.getValue().indexOf('\0') >= 0) {
+        throw ApiException.badRequest(
+            ErrorCode.INVALID_FIELD,
+            "metadata key '" + Escape.id(e.getKey()) + "' or its value holds a NUL character",
+            "send text without NUL characters");
+      }
     }
     return m;
   }
@@ -614,6 +631,7 @@ public final class E2bApi {
       states.save(t, e, name, true);
       cancelDeadline(s.id);
       s.pausedAs = name;
+      sandboxes.unkeep(s);
       registry.remove(e.sandbox().id());
     }
     ctx.status(204);
@@ -667,6 +685,7 @@ public final class E2bApi {
       s.pausedAs = null;
       s.resuming = false;
       states.delete(t, name);
+      sandboxes.save(s);
       return true;
     }
   }

@@ -2,6 +2,7 @@ package io.agentnest.server.e2b;
 
 import io.agentnest.server.http.Tokens;
 import io.agentnest.server.service.Registry;
+import io.agentnest.server.store.E2bRecords;
 import java.time.Instant;
 import java.util.HashSet;
 import java.util.List;
@@ -9,6 +10,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import java.util.function.Predicate;
 import org.jspecify.annotations.Nullable;
 
@@ -22,6 +24,10 @@ import org.jspecify.annotations.Nullable;
  * fork): they are honoured only while every one of those keys is active, so revoking (or the expiry
  * of) a key ends the tokens its holder saw at the next envd call. The next hand-out to an active
  * key of the tenant issues new tokens.
+ *
+ * <p>With the shared store, what a restarted server needs of each running sandbox (template,
+ * metadata, tokens and the keys they went to) is kept in {@link E2bRecords} and read back the first
+ * time the sandbox is asked for after the restart, so its clients' tokens keep working.
  */
 public final class E2bSandboxes {
   /** The envd version this server speaks: picks the SDK's code paths (see docs/e2b.md). */
@@ -44,12 +50,30 @@ public final class E2bSandboxes {
 
   private final Map<String, State> byId = new ConcurrentHashMap<>();
   private final Predicate<String> keyActive;
+  private final E2bRecords records;
+
+  /** Makes the state of a kept record again, when its sandbox runs here; null otherwise. */
+  private volatile Function<E2bRecords.Record, @Nullable State> revive = r -> null;
 
   /**
    * @param keyActive whether an API key (by id) is still active (not revoked, not expired)
    */
   public E2bSandboxes(Predicate<String> keyActive) {
+    this(keyActive, E2bRecords.NONE);
+  }
+
+  /**
+   * @param keyActive whether an API key (by id) is still active (not revoked, not expired)
+   * @param records where the state of running sandboxes outlives this server (the shared store)
+   */
+  public E2bSandboxes(Predicate<String> keyActive, E2bRecords records) {
     this.keyActive = keyActive;
+    this.records = records;
+  }
+
+  /** How a kept record becomes state again: the E2B face knows the registry and its threads. */
+  void reviveWith(Function<E2bRecords.Record, @Nullable State> reviver) {
+    this.revive = reviver;
   }
 
   /**
@@ -65,9 +89,12 @@ public final class E2bSandboxes {
         g = Grant.fresh();
         keys.clear();
       }
-      keys.add(keyId);
+      boolean changed = keys.add(keyId) || g != s.grant;
       g = new Grant(g.envdToken(), g.trafficToken(), keys);
       s.grant = g;
+      if (changed) {
+        save(s);
+      }
       return g;
     }
   }
@@ -83,6 +110,14 @@ public final class E2bSandboxes {
 
   /** One sandbox's E2B state. */
   static final class State {
+    /** The state of a kept record whose sandbox runs here again, as {@code processes} runs it. */
+    static State revived(E2bRecords.Record r, E2bProcesses processes) {
+      State s = new State(r.id(), r.tenant(), r.templateId(), r.metadata(), r.started(), processes);
+      s.sandboxId = r.sandboxId();
+      s.grant = new Grant(r.envdToken(), r.trafficToken(), r.keys());
+      return s;
+    }
+
     /** The id the E2B client knows: the sandbox's id at create, kept across pause and resume. */
     final String id;
 
@@ -132,6 +167,7 @@ public final class E2bSandboxes {
 
   void put(State s) {
     byId.put(s.id, s);
+    save(s);
   }
 
   /** Adds {@code s} unless the sandbox has state already; returns the one that stays. */
@@ -140,8 +176,45 @@ public final class E2bSandboxes {
     return had != null ? had : s;
   }
 
+  /**
+   * The state of E2B id {@code id}: this server's, or (after a restart) what the store kept of a
+   * sandbox this server runs again, with the tokens its clients hold.
+   */
   @Nullable State get(String id) {
-    return byId.get(id);
+    State s = byId.get(id);
+    if (s != null) {
+      return s;
+    }
+    E2bRecords.Record r = records.load(id);
+    State revived = r == null ? null : revive.apply(r);
+    return revived == null ? null : putIfAbsent(revived);
+  }
+
+  /**
+   * Keeps what a restarted server needs of a running sandbox; a paused one is not kept (it lives in
+   * this server's memory until the store holds paused sandboxes too).
+   */
+  void save(State s) {
+    if (s.paused()) {
+      return;
+    }
+    Grant g = s.grant;
+    records.save(
+        new E2bRecords.Record(
+            s.id,
+            s.tenant,
+            s.templateId,
+            s.metadata,
+            s.started,
+            s.sandboxId,
+            g.envdToken(),
+            g.trafficToken(),
+            g.keys()));
+  }
+
+  /** A paused sandbox is not kept beyond this server (yet): its running copy is gone. */
+  void unkeep(State s) {
+    records.remove(s.id);
   }
 
   void remove(String id) {
@@ -149,6 +222,7 @@ public final class E2bSandboxes {
     if (s != null) {
       s.processes.cancelAll();
     }
+    records.remove(id);
   }
 
   /** Stops every command started through the E2B face (the server is closing). */

@@ -6,11 +6,15 @@ import io.agentnest.server.http.ApiException;
 import io.agentnest.server.http.ErrorCode;
 import io.agentnest.server.http.Escape;
 import io.agentnest.server.http.Wire;
+import io.agentnest.server.tenancy.QuotaLedger;
 import io.agentnest.server.tenancy.Tenant;
+import java.security.SecureRandom;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -28,6 +32,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class Registry {
   private static final Logger LOG = LoggerFactory.getLogger(Registry.class);
+  private static final SecureRandom RANDOM = new SecureRandom();
 
   public record Entry(
       String tenant,
@@ -38,7 +43,7 @@ public final class Registry {
       Instant created,
       Set<String> sessions) {}
 
-  record Reservation(String tenant, long memoryBytes, double cpus) {}
+  record Reservation(String id, String tenant, long memoryBytes, double cpus) {}
 
   private final Map<String, Entry> byId = new ConcurrentHashMap<>();
   private final Map<String, List<Reservation>> pending = new HashMap<>();
@@ -49,36 +54,102 @@ public final class Registry {
   /** Sandboxes a tenant holds outside this registry (E2B-paused ones), counted in its quota. */
   private volatile ToIntFunction<String> held = tenant -> 0;
 
+  /** The quota use other servers of the deployment count too (none for one server alone). */
+  private volatile QuotaLedger ledger = QuotaLedger.NONE;
+
+  /** How long a create's hold lasts before its sandbox is known: the longest a sandbox lives. */
+  private volatile Duration longestLife = Duration.ofDays(1);
+
   public Registry(Clock clock) {
     this.clock = clock;
   }
 
-  /** Reserves room for one sandbox, or a 429 naming the quota that is full and its use. */
-  synchronized Reservation reserve(Tenant t, long memoryBytes, double cpus) {
-    reapExpired();
-    Wire.Usage u = usage(t.name());
-    if (u.sandboxes() + 1 > t.maxSandboxes()) {
-      throw quota("sandboxes", t.maxSandboxes(), u.sandboxes(), "destroy one of your sandboxes");
+  /**
+   * Reserves room for one sandbox, or a 429 naming the quota that is full and its use: first in
+   * this server's count (under the lock, so two racing creates here cannot both pass a quota of
+   * one), then in the shared count of every server (outside the lock: a slow database must not hold
+   * up this server's listings).
+   */
+  Reservation reserve(Tenant t, long memoryBytes, double cpus) {
+    Reservation r;
+    int heldHere;
+    synchronized (this) {
+      reapExpired();
+      Wire.Usage u = usage(t.name());
+      if (u.sandboxes() + 1 > t.maxSandboxes()) {
+        throw quota("sandboxes", t.maxSandboxes(), u.sandboxes(), fix("sandboxes"));
+      }
+      if (u.memoryBytes() + memoryBytes > t.memoryBytes()) {
+        throw quota("memory_bytes", t.memoryBytes(), u.memoryBytes(), fix("memory_bytes"));
+      }
+      if (u.cpus() + cpus > t.cpus() + 1e-9) {
+        throw quota("cpus", t.cpus(), u.cpus(), fix("cpus"));
+      }
+      r = new Reservation(holdId(), t.name(), memoryBytes, cpus);
+      pending.computeIfAbsent(t.name(), k -> new ArrayList<>()).add(r);
+      heldHere = held.applyAsInt(t.name());
     }
-    if (u.memoryBytes() + memoryBytes > t.memoryBytes()) {
-      throw quota(
-          "memory_bytes",
-          t.memoryBytes(),
-          u.memoryBytes(),
-          "ask for less memory (memoryBytes) or destroy a sandbox");
+    QuotaLedger.Full full;
+    try {
+      full = ledger.hold(t, r.id(), memoryBytes, cpus, heldHere, clock.instant().plus(longestLife));
+    } catch (RuntimeException e) {
+      forget(r);
+      throw e;
     }
-    if (u.cpus() + cpus > t.cpus() + 1e-9) {
-      throw quota("cpus", t.cpus(), u.cpus(), "ask for fewer cpus or destroy a sandbox");
+    if (full != null) {
+      forget(r);
+      throw quota(full.quota(), full.limit(), full.used(), fix(full.quota()));
     }
-    Reservation r = new Reservation(t.name(), memoryBytes, cpus);
-    pending.computeIfAbsent(t.name(), k -> new ArrayList<>()).add(r);
     return r;
   }
 
-  synchronized void commit(Reservation r, Entry e) {
-    release(r);
-    byId.put(e.sandbox().id(), e);
+  private static String holdId() {
+    byte[] raw = new byte[12];
+    RANDOM.nextBytes(raw);
+    return "hold_" + HexFormat.of().formatHex(raw);
+  }
+
+  private static String fix(String quota) {
+    return switch (quota) {
+      case "memory_bytes" -> "ask for less memory (memoryBytes) or destroy a sandbox";
+      case "cpus" -> "ask for fewer cpus or destroy a sandbox";
+      default -> "destroy one of your sandboxes";
+    };
+  }
+
+  void commit(Reservation r, Entry e) {
+    synchronized (this) {
+      forget(r);
+      byId.put(e.sandbox().id(), e);
+    }
+    try {
+      ledger.bind(r.id(), e.sandbox().id(), e.sandbox().expiresAt());
+    } catch (RuntimeException ex) {
+      // The sandbox runs: the create succeeded. Its hold stays under the create's id and lapses
+      // with max_ttl, so the quota is never undercounted, only given back late.
+      LOG.warn("binding the quota hold of sandbox {} failed: {}", e.sandbox().id(), ex.toString());
+    }
     owners.accept(e.tenant(), e.sandbox().id());
+  }
+
+  /**
+   * Counts this server's sandboxes in {@code shared} as well, so the servers sharing it hold every
+   * tenant to one quota; a create's hold lasts at most {@code longest} (the policy's max_ttl)
+   * should this server die before its sandbox is known.
+   */
+  public void shareQuota(QuotaLedger shared, Duration longest) {
+    this.ledger = shared;
+    this.longestLife = longest;
+  }
+
+  /** Where the servers sharing a store count quota use together ({@link QuotaLedger#NONE}: not). */
+  QuotaLedger ledger() {
+    return ledger;
+  }
+
+  /** The sandbox's TTL was extended: its room in the shared quota lasts as long. */
+  void extended(Entry e) {
+    ledger.extend(e.sandbox().id(), e.sandbox().expiresAt());
   }
 
   /**
@@ -95,7 +166,13 @@ public final class Registry {
     owners = recorder;
   }
 
-  synchronized void release(Reservation r) {
+  /** Gives back the room of a create that failed. */
+  void release(Reservation r) {
+    forget(r);
+    ledger.release(r.id());
+  }
+
+  private synchronized void forget(Reservation r) {
     List<Reservation> list = pending.get(r.tenant());
     if (list != null) {
       list.remove(r);
@@ -120,6 +197,19 @@ public final class Registry {
       cpus += r.cpus();
     }
     return new Wire.Usage(n, mem, cpus);
+  }
+
+  /**
+   * A tenant's use as it shows to the tenant: on every server sharing the store (and its paused
+   * sandboxes here), or this server's alone.
+   */
+  public Wire.Usage tenantUsage(String tenant) {
+    QuotaLedger.Use shared = ledger.use(tenant, clock.instant());
+    if (shared == null) {
+      return usage(tenant);
+    }
+    return new Wire.Usage(
+        shared.sandboxes() + held.applyAsInt(tenant), shared.memoryBytes(), shared.cpus());
   }
 
   /** The tenant's sandbox by id; another tenant's or an unknown id is the same 404. */
@@ -169,12 +259,19 @@ public final class Registry {
     } catch (RuntimeException ex) {
       LOG.warn("destroying sandbox {} failed: {}", id, ex.toString());
     }
+    try {
+      ledger.release(id);
+    } catch (RuntimeException ex) {
+      // The hold lapses with the sandbox's expiry: the quota comes back then at the latest.
+      LOG.warn("giving back the quota of sandbox {} failed: {}", id, ex.toString());
+    }
     return true;
   }
 
   /** Takes over a sandbox a previous server left running: it counts against its tenant's quota. */
   public void adopt(Entry e) {
     byId.putIfAbsent(e.sandbox().id(), e);
+    ledger.adopt(e.tenant(), e.sandbox().id(), e.memoryBytes(), e.cpus(), e.sandbox().expiresAt());
     owners.accept(e.tenant(), e.sandbox().id());
   }
 

@@ -54,7 +54,7 @@ public final class SandboxService implements AutoCloseable {
   private final Clock clock;
   private final String storeId;
   private final ApprovalFloor floor;
-  private final ExecutionQuota executions = new ExecutionQuota(System::nanoTime);
+  private final ExecutionQuota executions;
   private final ExecutionTaps taps;
   private final UsageCache usage = new UsageCache(System::currentTimeMillis);
 
@@ -71,6 +71,7 @@ public final class SandboxService implements AutoCloseable {
     this.clock = clock;
     this.storeId = storeId;
     this.floor = new ApprovalFloor(config, approvals);
+    this.executions = new ExecutionQuota(System::nanoTime, registry::ledger, clock);
     this.taps = new ExecutionTaps(clock);
   }
 
@@ -274,6 +275,7 @@ public final class SandboxService implements AutoCloseable {
     } catch (RuntimeException ex) {
       throw Failures.of(ex);
     }
+    registry.extended(e);
   }
 
   /** Counts one execution against the tenant's per-minute bound (429 past it). */

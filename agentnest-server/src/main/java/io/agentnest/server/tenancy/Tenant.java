@@ -1,6 +1,7 @@
 package io.agentnest.server.tenancy;
 
 import java.util.List;
+import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -41,6 +42,9 @@ public record Tenant(
     @Nullable Long snapshotBytes,
     @Nullable Long maxPids,
     boolean approverRoleRequired) {
+  /** What a tenant may be called (it also names a Kubernetes namespace). */
+  static final Pattern NAME = Pattern.compile("[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?");
+
   /** What `tenant add` gives when --executions-per-minute is not said. */
   public static final int DEFAULT_EXECUTIONS_PER_MINUTE = 600;
 

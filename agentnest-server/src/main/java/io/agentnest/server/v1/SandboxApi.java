@@ -70,7 +70,7 @@ public final class SandboxApi implements AutoCloseable {
             t.cpus(),
             t.requestsPerSecond(),
             t.executionsPerMinute(),
-            registry.usage(t.name()),
+            registry.tenantUsage(t.name()),
             service.executionsUsed(t.name()),
             ApproverRole.role(ctx).label(),
             config.policy().approverRoleRequired() || t.approverRoleRequired()));

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.agentnest.ApprovalDecision;
 import io.agentnest.ApprovalHandler;
 import io.agentnest.ApprovalRequest;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -55,5 +56,43 @@ class ApprovalQueueTest {
     assertThat(d.allowed()).isFalse();
     assertThat(d.reason()).contains("no decision within");
     assertThat(q.pending("a")).isEmpty();
+  }
+
+  @Test
+  void anAnswerOnTheBoardReachesTheWaitingSandboxOnceAndOnlyFromItsTenant() throws Exception {
+    LocalApprovalBoard board = new LocalApprovalBoard();
+    ApprovalQueue q = new ApprovalQueue(board, Clock.systemUTC());
+    CompletableFuture<ApprovalDecision> f =
+        q.handlerFor("a", Duration.ofMinutes(5))
+            .decide(new ApprovalRequest("sb-a", "file_deletion", "x\0y", "rm", Instant.now()))
+            .toCompletableFuture();
+    List<ApprovalBoard.Question> waiting = board.waiting("a", Instant.now());
+    assertThat(waiting)
+        .singleElement()
+        .satisfies(w -> assertThat(w.target()).isEqualTo("x\uFFFDy"));
+    assertThat(board.waiting("b", Instant.now())).isEmpty();
+    String id = waiting.get(0).id();
+
+    assertThat(board.answer(new ApprovalBoard.Answer(id, true, "ok", "api:b"), "b", Instant.now()))
+        .isFalse();
+    assertThat(f).isNotDone();
+    assertThat(board.answer(new ApprovalBoard.Answer(id, true, "ok", "api:a"), "a", Instant.now()))
+        .isTrue();
+    ApprovalDecision d = f.get(10, TimeUnit.SECONDS);
+    assertThat(d.allowed()).isTrue();
+    assertThat(d.decidedBy()).isEqualTo("api:a");
+    assertThat(board.answer(new ApprovalBoard.Answer(id, false, "no", "api:a"), "a", Instant.now()))
+        .isFalse();
+    assertThat(board.waiting(null, Instant.now())).isEmpty();
+  }
+
+  @Test
+  void aQuestionThatTimesOutLeavesTheBoard() throws Exception {
+    LocalApprovalBoard board = new LocalApprovalBoard();
+    ApprovalQueue q = new ApprovalQueue(board, Clock.systemUTC());
+    CompletableFuture<ApprovalDecision> f = decide(q.handlerFor("a", Duration.ofMillis(50)), "sb");
+    assertThat(f.get(30, TimeUnit.SECONDS).allowed()).isFalse();
+    // Withdrawn when the wait ended, so not even an admin finds it to answer.
+    assertThat(board.waiting(null, Instant.now().minusSeconds(60))).isEmpty();
   }
 }

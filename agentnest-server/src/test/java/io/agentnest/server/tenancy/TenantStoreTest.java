@@ -118,7 +118,7 @@ class TenantStoreTest {
               + " revoked TEXT)");
       st.execute(
           "INSERT INTO api_keys VALUES ('0123456789abcdef', 'old', '"
-              + TenantStore.sha256(key)
+              + Keys.sha256(key)
               + "', '2026-12-01T00:00:00Z', NULL, NULL)");
     }
     try (TenantStore s = TenantStore.open(db, Clock.systemUTC())) {
