@@ -6,6 +6,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Pattern;
 
 /**
  * What the host gives away: kernel memory and symbols, the engine socket, the environment and
@@ -85,6 +86,13 @@ final class HostInfoProbes {
                 + (leaked.isEmpty() ? "none" : leaked));
   }
 
+  /**
+   * Where containerd 2 mounts a user-namespaced container's idmapped root layers: a scratch
+   * directory of its own in its TMPDIR (/tmp on most nodes), named by containerd, not by anyone's
+   * data.
+   */
+  private static final Pattern IDMAP_SCRATCH = Pattern.compile("(/[^/]+)*/ovl-idmapped[0-9]+/fs");
+
   private static Judgement mountinfo(ProbeContext ctx) {
     Judgement j = ctx.script("host-info.mountinfo", Map.of());
     List<String> hostPaths = new ArrayList<>();
@@ -114,7 +122,8 @@ final class HostInfoProbes {
           if (!token.startsWith("/") || token.equals("/")) {
             continue;
           }
-          if (ctx.engineRoots.stream().anyMatch(r -> token.startsWith(r + "/"))) {
+          if (ctx.engineRoots.stream().anyMatch(r -> token.startsWith(r + "/"))
+              || IDMAP_SCRATCH.matcher(token).matches()) {
             engine++;
           } else if (field.equals("root") || field.equals("options")) {
             hostPaths.add(token);
