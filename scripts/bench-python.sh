@@ -51,7 +51,8 @@ def java_p50(name):
 rows = [
     ("first call (starts the engine)", "first_call_with_engine_start", None, "cold_to_first_result"),
     ("Sandbox() to first result, cold", "cold_to_first_result", None, "cold_to_first_result"),
-    ("Sandbox() to first result, pooled", "pooled_to_first_result", None, None),
+    ("Sandbox() pooled, fresh engine", "pooled_to_first_result_fresh_engine", None, None),
+    ("Sandbox() pooled, engine in use", "pooled_to_first_result", None, None),
     ('exec_shell("echo hi"), warm', "exec_shell_echo", "exec", "exec_shell_echo"),
     ("session call (x = 1), warm", "session_call", "session", "session_call"),
 ]
