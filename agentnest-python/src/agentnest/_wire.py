@@ -14,9 +14,9 @@ import ssl
 import threading
 import time
 import urllib.parse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from .errors import (
     AgentNestError,
@@ -26,6 +26,11 @@ from .errors import (
     RuntimeNotAvailableError,
     SandboxDestroyedError,
 )
+
+# Methods whose request may be sent again when its answer went missing.
+_IDEMPOTENT = ("GET", "HEAD", "DELETE", "PUT")
+_C = TypeVar("_C")
+_R = TypeVar("_R")
 
 # Connection failures that mean "nobody answered": the engine died, or the server is down.
 _GONE = (
@@ -77,13 +82,12 @@ _spinning = threading.Lock()
 
 
 class _Reply:
-    """A whole answer read by :class:`_LocalHttp`: status, lower-cased headers, body."""
+    """A whole answer: its status and body."""
 
-    __slots__ = ("status", "headers", "body")
+    __slots__ = ("status", "body")
 
-    def __init__(self, status: int, headers: dict[str, str], body: bytes) -> None:
+    def __init__(self, status: int, body: bytes) -> None:
         self.status = status
-        self.headers = headers
         self.body = body
 
 
@@ -208,7 +212,7 @@ class _LocalHttp:
                     break
             data, keep = bytes(self._buf), False
             self._buf.clear()
-        return _Reply(int(parts[1]), headers, data), keep
+        return _Reply(int(parts[1]), data), keep
 
 
 @dataclass(frozen=True)
@@ -309,34 +313,23 @@ class Wire:
         sock_path = self.endpoint.socket_path
         if sock_path is None:
             r = self._send(method, path, body=body, raw=raw, query=query, accept=accept)
-            return _Reply(r.status, {}, r.read())
+            return _Reply(r.status, r.read())
         headers, data, target = self._head(method, path, query, accept, body, raw)
         lines = [f"{method} {target} HTTP/1.1", "Host: localhost"]
         lines += [f"{k}: {v}" for k, v in headers.items()]
         lines.append(f"Content-Length: {len(data) if data is not None else 0}")
         head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
-        # The same rule as _send for a kept-alive connection the engine closed while idle.
-        for attempt in (0, 1):
+
+        def send() -> _LocalHttp:
             c: _LocalHttp | None = getattr(self._local, "fast", None)
-            reused = c is not None and getattr(self._local, "fast_used", False)
-            try:
-                if c is None:
-                    c = _LocalHttp(sock_path, self._timeout)
-                    self._local.fast = c
-                c.send(head, data)
-            except OSError as e:
-                self.close()
-                if attempt == 0 and reused:
-                    continue
-                raise self._gone(e) from e
-            try:
-                reply, keep = c.receive()
-            except (*_GONE, http.client.HTTPException, OSError, ValueError) as e:
-                self.close()
-                if attempt == 0 and reused and method in ("GET", "HEAD", "DELETE", "PUT") \
-                        and isinstance(e, _GONE):
-                    continue
-                raise self._gone(e) from e
+            if c is None:
+                c = _LocalHttp(sock_path, self._timeout)
+                self._local.fast = c
+            c.send(head, data)
+            return c
+
+        def receive(c: _LocalHttp) -> _Reply:
+            reply, keep = c.receive()
             if keep:
                 self._local.fast_used = True
             else:
@@ -344,7 +337,16 @@ class Wire:
                 self._local.fast = None
                 self._local.fast_used = False
             return reply
-        raise AssertionError("unreachable")
+
+        return self._twice(
+            method,
+            lambda: getattr(self._local, "fast", None) is not None
+            and getattr(self._local, "fast_used", False),
+            send,
+            receive,
+            (*_GONE, http.client.HTTPException, OSError, ValueError),
+            _GONE,
+        )
 
     def _send(
         self,
@@ -357,28 +359,56 @@ class Wire:
         accept: str = "application/json",
     ) -> http.client.HTTPResponse:
         headers, data, target = self._head(method, path, query, accept, body, raw)
-        # A kept-alive connection the server closed while it was idle: the request never got
-        # there when sending fails, so any method is sent again once on a fresh connection;
-        # when the answer is missing, only an idempotent one is (it may have been acted on).
-        for attempt in (0, 1):
+
+        def send() -> http.client.HTTPConnection:
             c = self._conn()
-            reused = getattr(self._local, "used", False)
-            try:
-                c.request(method, target, body=data, headers=headers)
-            except OSError as e:
-                self.close()
-                if attempt == 0 and reused:
-                    continue
-                raise self._gone(e) from e
-            try:
-                r = c.getresponse()
-            except (*_GONE, OSError) as e:
-                self.close()
-                if attempt == 0 and reused and method in ("GET", "HEAD", "DELETE", "PUT"):
-                    continue
-                raise self._gone(e) from e
+            c.request(method, target, body=data, headers=headers)
+            return c
+
+        def receive(c: http.client.HTTPConnection) -> http.client.HTTPResponse:
+            r = c.getresponse()
             self._local.used = not r.will_close
             return r
+
+        return self._twice(
+            method,
+            lambda: getattr(self._local, "used", False),
+            send,
+            receive,
+            (*_GONE, OSError),
+            (*_GONE, OSError),
+        )
+
+    def _twice(
+        self,
+        method: str,
+        reused: Callable[[], bool],
+        send: Callable[[], _C],
+        receive: Callable[[_C], _R],
+        failures: tuple[type[BaseException], ...],
+        retryable: tuple[type[BaseException], ...],
+    ) -> _R:
+        """One request, sent again once on a fresh connection where a kept-alive one turned out
+        closed (the server ended it while idle): when sending fails the request never got there,
+        so any method is sent again; when the answer is missing, only an idempotent one is (it
+        may have been acted on), and only for a ``retryable`` failure."""
+        for attempt in (0, 1):
+            was_reused = reused()
+            try:
+                c = send()
+            except OSError as e:
+                self.close()
+                if attempt == 0 and was_reused:
+                    continue
+                raise self._gone(e) from e
+            try:
+                return receive(c)
+            except failures as e:
+                self.close()
+                if attempt == 0 and was_reused and method in _IDEMPOTENT \
+                        and isinstance(e, retryable):
+                    continue
+                raise self._gone(e) from e
         raise AssertionError("unreachable")
 
     def _gone(self, e: BaseException) -> EngineGone:
