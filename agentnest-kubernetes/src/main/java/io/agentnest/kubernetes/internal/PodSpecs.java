@@ -211,7 +211,7 @@ public final class PodSpecs {
                 .withName(CONTAINER)
                 .withImage(spec.image())
                 .withImagePullPolicy(imagePullPolicy)
-                .withCommand("python3", "-c", HOLDER)
+                .withCommand(holder())
                 .withWorkingDir(spec.workdir())
                 .withEnv(env)
                 .withStdin(false)
@@ -244,10 +244,14 @@ public final class PodSpecs {
    * a runtime whose own kernel counts it and which the node's podPidsLimit does not reach.
    */
   static void limitTasksInTheSandboxKernel(Pod pod, long limit) {
-    pod.getSpec()
-        .getContainers()
-        .get(0)
-        .setCommand(List.of("python3", "-c", HOLDER, "--nproc", Long.toString(limit)));
+    pod.getSpec().getContainers().get(0).setCommand(holder("--nproc", Long.toString(limit)));
+  }
+
+  /** The pod's main command: {@link #HOLDER} with {@code args}. */
+  private static List<String> holder(String... args) {
+    List<String> cmd = new ArrayList<>(List.of("python3", "-c", HOLDER));
+    cmd.addAll(List.of(args));
+    return cmd;
   }
 
   /** uid and gid from "uid[:gid]"; a name cannot be mapped without the image's passwd. */
