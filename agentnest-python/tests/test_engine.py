@@ -19,6 +19,7 @@ import pytest
 
 import agentnest
 from agentnest import (
+    AgentNestError,
     ExecutionTimeoutError,
     PolicyDeniedError,
     RuntimeNotAvailableError,
@@ -142,6 +143,15 @@ def test_a_streamed_command_gets_its_approval_answered_by_the_hook(engine_home: 
         assert time.monotonic() - started < 30
         assert [q.kind for q in asked] == ["file.delete"]
         assert sb.read_file("keep.txt") == b"x"
+
+
+def test_limits_by_name_reach_the_sandbox_and_a_wrong_name_is_refused(engine_home: Path) -> None:
+    with Sandbox(limits={"open_files": 256, "tmp_size": "32m"}) as sb:
+        assert sb.exec_shell("ulimit -n; ulimit -Hn").stdout.split() == ["256", "256"]
+        assert sb.exec_shell("df -k /tmp | tail -1").stdout.split()[1] == "32768"
+    with pytest.raises(AgentNestError, match="no limit named 'open_file'") as refused:
+        Sandbox(limits={"open_file": 256})
+    assert "open_files" in str(refused.value.fix)
 
 
 def test_snapshot_and_restore(engine_home: Path) -> None:

@@ -44,6 +44,10 @@ def test_a_bad_size_names_the_parameter_and_the_form(bad: str) -> None:
         ({"memory": "much"}, "memory='much'"),
         ({"network_enabled": True}, "network_enabled=True needs the hosts"),
         ({"image": 3}, "image must be"),
+        ({"limits": [("open_files", 64)]}, "limits must be a mapping"),
+        ({"limits": {"open_files": 1.5}}, r"limits\['open_files'\]=1.5"),
+        ({"limits": {"open_files": True}}, "give a whole number"),
+        ({"limits": {3: 64}}, "not a limit name"),
     ],
 )
 def test_wrong_arguments_raise_python_errors_naming_the_parameter(

@@ -149,6 +149,24 @@ class ApprovalRequest:
         return f"ApprovalRequest(kind={self.kind!r}, target={self.target!r})"
 
 
+def _limits(limits: Mapping[str, int | str] | None) -> dict[str, int | str]:
+    """The ``limits`` of a create request, by the names agentnest.yaml's ``limits:`` uses
+    (``open_files``, ``tmp_size``, ...); the server checks the names and the ranges."""
+    if limits is None:
+        return {}
+    if not isinstance(limits, Mapping):
+        raise TypeError(f"limits must be a mapping such as {{'open_files': 1024}}, not {limits!r}")
+    out: dict[str, int | str] = {}
+    for name, value in limits.items():
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"limits: {name!r} is not a limit name such as 'open_files'")
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise TypeError(
+                f"limits[{name!r}]={value!r}: give a whole number, or a size such as '64m'")
+        out[name] = value
+    return out
+
+
 class Sandbox:
     """A hardened sandbox: non-root, read-only root, no capabilities, no network by default.
 
@@ -168,6 +186,7 @@ class Sandbox:
         memory: str | int = "512m",
         cpus: float = 1.0,
         pids: int = 256,
+        limits: Mapping[str, int | str] | None = None,
         gpus: int = 0,
         backend: str = "docker",
         security_policy: SecurityPolicy | None = None,
@@ -195,6 +214,7 @@ class Sandbox:
             raise ValueError(f"cpus={cpus!r}: give a positive number, e.g. 1 or 0.5")
         if isinstance(pids, bool) or not isinstance(pids, int) or pids < 8:
             raise ValueError(f"pids={pids!r}: give a whole number of processes, at least 8")
+        asked_limits = _limits(limits)
         if isinstance(gpus, bool) or not isinstance(gpus, int) or gpus < 0:
             raise ValueError(f"gpus={gpus!r}: give 0 or a whole number of GPUs")
         if gpus:
@@ -224,6 +244,8 @@ class Sandbox:
             "pidsLimit": pids,
             "ttlSeconds": ttl,
         }
+        if asked_limits:
+            body["limits"] = asked_limits
         if image:
             body["image"] = image
         if env:

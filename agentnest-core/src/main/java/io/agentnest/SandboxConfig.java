@@ -3,6 +3,7 @@ package io.agentnest;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -52,10 +53,8 @@ public final class SandboxConfig {
   private final @Nullable String runtime;
   private final double cpus;
   private final long memoryBytes;
-  private final long pidsLimit;
+  private final Map<SandboxLimit, Long> limits;
   private final int gpus;
-  private final long tmpSizeBytes;
-  private final long workspaceSizeBytes;
   private final Map<String, String> env;
   private final Map<String, Secret> secretEnv;
   private final boolean redactCredentials;
@@ -86,10 +85,8 @@ public final class SandboxConfig {
     this.runtime = b.runtime;
     this.cpus = b.cpus;
     this.memoryBytes = b.memoryBytes;
-    this.pidsLimit = b.pidsLimit;
+    this.limits = SandboxLimit.frozen(b.limits);
     this.gpus = b.gpus;
-    this.tmpSizeBytes = b.tmpSizeBytes;
-    this.workspaceSizeBytes = b.workspaceSizeBytes;
     this.env = Map.copyOf(b.env);
     this.secretEnv = Map.copyOf(b.secretEnv);
     this.redactCredentials = b.redactCredentials;
@@ -142,10 +139,8 @@ public final class SandboxConfig {
     b.runtime = runtime;
     b.cpus = cpus;
     b.memoryBytes = memoryBytes;
-    b.pidsLimit = pidsLimit;
+    b.limits.putAll(limits);
     b.gpus = gpus;
-    b.tmpSizeBytes = tmpSizeBytes;
-    b.workspaceSizeBytes = workspaceSizeBytes;
     b.env.putAll(env);
     b.secretEnv.putAll(secretEnv);
     b.redactCredentials = redactCredentials;
@@ -192,7 +187,17 @@ public final class SandboxConfig {
   }
 
   public long pidsLimit() {
-    return pidsLimit;
+    return limit(SandboxLimit.PIDS);
+  }
+
+  /** The value of one of the whole-number limits ({@link SandboxLimit}). */
+  public long limit(SandboxLimit limit) {
+    return limits.getOrDefault(limit, limit.byDefault());
+  }
+
+  /** Every whole-number limit with its value, in the table's order. */
+  public Map<SandboxLimit, Long> limits() {
+    return limits;
   }
 
   /** NVIDIA GPUs the sandbox gets (0: none); see {@link Builder#gpus}. */
@@ -201,11 +206,11 @@ public final class SandboxConfig {
   }
 
   public long tmpSizeBytes() {
-    return tmpSizeBytes;
+    return limit(SandboxLimit.TMP_SIZE);
   }
 
   public long workspaceSizeBytes() {
-    return workspaceSizeBytes;
+    return limit(SandboxLimit.WORKSPACE_SIZE);
   }
 
   public Map<String, String> env() {
@@ -330,10 +335,8 @@ public final class SandboxConfig {
     private @Nullable String runtime;
     private double cpus = 1.0;
     private long memoryBytes = 512L << 20;
-    private long pidsLimit = 256;
+    private final EnumMap<SandboxLimit, Long> limits = SandboxLimit.defaults();
     private int gpus;
-    private long tmpSizeBytes = 64L << 20;
-    private long workspaceSizeBytes = 256L << 20;
     private final Map<String, String> env = new LinkedHashMap<>();
     private final Map<String, Secret> secretEnv = new LinkedHashMap<>();
     private boolean redactCredentials = true;
@@ -430,7 +433,15 @@ public final class SandboxConfig {
     }
 
     public Builder pidsLimit(long pids) {
-      this.pidsLimit = pids;
+      return limit(SandboxLimit.PIDS, pids);
+    }
+
+    /**
+     * Sets one of the sandbox's whole-number limits, e.g. {@code limit(SandboxLimit.OPEN_FILES,
+     * 1024)}; {@link #build()} checks it against the limit's range.
+     */
+    public Builder limit(SandboxLimit limit, long value) {
+      limits.put(Objects.requireNonNull(limit, "limit"), value);
       return this;
     }
 
@@ -445,13 +456,11 @@ public final class SandboxConfig {
     }
 
     public Builder tmpSizeBytes(long bytes) {
-      this.tmpSizeBytes = bytes;
-      return this;
+      return limit(SandboxLimit.TMP_SIZE, bytes);
     }
 
     public Builder workspaceSizeBytes(long bytes) {
-      this.workspaceSizeBytes = bytes;
-      return this;
+      return limit(SandboxLimit.WORKSPACE_SIZE, bytes);
     }
 
     public Builder env(String name, String value) {
@@ -647,15 +656,10 @@ public final class SandboxConfig {
         throw new ConfigException("cpus must be in (0, 1024], got " + cpus + ": e.g. cpus(1.5)");
       }
       requireAtLeast("memory", memoryBytes, 16L << 20, "16m");
-      if (pidsLimit < 8) {
-        throw new ConfigException(
-            "pidsLimit must be at least 8 (the agent needs a few), got " + pidsLimit);
-      }
+      limits.forEach(SandboxLimit::check);
       if (gpus < 0 || gpus > 64) {
         throw new ConfigException("gpus must be in [0, 64], got " + gpus + ": e.g. gpus(1)");
       }
-      requireAtLeast("tmpSize", tmpSizeBytes, 1L << 20, "1m");
-      requireAtLeast("workspaceSize", workspaceSizeBytes, 1L << 20, "1m");
       env.keySet().forEach(SandboxConfig::checkEnvName);
       for (String name : secretEnv.keySet()) {
         checkEnvName(name);

@@ -7,6 +7,7 @@ import io.agentnest.ConfigException;
 import io.agentnest.NetworkPolicy;
 import io.agentnest.PoolOptions;
 import io.agentnest.SandboxConfig;
+import io.agentnest.SandboxLimit;
 import io.agentnest.Sizes;
 import io.agentnest.audit.AuditLog;
 import io.agentnest.config.AgentNestConfig;
@@ -26,6 +27,11 @@ import picocli.CommandLine.Option;
  * ({@code --backend}, {@code --tenant}, limits, ...).
  */
 final class SandboxOptions {
+  static {
+    // --limit's help lists the names from the limits' own table (picocli reads ${sys:...} late).
+    System.setProperty("agentnest.limits", SandboxLimit.keys());
+  }
+
   @Mixin BackendOptions target = new BackendOptions();
 
   @Option(
@@ -65,6 +71,14 @@ final class SandboxOptions {
 
   @Option(names = "--pids", description = "Maximum number of processes.")
   @Nullable Long pids;
+
+  @Option(
+      names = "--limit",
+      paramLabel = "NAME=VALUE",
+      description =
+          "Set a limit by its name, as agentnest.yaml's limits: writes it; repeatable. Names:"
+              + " ${sys:agentnest.limits}. E.g. --limit open_files=1024 --limit tmp_size=128m.")
+  List<String> limits = new ArrayList<>();
 
   @Option(names = "--timeout", description = "Wall-time limit per execution, e.g. 30s, 2m, 500ms.")
   @Nullable String timeout;
@@ -148,6 +162,15 @@ final class SandboxOptions {
     }
     if (pids != null) {
       b.pidsLimit(pids);
+    }
+    for (String l : limits) {
+      int eq = l.indexOf('=');
+      if (eq <= 0) {
+        throw new ConfigException(
+            "--limit '" + l + "' is not NAME=VALUE: e.g. --limit open_files=1024");
+      }
+      SandboxLimit limit = SandboxLimit.require(l.substring(0, eq).strip());
+      b.limit(limit, limit.parse(l.substring(eq + 1)));
     }
     if (timeout != null) {
       b.execTimeout(Durations.parse("--timeout", timeout));

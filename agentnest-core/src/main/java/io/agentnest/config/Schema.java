@@ -6,6 +6,7 @@ import io.agentnest.NetworkPolicy;
 import io.agentnest.NetworkPolicy.Mode;
 import io.agentnest.RemoteServer;
 import io.agentnest.SandboxConfig;
+import io.agentnest.SandboxLimit;
 import io.agentnest.Secret;
 import io.agentnest.Sizes;
 import java.math.BigDecimal;
@@ -129,336 +130,375 @@ final class Schema {
   private static final List<String> ACTIONS = List.of("allow", "ask", "deny");
 
   static final List<Field> FIELDS =
-      List.of(
-          scalar(
-              "backend", Kind.STRING, "docker", (b, v) -> b.backend((String) v), c -> c.backend()),
-          scalar(
-              "image",
-              Kind.STRING,
-              "agentnest/python:latest",
-              (b, v) -> b.image((String) v),
-              c -> c.image()),
-          scalar(
-              "runtime", Kind.STRING, "gvisor", (b, v) -> b.runtime((String) v), c -> c.runtime()),
-          scalar(
-              "user", Kind.STRING, "\"65534:65534\"", (b, v) -> b.user((String) v), c -> c.user()),
-          scalar(
-              "workdir",
-              Kind.STRING,
-              "/workspace",
-              (b, v) -> b.workdir((String) v),
-              c -> c.workdir()),
-          map("env", "{MODE: test}", (b, k, v) -> b.env(k, v), c -> c.env()),
-          map("labels", "{team: search}", (b, k, v) -> b.label(k, v), c -> c.labels()),
-          scalar("limits.cpus", Kind.NUMBER, "1.5", (b, v) -> b.cpus((Double) v), c -> c.cpus()),
-          scalar(
-              "limits.memory",
-              Kind.SIZE,
-              "512m",
-              (b, v) -> b.memoryBytes((Long) v),
-              c -> c.memoryBytes()),
-          scalar(
-              "limits.pids",
-              Kind.INTEGER,
-              "256",
-              (b, v) -> b.pidsLimit((Long) v),
-              c -> c.pidsLimit()),
-          scalar(
-              "limits.gpus",
-              Kind.INTEGER,
-              "1", // Out of int range clamps to a value build() refuses with its own message.
-              (b, v) -> b.gpus((int) Math.max(-1, Math.min(65, (Long) v))),
-              c -> c.gpus()),
-          scalar(
-              "limits.tmp_size",
-              Kind.SIZE,
-              "64m",
-              (b, v) -> b.tmpSizeBytes((Long) v),
-              c -> c.tmpSizeBytes()),
-          scalar(
-              "limits.workspace_size",
-              Kind.SIZE,
-              "256m",
-              (b, v) -> b.workspaceSizeBytes((Long) v),
-              c -> c.workspaceSizeBytes()),
-          scalar(
-              "limits.exec_timeout",
-              Kind.DURATION,
-              "60s",
-              (b, v) -> b.execTimeout((Duration) v),
-              c -> c.execTimeout()),
-          scalar(
-              "limits.max_output",
-              Kind.SIZE,
-              "10m",
-              (b, v) -> b.maxOutputBytes((Long) v),
-              c -> c.maxOutputBytes()),
-          scalar("limits.ttl", Kind.DURATION, "30m", (b, v) -> b.ttl((Duration) v), c -> c.ttl()),
-          scalar(
-              "limits.start_timeout",
-              Kind.DURATION,
-              "30s",
-              (b, v) -> b.startTimeout((Duration) v),
-              c -> c.startTimeout()),
-          scalar(
-              "budgets.tunnels_per_second",
-              Kind.NUMBER,
-              "20",
-              (b, v) -> b.budgets(b.currentBudgets().withTunnelsPerSecond((Double) v)),
-              c -> c.budgets().tunnelsPerSecond()),
-          scalar(
-              "budgets.tunnel_burst",
-              Kind.INTEGER,
-              "200",
-              (b, v) -> b.budgets(b.currentBudgets().withTunnelBurst(toInt("tunnel_burst", v))),
-              c -> c.budgets().tunnelBurst()),
-          scalar(
-              "budgets.asks_per_second",
-              Kind.NUMBER,
-              "5",
-              (b, v) -> b.budgets(b.currentBudgets().withAsksPerSecond((Double) v)),
-              c -> c.budgets().asksPerSecond()),
-          scalar(
-              "budgets.ask_burst",
-              Kind.INTEGER,
-              "50",
-              (b, v) -> b.budgets(b.currentBudgets().withAskBurst(toInt("ask_burst", v))),
-              c -> c.budgets().askBurst()),
-          scalar(
-              "budgets.asks_per_call",
-              Kind.INTEGER,
-              "256",
-              (b, v) -> b.budgets(b.currentBudgets().withAsksPerCall(toInt("asks_per_call", v))),
-              c -> c.budgets().asksPerCall()),
-          scalar(
-              "budgets.destroy_after_refusals",
-              Kind.INTEGER,
-              "1000",
-              (b, v) ->
-                  b.budgets(
-                      b.currentBudgets()
-                          .withDestroyAfterRefusals(toInt("destroy_after_refusals", v))),
-              c -> c.budgets().destroyAfterRefusals()),
-          scalar(
-              "security.read_only_root",
-              Kind.BOOLEAN,
-              "true",
-              (b, v) -> b.readOnlyRootFilesystem((Boolean) v),
-              c -> c.readOnlyRootFilesystem()),
-          scalar(
-              "security.read_only_workspace",
-              Kind.BOOLEAN,
-              "false",
-              (b, v) -> b.readOnlyWorkspace((Boolean) v),
-              c -> c.readOnlyWorkspace()),
-          new Field(
-              "security.seccomp_profile",
-              Kind.FILE,
-              "./seccomp.json",
-              List.of(),
-              "",
-              (b, v) -> b.seccompProfile(((FileValue) v).content()),
-              null,
-              null),
-          new Field(
-              "network.mode",
-              Kind.CHOICE,
-              "none",
-              List.of("none", "allowlist"),
-              "none: no network at all; allowlist: only network.allow, through the host's proxy",
-              (b, v) -> {
-                if ("none".equals(v)) {
-                  b.network(NetworkPolicy.none());
-                }
-              },
-              null,
-              null),
-          scalar(
-              "network.allow",
-              Kind.STRING,
-              "\"pypi.org, *.pythonhosted.org, api.example.com:8443\"",
-              (b, v) -> b.network(withList(b.currentNetwork(), (String) v, false)),
-              c -> String.join(", ", c.network().rules())),
-          scalar(
-              "network.allow_addresses",
-              Kind.STRING,
-              "\"10.0.0.0/8\"",
-              (b, v) -> b.network(withList(b.currentNetwork(), (String) v, true)),
-              c -> String.join(", ", c.network().allowedAddresses())),
-          new Field(
-              "network.on_unknown_host",
-              Kind.CHOICE,
-              "deny",
-              List.of("deny", "ask"),
-              "ask: a host not on the allowlist waits for an approval; a timeout denies",
-              (b, v) ->
-                  b.network(
-                      b.currentNetwork().toBuilder()
-                          .onUnknownHost("ask".equals(v) ? Mode.ASK : Mode.DENY)
-                          .build()),
-              null,
-              null),
-          new Field(
-              "network.credentials",
-              Kind.CREDENTIALS,
-              Credentials.EXAMPLE,
-              List.of(),
-              "",
-              (b, v) -> ((Credentials.Credential) v).applyTo(b),
-              null,
-              c -> Credentials.describe(c.network())),
-          scalar(
-              "network.remember_decisions",
-              Kind.BOOLEAN,
-              "true",
-              (b, v) ->
-                  b.network(b.currentNetwork().toBuilder().rememberDecisions((Boolean) v).build()),
-              c -> c.network().remembersDecisions()),
-          scalar(
-              "network.approval_timeout",
-              Kind.DURATION,
-              "60s",
-              (b, v) ->
-                  b.network(b.currentNetwork().toBuilder().approvalTimeout((Duration) v).build()),
-              c -> c.network().approvalTimeout()),
-          new Field(
-              "approvals.file_delete",
-              Kind.CHOICE,
-              "ask",
-              ACTIONS,
-              "deleting files: allow, ask (wait for the approval handler) or deny",
-              (b, v) ->
-                  b.approvals(b.currentApprovals().toBuilder().fileDeletion(action(v)).build()),
-              null,
-              c -> c.approvals().fileDeletion().name().toLowerCase(Locale.ROOT)),
-          new Field(
-              "approvals.system_modify",
-              Kind.CHOICE,
-              "ask",
-              ACTIONS,
-              "writes outside approvals.writable_paths, chmod/chown, package installation",
-              (b, v) ->
-                  b.approvals(
-                      b.currentApprovals().toBuilder().systemModification(action(v)).build()),
-              null,
-              c -> c.approvals().systemModification().name().toLowerCase(Locale.ROOT)),
-          map(
-              "approvals.shell",
-              "{'\\bgit\\s+push\\b': ask, 'curl .*[|] *sh': deny}",
-              (b, k, v) ->
-                  b.approvals(b.currentApprovals().toBuilder().shell(k, actionOf(k, v)).build()),
-              c -> {
-                Map<String, String> m = new LinkedHashMap<>();
-                c.approvals()
-                    .shellRules()
-                    .forEach(
-                        r ->
-                            m.put(
-                                r.pattern().pattern(), r.action().name().toLowerCase(Locale.ROOT)));
-                return m;
-              }),
-          map(
-              "approvals.python",
-              "{socket.connect: ask, subprocess.Popen: deny}",
-              (b, k, v) ->
-                  b.approvals(b.currentApprovals().toBuilder().python(k, actionOf(k, v)).build()),
-              c -> {
-                Map<String, String> m = new LinkedHashMap<>();
-                c.approvals()
-                    .pythonRules()
-                    .forEach((k, a) -> m.put(k, a.name().toLowerCase(Locale.ROOT)));
-                return m;
-              }),
-          scalar(
-              "approvals.writable_paths",
-              Kind.STRING,
-              "\"/workspace, /tmp\"",
-              (b, v) ->
-                  b.approvals(
-                      b.currentApprovals().toBuilder()
-                          .writablePaths(
-                              Arrays.stream(((String) v).split(","))
-                                  .map(String::strip)
-                                  .filter(x -> !x.isEmpty())
-                                  .toList())
-                          .build()),
-              c -> String.join(", ", c.approvals().writablePaths())),
-          scalar(
-              "approvals.timeout",
-              Kind.DURATION,
-              "60s",
-              (b, v) -> b.approvals(b.currentApprovals().toBuilder().timeout((Duration) v).build()),
-              c -> c.approvals().timeout()),
-          // The warm pool (SandboxPool), read through AgentNestConfig.pool(): not part of the
-          // sandbox's own configuration, so each key is only checked here.
-          side("pool.name", Kind.STRING, "default", (b, v) -> poolName((String) v)),
-          side("pool.min_idle", Kind.INTEGER, "2", (b, v) -> poolCount("min_idle", v, 0, 1000)),
-          side("pool.max_idle", Kind.INTEGER, "4", (b, v) -> poolCount("max_idle", v, 0, 1000)),
-          side("pool.max_total", Kind.INTEGER, "16", (b, v) -> poolCount("max_total", v, 1, 10000)),
-          side("pool.max_uses", Kind.INTEGER, "1", (b, v) -> poolCount("max_uses", v, 1, 1)),
-          side("pool.idle_ttl", Kind.DURATION, "30m", (b, v) -> {}),
-          side(
-              "pool.refill_concurrency",
-              Kind.INTEGER,
-              "1",
-              (b, v) -> poolCount("refill_concurrency", v, 1, 32)),
-          new Field(
-              "pool.on_exhausted",
-              Kind.CHOICE,
-              "wait",
-              List.of("wait", "fail"),
-              "when max_total are out: wait up to max_wait for one, or fail at once",
-              (b, v) -> {},
-              null,
-              null),
-          side("pool.max_wait", Kind.DURATION, "30s", (b, v) -> {}),
-          // An agentnest serve server: its URL here, its key never (AGENTNEST_API_KEY).
-          new Field(
-              "remote.url",
-              Kind.STRING,
-              "https://sandbox.internal:8787",
-              List.of(),
-              "an agentnest serve server; the tenant's key comes from AGENTNEST_API_KEY",
-              Schema::remote,
-              null,
-              c -> {
-                RemoteServer r = c.remote();
-                return r == null ? null : r.url().toString();
-              }),
-          // The Kubernetes backend's block: read by it through AgentNestConfig.kubernetes();
-          // tenant and runtime_class also set the sandbox's own fields.
-          kube("kubernetes.context", Kind.STRING, "prod", (b, v) -> nonBlank("context", v)),
-          kube(
-              "kubernetes.namespace_prefix",
-              Kind.STRING,
-              "agentnest-",
-              (b, v) -> namespacePrefix((String) v)),
-          kube("kubernetes.runtime_class", Kind.STRING, "gvisor", Schema::runtimeClass),
-          kube(
-              "kubernetes.api",
-              Kind.STRING,
-              "agent-sandbox",
-              (b, v) -> KubernetesOptions.requireApi("kubernetes.api", (String) v)),
-          scalar(
-              "kubernetes.tenant",
-              Kind.STRING,
-              "search",
-              (b, v) -> b.tenant((String) v),
-              c -> c.tenant()),
-          kube("kubernetes.quota.pods", Kind.INTEGER, "50", (b, v) -> podQuota((Long) v)),
-          kube("kubernetes.quota.cpu", Kind.STRING, "\"16\"", (b, v) -> quantity("cpu", v, "16")),
-          kube(
-              "kubernetes.quota.memory",
-              Kind.STRING,
-              "64Gi",
-              (b, v) -> quantity("memory", v, "64Gi")),
-          // The same pool as pool: (template is its name), as issue 19's YAML writes it.
-          kube("kubernetes.pool.template", Kind.STRING, "default", (b, v) -> poolName((String) v)),
-          kube(
-              "kubernetes.pool.min_idle",
-              Kind.INTEGER,
-              "4",
-              (b, v) -> poolCount("min_idle", v, 0, 1000)));
+      withLimits(
+          List.of(
+              scalar(
+                  "backend",
+                  Kind.STRING,
+                  "docker",
+                  (b, v) -> b.backend((String) v),
+                  c -> c.backend()),
+              scalar(
+                  "image",
+                  Kind.STRING,
+                  "agentnest/python:latest",
+                  (b, v) -> b.image((String) v),
+                  c -> c.image()),
+              scalar(
+                  "runtime",
+                  Kind.STRING,
+                  "gvisor",
+                  (b, v) -> b.runtime((String) v),
+                  c -> c.runtime()),
+              scalar(
+                  "user",
+                  Kind.STRING,
+                  "\"65534:65534\"",
+                  (b, v) -> b.user((String) v),
+                  c -> c.user()),
+              scalar(
+                  "workdir",
+                  Kind.STRING,
+                  "/workspace",
+                  (b, v) -> b.workdir((String) v),
+                  c -> c.workdir()),
+              map("env", "{MODE: test}", (b, k, v) -> b.env(k, v), c -> c.env()),
+              map("labels", "{team: search}", (b, k, v) -> b.label(k, v), c -> c.labels()),
+              scalar(
+                  "limits.cpus", Kind.NUMBER, "1.5", (b, v) -> b.cpus((Double) v), c -> c.cpus()),
+              scalar(
+                  "limits.memory",
+                  Kind.SIZE,
+                  "512m",
+                  (b, v) -> b.memoryBytes((Long) v),
+                  c -> c.memoryBytes()),
+              scalar(
+                  "limits.gpus",
+                  Kind.INTEGER,
+                  "1", // Out of int range clamps to a value build() refuses with its own message.
+                  (b, v) -> b.gpus((int) Math.max(-1, Math.min(65, (Long) v))),
+                  c -> c.gpus()),
+              scalar(
+                  "limits.exec_timeout",
+                  Kind.DURATION,
+                  "60s",
+                  (b, v) -> b.execTimeout((Duration) v),
+                  c -> c.execTimeout()),
+              scalar(
+                  "limits.max_output",
+                  Kind.SIZE,
+                  "10m",
+                  (b, v) -> b.maxOutputBytes((Long) v),
+                  c -> c.maxOutputBytes()),
+              scalar(
+                  "limits.ttl", Kind.DURATION, "30m", (b, v) -> b.ttl((Duration) v), c -> c.ttl()),
+              scalar(
+                  "limits.start_timeout",
+                  Kind.DURATION,
+                  "30s",
+                  (b, v) -> b.startTimeout((Duration) v),
+                  c -> c.startTimeout()),
+              scalar(
+                  "budgets.tunnels_per_second",
+                  Kind.NUMBER,
+                  "20",
+                  (b, v) -> b.budgets(b.currentBudgets().withTunnelsPerSecond((Double) v)),
+                  c -> c.budgets().tunnelsPerSecond()),
+              scalar(
+                  "budgets.tunnel_burst",
+                  Kind.INTEGER,
+                  "200",
+                  (b, v) -> b.budgets(b.currentBudgets().withTunnelBurst(toInt("tunnel_burst", v))),
+                  c -> c.budgets().tunnelBurst()),
+              scalar(
+                  "budgets.asks_per_second",
+                  Kind.NUMBER,
+                  "5",
+                  (b, v) -> b.budgets(b.currentBudgets().withAsksPerSecond((Double) v)),
+                  c -> c.budgets().asksPerSecond()),
+              scalar(
+                  "budgets.ask_burst",
+                  Kind.INTEGER,
+                  "50",
+                  (b, v) -> b.budgets(b.currentBudgets().withAskBurst(toInt("ask_burst", v))),
+                  c -> c.budgets().askBurst()),
+              scalar(
+                  "budgets.asks_per_call",
+                  Kind.INTEGER,
+                  "256",
+                  (b, v) ->
+                      b.budgets(b.currentBudgets().withAsksPerCall(toInt("asks_per_call", v))),
+                  c -> c.budgets().asksPerCall()),
+              scalar(
+                  "budgets.destroy_after_refusals",
+                  Kind.INTEGER,
+                  "1000",
+                  (b, v) ->
+                      b.budgets(
+                          b.currentBudgets()
+                              .withDestroyAfterRefusals(toInt("destroy_after_refusals", v))),
+                  c -> c.budgets().destroyAfterRefusals()),
+              scalar(
+                  "security.read_only_root",
+                  Kind.BOOLEAN,
+                  "true",
+                  (b, v) -> b.readOnlyRootFilesystem((Boolean) v),
+                  c -> c.readOnlyRootFilesystem()),
+              scalar(
+                  "security.read_only_workspace",
+                  Kind.BOOLEAN,
+                  "false",
+                  (b, v) -> b.readOnlyWorkspace((Boolean) v),
+                  c -> c.readOnlyWorkspace()),
+              new Field(
+                  "security.seccomp_profile",
+                  Kind.FILE,
+                  "./seccomp.json",
+                  List.of(),
+                  "",
+                  (b, v) -> b.seccompProfile(((FileValue) v).content()),
+                  null,
+                  null),
+              new Field(
+                  "network.mode",
+                  Kind.CHOICE,
+                  "none",
+                  List.of("none", "allowlist"),
+                  "none: no network at all; allowlist: only network.allow, through the host's proxy",
+                  (b, v) -> {
+                    if ("none".equals(v)) {
+                      b.network(NetworkPolicy.none());
+                    }
+                  },
+                  null,
+                  null),
+              scalar(
+                  "network.allow",
+                  Kind.STRING,
+                  "\"pypi.org, *.pythonhosted.org, api.example.com:8443\"",
+                  (b, v) -> b.network(withList(b.currentNetwork(), (String) v, false)),
+                  c -> String.join(", ", c.network().rules())),
+              scalar(
+                  "network.allow_addresses",
+                  Kind.STRING,
+                  "\"10.0.0.0/8\"",
+                  (b, v) -> b.network(withList(b.currentNetwork(), (String) v, true)),
+                  c -> String.join(", ", c.network().allowedAddresses())),
+              new Field(
+                  "network.on_unknown_host",
+                  Kind.CHOICE,
+                  "deny",
+                  List.of("deny", "ask"),
+                  "ask: a host not on the allowlist waits for an approval; a timeout denies",
+                  (b, v) ->
+                      b.network(
+                          b.currentNetwork().toBuilder()
+                              .onUnknownHost("ask".equals(v) ? Mode.ASK : Mode.DENY)
+                              .build()),
+                  null,
+                  null),
+              new Field(
+                  "network.credentials",
+                  Kind.CREDENTIALS,
+                  Credentials.EXAMPLE,
+                  List.of(),
+                  "",
+                  (b, v) -> ((Credentials.Credential) v).applyTo(b),
+                  null,
+                  c -> Credentials.describe(c.network())),
+              scalar(
+                  "network.remember_decisions",
+                  Kind.BOOLEAN,
+                  "true",
+                  (b, v) ->
+                      b.network(
+                          b.currentNetwork().toBuilder().rememberDecisions((Boolean) v).build()),
+                  c -> c.network().remembersDecisions()),
+              scalar(
+                  "network.approval_timeout",
+                  Kind.DURATION,
+                  "60s",
+                  (b, v) ->
+                      b.network(
+                          b.currentNetwork().toBuilder().approvalTimeout((Duration) v).build()),
+                  c -> c.network().approvalTimeout()),
+              new Field(
+                  "approvals.file_delete",
+                  Kind.CHOICE,
+                  "ask",
+                  ACTIONS,
+                  "deleting files: allow, ask (wait for the approval handler) or deny",
+                  (b, v) ->
+                      b.approvals(b.currentApprovals().toBuilder().fileDeletion(action(v)).build()),
+                  null,
+                  c -> c.approvals().fileDeletion().name().toLowerCase(Locale.ROOT)),
+              new Field(
+                  "approvals.system_modify",
+                  Kind.CHOICE,
+                  "ask",
+                  ACTIONS,
+                  "writes outside approvals.writable_paths, chmod/chown, package installation",
+                  (b, v) ->
+                      b.approvals(
+                          b.currentApprovals().toBuilder().systemModification(action(v)).build()),
+                  null,
+                  c -> c.approvals().systemModification().name().toLowerCase(Locale.ROOT)),
+              map(
+                  "approvals.shell",
+                  "{'\\bgit\\s+push\\b': ask, 'curl .*[|] *sh': deny}",
+                  (b, k, v) ->
+                      b.approvals(
+                          b.currentApprovals().toBuilder().shell(k, actionOf(k, v)).build()),
+                  c -> {
+                    Map<String, String> m = new LinkedHashMap<>();
+                    c.approvals()
+                        .shellRules()
+                        .forEach(
+                            r ->
+                                m.put(
+                                    r.pattern().pattern(),
+                                    r.action().name().toLowerCase(Locale.ROOT)));
+                    return m;
+                  }),
+              map(
+                  "approvals.python",
+                  "{socket.connect: ask, subprocess.Popen: deny}",
+                  (b, k, v) ->
+                      b.approvals(
+                          b.currentApprovals().toBuilder().python(k, actionOf(k, v)).build()),
+                  c -> {
+                    Map<String, String> m = new LinkedHashMap<>();
+                    c.approvals()
+                        .pythonRules()
+                        .forEach((k, a) -> m.put(k, a.name().toLowerCase(Locale.ROOT)));
+                    return m;
+                  }),
+              scalar(
+                  "approvals.writable_paths",
+                  Kind.STRING,
+                  "\"/workspace, /tmp\"",
+                  (b, v) ->
+                      b.approvals(
+                          b.currentApprovals().toBuilder()
+                              .writablePaths(
+                                  Arrays.stream(((String) v).split(","))
+                                      .map(String::strip)
+                                      .filter(x -> !x.isEmpty())
+                                      .toList())
+                              .build()),
+                  c -> String.join(", ", c.approvals().writablePaths())),
+              scalar(
+                  "approvals.timeout",
+                  Kind.DURATION,
+                  "60s",
+                  (b, v) ->
+                      b.approvals(b.currentApprovals().toBuilder().timeout((Duration) v).build()),
+                  c -> c.approvals().timeout()),
+              // The warm pool (SandboxPool), read through AgentNestConfig.pool(): not part of the
+              // sandbox's own configuration, so each key is only checked here.
+              side("pool.name", Kind.STRING, "default", (b, v) -> poolName((String) v)),
+              side("pool.min_idle", Kind.INTEGER, "2", (b, v) -> poolCount("min_idle", v, 0, 1000)),
+              side("pool.max_idle", Kind.INTEGER, "4", (b, v) -> poolCount("max_idle", v, 0, 1000)),
+              side(
+                  "pool.max_total",
+                  Kind.INTEGER,
+                  "16",
+                  (b, v) -> poolCount("max_total", v, 1, 10000)),
+              side("pool.max_uses", Kind.INTEGER, "1", (b, v) -> poolCount("max_uses", v, 1, 1)),
+              side("pool.idle_ttl", Kind.DURATION, "30m", (b, v) -> {}),
+              side(
+                  "pool.refill_concurrency",
+                  Kind.INTEGER,
+                  "1",
+                  (b, v) -> poolCount("refill_concurrency", v, 1, 32)),
+              new Field(
+                  "pool.on_exhausted",
+                  Kind.CHOICE,
+                  "wait",
+                  List.of("wait", "fail"),
+                  "when max_total are out: wait up to max_wait for one, or fail at once",
+                  (b, v) -> {},
+                  null,
+                  null),
+              side("pool.max_wait", Kind.DURATION, "30s", (b, v) -> {}),
+              // An agentnest serve server: its URL here, its key never (AGENTNEST_API_KEY).
+              new Field(
+                  "remote.url",
+                  Kind.STRING,
+                  "https://sandbox.internal:8787",
+                  List.of(),
+                  "an agentnest serve server; the tenant's key comes from AGENTNEST_API_KEY",
+                  Schema::remote,
+                  null,
+                  c -> {
+                    RemoteServer r = c.remote();
+                    return r == null ? null : r.url().toString();
+                  }),
+              // The Kubernetes backend's block: read by it through AgentNestConfig.kubernetes();
+              // tenant and runtime_class also set the sandbox's own fields.
+              kube("kubernetes.context", Kind.STRING, "prod", (b, v) -> nonBlank("context", v)),
+              kube(
+                  "kubernetes.namespace_prefix",
+                  Kind.STRING,
+                  "agentnest-",
+                  (b, v) -> namespacePrefix((String) v)),
+              kube("kubernetes.runtime_class", Kind.STRING, "gvisor", Schema::runtimeClass),
+              kube(
+                  "kubernetes.api",
+                  Kind.STRING,
+                  "agent-sandbox",
+                  (b, v) -> KubernetesOptions.requireApi("kubernetes.api", (String) v)),
+              scalar(
+                  "kubernetes.tenant",
+                  Kind.STRING,
+                  "search",
+                  (b, v) -> b.tenant((String) v),
+                  c -> c.tenant()),
+              kube("kubernetes.quota.pods", Kind.INTEGER, "50", (b, v) -> podQuota((Long) v)),
+              kube(
+                  "kubernetes.quota.cpu",
+                  Kind.STRING,
+                  "\"16\"",
+                  (b, v) -> quantity("cpu", v, "16")),
+              kube(
+                  "kubernetes.quota.memory",
+                  Kind.STRING,
+                  "64Gi",
+                  (b, v) -> quantity("memory", v, "64Gi")),
+              // The same pool as pool: (template is its name), as issue 19's YAML writes it.
+              kube(
+                  "kubernetes.pool.template",
+                  Kind.STRING,
+                  "default",
+                  (b, v) -> poolName((String) v)),
+              kube(
+                  "kubernetes.pool.min_idle",
+                  Kind.INTEGER,
+                  "4",
+                  (b, v) -> poolCount("min_idle", v, 0, 1000))));
+
+  /**
+   * {@code fields} with a {@code limits.<key>} entry for each {@link SandboxLimit} after {@code
+   * limits.memory}: the limits' names and forms come from their table, not from here.
+   */
+  private static List<Field> withLimits(List<Field> fields) {
+    List<Field> out = new ArrayList<>();
+    for (Field f : fields) {
+      out.add(f);
+      if (f.path.equals("limits.memory")) {
+        for (SandboxLimit l : SandboxLimit.values()) {
+          out.add(
+              scalar(
+                  "limits." + l.key(),
+                  l.unit() == SandboxLimit.Unit.BYTES ? Kind.SIZE : Kind.INTEGER,
+                  l.format(l.byDefault()),
+                  (b, v) -> b.limit(l, (Long) v),
+                  c -> c.limit(l)));
+        }
+      }
+    }
+    return List.copyOf(out);
+  }
 
   /** A Kubernetes resource quantity as a quota takes it: 16, 500m, 1.5, 64Gi, 512Mi, 1G. */
   private static final Pattern QUANTITY =

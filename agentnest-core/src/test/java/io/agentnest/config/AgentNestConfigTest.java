@@ -313,6 +313,7 @@ class AgentNestConfigTest {
             "AGENTNEST_LIMITS_CPUS",
             "AGENTNEST_LIMITS_MEMORY",
             "AGENTNEST_LIMITS_PIDS",
+            "AGENTNEST_LIMITS_OPEN_FILES",
             "AGENTNEST_LIMITS_GPUS",
             "AGENTNEST_LIMITS_TMP_SIZE",
             "AGENTNEST_LIMITS_WORKSPACE_SIZE",

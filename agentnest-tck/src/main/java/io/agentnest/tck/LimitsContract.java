@@ -8,7 +8,9 @@ import io.agentnest.ExecResult;
 import io.agentnest.Limit;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxClosedException;
+import io.agentnest.SandboxLimit;
 import java.time.Duration;
+import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
@@ -57,6 +59,37 @@ public interface LimitsContract extends BackendTarget {
     try (Sandbox sb = Sandbox.create(target().configure().pidsLimit(64).build())) {
       hitsTheLimit(
           sb, "bomb() { bomb | bomb & }; bomb; sleep 3", Set.of(Limit.PIDS, Limit.TIMEOUT));
+    }
+  }
+
+  @Test
+  default void theOpenFilesLimitStopsADescriptorHogAndCannotBeRaised() {
+    // Each line: the soft and hard limit seen inside; whether raising it failed; the errno and the
+    // count when opening stopped (EMFILE is 24).
+    String hog =
+        "python3 -c 'import resource, os\n"
+            + "s, h = resource.getrlimit(resource.RLIMIT_NOFILE)\n"
+            + "print(s, h)\n"
+            + "try:\n"
+            + "    resource.setrlimit(resource.RLIMIT_NOFILE, (h + 1, h + 1)); print(\"raised\")\n"
+            + "except (ValueError, OSError):\n"
+            + "    print(\"refused\")\n"
+            + "fs = []\n"
+            + "try:\n"
+            + "    while len(fs) < 100000: fs.append(os.open(\"/dev/null\", os.O_RDONLY))\n"
+            + "except OSError as e:\n"
+            + "    print(e.errno, len(fs))'";
+    try (Sandbox sb =
+        Sandbox.create(target().configure().limit(SandboxLimit.OPEN_FILES, 128).build())) {
+      ExecResult r = sb.exec(hog, within(60));
+      assertThat(r.stdout().lines().toList()).as(r.stderr()).hasSize(3);
+      List<String> lines = r.stdout().lines().toList();
+      assertThat(lines.get(0)).isEqualTo("128 128");
+      assertThat(lines.get(1)).isEqualTo("refused");
+      String[] stopped = lines.get(2).split(" ");
+      assertThat(stopped[0]).isEqualTo("24");
+      assertThat(Integer.parseInt(stopped[1])).isBetween(100, 128);
+      assertThat(sb.exec("echo alive", within(20)).stdout()).isEqualTo("alive\n");
     }
   }
 

@@ -1,6 +1,7 @@
 package io.agentnest.internal.lifecycle;
 
 import io.agentnest.SandboxConfig;
+import io.agentnest.SandboxLimit;
 import io.agentnest.agent.AgentSources;
 import io.agentnest.internal.egress.Interception;
 import io.agentnest.internal.egress.JavaTrustStore;
@@ -27,9 +28,6 @@ public final class SecurityPolicy {
 
   /** The sandbox-local port of the egress proxy. */
   public static final int EGRESS_PORT = 3128;
-
-  /** Per-process open files; the agent needs a few dozen. */
-  public static final long OPEN_FILES_LIMIT = 4096;
 
   private static final String SECCOMP = loadSeccomp();
 
@@ -112,7 +110,7 @@ public final class SecurityPolicy {
         .tmpfs(tmpfs)
         .readOnlyRootFilesystem(config.readOnlyRootFilesystem())
         .seccompProfileJson(seccomp)
-        .openFilesLimit(OPEN_FILES_LIMIT)
+        .openFilesLimit(config.limit(SandboxLimit.OPEN_FILES))
         .gpus(config.gpus())
         .build();
   }

@@ -7,6 +7,7 @@ import io.agentnest.ApprovalPolicy;
 import io.agentnest.ConfigException;
 import io.agentnest.NetworkPolicy;
 import io.agentnest.SandboxConfig;
+import io.agentnest.SandboxLimit;
 import io.agentnest.internal.support.Json;
 import io.agentnest.spi.Labels;
 import java.time.Duration;
@@ -106,8 +107,8 @@ public final class ConfigCodec {
     if (c.tenant() != null) {
       o.put("tenant", c.tenant());
     }
-    o.put("cpus", c.cpus()).put(MEMORY.json(), c.memoryBytes()).put("pids_limit", c.pidsLimit());
-    o.put("tmp_bytes", c.tmpSizeBytes()).put("workspace_bytes", c.workspaceSizeBytes());
+    o.put("cpus", c.cpus()).put(MEMORY.json(), c.memoryBytes());
+    putLimits(o, c);
     o.put(MAX_OUTPUT.json(), c.maxOutputBytes()).put("user", c.user());
     ObjectNode env = o.putObject("env");
     c.env().forEach(env::put);
@@ -163,9 +164,6 @@ public final class ConfigCodec {
             .image(c.path("image").asText())
             .cpus(c.path("cpus").asDouble())
             .memoryBytes(c.path(MEMORY.json()).asLong())
-            .pidsLimit(c.path("pids_limit").asInt())
-            .tmpSizeBytes(c.path("tmp_bytes").asLong())
-            .workspaceSizeBytes(c.path("workspace_bytes").asLong())
             .maxOutputBytes(c.path(MAX_OUTPUT.json()).asLong())
             .user(c.path("user").asText());
     if (c.hasNonNull("runtime")) {
@@ -174,6 +172,7 @@ public final class ConfigCodec {
     if (c.hasNonNull("tenant")) {
       b.tenant(c.path("tenant").asText());
     }
+    readLimits(c, b);
     for (Iterator<Map.Entry<String, JsonNode>> it = c.path("env").fields(); it.hasNext(); ) {
       Map.Entry<String, JsonNode> e = it.next();
       b.env(e.getKey(), e.getValue().asText());
@@ -219,6 +218,50 @@ public final class ConfigCodec {
       b.approvals(a.build());
     }
     return b.build();
+  }
+
+  /**
+   * The limits: those that predate {@link SandboxLimit} under their old keys ({@code pids_limit}),
+   * as every saved config has them; the later ones in a {@code limits} object by their one name,
+   * and only when not at their default, so a config that uses none encodes as it always did.
+   */
+  private static void putLimits(ObjectNode o, SandboxConfig c) {
+    ObjectNode later = Json.object();
+    c.limits()
+        .forEach(
+            (l, v) -> {
+              if (l.savedAlias().isPresent()) {
+                o.put(l.savedAlias().get(), v);
+              } else if (v != l.byDefault()) {
+                later.put(l.key(), v);
+              }
+            });
+    if (!later.isEmpty()) {
+      o.set("limits", later);
+    }
+  }
+
+  private static void readLimits(JsonNode c, SandboxConfig.Builder b) {
+    for (SandboxLimit l : SandboxLimit.values()) {
+      l.savedAlias().filter(c::has).ifPresent(k -> b.limit(l, c.path(k).asLong()));
+    }
+    for (Iterator<Map.Entry<String, JsonNode>> it = c.path("limits").fields(); it.hasNext(); ) {
+      Map.Entry<String, JsonNode> e = it.next();
+      SandboxLimit l =
+          SandboxLimit.named(e.getKey())
+              .orElseThrow(
+                  () ->
+                      new ConfigException(
+                          "the saved config sets limit '"
+                              + e.getKey()
+                              + "', which this version of AgentNest does not know: restore it"
+                              + " with the version that saved it, or a later one"));
+      if (!e.getValue().canConvertToExactIntegral() || !e.getValue().canConvertToLong()) {
+        throw new ConfigException(
+            "the saved config's limit '" + e.getKey() + "' is not a whole number: " + e.getValue());
+      }
+      b.limit(l, e.getValue().asLong());
+    }
   }
 
   private static ApprovalPolicy.Action action(JsonNode n) {

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.agentnest.UnsupportedControlException;
 import io.agentnest.spi.Labels;
 import io.agentnest.spi.SandboxSpec;
+import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerBuilder;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.Pod;
@@ -211,7 +212,7 @@ public final class PodSpecs {
                 .withName(CONTAINER)
                 .withImage(spec.image())
                 .withImagePullPolicy(imagePullPolicy)
-                .withCommand(holder())
+                .withCommand(holder("--nofile", Long.toString(spec.openFilesLimit())))
                 .withWorkingDir(spec.workdir())
                 .withEnv(env)
                 .withStdin(false)
@@ -244,7 +245,10 @@ public final class PodSpecs {
    * a runtime whose own kernel counts it and which the node's podPidsLimit does not reach.
    */
   static void limitTasksInTheSandboxKernel(Pod pod, long limit) {
-    pod.getSpec().getContainers().get(0).setCommand(holder("--nproc", Long.toString(limit)));
+    Container c = pod.getSpec().getContainers().get(0);
+    List<String> cmd = new ArrayList<>(c.getCommand());
+    cmd.addAll(List.of("--nproc", Long.toString(limit)));
+    c.setCommand(cmd);
   }
 
   /** The pod's main command: {@link #HOLDER} with {@code args}. */

@@ -11,19 +11,30 @@ import array, json, os, resource, signal, socket, select, struct, sys, ctypes
 # container log. If the kernel refuses either, the pod fails instead of running weakened.
 if ctypes.CDLL(None).prctl(4, 0, 0, 0, 0) != 0:
     os._exit(70)
-# A process limit the node cannot hold this pod to (gVisor's tasks are not node tasks; its kernel
-# counts RLIMIT_NPROC per user, threads too): set before any sandbox code runs and inherited by
-# every agent; no process of the pod may raise it (no CAP_SYS_RESOURCE). Refused: the pod fails.
-if len(sys.argv) == 3 and sys.argv[1] == '--nproc':
+# Limits set before any sandbox code runs and inherited by every agent; no process of the pod may
+# raise them (no CAP_SYS_RESOURCE). --nofile: the open files per process (the pod spec has no
+# ulimits), never above the hard limit the runtime gave. --nproc: a process limit the node cannot
+# hold this pod to (gVisor's tasks are not node tasks; its kernel counts RLIMIT_NPROC per user,
+# threads too). An argument that does not parse or a limit refused: the pod fails.
+RLIMITS = {'--nofile': resource.RLIMIT_NOFILE, '--nproc': resource.RLIMIT_NPROC}
+args = sys.argv[1:]
+if len(args) % 2:
+    os._exit(71)
+for flag, value in zip(args[0::2], args[1::2]):
     try:
-        lim = int(sys.argv[2])
-        resource.setrlimit(resource.RLIMIT_NPROC, (lim, lim))
-        if resource.getrlimit(resource.RLIMIT_NPROC) != (lim, lim):
-            raise OSError('RLIMIT_NPROC did not take')
-    except (ValueError, OSError):
+        which = RLIMITS[flag]
+        lim = int(value)
+        hard = resource.getrlimit(which)[1]
+        if flag == '--nofile' and hard != resource.RLIM_INFINITY:
+            lim = min(lim, hard)
+        resource.setrlimit(which, (lim, lim))
+        if resource.getrlimit(which) != (lim, lim):
+            raise OSError(flag + ' did not take')
+    except (KeyError, ValueError, OSError):
         os._exit(71)
-    # Tells the agents (started with this environment) that this limit is the pod's pids limit.
-    os.environ['AGENTNEST_NPROC_LIMIT'] = str(lim)
+    if flag == '--nproc':
+        # Tells the agents (started with this environment) that this limit is the pod's pids limit.
+        os.environ['AGENTNEST_NPROC_LIMIT'] = str(lim)
 n = os.open('/dev/null', os.O_RDWR)
 for f in (0, 1, 2):
     os.dup2(n, f)

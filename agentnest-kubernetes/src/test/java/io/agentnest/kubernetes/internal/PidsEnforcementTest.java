@@ -55,10 +55,10 @@ class PidsEnforcementTest {
             .build();
     Pod pod = PodSpecs.build("sb-x", "ns", "t", spec, "gvisor", null, "Never");
     assertThat(pod.getSpec().getContainers().get(0).getCommand())
-        .isEqualTo(List.of("python3", "-c", PodSpecs.HOLDER));
+        .isEqualTo(List.of("python3", "-c", PodSpecs.HOLDER, "--nofile", "1024"));
     PodSpecs.limitTasksInTheSandboxKernel(pod, 64);
     assertThat(pod.getSpec().getContainers().get(0).getCommand())
-        .isEqualTo(List.of("python3", "-c", PodSpecs.HOLDER, "--nproc", "64"));
+        .isEqualTo(List.of("python3", "-c", PodSpecs.HOLDER, "--nofile", "1024", "--nproc", "64"));
     assertThat(PodSpecs.HOLDER).contains("RLIMIT_NPROC").contains("os._exit(71)");
   }
 }

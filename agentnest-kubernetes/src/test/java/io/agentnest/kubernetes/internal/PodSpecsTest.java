@@ -64,8 +64,10 @@ class PodSpecsTest {
     assertThat(c.getVolumeMounts())
         .extracting(m -> m.getMountPath())
         .containsExactlyInAnyOrder("/tmp", "/workspace");
-    // The main process is the holder; the agent comes by exec, so no channel byte is logged.
-    assertThat(c.getCommand()).containsExactly("python3", "-c", PodSpecs.HOLDER);
+    // The main process is the holder; the agent comes by exec, so no channel byte is logged. A
+    // pod spec has no ulimits: the holder lowers the open-files limit for everything it starts.
+    assertThat(c.getCommand())
+        .containsExactly("python3", "-c", PodSpecs.HOLDER, "--nofile", "1024");
     assertThat(c.getStdin()).isFalse();
   }
 

@@ -50,7 +50,8 @@ public final class Wire {
       @Nullable Long workspaceSizeBytes,
       @Nullable Boolean askUnknownHosts,
       @Nullable Map<String, String> secretEnv,
-      @Nullable List<Credential> credentials) {
+      @Nullable List<Credential> credentials,
+      @Nullable Map<String, JsonNode> limits) {
 
     /** What the E2B face asks for: its template's image, TTL, environment, hosts and approvals. */
     public static CreateSandbox basic(
@@ -67,6 +68,7 @@ public final class Wire {
           env,
           allowHosts,
           approvals,
+          null,
           null,
           null,
           null,

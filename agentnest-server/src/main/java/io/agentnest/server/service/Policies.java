@@ -45,12 +45,17 @@ public final class Policies {
      * above the cap; when none is asked, the sandbox's default bounded by the cap.
      */
     long pids(@Nullable Long asked, long byDefault) {
+      return pids(asked, "pidsLimit", byDefault);
+    }
+
+    /** As {@link #pids(Long, long)}, naming the request's {@code field} when it refuses. */
+    long pids(@Nullable Long asked, String field, long byDefault) {
       if (asked == null) {
         return Math.min(byDefault, maxPids);
       }
       if (asked < 8 || asked > maxPids) {
         throw refuse(
-            "pidsLimit",
+            field,
             asked,
             "8.." + maxPids + " (policy.max_pids; the operator can raise it in server.yaml)");
       }

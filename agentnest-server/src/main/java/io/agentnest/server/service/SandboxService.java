@@ -8,6 +8,7 @@ import io.agentnest.Header;
 import io.agentnest.NetworkPolicy;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
+import io.agentnest.SandboxLimit;
 import io.agentnest.Secret;
 import io.agentnest.server.approvals.ApprovalQueue;
 import io.agentnest.server.config.ApprovalRules;
@@ -125,14 +126,21 @@ public final class SandboxService implements AutoCloseable {
             .label(TENANT_LABEL, t.name())
             .label(STORE_LABEL, storeId);
     labels.forEach(b::label);
-    b.pidsLimit(p.pids(req.pidsLimit(), SandboxConfig.defaults().pidsLimit()));
-    // tmp and the workspace are memory-backed: neither may be larger than a sandbox may use
-    if (req.tmpSizeBytes() != null) {
-      b.tmpSizeBytes(p.checkSize("tmpSizeBytes", req.tmpSizeBytes()));
-    }
-    if (req.workspaceSizeBytes() != null) {
-      b.workspaceSizeBytes(p.checkSize("workspaceSizeBytes", req.workspaceSizeBytes()));
-    }
+    Map<SandboxLimit, RequestedLimits.Asked> limits = RequestedLimits.read(req);
+    RequestedLimits.Asked pids = limits.remove(SandboxLimit.PIDS);
+    b.pidsLimit(
+        pids == null
+            ? p.pids(null, SandboxConfig.defaults().pidsLimit())
+            : p.pids(pids.value(), pids.field(), pids.value()));
+    limits.forEach(
+        (l, asked) ->
+            b.limit(
+                l,
+                // Sizes are of memory-backed filesystems: none may be larger than a sandbox may
+                // use.
+                l.unit() == SandboxLimit.Unit.BYTES
+                    ? p.checkSize(asked.field(), asked.value())
+                    : asked.value()));
     if (req.runtime() != null && !req.runtime().equals("runc")) {
       b.runtime(req.runtime());
     }
