@@ -37,9 +37,9 @@ final class McpBrowserTools {
                 t.simple(
                     ex,
                     a -> {
-                      String url = McpTools.string(a, "url");
+                      String url = McpArguments.string(a, "url");
                       Browser b =
-                          browser(t.session(ex).sandbox(McpTools.optString(a, "sandbox_id")));
+                          browser(t.session(ex).sandbox(McpArguments.optString(a, "sandbox_id")));
                       b.open(url);
                       return ToolOutputs.ok(
                           "loaded " + url + "\n\n" + SandboxTools.bound(b.text(), MAX_TEXT));
@@ -56,7 +56,7 @@ final class McpBrowserTools {
                     ex,
                     a -> {
                       byte[] png =
-                          browser(t.session(ex).sandbox(McpTools.optString(a, "sandbox_id")))
+                          browser(t.session(ex).sandbox(McpArguments.optString(a, "sandbox_id")))
                               .screenshot();
                       return new ToolOutput(
                           "screenshot of the current page (" + png.length + " bytes, PNG)",
@@ -78,7 +78,9 @@ final class McpBrowserTools {
                     a ->
                         ToolOutputs.ok(
                             SandboxTools.bound(
-                                browser(t.session(ex).sandbox(McpTools.optString(a, "sandbox_id")))
+                                browser(
+                                        t.session(ex)
+                                            .sandbox(McpArguments.optString(a, "sandbox_id")))
                                     .text(),
                                 MAX_TEXT)),
                     req)));

@@ -56,9 +56,9 @@ final class McpGitTools {
                 t.simple(
                     ex,
                     a -> {
-                      String url = McpTools.string(a, "url");
-                      String dir = McpTools.string(a, "dir");
-                      Sandbox sb = t.session(ex).sandbox(McpTools.optString(a, "sandbox_id"));
+                      String url = McpArguments.string(a, "url");
+                      String dir = McpArguments.string(a, "dir");
+                      Sandbox sb = t.session(ex).sandbox(McpArguments.optString(a, "sandbox_id"));
                       GitWorkspace repo = sb.git().clone(url, dir, authFor(url));
                       List<GitCommit> last = repo.log(1);
                       return ToolOutputs.ok(
@@ -90,9 +90,9 @@ final class McpGitTools {
                 t.simple(
                     ex,
                     a -> {
-                      Sandbox sb = t.session(ex).sandbox(McpTools.optString(a, "sandbox_id"));
-                      GitWorkspace repo = sb.git().open(McpTools.string(a, "dir"));
-                      String ref = McpTools.optString(a, "ref");
+                      Sandbox sb = t.session(ex).sandbox(McpArguments.optString(a, "sandbox_id"));
+                      GitWorkspace repo = sb.git().open(McpArguments.string(a, "dir"));
+                      String ref = McpArguments.optString(a, "ref");
                       String diff = ref == null ? repo.diff() : repo.diff(ref);
                       return ToolOutputs.ok(
                           diff.isEmpty() ? "(no changes)" : SandboxTools.bound(diff, MAX_DIFF));
@@ -116,19 +116,19 @@ final class McpGitTools {
                 t.simple(
                     ex,
                     a -> {
-                      Sandbox sb = t.session(ex).sandbox(McpTools.optString(a, "sandbox_id"));
-                      GitWorkspace repo = sb.git().open(McpTools.string(a, "dir"));
-                      String branch = McpTools.optString(a, "branch");
+                      Sandbox sb = t.session(ex).sandbox(McpArguments.optString(a, "sandbox_id"));
+                      GitWorkspace repo = sb.git().open(McpArguments.string(a, "dir"));
+                      String branch = McpArguments.optString(a, "branch");
                       if (branch != null) {
                         repo.checkoutNewBranch(branch);
                       }
-                      String name = McpTools.optString(a, "author_name");
-                      String email = McpTools.optString(a, "author_email");
+                      String name = McpArguments.optString(a, "author_name");
+                      String email = McpArguments.optString(a, "author_email");
                       GitAuthor author =
                           new GitAuthor(
                               name == null ? DEFAULT_AUTHOR.name() : name,
                               email == null ? DEFAULT_AUTHOR.email() : email);
-                      String hash = repo.commit(McpTools.string(a, "message"), author);
+                      String hash = repo.commit(McpArguments.string(a, "message"), author);
                       return ToolOutputs.ok("committed " + hash + " on " + repo.branch());
                     },
                     req)));

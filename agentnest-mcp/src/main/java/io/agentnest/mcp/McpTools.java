@@ -1,8 +1,15 @@
 package io.agentnest.mcp;
 
+import static io.agentnest.mcp.McpArguments.args;
+import static io.agentnest.mcp.McpArguments.bool;
+import static io.agentnest.mcp.McpArguments.optString;
+import static io.agentnest.mcp.McpArguments.string;
+import static io.agentnest.mcp.McpArguments.timeout;
+
 import io.agentnest.AgentNestException;
 import io.agentnest.ExecEvent;
 import io.agentnest.Sandbox;
+import io.agentnest.mcp.McpArguments.ArgumentException;
 import io.agentnest.tools.SandboxTools;
 import io.agentnest.tools.ToolOutput;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
@@ -10,7 +17,6 @@ import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpSchema;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -525,78 +531,5 @@ final class McpTools {
             "Wall-time limit for this call in seconds; at most the server's limit (the default).");
     p.put("exclusiveMinimum", 0);
     return p;
-  }
-
-  // ---- argument helpers
-
-  /** A bad argument: its message is shown to the model. */
-  static final class ArgumentException extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-
-    ArgumentException(String message) {
-      super(message);
-    }
-  }
-
-  static Map<String, Object> args(CallToolRequest request) {
-    Map<String, Object> a = request.arguments();
-    return a == null ? Map.of() : a;
-  }
-
-  static String string(Map<String, Object> args, String name) {
-    Object v = args.get(name);
-    if (v == null) {
-      throw new ArgumentException("'" + name + "' is required");
-    }
-    if (!(v instanceof String s)) {
-      throw new ArgumentException("'" + name + "' must be a string");
-    }
-    return s;
-  }
-
-  static @Nullable String optString(Map<String, Object> args, String name) {
-    Object v = args.get(name);
-    if (v == null) {
-      return null;
-    }
-    if (!(v instanceof String s)) {
-      throw new ArgumentException("'" + name + "' must be a string");
-    }
-    return s;
-  }
-
-  static boolean bool(Map<String, Object> args, String name) {
-    Object v = args.get(name);
-    if (v == null) {
-      return false;
-    }
-    if (v instanceof Boolean b) {
-      return b;
-    }
-    if ("true".equals(v) || "false".equals(v)) {
-      return "true".equals(v);
-    }
-    throw new ArgumentException("'" + name + "' must be true or false");
-  }
-
-  static @Nullable Duration timeout(Map<String, Object> args) {
-    Object v = args.get("timeout_seconds");
-    if (v == null) {
-      return null;
-    }
-    double seconds;
-    if (v instanceof Number n) {
-      seconds = n.doubleValue();
-    } else {
-      try {
-        seconds = Double.parseDouble(String.valueOf(v));
-      } catch (NumberFormatException e) {
-        throw new ArgumentException("'timeout_seconds' must be a number of seconds, e.g. 30");
-      }
-    }
-    if (!(seconds > 0) || seconds > 86_400) {
-      throw new ArgumentException("'timeout_seconds' must be between 0 and 86400 seconds");
-    }
-    return Duration.ofMillis((long) Math.ceil(seconds * 1000));
   }
 }

@@ -118,16 +118,17 @@ class AgentNestMcpServerTest {
 
   @Test
   void argumentHelpersExplainBadInput() {
-    assertThatThrownBy(() -> McpTools.string(Map.of(), "code")).hasMessage("'code' is required");
-    assertThatThrownBy(() -> McpTools.string(Map.of("code", 5), "code"))
+    assertThatThrownBy(() -> McpArguments.string(Map.of(), "code"))
+        .hasMessage("'code' is required");
+    assertThatThrownBy(() -> McpArguments.string(Map.of("code", 5), "code"))
         .hasMessage("'code' must be a string");
-    assertThat(McpTools.bool(Map.of("recursive", "true"), "recursive")).isTrue();
-    assertThatThrownBy(() -> McpTools.bool(Map.of("recursive", 3), "recursive"))
+    assertThat(McpArguments.bool(Map.of("recursive", "true"), "recursive")).isTrue();
+    assertThatThrownBy(() -> McpArguments.bool(Map.of("recursive", 3), "recursive"))
         .hasMessageContaining("true or false");
-    assertThat(McpTools.timeout(Map.of("timeout_seconds", 1.5)).toMillis()).isEqualTo(1500);
-    assertThatThrownBy(() -> McpTools.timeout(Map.of("timeout_seconds", -1)))
+    assertThat(McpArguments.timeout(Map.of("timeout_seconds", 1.5)).toMillis()).isEqualTo(1500);
+    assertThatThrownBy(() -> McpArguments.timeout(Map.of("timeout_seconds", -1)))
         .hasMessageContaining("between 0 and 86400");
-    assertThatThrownBy(() -> McpTools.timeout(Map.of("timeout_seconds", "soon")))
+    assertThatThrownBy(() -> McpArguments.timeout(Map.of("timeout_seconds", "soon")))
         .hasMessageContaining("number of seconds");
   }
 }

@@ -4,7 +4,6 @@ import io.agentnest.ApprovalPolicy;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
 import io.agentnest.SandboxInfo;
-import io.agentnest.SandboxPool;
 import io.agentnest.server.approvals.ApprovalQueue;
 import io.agentnest.server.approvals.ApproverRole;
 import io.agentnest.server.audit.AuditAccess;
@@ -18,12 +17,12 @@ import io.agentnest.server.e2b.E2bEnvd;
 import io.agentnest.server.e2b.E2bSandboxes;
 import io.agentnest.server.http.ApiException;
 import io.agentnest.server.http.ErrorCode;
-import io.agentnest.server.http.Escape;
 import io.agentnest.server.http.Exchange;
 import io.agentnest.server.http.MemoryBudget;
 import io.agentnest.server.http.OpenStreams;
 import io.agentnest.server.http.Route;
 import io.agentnest.server.http.StreamThreads;
+import io.agentnest.server.service.Adoption;
 import io.agentnest.server.service.ApprovalFloor;
 import io.agentnest.server.service.Failures;
 import io.agentnest.server.service.OwnerRecords;
@@ -31,7 +30,6 @@ import io.agentnest.server.service.Registry;
 import io.agentnest.server.service.SandboxService;
 import io.agentnest.server.service.SandboxStates;
 import io.agentnest.server.store.SharedStore;
-import io.agentnest.server.tenancy.KeyRole;
 import io.agentnest.server.tenancy.StoreUnavailableException;
 import io.agentnest.server.tenancy.Tenant;
 import io.agentnest.server.tenancy.TenantStore;
@@ -48,28 +46,19 @@ import io.javalin.http.HttpResponseException;
 import io.javalin.websocket.WsHandlerType;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import java.util.function.Supplier;
-import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
-import org.eclipse.jetty.server.SecureRequestCustomizer;
-import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
-import org.eclipse.jetty.server.SslConnectionFactory;
 import org.eclipse.jetty.unixdomain.server.UnixDomainServerConnector;
-import org.eclipse.jetty.util.ssl.SslContextFactory;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -90,8 +79,7 @@ public final class AgentNestServer implements AutoCloseable {
   private final TenantStore tenants;
   private final Registry registry;
   private final OwnerRecords ownerRecords;
-  private final RateLimiter limiter = new RateLimiter(System::nanoTime);
-  private final AuthFailures failedAuth = new AuthFailures();
+  private final KeyAuthentication auth;
 
   private final SandboxService service;
   private final SandboxApi api;
@@ -168,6 +156,7 @@ public final class AgentNestServer implements AutoCloseable {
     this.env = Map.copyOf(env);
     this.config = Objects.requireNonNull(config);
     this.tenants = Objects.requireNonNull(tenants);
+    this.auth = new KeyAuthentication(tenants);
     this.registry = new Registry(clock);
     this.ownerRecords = new OwnerRecords(tenants::recordSandbox);
     this.e2bSandboxes = new E2bSandboxes(tenants::keyActive, store.e2b());
@@ -188,7 +177,7 @@ public final class AgentNestServer implements AutoCloseable {
             service,
             states,
             e2bSandboxes,
-            this::e2bTenant,
+            auth::e2bTenant,
             clock,
             e2bTimers,
             e2bPumps);
@@ -200,12 +189,12 @@ public final class AgentNestServer implements AutoCloseable {
             new E2bEnvd.Tenants() {
               @Override
               public Tenant active(String name, Context ctx) {
-                return activeTenant(name);
+                return auth.activeTenant(name);
               }
 
               @Override
               public void refused(Context ctx) {
-                refusedAuth(ctx);
+                auth.refused(ctx);
               }
             },
             service,
@@ -220,8 +209,8 @@ public final class AgentNestServer implements AutoCloseable {
     this.console =
         new ConsoleApi(
             consoleSessions,
-            this::consoleSignIn,
-            name -> activeTenant(name),
+            auth::consoleSignIn,
+            auth::activeTenant,
             approvals,
             registry,
             service.taps(),
@@ -303,7 +292,7 @@ public final class AgentNestServer implements AutoCloseable {
         Javalin.create(
             cfg -> {
               cfg.startup.showJavalinBanner = false;
-              cfg.jetty.threadPool = threadPool(limits);
+              cfg.jetty.threadPool = JettyConnectors.threadPool(limits);
               cfg.http.maxRequestSize = Math.max(config.maxBodyBytes(), config.maxJsonBytes());
               cfg.http.prefer405over404 = true;
               // Multipart bodies (E2B's file uploads) are held to max_body like every other body.
@@ -320,12 +309,15 @@ public final class AgentNestServer implements AutoCloseable {
                     ctx.attribute(MemoryBudget.SPOOL_ATTR, spool);
                   });
               cfg.routes.addHttpHandler(HandlerType.AFTER, "*", MemoryBudget::releaseAll);
-              cfg.jetty.modifyHttpConfiguration(h -> configure(h));
+              cfg.jetty.modifyHttpConfiguration(JettyConnectors::configure);
               cfg.jetty.addConnector(
                   (server, http) -> {
                     Path sock = unixSocket;
                     if (sock == null) {
-                      return connector(server, http);
+                      ServerConnector c =
+                          JettyConnectors.connector(server, http, config, env, limits);
+                      connector = c;
+                      return c;
                     }
                     UnixDomainServerConnector u =
                         UnixSocketListener.connector(server, sock, new HttpConnectionFactory(http));
@@ -442,62 +434,6 @@ public final class AgentNestServer implements AutoCloseable {
     limits = Objects.requireNonNull(l);
   }
 
-  /**
-   * Javalin's default pool stops at 250 threads, fewer than the issue's 200 concurrent clients plus
-   * their streams need; every blocking call holds a thread, so the pool is sized for the calls, and
-   * bounded so a flood of slow calls cannot grow it without end (Jetty queues the rest).
-   */
-  private static QueuedThreadPool threadPool(ServerLimits limits) {
-    QueuedThreadPool pool =
-        new QueuedThreadPool(limits.maxThreads(), Math.min(16, limits.maxThreads()));
-    pool.setName("agentnest-server");
-    return pool;
-  }
-
-  private void configure(HttpConfiguration h) {
-    // Header floods: Jetty answers 431 past these sizes before any handler runs.
-    h.setRequestHeaderSize(MAX_HEADER_BYTES);
-    h.setResponseHeaderSize(MAX_HEADER_BYTES);
-    h.setSendServerVersion(false);
-    h.setSendXPoweredBy(false);
-  }
-
-  private ServerConnector connector(Server server, HttpConfiguration http) {
-    ServerConnector c;
-    ServerConfig.Tls tls = config.tls();
-    if (tls == null) {
-      c = new ServerConnector(server, new HttpConnectionFactory(http));
-    } else {
-      if (!Files.isReadable(tls.keystore())) {
-        throw new IllegalArgumentException(
-            "tls.keystore " + tls.keystore() + " is not a readable file: check the path");
-      }
-      String password = env.get(tls.passwordEnv());
-      if (password == null) {
-        throw new IllegalArgumentException(
-            "tls.password_env names "
-                + tls.passwordEnv()
-                + ", which is not set: export it with the key store's password");
-      }
-      SslContextFactory.Server ssl = new SslContextFactory.Server();
-      ssl.setKeyStorePath(tls.keystore().toString());
-      ssl.setKeyStoreType(tls.type());
-      ssl.setKeyStorePassword(password);
-      HttpConfiguration https = new HttpConfiguration(http);
-      https.addCustomizer(new SecureRequestCustomizer());
-      c =
-          new ServerConnector(
-              server, new SslConnectionFactory(ssl, "http/1.1"), new HttpConnectionFactory(https));
-    }
-    c.setHost(config.host());
-    c.setPort(config.port());
-    // Behind a TLS-terminating proxy every client has the proxy's address: the proxy bounds them.
-    ConnectionGuard.install(
-        server, c, config.insecureBehindProxy() ? limits.withoutAddressBound() : limits);
-    connector = c;
-    return c;
-  }
-
   private Handler handler(Route r) {
     return switch (r.key()) {
       case "get /v1/health" -> ctx -> Exchange.json(ctx, 200, Map.of("status", "ok"));
@@ -558,11 +494,11 @@ public final class AgentNestServer implements AutoCloseable {
           ConsoleSessions.checkCsrf(ctx, session);
         }
         if (session.admin()) {
-          adminScope(r, ctx);
+          AdminScope.enter(r, ctx, registry, tenants);
           h.handle(ctx);
           return;
         }
-        t = activeTenant(session.tenant);
+        t = auth.activeTenant(session.tenant);
         ctx.attribute(Exchange.TENANT, t);
         ctx.attribute(ApproverRole.ROLE, session.role);
         ctx.attribute(ApproverRole.KEY_ID, session.keyId);
@@ -573,9 +509,9 @@ public final class AgentNestServer implements AutoCloseable {
       }
       // Guessing keys costs a store lookup each: an address, a key id or the server that keeps
       // failing is slowed down (429) before the next key is looked at.
-      TenantStore.Check c = authenticate(ctx);
+      TenantStore.Check c = auth.bearer(ctx);
       t = Objects.requireNonNull(c.tenant());
-      limiter.acquire(t);
+      auth.acquire(t);
       ctx.attribute(Exchange.TENANT, t);
       ctx.attribute(ApproverRole.ROLE, c.role());
       ctx.attribute(ApproverRole.KEY_ID, c.keyId());
@@ -583,171 +519,6 @@ public final class AgentNestServer implements AutoCloseable {
       ctx.attribute(ApprovalQueue.PRINCIPAL, ApproverRole.principal("api", t, ctx));
       h.handle(ctx);
     };
-  }
-
-  /** What the console's admin may do: read every tenant's, answer any question, extend, destroy. */
-  static final Set<String> ADMIN_ROUTES =
-      Set.of(
-          "get /v1/sandboxes",
-          "get /v1/sandboxes/{id}",
-          "delete /v1/sandboxes/{id}",
-          "post /v1/sandboxes/{id}/extend",
-          "get /v1/sandboxes/{id}/files",
-          "get /v1/sandboxes/{id}/files/content",
-          "get /v1/sandboxes/{id}/artifacts",
-          "get /v1/sandboxes/{id}/audit",
-          "get /v1/approvals",
-          "post /v1/approvals/{id}",
-          "get /v1/audit/verify",
-          "get /v1/audit/shipping");
-
-  /**
-   * An admin console session on a /v1 route: a sandbox's route acts as its owner (its policy, its
-   * tenant's quotas), found across tenants; the lists and approvals span all tenants. Running code,
-   * changing files and making sandboxes stay with tenant keys (403): the admin watches and answers.
-   */
-  private void adminScope(Route r, Context ctx) {
-    if (!ADMIN_ROUTES.contains(r.key())) {
-      throw new ApiException(
-          403,
-          ErrorCode.FORBIDDEN,
-          "the admin console does not " + r.key(),
-          "use a tenant's key for that; the admin key reads every tenant and answers approvals");
-    }
-    ctx.attribute(Exchange.ADMIN, Boolean.TRUE);
-    ctx.attribute(ApprovalQueue.PRINCIPAL, "console:admin");
-    if (r.path().startsWith("/v1/sandboxes/{id}")) {
-      Registry.Entry e = registry.getAny(ctx.pathParam("id"));
-      // The owner is checked, not rate-limited: the admin's browsing is not the tenant's traffic.
-      Tenant owner =
-          tenants
-              .find(e.tenant())
-              .orElseThrow(
-                  () -> ApiException.notFound("sandbox '" + Escape.id(e.sandbox().id()) + "'"));
-      ctx.attribute(Exchange.TENANT, owner);
-    }
-  }
-
-  /**
-   * The console's sign-in: an admin key, or a tenant key as on the API (rate-limited, refusals
-   * counted).
-   */
-  private ConsoleSessions.SignedIn consoleSignIn(String key, Context ctx) {
-    failedAuth.check(ctx, key);
-    if (tenants.checkAdminKey(key) == null) {
-      return new ConsoleSessions.SignedIn(
-          ConsoleSessions.ADMIN, TenantStore.keyId(key), KeyRole.AGENT);
-    }
-    TenantStore.Check c = keyHolder(key, ctx);
-    return new ConsoleSessions.SignedIn(
-        Objects.requireNonNull(c.tenant()).name(), TenantStore.keyId(key), c.role());
-  }
-
-  private TenantStore.Check authenticate(Context ctx) {
-    String auth = ctx.header("Authorization");
-    if (auth == null || !auth.regionMatches(true, 0, "Bearer ", 0, 7)) {
-      refusedAuth(ctx);
-      throw new ApiException(
-          401,
-          ErrorCode.UNAUTHENTICATED,
-          "no API key: the Authorization header is missing or not 'Bearer <key>'",
-          "send 'Authorization: Bearer ank_...'; `agentnest tenant add NAME` prints a key");
-    }
-    return keyHolderUnlimited(auth.substring(7).strip(), ctx);
-  }
-
-  /** The E2B API's authentication: the same keys, sent as X-API-KEY (or Bearer). */
-  private Tenant e2bTenant(@Nullable String key, Context ctx) {
-    if (key == null || key.isEmpty()) {
-      refusedAuth(ctx);
-      throw new ApiException(
-          401,
-          ErrorCode.UNAUTHENTICATED,
-          "no API key: the X-API-KEY header is missing",
-          "set E2B_API_KEY to a tenant key (`agentnest tenant add NAME` prints one)");
-    }
-    TenantStore.Check c = keyHolder(key, ctx);
-    if (c.role() == KeyRole.APPROVER) {
-      // E2B's API makes, runs and reads sandboxes: nothing of it is an approver's.
-      throw ApproverRole.refused("use the E2B API");
-    }
-    return Objects.requireNonNull(c.tenant());
-  }
-
-  /**
-   * The tenant of {@code key} (the console's sign-in, E2B's X-API-KEY), rate-limited; a refused key
-   * counts against the client address like a refused Bearer key.
-   */
-  private TenantStore.Check keyHolder(String key, Context ctx) {
-    TenantStore.Check c = keyHolderUnlimited(key, ctx);
-    limiter.acquire(Objects.requireNonNull(c.tenant()));
-    return c;
-  }
-
-  /**
-   * The tenant of {@code key} and the key's role (the check's tenant is set), unless refused
-   * authentications are over a bound (429).
-   */
-  private TenantStore.Check keyHolderUnlimited(String key, Context ctx) {
-    failedAuth.check(ctx, key);
-    try {
-      return tenantOfKey(key);
-    } catch (ApiException refused) {
-      failedAuth.refused(ctx, key);
-      throw refused;
-    }
-  }
-
-  private void refusedAuth(Context ctx) {
-    failedAuth.refused(ctx, null);
-  }
-
-  /** A sandbox's tenant for a call its access token authorised: still there, rate-limited. */
-  private Tenant activeTenant(String name) {
-    Tenant t =
-        tenants
-            .find(name)
-            .orElseThrow(
-                () ->
-                    new ApiException(
-                        401,
-                        ErrorCode.UNAUTHENTICATED,
-                        "tenant '" + Escape.id(name) + "' was removed",
-                        "ask the operator"));
-    limiter.acquire(t);
-    return t;
-  }
-
-  private TenantStore.Check tenantOfKey(String key) {
-    TenantStore.Check check = tenants.authenticate(key);
-    if (check.refusal() != null) {
-      throw switch (check.refusal()) {
-        case REVOKED ->
-            new ApiException(
-                401,
-                ErrorCode.KEY_REVOKED,
-                "API key " + check.keyId() + " was revoked",
-                "ask the operator for a new key (`agentnest tenant key NAME`)");
-        case EXPIRED ->
-            new ApiException(
-                401,
-                ErrorCode.KEY_EXPIRED,
-                "API key " + check.keyId() + " has expired",
-                "ask the operator for a new key (`agentnest tenant key NAME`)");
-        case MALFORMED, UNKNOWN ->
-            new ApiException(
-                401,
-                ErrorCode.UNAUTHENTICATED,
-                "the API key is not valid",
-                "check AGENTNEST_API_KEY: keys look like ank_<16 hex>_<43 characters>");
-      };
-    }
-    Tenant t = check.tenant();
-    if (t == null) {
-      throw new ApiException(
-          401, ErrorCode.UNAUTHENTICATED, "the key's tenant is gone", "ask the operator");
-    }
-    return check;
   }
 
   /**
@@ -759,51 +530,7 @@ public final class AgentNestServer implements AutoCloseable {
    * @return how many were adopted
    */
   int adopt(Supplier<List<SandboxInfo>> list, BiFunction<String, Tenant, Sandbox> connect) {
-    String store = tenants.storeId();
-    int adopted = 0;
-    List<SandboxInfo> found;
-    try {
-      found = list.get();
-    } catch (RuntimeException e) {
-      // No engine now: nothing to adopt, and creates will say what is wrong when they are made.
-      LOG.warn("cannot list the engine's sandboxes to adopt them: {}", e.toString());
-      return 0;
-    }
-    for (SandboxInfo info : found) {
-      String tenant = info.labels().get(SandboxService.TENANT_LABEL);
-      // An idle pool member (the local engine's warm pools) was never a tenant's sandbox: it is
-      // left to its owner-pid label and TTL, as prune sees it.
-      if (tenant == null
-          || !store.equals(info.labels().get(SandboxService.STORE_LABEL))
-          || registry.contains(info.id())
-          || SandboxPool.isIdleMember(info)) {
-        continue;
-      }
-      Tenant owner = tenants.find(tenant).orElse(null);
-      if (owner == null) {
-        // A removed tenant's sandbox is left to its TTL and prune: nobody may use it.
-        continue;
-      }
-      try {
-        Sandbox sb = connect.apply(info.id(), owner);
-        registry.adopt(
-            new Registry.Entry(
-                tenant,
-                sb,
-                info.image(),
-                sb.config().memoryBytes(),
-                sb.config().cpus(),
-                info.created(),
-                ConcurrentHashMap.newKeySet()));
-        adopted++;
-      } catch (RuntimeException e) {
-        LOG.warn("cannot adopt sandbox {} of tenant {}: {}", info.id(), tenant, e.toString());
-      }
-    }
-    if (adopted > 0) {
-      LOG.info("adopted {} sandboxes left running by a previous server", adopted);
-    }
-    return adopted;
+    return Adoption.adopt(tenants, registry, list, connect);
   }
 
   /**

@@ -2,7 +2,6 @@ package io.agentnest.server.e2b;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.fasterxml.jackson.databind.node.TextNode;
 import io.agentnest.Sandbox;
 import io.agentnest.server.config.ServerConfig;
 import io.agentnest.server.http.ApiException;
@@ -20,7 +19,6 @@ import io.agentnest.server.tenancy.TenantStore;
 import io.javalin.http.Context;
 import io.javalin.http.Handler;
 import java.io.IOException;
-import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -30,11 +28,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
-import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
 import org.jspecify.annotations.Nullable;
 import org.slf4j.Logger;
@@ -60,7 +55,6 @@ public final class E2bApi {
   static final Set<String> DEFAULT_TEMPLATES =
       Set.of("base", "code-interpreter-v1", "code-interpreter", "default");
 
-  private static final int MAX_METADATA = 64;
   private static final int MAX_LIST = 100;
 
   /** Authenticates an API key (X-API-KEY or Bearer) and applies the tenant's rate limit. */
@@ -76,7 +70,7 @@ public final class E2bApi {
   private final Auth auth;
   private final Clock clock;
   private final ScheduledExecutorService timers;
-  private final Map<String, ScheduledFuture<?>> deadlines = new ConcurrentHashMap<>();
+  private final E2bDeadlines deadlines;
   private final ExecutorService pumps;
 
   public E2bApi(
@@ -97,6 +91,7 @@ public final class E2bApi {
     this.auth = auth;
     this.clock = clock;
     this.timers = timers;
+    this.deadlines = new E2bDeadlines(timers, clock);
     this.pumps = pumps;
     // A kept record is state again only while its tenant's sandbox runs on this server.
     sandboxes.reviveWith(
@@ -239,7 +234,7 @@ public final class E2bApi {
           ErrorCode.INVALID_FIELD, "templateID is missing", "send e.g. {\"templateID\": \"base\"}");
     }
     String image = image(template);
-    refuseUnsupported(req);
+    E2bRequests.refuseUnsupported(req);
     Long ttl = null;
     if (req.hasNonNull("timeout")) {
       long s = req.get("timeout").asLong(-1);
@@ -251,16 +246,16 @@ public final class E2bApi {
       }
       ttl = s;
     }
-    Map<String, String> metadata = metadata(req);
-    Map<String, String> env = strings(req, "envVars");
-    List<String> hosts = allowOut(req);
+    Map<String, String> metadata = E2bRequests.metadata(req);
+    Map<String, String> env = E2bRequests.strings(req, "envVars");
+    List<String> hosts = E2bRequests.allowOut(req);
     Wire.CreateSandbox create =
         Wire.CreateSandbox.basic(
             image,
             ttl,
             env.isEmpty() ? null : env,
             hosts.isEmpty() ? null : hosts,
-            approvals(metadata));
+            E2bRequests.approvals(metadata));
     sandboxes.retainRegistered(registry);
     Registry.Entry e = api.create(t, create);
     Sandbox sb = e.sandbox();
@@ -269,23 +264,6 @@ public final class E2bApi {
             sb.id(), t.name(), template, metadata, e.created(), new E2bProcesses(sb, pumps));
     sandboxes.put(s);
     Exchange.json(ctx, 201, sandbox(ctx, s));
-  }
-
-  /** The metadata key that asks for approvals, as /v1's {@code approvals} field does. */
-  static final String APPROVALS_KEY = "agentnest.approvals";
-
-  private static @Nullable JsonNode approvals(Map<String, String> metadata) {
-    String v = metadata.get(APPROVALS_KEY);
-    if (v == null || v.equals("none")) {
-      return null;
-    }
-    if (v.equals("recommended")) {
-      return TextNode.valueOf(v);
-    }
-    throw ApiException.badRequest(
-        ErrorCode.INVALID_FIELD,
-        "metadata '" + APPROVALS_KEY + "' is '" + Escape.id(v) + "'",
-        "use 'recommended' (risky operations wait in GET /v1/approvals) or 'none'");
   }
 
   private String image(String template) {
@@ -307,115 +285,6 @@ public final class E2bApi {
             + config.policy().images());
   }
 
-  private static void refuseUnsupported(ObjectNode req) {
-    if (req.path("allow_internet_access").asBoolean(false)) {
-      throw new ApiException(
-          400,
-          ErrorCode.POLICY,
-          "allow_internet_access is refused: AgentNest sandboxes reach only the hosts their policy"
-              + " allows",
-          "leave it unset and list the hosts in network.allowOut (the server's allow_hosts bounds"
-              + " them)");
-    }
-    if (req.hasNonNull("mcp")) {
-      throw new ApiException(
-          400,
-          ErrorCode.POLICY,
-          "the MCP gateway is not served in AgentNest sandboxes",
-          "run `agentnest mcp` on the host to give agents AgentNest's tools over MCP");
-    }
-    if (req.hasNonNull("volumeMounts") && req.get("volumeMounts").size() > 0) {
-      throw new ApiException(
-          400,
-          ErrorCode.POLICY,
-          "volume mounts are not served: a sandbox sees only its own workspace",
-          "upload files with files.write, or snapshot and restore a workspace");
-    }
-    if (req.path("autoPause").asBoolean(false)) {
-      throw new ApiException(
-          400,
-          ErrorCode.POLICY,
-          "autoPause is not served: a sandbox is destroyed at its timeout",
-          "leave autoPause unset; extend with setTimeout");
-    }
-    JsonNode net = req.path("network");
-    if (net.path("allowPublicTraffic").asBoolean(false)) {
-      throw new ApiException(
-          400,
-          ErrorCode.POLICY,
-          "public traffic into a sandbox is not served: AgentNest exposes no sandbox ports",
-          "leave network.allowPublicTraffic unset");
-    }
-  }
-
-  private static List<String> allowOut(ObjectNode req) {
-    JsonNode allow = req.path("network").path("allowOut");
-    if (allow.isMissingNode() || allow.isNull()) {
-      return List.of();
-    }
-    if (!allow.isArray() || allow.size() > 256) {
-      throw ApiException.badRequest(
-          ErrorCode.INVALID_FIELD,
-          "network.allowOut must be a list of at most 256 host names",
-          "send e.g. {\"network\": {\"allowOut\": [\"pypi.org\"]}}");
-    }
-    List<String> hosts = new ArrayList<>();
-    for (JsonNode h : allow) {
-      if (!h.isTextual()) {
-        throw ApiException.badRequest(
-            ErrorCode.INVALID_FIELD,
-            "network.allowOut must hold host names",
-            "send e.g. [\"pypi.org\"]");
-      }
-      hosts.add(h.asText());
-    }
-    return hosts;
-  }
-
-  private static Map<String, String> metadata(ObjectNode req) {
-    Map<String, String> m = strings(req, "metadata");
-    if (m.size() > MAX_METADATA) {
-      throw ApiException.badRequest(
-          ErrorCode.INVALID_FIELD,
-          "metadata has " + m.size() + " entries, over " + MAX_METADATA,
-          "send fewer entries");
-    }
-    for (Map.Entry<String, String> e : m.entrySet()) {
-      if (e.getKey().length() > 256 || e.getValue().length() > 1024) {
-        throw ApiException.badRequest(
-            ErrorCode.INVALID_FIELD,
-            "metadata key '" + Escape.id(e.getKey()) + "' or its value is too long",
-            "keep keys to 256 and values to 1024 characters");
-      }
-      // No store keeps a NUL in text (and no E2B client needs one).
-      if (e.getKey().indexOf('\0') >= 0 || e.getValue().indexOf('\0') >= 0) {
-        throw ApiException.badRequest(
-            ErrorCode.INVALID_FIELD,
-            "metadata key '" + Escape.id(e.getKey()) + "' or its value holds a NUL character",
-            "send text without NUL characters");
-      }
-    }
-    return m;
-  }
-
-  private static Map<String, String> strings(ObjectNode req, String field) {
-    JsonNode n = req.get(field);
-    if (n == null || n.isNull()) {
-      return Map.of();
-    }
-    try {
-      return E2bWire.stringMap(req, field);
-    } catch (E2bConnect.RpcException e) {
-      throw ApiException.badRequest(
-          ErrorCode.INVALID_FIELD, String.valueOf(e.getMessage()), "send an object of strings");
-    }
-  }
-
-  /**
-   * The tenant's sandbox by the id its E2B client knows, running or paused; another tenant's or an
-   * unknown id is one 404. A sandbox made through /v1 (or adopted after a restart) gets its E2B
-   * state on first use.
-   */
   private E2bSandboxes.State state(Tenant t, String id) {
     E2bSandboxes.State s = sandboxes.get(id);
     if (s != null) {
@@ -463,7 +332,7 @@ public final class E2bApi {
   }
 
   private void list(Context ctx, Tenant t) {
-    Map<String, String> wanted = metadataQuery(ctx.queryParam("metadata"));
+    Map<String, String> wanted = E2bRequests.metadataQuery(ctx.queryParam("metadata"));
     String state = ctx.queryParam("state");
     boolean running = state == null || state.isEmpty() || state.contains("running");
     boolean paused = state == null || state.isEmpty() || state.contains("paused");
@@ -512,23 +381,6 @@ public final class E2bApi {
     Exchange.json(ctx, 200, page);
   }
 
-  private static Map<String, String> metadataQuery(@Nullable String q) {
-    if (q == null || q.isEmpty()) {
-      return Map.of();
-    }
-    Map<String, String> m = new LinkedHashMap<>();
-    for (String pair : q.split("&", 65)) {
-      int eq = pair.indexOf('=');
-      if (eq <= 0) {
-        continue;
-      }
-      m.put(
-          URLDecoder.decode(pair.substring(0, eq), StandardCharsets.UTF_8),
-          URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
-    }
-    return m;
-  }
-
   private void get(Context ctx, Tenant t) {
     E2bSandboxes.State s = state(t, ctx.pathParam("id"));
     Map<String, Object> m = info(s, s.paused() ? null : running(s));
@@ -540,7 +392,7 @@ public final class E2bApi {
   private void kill(Context ctx, Tenant t) {
     E2bSandboxes.State s = state(t, ctx.pathParam("id"));
     sandboxes.remove(s.id);
-    cancelDeadline(s.id);
+    deadlines.cancel(s.id);
     String snapshot = s.pausedAs;
     if (snapshot != null) {
       states.delete(t, snapshot);
@@ -553,63 +405,34 @@ public final class E2bApi {
   /** E2B's setTimeout: the sandbox ends {@code timeout} seconds from now, sooner or later. */
   private void timeout(Context ctx, Tenant t) {
     E2bSandboxes.State s = state(t, ctx.pathParam("id"));
-    setTimeout(t, s, seconds(body(ctx), "timeout"));
+    setTimeout(t, s, E2bRequests.seconds(body(ctx), "timeout"));
     ctx.status(204);
   }
 
   private void refresh(Context ctx, Tenant t) {
     E2bSandboxes.State s = state(t, ctx.pathParam("id"));
     ObjectNode req = body(ctx);
-    setTimeout(t, s, req.hasNonNull("duration") ? seconds(req, "duration") : 60);
+    setTimeout(t, s, req.hasNonNull("duration") ? E2bRequests.seconds(req, "duration") : 60);
     ctx.status(204);
-  }
-
-  /** A year: more than any max_ttl, and far from where instant arithmetic overflows. */
-  static final long MAX_SECONDS = 366L * 24 * 3600;
-
-  private static long seconds(ObjectNode req, String field) {
-    JsonNode n = req.path(field);
-    long s = n.canConvertToLong() ? n.asLong(-1) : -1;
-    if (s <= 0 || s > MAX_SECONDS) {
-      throw ApiException.badRequest(
-          ErrorCode.INVALID_FIELD,
-          field
-              + " must be a number of seconds in 1.."
-              + MAX_SECONDS
-              + ", got "
-              + Escape.id(n.toString()),
-          "send e.g. {\"" + field + "\": 300}");
-    }
-    return s;
   }
 
   private void setTimeout(Tenant t, E2bSandboxes.State s, long seconds) {
     Registry.Entry e = running(s);
     Instant want = clock.instant().plusSeconds(seconds);
     Instant now = e.sandbox().expiresAt();
-    cancelDeadline(s.id);
+    deadlines.cancel(s.id);
     if (want.isAfter(now)) {
       api.extend(t, e, Duration.between(now, want).toSeconds() + 1);
     } else {
       // Sooner than its TTL: the server ends it then (a TTL is only ever extended).
       long delay = Math.max(0, Duration.between(clock.instant(), want).toMillis());
-      deadlines.put(
+      deadlines.schedule(
           s.id,
-          timers.schedule(
-              () -> {
-                deadlines.remove(s.id);
-                sandboxes.remove(s.id);
-                registry.remove(s.sandboxId);
-              },
-              delay,
-              TimeUnit.MILLISECONDS));
-    }
-  }
-
-  private void cancelDeadline(String id) {
-    ScheduledFuture<?> f = deadlines.remove(id);
-    if (f != null) {
-      f.cancel(false);
+          delay,
+          () -> {
+            sandboxes.remove(s.id);
+            registry.remove(s.sandboxId);
+          });
     }
   }
 
@@ -629,7 +452,7 @@ public final class E2bApi {
       s.processes.cancelAll();
       String name = "e2b-pause-" + shortId(s.id);
       states.save(t, e, name, true);
-      cancelDeadline(s.id);
+      deadlines.cancel(s.id);
       s.pausedAs = name;
       sandboxes.unkeep(s);
       registry.remove(e.sandbox().id());
@@ -647,8 +470,11 @@ public final class E2bApi {
     E2bSandboxes.State s = state(t, ctx.pathParam("id"));
     boolean resumed = resume(t, s);
     if (req.hasNonNull("timeout")) {
-      long seconds = seconds(req, "timeout");
-      if (clock.instant().plusSeconds(seconds).isAfter(endAt(s, running(s)))) {
+      long seconds = E2bRequests.seconds(req, "timeout");
+      if (clock
+          .instant()
+          .plusSeconds(seconds)
+          .isAfter(deadlines.endAt(s.id, running(s).sandbox().expiresAt()))) {
         setTimeout(t, s, seconds);
       }
     }
@@ -723,17 +549,6 @@ public final class E2bApi {
     Exchange.json(ctx, 200, out);
   }
 
-  private Instant endAt(E2bSandboxes.State s, Registry.Entry e) {
-    ScheduledFuture<?> f = deadlines.get(s.id);
-    if (f != null) {
-      Instant sooner = clock.instant().plusMillis(f.getDelay(TimeUnit.MILLISECONDS));
-      if (sooner.isBefore(e.sandbox().expiresAt())) {
-        return sooner;
-      }
-    }
-    return e.sandbox().expiresAt();
-  }
-
   /** Puts the access tokens handed to this request's key into {@code m}. */
   private void tokens(Context ctx, E2bSandboxes.State s, Map<String, Object> m) {
     String keyId = ctx.attribute(KEY_ID);
@@ -762,7 +577,9 @@ public final class E2bApi {
     m.put("sandboxID", s.id);
     m.put("clientID", "agentnest");
     m.put("startedAt", s.started.toString());
-    m.put("endAt", (e == null ? clock.instant() : endAt(s, e)).toString());
+    m.put(
+        "endAt",
+        (e == null ? clock.instant() : deadlines.endAt(s.id, e.sandbox().expiresAt())).toString());
     m.put("cpuCount", e == null ? 1 : Math.max(1, (int) Math.ceil(e.cpus())));
     m.put("memoryMB", e == null ? 0 : e.memoryBytes() >> 20);
     m.put("diskSizeMB", 0);
@@ -773,9 +590,6 @@ public final class E2bApi {
   }
 
   public void close() {
-    for (ScheduledFuture<?> f : deadlines.values()) {
-      f.cancel(false);
-    }
-    deadlines.clear();
+    deadlines.close();
   }
 }

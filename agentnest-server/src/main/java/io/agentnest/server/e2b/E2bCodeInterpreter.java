@@ -55,11 +55,11 @@ public final class E2bCodeInterpreter {
     ObjectNode req = object(body);
     String code = req.path("code").isTextual() ? req.get("code").asText() : null;
     if (code == null) {
-      throw new E2bEnvd.HttpError(400, "the body has no 'code': send {\"code\": \"print(1)\"}");
+      throw new E2bErrors.HttpError(400, "the body has no 'code': send {\"code\": \"print(1)\"}");
     }
     language(req.path("language").isTextual() ? req.get("language").asText() : null);
     if (req.path("env_vars").isObject() && req.get("env_vars").size() > 0) {
-      throw new E2bEnvd.HttpError(
+      throw new E2bErrors.HttpError(
           400,
           "env_vars on runCode are not served: a Python context's environment is fixed when the"
               + " sandbox starts; pass envs to Sandbox.create, or set os.environ in the code");
@@ -70,7 +70,7 @@ public final class E2bCodeInterpreter {
     if (contextId != null && !contextId.isEmpty()) {
       c = s.contexts.get(contextId);
       if (c == null) {
-        throw new E2bEnvd.HttpError(
+        throw new E2bErrors.HttpError(
             404,
             "context '" + Escape.id(contextId) + "' not found: create it with createCodeContext");
       }
@@ -230,7 +230,7 @@ public final class E2bCodeInterpreter {
     language(req.path("language").isTextual() ? req.get("language").asText() : null);
     String cwd = req.path("cwd").isTextual() ? req.get("cwd").asText() : E2bWire.HOME;
     if (!cwd.equals(E2bWire.HOME) && !cwd.equals(E2bWire.HOME + "/")) {
-      throw new E2bEnvd.HttpError(
+      throw new E2bErrors.HttpError(
           400,
           "cwd '"
               + Escape.id(cwd)
@@ -240,7 +240,7 @@ public final class E2bCodeInterpreter {
     }
     synchronized (s.contexts) {
       if (s.contexts.size() >= MAX_CONTEXTS || e.sessions().size() >= MAX_CONTEXTS) {
-        throw new E2bEnvd.HttpError(
+        throw new E2bErrors.HttpError(
             429,
             "this sandbox already has "
                 + MAX_CONTEXTS
@@ -265,7 +265,7 @@ public final class E2bCodeInterpreter {
   void removeContext(Context ctx, Registry.Entry e, E2bSandboxes.State s, String id) {
     CodeContext c = s.contexts.remove(id);
     if (c == null) {
-      throw new E2bEnvd.HttpError(404, "context '" + Escape.id(id) + "' not found");
+      throw new E2bErrors.HttpError(404, "context '" + Escape.id(id) + "' not found");
     }
     e.sandbox().pythonSession(c.session()).close();
     e.sessions().remove(c.session());
@@ -275,7 +275,7 @@ public final class E2bCodeInterpreter {
   void restartContext(Context ctx, Registry.Entry e, E2bSandboxes.State s, String id) {
     CodeContext c = s.contexts.get(id);
     if (c == null) {
-      throw new E2bEnvd.HttpError(404, "context '" + Escape.id(id) + "' not found");
+      throw new E2bErrors.HttpError(404, "context '" + Escape.id(id) + "' not found");
     }
     // Closing ends the interpreter; the next call on the context starts a fresh one.
     e.sandbox().pythonSession(c.session()).close();
@@ -294,7 +294,7 @@ public final class E2bCodeInterpreter {
       return;
     }
     // 404 (no kernel for it): the SDK shows the reason only for 404 and 502, a bare status else.
-    throw new E2bEnvd.HttpError(
+    throw new E2bErrors.HttpError(
         404,
         "language '"
             + Escape.id(language)
@@ -309,8 +309,8 @@ public final class E2bCodeInterpreter {
         return (ObjectNode) n;
       }
     } catch (IOException e) {
-      throw new E2bEnvd.HttpError(400, "the body is not valid JSON: " + e.getMessage());
+      throw new E2bErrors.HttpError(400, "the body is not valid JSON: " + e.getMessage());
     }
-    throw new E2bEnvd.HttpError(400, "the body is not a JSON object");
+    throw new E2bErrors.HttpError(400, "the body is not a JSON object");
   }
 }

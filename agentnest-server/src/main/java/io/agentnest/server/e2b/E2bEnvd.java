@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
 import io.agentnest.FileInfo;
-import io.agentnest.FileOperationException;
 import io.agentnest.SandboxFiles;
 import io.agentnest.WorkspacePaths;
 import io.agentnest.server.config.ServerConfig;
@@ -21,7 +20,6 @@ import io.agentnest.server.http.Tokens;
 import io.agentnest.server.http.Transfers;
 import io.agentnest.server.http.Wire;
 import io.agentnest.server.service.ExecutionTaps;
-import io.agentnest.server.service.Failures;
 import io.agentnest.server.service.Registry;
 import io.agentnest.server.service.SandboxService;
 import io.agentnest.server.tenancy.Tenant;
@@ -61,17 +59,6 @@ public final class E2bEnvd {
   static final Duration MAX_COMMAND = Duration.ofHours(1);
 
   private static final long MAX_KEEPALIVE_MS = 30_000;
-
-  /** A plain-HTTP error of envd's file API or the interpreter: the status and what to do. */
-  static final class HttpError extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-    final int status;
-
-    HttpError(int status, String message) {
-      super(message);
-      this.status = status;
-    }
-  }
 
   /** Finds the tenant a sandbox belongs to, refusing one that is gone or revoked, rate-limited. */
   public interface Tenants {
@@ -132,7 +119,7 @@ public final class E2bEnvd {
 
   private void fail(Context ctx, RuntimeException e, boolean rpc, boolean stream) {
     if (rpc) {
-      RpcException r = rpcError(e);
+      RpcException r = E2bErrors.rpc(e);
       if (stream) {
         try {
           new E2bConnect.Stream(ctx).end(r);
@@ -144,7 +131,7 @@ public final class E2bEnvd {
       }
       return;
     }
-    HttpError h = httpError(e);
+    E2bErrors.HttpError h = E2bErrors.http(e);
     Exchange.json(ctx, h.status, E2bWire.restError(h.status, String.valueOf(h.getMessage())));
   }
 
@@ -152,7 +139,7 @@ public final class E2bEnvd {
     String id = ctx.header("E2b-Sandbox-Id");
     String portHeader = ctx.header("E2b-Sandbox-Port");
     if (id == null || portHeader == null) {
-      throw new HttpError(
+      throw new E2bErrors.HttpError(
           400,
           "the E2b-Sandbox-Id and E2b-Sandbox-Port headers are missing: point E2B_SANDBOX_URL at"
               + " this server's /e2b/sandbox and use an E2B SDK, which sends them");
@@ -161,10 +148,11 @@ public final class E2bEnvd {
     try {
       port = Integer.parseInt(portHeader.strip());
     } catch (NumberFormatException e) {
-      throw new HttpError(400, "E2b-Sandbox-Port '" + Escape.id(portHeader) + "' is not a port");
+      throw new E2bErrors.HttpError(
+          400, "E2b-Sandbox-Port '" + Escape.id(portHeader) + "' is not a port");
     }
     if (port != ENVD_PORT && port != INTERPRETER_PORT) {
-      throw new HttpError(
+      throw new E2bErrors.HttpError(
           502,
           "port "
               + port
@@ -176,7 +164,7 @@ public final class E2bEnvd {
     // learns whether an id exists, is paused or has gone (issue 42, LOW 18).
     if (s == null || !tokenFits(ctx, s, port)) {
       tenants.refused(ctx);
-      throw new HttpError(
+      throw new E2bErrors.HttpError(
           401,
           "no running sandbox '"
               + Escape.id(id)
@@ -186,19 +174,19 @@ public final class E2bEnvd {
     if (!sandboxes.honoured(s)) {
       // The token was right but a key it was handed to is revoked or expired: it ends with it.
       tenants.refused(ctx);
-      throw new HttpError(
+      throw new E2bErrors.HttpError(
           401,
           "the sandbox access token was handed to an API key that is revoked or expired: connect"
               + " again (Sandbox.connect) with an active key for new tokens");
     }
     if (s.paused()) {
-      throw new HttpError(
+      throw new E2bErrors.HttpError(
           502, "sandbox " + Escape.id(id) + " is paused: resume it with Sandbox.connect(id)");
     }
     Registry.Entry e = entryOrNull(s.tenant, s.sandboxId);
     if (e == null) {
       sandboxes.remove(id);
-      throw new HttpError(
+      throw new E2bErrors.HttpError(
           502, "sandbox " + Escape.id(id) + " is not running (killed or timed out)");
     }
     return new Target(e, s, tenants.active(s.tenant, ctx), port);
@@ -240,7 +228,8 @@ public final class E2bEnvd {
     } else if (method.equals("GET") && path.equals("/health")) {
       ctx.status(200).result("OK");
     } else {
-      throw new HttpError(404, "the code interpreter has no " + method + " " + Escape.id(path));
+      throw new E2bErrors.HttpError(
+          404, "the code interpreter has no " + method + " " + Escape.id(path));
     }
   }
 
@@ -258,7 +247,7 @@ public final class E2bEnvd {
       refuseRoot(ctx.queryParam("username"));
       upload(ctx, t);
     } else {
-      throw new HttpError(404, "envd has no " + method + " " + Escape.id(path));
+      throw new E2bErrors.HttpError(404, "envd has no " + method + " " + Escape.id(path));
     }
   }
 
@@ -269,7 +258,7 @@ public final class E2bEnvd {
     if (type != null && type.toLowerCase(Locale.ROOT).startsWith("multipart/")) {
       List<UploadedFile> parts = multipart(ctx);
       if (parts.isEmpty()) {
-        throw new HttpError(400, "the multipart body has no 'file' part");
+        throw new E2bErrors.HttpError(400, "the multipart body has no 'file' part");
       }
       String query = ctx.queryParam("path");
       for (UploadedFile f : parts) {
@@ -280,7 +269,7 @@ public final class E2bEnvd {
         try (InputStream in = f.content()) {
           written.add(writeInfo(files.write(p, in)));
         } catch (IOException e) {
-          throw new HttpError(400, "the upload could not be read: " + e.getMessage());
+          throw new E2bErrors.HttpError(400, "the upload could not be read: " + e.getMessage());
         }
       }
     } else {
@@ -316,7 +305,7 @@ public final class E2bEnvd {
         why = String.valueOf(c.getMessage());
       }
       // e.g. a NUL in a part's file name ("invalid byte 0"), which answered 500
-      throw new HttpError(
+      throw new E2bErrors.HttpError(
           400,
           "the multipart body is not valid ("
               + Escape.id(why)
@@ -324,8 +313,8 @@ public final class E2bEnvd {
     }
   }
 
-  private static HttpError tooLarge(long max) {
-    return new HttpError(
+  private static E2bErrors.HttpError tooLarge(long max) {
+    return new E2bErrors.HttpError(
         413,
         "the upload is over the server's max_body of "
             + max
@@ -342,7 +331,7 @@ public final class E2bEnvd {
 
   private static void refuseRoot(@Nullable String user) {
     if (user != null && user.equals("root")) {
-      throw new HttpError(
+      throw new E2bErrors.HttpError(
           403,
           "user 'root' is not available: everything in an AgentNest sandbox runs as its"
               + " unprivileged user; leave user unset");
@@ -597,58 +586,5 @@ public final class E2bEnvd {
 
   private static String workspace(@Nullable String path) {
     return E2bWire.toWorkspace(path);
-  }
-
-  // ---- error mapping ------------------------------------------------------------------------
-
-  private static RpcException rpcError(RuntimeException e) {
-    if (e instanceof RpcException r) {
-      return r;
-    }
-    if (e instanceof HttpError h) {
-      return new RpcException(
-          switch (h.status) {
-            case 400 -> Code.INVALID_ARGUMENT;
-            case 401 -> Code.UNAUTHENTICATED;
-            case 403 -> Code.PERMISSION_DENIED;
-            case 404 -> Code.NOT_FOUND;
-            case 429 -> Code.RESOURCE_EXHAUSTED;
-            case 502 -> Code.UNAVAILABLE;
-            default -> Code.INTERNAL;
-          },
-          String.valueOf(h.getMessage()));
-    }
-    if (e instanceof FileOperationException f) {
-      Code c =
-          switch (f.reason()) {
-            case NOT_FOUND -> Code.NOT_FOUND;
-            case EXISTS -> Code.ALREADY_EXISTS;
-            case BAD_PATH -> Code.INVALID_ARGUMENT;
-            case READ_ONLY -> Code.PERMISSION_DENIED;
-            case TOO_LARGE, TOO_MANY -> Code.RESOURCE_EXHAUSTED;
-            default -> Code.FAILED_PRECONDITION;
-          };
-      return new RpcException(c, String.valueOf(f.getMessage()));
-    }
-    ApiException a = e instanceof ApiException x ? x : Failures.of(e);
-    if (a.status() >= 500) {
-      LOG.warn("E2B call failed", e);
-    }
-    return E2bConnect.fromApi(a);
-  }
-
-  private static HttpError httpError(RuntimeException e) {
-    if (e instanceof HttpError h) {
-      return h;
-    }
-    if (e instanceof RpcException r) {
-      return new HttpError(r.code.httpStatus, String.valueOf(r.getMessage()));
-    }
-    ApiException a = e instanceof ApiException x ? x : Failures.of(e);
-    if (a.status() >= 500) {
-      LOG.warn("E2B call failed", e);
-    }
-    String fix = a.fix();
-    return new HttpError(a.status(), a.getMessage() + (fix.isEmpty() ? "" : " (" + fix + ")"));
   }
 }
