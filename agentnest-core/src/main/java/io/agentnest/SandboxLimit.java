@@ -5,6 +5,8 @@ import java.util.Collections;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.jspecify.annotations.Nullable;
 
@@ -146,6 +148,28 @@ public enum SandboxLimit {
   /** The names of every limit, comma-separated, for messages. */
   public static String keys() {
     return Arrays.stream(values()).map(SandboxLimit::key).collect(Collectors.joining(", "));
+  }
+
+  /**
+   * Writes {@code values} as an encoding that has older spellings does: a limit with an {@code
+   * alias} in that encoding goes to {@code older} under it (every reader knows it); a later one
+   * goes to {@code later} by its key, and only when not at its default, so what uses none of the
+   * later limits reads as it did before they existed.
+   */
+  public static void encode(
+      Map<SandboxLimit, Long> values,
+      Function<SandboxLimit, Optional<String>> alias,
+      BiConsumer<String, Long> older,
+      BiConsumer<String, Long> later) {
+    values.forEach(
+        (l, v) -> {
+          Optional<String> a = alias.apply(l);
+          if (a.isPresent()) {
+            older.accept(a.get(), v);
+          } else if (v != l.byDefault) {
+            later.accept(l.key, v);
+          }
+        });
   }
 
   /** Every limit at its default: what a builder starts from. */

@@ -22,6 +22,7 @@ import io.agentnest.server.http.MemoryBudget;
 import io.agentnest.server.http.OpenStreams;
 import io.agentnest.server.http.Route;
 import io.agentnest.server.http.StreamThreads;
+import io.agentnest.server.metrics.ServerMetrics;
 import io.agentnest.server.service.Adoption;
 import io.agentnest.server.service.ApprovalFloor;
 import io.agentnest.server.service.Failures;
@@ -80,6 +81,8 @@ public final class AgentNestServer implements AutoCloseable {
   private final Registry registry;
   private final OwnerRecords ownerRecords;
   private final KeyAuthentication auth;
+  private final ServerMetrics metrics = new ServerMetrics();
+  private @Nullable String metricsToken;
 
   private final SandboxService service;
   private final SandboxApi api;
@@ -216,6 +219,11 @@ public final class AgentNestServer implements AutoCloseable {
             service.taps(),
             api::viewWithUsage,
             config.maxJsonBytes());
+    service.onNetworkEvent(metrics.egress());
+    approvals.onDecided(metrics.approvals());
+    metrics.approvalsWaiting(approvals::waitingCount);
+    metrics.sandboxes(registry::countsByTenant, e2bSandboxes::pausedByTenant);
+    metrics.auditShipping(shipping::stats);
   }
 
   /**
@@ -279,6 +287,7 @@ public final class AgentNestServer implements AutoCloseable {
     if (unixSocket == null) {
       checkBind(config);
     }
+    metricsToken = MetricsEndpoint.token(config.metrics(), env);
     // Before adoption, so that the collectors get every record this server writes.
     shipping.start(config.audit(), env);
     adopt(
@@ -309,6 +318,18 @@ public final class AgentNestServer implements AutoCloseable {
                     ctx.attribute(MemoryBudget.SPOOL_ATTR, spool);
                   });
               cfg.routes.addHttpHandler(HandlerType.AFTER, "*", MemoryBudget::releaseAll);
+              cfg.requestLogger.http(
+                  (ctx, ms) ->
+                      metrics.request(
+                          ctx.method().name(),
+                          MetricsEndpoint.route(ctx),
+                          ctx.statusCode(),
+                          ctx.attribute(Exchange.ERROR_CODE),
+                          (long) (ms * 1_000_000)));
+              cfg.routes.addHttpHandler(
+                  HandlerType.GET,
+                  "/metrics",
+                  ctx -> MetricsEndpoint.serve(ctx, metrics, metricsToken, auth));
               cfg.jetty.modifyHttpConfiguration(JettyConnectors::configure);
               cfg.jetty.addConnector(
                   (server, http) -> {

@@ -27,6 +27,11 @@ final class KeyAuthentication {
     this.tenants = tenants;
   }
 
+  /** 429 when the client's address has been refused too often, before any secret is compared. */
+  void checkNotFlooding(Context ctx) {
+    failedAuth.check(ctx, null);
+  }
+
   /** Counts one request of {@code t} against its rate (429 past it). */
   void acquire(Tenant t) {
     limiter.acquire(t);

@@ -55,7 +55,16 @@ public final class FakeSandboxes implements AutoCloseable {
   private final String idPrefix;
 
   public FakeSandboxes(Path dir, String yaml) {
-    this(TenantStore.open(dir.resolve("tenants.db"), Clock.systemUTC()), yaml, "fake");
+    this(dir, yaml, Map.of());
+  }
+
+  /** A server whose environment ({@code token_env}, {@code password_env}) is {@code env}. */
+  public FakeSandboxes(Path dir, String yaml, Map<String, String> env) {
+    this(
+        SharedStore.local(TenantStore.open(dir.resolve("tenants.db"), Clock.systemUTC())),
+        yaml,
+        "fake",
+        env);
   }
 
   /**
@@ -68,6 +77,10 @@ public final class FakeSandboxes implements AutoCloseable {
 
   /** A server on {@code shared} (closed with it), as one of several servers sharing it. */
   public FakeSandboxes(SharedStore shared, String yaml, String idPrefix) {
+    this(shared, yaml, idPrefix, Map.of());
+  }
+
+  private FakeSandboxes(SharedStore shared, String yaml, String idPrefix, Map<String, String> env) {
     this.shared = shared;
     this.store = shared.tenants();
     this.idPrefix = idPrefix;
@@ -78,7 +91,7 @@ public final class FakeSandboxes implements AutoCloseable {
             this::create,
             List::of,
             Clock.systemUTC(),
-            Map.of());
+            env);
     port = server.start();
   }
 

@@ -62,6 +62,7 @@ class ServerPackagesTest {
 
   @Test
   void theFloorsBelowTheFacesKeepTheirOrder() {
+    floor("metrics");
     floor("tenancy");
     floor("http", "tenancy");
     floor("config", "http");

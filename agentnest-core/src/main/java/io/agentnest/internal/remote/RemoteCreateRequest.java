@@ -3,6 +3,7 @@ package io.agentnest.internal.remote;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.agentnest.ApprovalPolicy;
 import io.agentnest.SandboxConfig;
+import io.agentnest.SandboxLimit;
 import io.agentnest.UnsupportedControlException;
 import io.agentnest.internal.support.Json;
 import java.util.ArrayList;
@@ -54,16 +55,7 @@ public final class RemoteCreateRequest {
     // version reads; the later ones by their one name, and only when set, so a config that uses
     // none is accepted by a server that predates them.
     ObjectNode limits = Json.MAPPER.createObjectNode();
-    config
-        .limits()
-        .forEach(
-            (l, v) -> {
-              if (l.wireAlias().isPresent()) {
-                body.put(l.wireAlias().get(), v);
-              } else if (v != l.byDefault()) {
-                limits.put(l.key(), v);
-              }
-            });
+    SandboxLimit.encode(config.limits(), SandboxLimit::wireAlias, body::put, limits::put);
     if (!limits.isEmpty()) {
       body.set("limits", limits);
     }

@@ -227,15 +227,7 @@ public final class ConfigCodec {
    */
   private static void putLimits(ObjectNode o, SandboxConfig c) {
     ObjectNode later = Json.object();
-    c.limits()
-        .forEach(
-            (l, v) -> {
-              if (l.savedAlias().isPresent()) {
-                o.put(l.savedAlias().get(), v);
-              } else if (v != l.byDefault()) {
-                later.put(l.key(), v);
-              }
-            });
+    SandboxLimit.encode(c.limits(), SandboxLimit::savedAlias, o::put, later::put);
     if (!later.isEmpty()) {
       o.set("limits", later);
     }

@@ -22,6 +22,7 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.regex.Pattern;
 import org.jspecify.annotations.Nullable;
 
@@ -60,6 +61,7 @@ public final class ApprovalQueue implements ApprovalBoard.Waiting {
   private final Map<String, Pending> byId = new ConcurrentHashMap<>();
   private final ApprovalBoard board;
   private final Clock clock;
+  private volatile Consumer<ApprovalDecision> decided = d -> {};
 
   /** A queue of one server, in memory. */
   public ApprovalQueue() {
@@ -71,6 +73,16 @@ public final class ApprovalQueue implements ApprovalBoard.Waiting {
     this.board = board;
     this.clock = clock;
     board.deliverTo(this);
+  }
+
+  /** Has {@code listener} see every decision, however it came (a person, a timeout, a bound). */
+  public void onDecided(Consumer<ApprovalDecision> listener) {
+    decided = listener;
+  }
+
+  /** How many questions wait for an answer now, of every tenant. */
+  public int waitingCount() {
+    return pending(null).size();
   }
 
   @Override
@@ -95,11 +107,7 @@ public final class ApprovalQueue implements ApprovalBoard.Waiting {
       String tenant, ApprovalRequest request, Duration timeout) {
     long waiting = byId.values().stream().filter(p -> p.tenant().equals(tenant)).count();
     if (waiting >= MAX_PENDING_PER_TENANT) {
-      return CompletableFuture.completedFuture(
-          new ApprovalDecision(
-              false,
-              "denied: " + MAX_PENDING_PER_TENANT + " approvals are already waiting",
-              "server"));
+      return deniedNow("denied: " + MAX_PENDING_PER_TENANT + " approvals are already waiting");
     }
     byte[] raw = new byte[12];
     RANDOM.nextBytes(raw);
@@ -121,8 +129,7 @@ public final class ApprovalQueue implements ApprovalBoard.Waiting {
     } catch (RuntimeException e) {
       // Nobody could see the question: deny now rather than wait for an answer that cannot come.
       byId.remove(id);
-      return CompletableFuture.completedFuture(
-          new ApprovalDecision(false, "denied: the approvals queue is unavailable", "server"));
+      return deniedNow("denied: the approvals queue is unavailable");
     }
     // The core denies after the policy's timeout on its own; the entry goes at the same time, so
     // nobody approves a question that is no longer asked.
@@ -133,6 +140,9 @@ public final class ApprovalQueue implements ApprovalBoard.Waiting {
     answer.whenComplete(
         (d, e) -> {
           byId.remove(id);
+          if (d != null) {
+            decided.accept(d);
+          }
           try {
             board.withdraw(id);
           } catch (RuntimeException gone) {
@@ -140,6 +150,12 @@ public final class ApprovalQueue implements ApprovalBoard.Waiting {
           }
         });
     return answer;
+  }
+
+  private CompletableFuture<ApprovalDecision> deniedNow(String why) {
+    ApprovalDecision d = new ApprovalDecision(false, why, "server");
+    decided.accept(d);
+    return CompletableFuture.completedFuture(d);
   }
 
   /** The waiting questions of {@code tenant} (null: every tenant's), oldest first. */

@@ -50,7 +50,8 @@ public final class AuditShipping {
     sinks.clear();
   }
 
-  List<ShippingStats> stats() {
+  /** Each collector's counters now. */
+  public List<ShippingStats> stats() {
     return sinks.stream().map(ShippingSink::stats).toList();
   }
 

@@ -48,6 +48,7 @@ import org.jspecify.annotations.Nullable;
  *   approver_role_required: true     # only approver keys answer approvals (default false)
  * audit:
  *   sinks: [{type: syslog, transport: tls, host: logs.example.org, port: 6514}]
+ * metrics: {token_env: AGENTNEST_METRICS_TOKEN}   # GET /metrics for a scraper (default: off)
  * store:                             # shared by several servers (default: SQLite, one machine)
  *   postgres: {url: "jdbc:postgresql://db.example.org/agentnest", user: agentnest,
  *              password_env: AGENTNEST_DB_PASSWORD}
@@ -62,10 +63,23 @@ public record ServerConfig(
     long maxJsonBytes,
     Policy policy,
     AuditShippingConfig audit,
-    StoreConfig store) {
+    StoreConfig store,
+    Metrics metrics) {
 
   /** The port {@code agentnest serve} listens on by default. */
   public static final int DEFAULT_PORT = 8787;
+
+  /**
+   * {@code GET /metrics}: on when {@code token_env} names the environment variable that holds the
+   * token a scraper sends as {@code Authorization: Bearer <token>}; off (404) without one.
+   */
+  public record Metrics(@Nullable String tokenEnv) {
+    public static final Metrics OFF = new Metrics(null);
+
+    public boolean enabled() {
+      return tokenEnv != null;
+    }
+  }
 
   /** A key store (PKCS12 or JKS) and the environment variable that holds its password. */
   public record Tls(Path keystore, String passwordEnv, String type) {}
@@ -230,7 +244,8 @@ public record ServerConfig(
         1L << 20,
         Policy.defaults(),
         AuditShippingConfig.none(),
-        StoreConfig.sqlite());
+        StoreConfig.sqlite(),
+        Metrics.OFF);
   }
 
   /** The same configuration on another host and port (the CLI's {@code --listen}). */
@@ -244,22 +259,33 @@ public record ServerConfig(
         maxJsonBytes,
         policy,
         audit,
-        store);
+        store,
+        metrics);
   }
 
   public ServerConfig withInsecureBehindProxy(boolean on) {
-    return new ServerConfig(host, port, tls, on, maxBodyBytes, maxJsonBytes, policy, audit, store);
+    return new ServerConfig(
+        host, port, tls, on, maxBodyBytes, maxJsonBytes, policy, audit, store, metrics);
   }
 
   public ServerConfig withPolicy(Policy p) {
     return new ServerConfig(
-        host, port, tls, insecureBehindProxy, maxBodyBytes, maxJsonBytes, p, audit, store);
+        host, port, tls, insecureBehindProxy, maxBodyBytes, maxJsonBytes, p, audit, store, metrics);
   }
 
   /** The same configuration with its shared state in {@code s}. */
   public ServerConfig withStore(StoreConfig s) {
     return new ServerConfig(
-        host, port, tls, insecureBehindProxy, maxBodyBytes, maxJsonBytes, policy, audit, s);
+        host,
+        port,
+        tls,
+        insecureBehindProxy,
+        maxBodyBytes,
+        maxJsonBytes,
+        policy,
+        audit,
+        s,
+        metrics);
   }
 
   // The YAML shape, kept apart from the record so that sizes and durations are written as people
@@ -272,7 +298,10 @@ public record ServerConfig(
       @JsonProperty("max_json") @Nullable String maxJson,
       @Nullable PolicyShape policy,
       AuditShippingConfig.@Nullable Shape audit,
-      StoreConfig.@Nullable Shape store) {}
+      StoreConfig.@Nullable Shape store,
+      @Nullable MetricsShape metrics) {}
+
+  private record MetricsShape(@JsonProperty("token_env") @Nullable String tokenEnv) {}
 
   private record Listen(@Nullable String host, @Nullable Integer port) {}
 
@@ -415,7 +444,21 @@ public record ServerConfig(
         f.maxJson() == null ? d.maxJsonBytes() : Sizes.parse("max_json", f.maxJson()),
         p,
         AuditShippingConfig.parse(f.audit(), source),
-        StoreConfig.parse(f.store(), key -> keyBelow(source, yaml, "store", key)));
+        StoreConfig.parse(f.store(), key -> keyBelow(source, yaml, "store", key)),
+        metrics(source, f.metrics()));
+  }
+
+  private static Metrics metrics(String source, @Nullable MetricsShape m) {
+    if (m == null) {
+      return Metrics.OFF;
+    }
+    if (m.tokenEnv() == null || !m.tokenEnv().matches("[A-Za-z_][A-Za-z0-9_]*")) {
+      throw new IllegalArgumentException(
+          source
+              + ": metrics needs token_env, the environment variable with the scrape token, e.g."
+              + " metrics: {token_env: AGENTNEST_METRICS_TOKEN}");
+    }
+    return new Metrics(m.tokenEnv());
   }
 
   private static long atLeast(String source, String field, long least, long value) {

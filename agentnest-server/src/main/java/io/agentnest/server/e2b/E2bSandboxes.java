@@ -8,6 +8,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
@@ -239,6 +240,17 @@ public final class E2bSandboxes {
         remove(s.id);
       }
     }
+  }
+
+  /** How many sandboxes each tenant has paused through the E2B face. */
+  public Map<String, Integer> pausedByTenant() {
+    Map<String, Integer> n = new TreeMap<>();
+    for (State s : byId.values()) {
+      if (s.paused() && !s.resuming) {
+        n.merge(s.tenant, 1, Integer::sum);
+      }
+    }
+    return n;
   }
 
   /** How many of the tenant's sandboxes are paused (they count in its sandboxes quota). */

@@ -29,7 +29,11 @@ public final class Exchange {
     return Boolean.TRUE.equals(ctx.attribute(ADMIN));
   }
 
+  /** The request attribute holding the error code of a refused request (for the metrics). */
+  public static final String ERROR_CODE = "agentnest.errorCode";
+
   public static void send(Context ctx, ApiException e) {
+    ctx.attribute(ERROR_CODE, e.code().wire());
     if (e.status() == 429 || e.status() == 503) {
       ctx.header("Retry-After", "1");
     }

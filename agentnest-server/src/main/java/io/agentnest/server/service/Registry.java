@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiConsumer;
 import java.util.function.ToIntFunction;
@@ -232,6 +233,15 @@ public final class Registry {
       throw ApiException.notFound("sandbox '" + Escape.id(id) + "'");
     }
     return get(e.tenant(), id);
+  }
+
+  /** How many sandboxes each tenant holds on this server now. */
+  public Map<String, Integer> countsByTenant() {
+    Map<String, Integer> n = new TreeMap<>();
+    for (Entry e : byId.values()) {
+      n.merge(e.tenant(), 1, Integer::sum);
+    }
+    return n;
   }
 
   /** Every tenant's sandboxes (the admin console), oldest first. */

@@ -5,6 +5,7 @@ import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
 import io.agentnest.Execution;
 import io.agentnest.Header;
+import io.agentnest.NetworkEvent;
 import io.agentnest.NetworkPolicy;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
@@ -25,6 +26,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.regex.Pattern;
@@ -59,6 +61,9 @@ public final class SandboxService implements AutoCloseable {
   private final ExecutionTaps taps;
   private final UsageCache usage = new UsageCache(System::currentTimeMillis);
 
+  /** Sees every egress attempt of the sandboxes this service makes (the server's metrics). */
+  private volatile Consumer<NetworkEvent> networkEvents = e -> {};
+
   public SandboxService(
       ServerConfig config,
       Registry registry,
@@ -91,6 +96,11 @@ public final class SandboxService implements AutoCloseable {
    */
   public UsageCache usage() {
     return usage;
+  }
+
+  /** Has {@code listener} see every egress attempt of the sandboxes made from now on. */
+  public void onNetworkEvent(Consumer<NetworkEvent> listener) {
+    networkEvents = listener;
   }
 
   /** Executions of {@code tenant} in the current minute. */
@@ -188,6 +198,7 @@ public final class SandboxService implements AutoCloseable {
       b.approvals(applied.policy());
     }
     b.approvalHandler(applied.handler());
+    b.onNetworkEvent(networkEvents);
     SandboxConfig sc;
     try {
       sc = b.build();
