@@ -8,14 +8,9 @@ import io.agentnest.ExecOptions;
 import io.agentnest.ExecResult;
 import io.agentnest.Sandbox;
 import io.agentnest.SandboxConfig;
-import io.agentnest.SnapshotInfo;
 import io.agentnest.spi.Benchmark;
-import io.agentnest.spi.support.AgentNestHome;
-import io.agentnest.spi.support.HostFiles;
 import java.io.IOException;
 import java.io.PrintStream;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -25,7 +20,6 @@ import java.util.Random;
 import java.util.ServiceLoader;
 import java.util.concurrent.Callable;
 import java.util.stream.Stream;
-import me.tongfei.progressbar.ProgressBar;
 import org.jspecify.annotations.Nullable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -196,7 +190,7 @@ final class BenchCommand implements Callable<Integer> {
           samples -> {
             samples.put(
                 "cold-start",
-                measure(
+                BenchSteps.measure(
                     "cold-start",
                     coldIterations,
                     Math.min(warmup, 2),
@@ -215,13 +209,14 @@ final class BenchCommand implements Callable<Integer> {
       steps.run("warm operations", samples -> warm(config, samples));
     }
     if (only.contains("fork")) {
-      steps.run("fork", samples -> fork(config, samples));
+      steps.run("fork", samples -> StateBench.fork(config, iterations, warmup, info, samples));
     }
     if (only.contains("snapshot")) {
-      steps.run("snapshot", samples -> snapshot(config, samples));
+      steps.run(
+          "snapshot", samples -> StateBench.snapshot(config, iterations, warmup, info, samples));
     }
     if (only.contains("artifacts")) {
-      steps.run("artifacts", samples -> artifacts(config, samples));
+      steps.run("artifacts", samples -> StateBench.artifacts(config, iterations, warmup, samples));
     }
     if (want("approvals")) {
       steps.run("approvals", samples -> approvals(config, samples));
@@ -344,193 +339,6 @@ final class BenchCommand implements Callable<Integer> {
     return deltas.stream().mapToDouble(Double::doubleValue).toArray();
   }
 
-  /**
-   * fork() and fork(4) of a loaded sandbox, with spare copies ready (prepareForks, made again
-   * between samples) and once without them; each copy is destroyed outside the measurement.
-   */
-  private void fork(SandboxConfig config, Map<String, double[]> samples) {
-    try (Sandbox sb = Sandbox.create(config.toBuilder().memory("1g").build())) {
-      sb.exec("head -c 10000000 /dev/urandom > /workspace/data.bin");
-      check(
-          sb.runCode(
-              "import os\nblobs = [os.urandom(1 << 20) for _ in range(90)]\n"
-                  + "table = {i: str(i) * 10 for i in range(200000)}\nlen(blobs)"),
-          "90");
-      int n = Math.max(3, iterations / 5);
-      List<Sandbox> garbage = new ArrayList<>();
-      Runnable clean =
-          () -> {
-            garbage.forEach(Sandbox::destroy);
-            garbage.clear();
-          };
-      int warm = Math.min(warmup, 1);
-      String[] path = {"unknown"};
-      samples.put(
-          "fork",
-          measure(
-              "fork",
-              n,
-              warm,
-              () -> {
-                clean.run();
-                sb.prepareForks(1);
-              },
-              () -> {
-                Sandbox copy = sb.fork();
-                garbage.add(copy);
-                copy.forkReport().ifPresent(r -> path[0] = r.mode().name());
-              }));
-      (json ? System.err : System.out).println("fork path: " + path[0]);
-      samples.put(
-          "fork(4)",
-          measure(
-              "fork(4)",
-              n,
-              warm,
-              () -> {
-                clean.run();
-                sb.prepareForks(4);
-              },
-              () -> garbage.addAll(sb.fork(4))));
-      clean.run();
-      sb.prepareForks(0);
-      samples.put(
-          "fork, no spares",
-          measure("fork, no spares", n, warm, clean, () -> garbage.add(sb.fork())));
-      clean.run();
-    }
-  }
-
-  /** Save and restore of a sandbox with 10 MB of files and 10 MB of session state. */
-  private void snapshot(SandboxConfig config, Map<String, double[]> samples) {
-    String before = System.getProperty("agentnest.home");
-    Path home;
-    try {
-      home = Files.createTempDirectory("agentnest-snapshot-bench-");
-    } catch (IOException ex) {
-      throw new AgentNestException("cannot create a temporary directory: " + ex.getMessage(), ex);
-    }
-    if (config.backend().equals(SandboxConfig.MICROVM)) {
-      // Guest images live under the home: the temporary one sees the built ones.
-      Path images = AgentNestHome.dir().resolve("microvm").resolve("images");
-      try {
-        Files.createDirectories(home.resolve("microvm"));
-        Files.createSymbolicLink(home.resolve("microvm").resolve("images"), images);
-      } catch (IOException ex) {
-        throw new AgentNestException("cannot link " + images + ": " + ex.getMessage(), ex);
-      }
-    }
-    System.setProperty("agentnest.home", home.toString());
-    try (Sandbox sb = Sandbox.create(config)) {
-      sb.exec("head -c 10000000 /dev/urandom > /workspace/data.bin");
-      // gen cannot be pickled: only a snapshot with process memory (gVisor, microVM) brings it
-      // back.
-      check(
-          sb.runCode(
-              "import os\nblobs = [os.urandom(1 << 20) for _ in range(10)]\n"
-                  + "gen = (i for i in range(10))\nnext(gen)\nlen(blobs)"),
-          "10");
-      int n = Math.max(3, iterations / 5);
-      int[] i = {0};
-      samples.put(
-          "snapshot save 10 MB files + 10 MB session",
-          measure("snapshot save", n, Math.min(warmup, 1), () -> sb.snapshot("b" + i[0]++)));
-      SnapshotInfo saved =
-          Sandbox.snapshots().stream().filter(s -> s.name().equals("b0")).findFirst().orElseThrow();
-      long parts = 0;
-      StringBuilder sizes = new StringBuilder();
-      Path b0 = home.resolve("snapshots").resolve("b0");
-      try (var files = Files.walk(b0, 3)) {
-        for (Path f : files.filter(Files::isRegularFile).sorted().limit(1000).toList()) {
-          long size = Files.size(f);
-          parts += size;
-          sizes.append(String.format(" %s %.1f MB,", b0.relativize(f), size / 1e6));
-        }
-      } catch (IOException ex) {
-        throw new AgentNestException("cannot read the snapshot: " + ex.getMessage(), ex);
-      }
-      (json ? System.err : System.out)
-          .printf(
-              "snapshot size: %.1f MB of parts, %d bytes on disk with the manifest (%s"
-                  + " sessions %s); process memory: %s%n",
-              saved.bytes() / 1e6,
-              parts,
-              sizes.toString().strip(),
-              saved.sessions(),
-              saved.memory() ? "yes (checkpoint)" : "no (" + saved.memoryNote() + ")");
-      List<Sandbox> garbage = new ArrayList<>();
-      samples.put(
-          "snapshot restore",
-          measure(
-              "snapshot restore",
-              n,
-              Math.min(warmup, 1),
-              () -> garbage.add(Sandbox.restore("b0"))));
-      try {
-        if (!garbage.isEmpty()) {
-          Sandbox first = garbage.get(0);
-          check(first.runCode("len(blobs)"), "10");
-          check(first.runCode("'gen' in globals() and next(gen)"), saved.memory() ? "1" : "False");
-        }
-      } finally {
-        garbage.forEach(Sandbox::destroy);
-      }
-    } finally {
-      if (before == null) {
-        System.clearProperty("agentnest.home");
-      } else {
-        System.setProperty("agentnest.home", before);
-      }
-      try {
-        HostFiles.deleteTree(home);
-      } catch (IOException ignored) {
-        // a temporary directory
-      }
-    }
-  }
-
-  /** Export and upload of 100 files, 10 MB in all. */
-  private void artifacts(SandboxConfig config, Map<String, double[]> samples) {
-    Path dir;
-    try {
-      dir = Files.createTempDirectory("agentnest-artifacts-bench-");
-    } catch (IOException ex) {
-      throw new AgentNestException("cannot create a temporary directory: " + ex.getMessage(), ex);
-    }
-    try (Sandbox sb = Sandbox.create(config)) {
-      check(
-          sb.runCode(
-              "import os\nos.makedirs('output', exist_ok=True)\n"
-                  + "for i in range(100):\n"
-                  + "    open(f'output/f{i:03}.bin', 'wb').write(os.urandom(100_000))\n"
-                  + "len(os.listdir('output'))"),
-          "100");
-      int[] round = {0};
-      int n = Math.max(3, iterations / 5);
-      samples.put(
-          "artifacts export 100 files 10 MB",
-          measure(
-              "artifacts export",
-              n,
-              Math.min(warmup, 1),
-              () -> sb.exportArtifacts("output/*.bin", dir.resolve("r" + round[0]++))));
-      Path source = dir.resolve("r0").resolve("output");
-      samples.put(
-          "upload 100 files 10 MB",
-          measure(
-              "upload",
-              n,
-              Math.min(warmup, 1),
-              () -> sb.upload(source, "uploaded/u" + round[0]++)));
-    } finally {
-      try {
-        HostFiles.deleteTree(dir);
-      } catch (IOException ignored) {
-        // a temporary directory
-      }
-    }
-  }
-
   /** The cost of approvals: the hook on ordinary code, and one approved question end to end. */
   private void approvals(SandboxConfig config, Map<String, double[]> samples) {
     // Each of python-ask and shell-ask asks once per iteration, warm-up included.
@@ -544,7 +352,7 @@ final class BenchCommand implements Callable<Integer> {
     try (Sandbox sb = Sandbox.create(guarded)) {
       samples.put(
           "approvals hooked-session",
-          measure(
+          BenchSteps.measure(
               "approvals hooked-session",
               iterations,
               warmup,
@@ -552,14 +360,14 @@ final class BenchCommand implements Callable<Integer> {
       sb.runCode("import os");
       samples.put(
           "approvals python-ask",
-          measure(
+          BenchSteps.measure(
               "approvals python-ask",
               iterations,
               warmup,
               () -> check(sb.runCode("open('b', 'w').close(); os.remove('b')"), null)));
       samples.put(
           "approvals shell-ask",
-          measure(
+          BenchSteps.measure(
               "approvals shell-ask",
               iterations,
               warmup,
@@ -579,7 +387,7 @@ final class BenchCommand implements Callable<Integer> {
       if (want("exec")) {
         samples.put(
             "exec",
-            measure(
+            BenchSteps.measure(
                 "exec",
                 iterations,
                 warmup,
@@ -593,14 +401,15 @@ final class BenchCommand implements Callable<Integer> {
       if (want("session")) {
         samples.put(
             "session",
-            measure("session", iterations, warmup, () -> check(sb.runCode("x = 1"), null)));
+            BenchSteps.measure(
+                "session", iterations, warmup, () -> check(sb.runCode("x = 1"), null)));
       }
       if (want("file-1mib")) {
         byte[] data = new byte[1 << 20];
         new Random(42).nextBytes(data);
         samples.put(
             "file-1mib",
-            measure(
+            BenchSteps.measure(
                 "file-1mib",
                 iterations,
                 warmup,
@@ -623,28 +432,5 @@ final class BenchCommand implements Callable<Integer> {
 
   static void check(ExecResult r, @Nullable String expected) {
     BenchSteps.check(r, expected);
-  }
-
-  private double[] measure(String op, int n, int warm, Runnable body) {
-    return measure(op, n, warm, () -> {}, body);
-  }
-
-  /** As above, with {@code before} run ahead of each sample, outside its time. */
-  private double[] measure(String op, int n, int warm, Runnable before, Runnable body) {
-    for (int i = 0; i < warm; i++) {
-      before.run();
-      body.run();
-    }
-    double[] ms = new double[n];
-    try (ProgressBar pb = Progress.bar(op, n)) {
-      for (int i = 0; i < n; i++) {
-        before.run();
-        long t0 = System.nanoTime();
-        body.run();
-        ms[i] = (System.nanoTime() - t0) / 1e6;
-        pb.step();
-      }
-    }
-    return ms;
   }
 }

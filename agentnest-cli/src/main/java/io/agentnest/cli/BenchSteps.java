@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
+import me.tongfei.progressbar.ProgressBar;
 import org.jspecify.annotations.Nullable;
 
 /**
@@ -111,5 +112,29 @@ final class BenchSteps {
     int burst = (int) Math.min(10_000L, Math.max(base.askBurst(), questions * 2L + 10));
     double rate = Math.max(base.asksPerSecond(), 1_000);
     return base.withAskBurst(burst).withAsksPerSecond(rate);
+  }
+
+  /** {@code n} timed runs of {@code body} in milliseconds, after {@code warm} untimed ones. */
+  static double[] measure(String op, int n, int warm, Runnable body) {
+    return measure(op, n, warm, () -> {}, body);
+  }
+
+  /** As above, with {@code before} run ahead of each sample, outside its time. */
+  static double[] measure(String op, int n, int warm, Runnable before, Runnable body) {
+    for (int i = 0; i < warm; i++) {
+      before.run();
+      body.run();
+    }
+    double[] ms = new double[n];
+    try (ProgressBar pb = Progress.bar(op, n)) {
+      for (int i = 0; i < n; i++) {
+        before.run();
+        long t0 = System.nanoTime();
+        body.run();
+        ms[i] = (System.nanoTime() - t0) / 1e6;
+        pb.step();
+      }
+    }
+    return ms;
   }
 }
