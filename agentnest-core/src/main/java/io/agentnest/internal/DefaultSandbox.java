@@ -79,6 +79,11 @@ import org.slf4j.LoggerFactory;
  * {@link CallEngine}, fork is {@link Forks} (one strategy per {@link ForkPath}), the network is
  * {@link SandboxEgress}, the TTL is {@link SandboxExpiry}; files, sessions and executions are their
  * own classes.
+ *
+ * <p>Why it is over 600 lines: it implements every method of {@link Sandbox} (about 45, each a
+ * check and a hand-off to its part) and the destroy sequence that must see all of them; what is not
+ * the facade lives elsewhere ({@link AgentHello}, the expiry, the snapshot statics in {@link
+ * DefaultSandboxRuntime}).
  */
 public final class DefaultSandbox implements Sandbox {
   private static final Logger LOG = LoggerFactory.getLogger(DefaultSandbox.class);
@@ -206,12 +211,9 @@ public final class DefaultSandbox implements Sandbox {
     }
   }
 
-  void setExpiresAt(Instant at) {
-    expiry.setExpiresAt(at);
-  }
-
-  void setOwner(String owner) {
-    expiry.setOwner(owner);
+  /** Its expiry: told to the agent, the host state and this process's reaper by the launcher. */
+  SandboxExpiry expiry() {
+    return expiry;
   }
 
   /** This handle attached to a running sandbox ({@code Sandbox.connect}) rather than made it. */
@@ -238,25 +240,6 @@ public final class DefaultSandbox implements Sandbox {
 
   void startEgress(@Nullable Interception interception) {
     egress.start(interception);
-  }
-
-  /** Tells the agent, the host state and this process's reaper about the current expiry. */
-  void arm() {
-    expiry.arm(false);
-  }
-
-  /** Arms all but the host state, which {@link #recordExpiry} writes later (a pooled hand-out). */
-  void armInProcess(CompletableFuture<Frame> told) {
-    expiry.armInProcess(told);
-  }
-
-  void recordExpiry() {
-    expiry.recordState();
-  }
-
-  /** {@code reattached}: the agent keeps a later expiry of its own (see {@link SandboxExpiry}). */
-  void arm(boolean reattached) {
-    expiry.arm(reattached);
   }
 
   @Override
@@ -307,30 +290,6 @@ public final class DefaultSandbox implements Sandbox {
   }
 
   private static final ExecutorService OVER_BUDGET = DaemonThreads.pool("agentnest-over-budget");
-
-  void hello() {
-    awaitHello(sendHello());
-  }
-
-  /**
-   * Sends {@code hello} without waiting: the agent reads it after its first frame, so it can go
-   * with that frame and its answer arrive with the agent's {@code ready} (one round trip less).
-   */
-  CompletableFuture<Frame> sendHello() {
-    return sendHello(channel);
-  }
-
-  static CompletableFuture<Frame> sendHello(AgentChannel channel) {
-    return channel.call(Json.object().put(Ops.OP, Ops.OP_HELLO), new byte[0], f -> {});
-  }
-
-  void awaitHello(CompletableFuture<Frame> answer) {
-    Frame f = channel.await(answer, Duration.ofSeconds(10), Ops.OP_HELLO);
-    if (!f.ev().equals(Ops.EV_RESULT)) {
-      throw new AgentNestException("agent refused hello: " + f.header());
-    }
-    LOG.debug("sandbox {} agent {}", id, f.header());
-  }
 
   @Override
   public String id() {
@@ -569,31 +528,6 @@ public final class DefaultSandbox implements Sandbox {
   @Override
   public Optional<ForkReport> forkReport() {
     return Optional.ofNullable(forkReport);
-  }
-
-  /** Entry points of {@link Sandbox}'s snapshot statics (the API reaches internal only here). */
-  static Sandbox restoreSnapshot(String name, @Nullable SandboxConfig config) {
-    return SnapshotStore.local().restore(name, config, SandboxLauncher.STARTS);
-  }
-
-  static List<SnapshotInfo> snapshots() {
-    return SnapshotStore.local().list();
-  }
-
-  static boolean removeSnapshot(String name) {
-    SnapshotStore store = SnapshotStore.local();
-    // The audit record is about the sandbox the snapshot was taken of ("unknown" when its
-    // manifest does not verify: a tampered snapshot can still be removed).
-    String source = store.sourceSandbox(name).orElse("unknown");
-    boolean removed = store.remove(name);
-    if (removed) {
-      try {
-        Audit.record(Audit.shared(), AuditEvent.SNAPSHOT_REMOVED, source, Map.of("snapshot", name));
-      } catch (RuntimeException e) {
-        LOG.warn("snapshot {} removed, but the audit log is not writable: {}", name, e.toString());
-      }
-    }
-    return removed;
   }
 
   @Override

@@ -12,7 +12,9 @@ import io.agentnest.SandboxPool;
 import io.agentnest.SandboxRuntime;
 import io.agentnest.SnapshotCheck;
 import io.agentnest.SnapshotInfo;
+import io.agentnest.audit.AuditEvent;
 import io.agentnest.config.Presets;
+import io.agentnest.internal.audit.Audit;
 import io.agentnest.internal.lifecycle.Pruner;
 import io.agentnest.internal.pool.PoolRegistry;
 import io.agentnest.internal.remote.RemoteBackend;
@@ -20,14 +22,19 @@ import io.agentnest.internal.remote.RemoteSandbox;
 import io.agentnest.internal.snapshot.SnapshotStore;
 import io.agentnest.spi.Backends;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import org.jspecify.annotations.Nullable;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The runtime behind {@link Sandbox}'s statics (registered in {@code META-INF/services}): the
  * default backend is {@code docker}.
  */
 public final class DefaultSandboxRuntime implements SandboxRuntime {
+  private static final Logger LOG = LoggerFactory.getLogger(DefaultSandboxRuntime.class);
+
   private static final String DEFAULT_BACKEND = "docker";
 
   /**
@@ -112,7 +119,7 @@ public final class DefaultSandboxRuntime implements SandboxRuntime {
       return RemoteSandbox.restore(
           name, SandboxConfig.builder().remote(RemoteBackend.server()).build());
     }
-    return DefaultSandbox.restoreSnapshot(name, config);
+    return SnapshotStore.local().restore(name, config, SandboxLauncher.STARTS);
   }
 
   @Override
@@ -120,7 +127,7 @@ public final class DefaultSandboxRuntime implements SandboxRuntime {
     if (remoteDefault()) {
       return RemoteSandbox.snapshots(RemoteBackend.server());
     }
-    return DefaultSandbox.snapshots();
+    return SnapshotStore.local().list();
   }
 
   @Override
@@ -136,7 +143,23 @@ public final class DefaultSandboxRuntime implements SandboxRuntime {
     if (remoteDefault()) {
       return RemoteSandbox.removeSnapshot(RemoteBackend.server(), name);
     }
-    return DefaultSandbox.removeSnapshot(name);
+    return removeLocalSnapshot(name);
+  }
+
+  private static boolean removeLocalSnapshot(String name) {
+    SnapshotStore store = SnapshotStore.local();
+    // The audit record is about the sandbox the snapshot was taken of ("unknown" when its
+    // manifest does not verify: a tampered snapshot can still be removed).
+    String source = store.sourceSandbox(name).orElse("unknown");
+    boolean removed = store.remove(name);
+    if (removed) {
+      try {
+        Audit.record(Audit.shared(), AuditEvent.SNAPSHOT_REMOVED, source, Map.of("snapshot", name));
+      } catch (RuntimeException e) {
+        LOG.warn("snapshot {} removed, but the audit log is not writable: {}", name, e.toString());
+      }
+    }
+    return removed;
   }
 
   @Override

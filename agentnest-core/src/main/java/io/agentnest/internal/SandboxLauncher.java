@@ -172,11 +172,11 @@ final class SandboxLauncher {
       @Nullable Interception interception) {
     DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), config, channel);
     StartTrace.mark("host objects");
-    sb.hello();
+    AgentHello.exchange(sb.channel(), sb.id());
     StartTrace.mark("hello");
     sb.startEgress(interception);
-    sb.setExpiresAt(labelExpiry(spec.labels()).orElse(sb.expiresAt()));
-    sb.arm();
+    sb.expiry().setExpiresAt(labelExpiry(spec.labels()).orElse(sb.expiresAt()));
+    sb.expiry().arm(false);
     // Made here: this process's to destroy when it exits (a connected handle never is).
     OwnedSandboxes.add(sb);
     StartTrace.mark("egress and expiry armed");
@@ -221,14 +221,14 @@ final class SandboxLauncher {
       SecretDelivery.forHandOut(
               config, interception == null ? Map.of() : interception.placeholderEnv())
           .send(channel);
-      hello = DefaultSandbox.sendHello(channel);
+      hello = AgentHello.send(channel);
       expiry = SandboxExpiry.tellAgent(channel, expiresAt, false);
     } finally {
       channel.uncork();
     }
     StartTrace.mark("hand-out: init, hello, expiry sent");
     DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), config, channel);
-    sb.setExpiresAt(expiresAt);
+    sb.expiry().setExpiresAt(expiresAt);
     OwnedSandboxes.add(sb);
     StartTrace.mark("hand-out: host objects");
     // Audited while the agent takes its frames, not after its answers: the host waited idle for
@@ -242,11 +242,11 @@ final class SandboxLauncher {
     try {
       channel.awaitReady(config.startTimeout());
       StartTrace.mark("hand-out: agent ready");
-      sb.awaitHello(hello);
+      AgentHello.await(sb.channel(), hello, sb.id());
       StartTrace.mark("hand-out: hello");
       sb.startEgress(interception);
       StartTrace.mark("hand-out: egress");
-      sb.armInProcess(expiry);
+      sb.expiry().armInProcess(expiry);
       StartTrace.mark("hand-out: expiry armed");
     } catch (RuntimeException | Error e) {
       sb.audit(
@@ -287,7 +287,7 @@ final class SandboxLauncher {
   private static void afterHandOut(
       RuntimeBackend backend, DefaultSandbox sb, String pool, boolean restoreCpuShares) {
     String id = sb.id();
-    sb.recordExpiry();
+    sb.expiry().recordState();
     if (restoreCpuShares) {
       try {
         backend.setCpuShares(id, SandboxSpec.DEFAULT_CPU_SHARES);
@@ -371,18 +371,18 @@ final class SandboxLauncher {
     AgentChannel channel = new AgentChannel(bs);
     try {
       DefaultSandbox sb = new DefaultSandbox(backend, bs.id(), b.build(), channel);
-      sb.hello();
+      AgentHello.exchange(sb.channel(), sb.id());
       Instant expiry = labelExpiry(labels).orElse(sb.expiresAt());
       Optional<HostState.Entry> state = HostState.read(sb.id());
       if (state.isPresent() && state.get().expiresAt().isAfter(expiry)) {
         expiry = state.get().expiresAt();
       }
-      sb.setExpiresAt(expiry);
+      sb.expiry().setExpiresAt(expiry);
       // A handle that attached does not own the sandbox: its death must not orphan it, and the
       // expiry it knows must not cut short one set elsewhere (the agent keeps the later one).
-      sb.setOwner(state.map(HostState.Entry::owner).orElse(HostState.DETACHED));
+      sb.expiry().setOwner(state.map(HostState.Entry::owner).orElse(HostState.DETACHED));
       sb.markAttached();
-      sb.arm(true);
+      sb.expiry().arm(true);
       return sb;
     } catch (RuntimeException e) {
       channel.close();
