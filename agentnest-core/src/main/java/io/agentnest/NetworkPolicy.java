@@ -66,36 +66,8 @@ public final class NetworkPolicy {
   /** Default of {@link Builder#approvalTimeout(Duration)}. */
   public static final Duration DEFAULT_APPROVAL_TIMEOUT = Duration.ofSeconds(60);
 
-  private static final Pattern LABEL = Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?");
-
   /** How many labels a wildcard's match may add to its domain ({@code *.x.org}: a.b.c.x.org). */
   public static final int WILDCARD_DEPTH = 3;
-
-  /** DNS over TLS: never through a wildcard. */
-  private static final int DOT_PORT = 853;
-
-  /**
-   * DNS-over-HTTPS names of public resolvers (and the domains below which each serves it): a
-   * wildcard covering one of them would hand sandbox code a resolver that answers any name, outside
-   * the proxy's view.
-   */
-  private static final Set<String> DOH_DOMAINS =
-      Set.of(
-          "dns.google",
-          "dns.google.com",
-          "cloudflare-dns.com",
-          "one.one.one.one",
-          "dns.quad9.net",
-          "doh.opendns.com",
-          "dns.adguard.com",
-          "dns.adguard-dns.com",
-          "dns.nextdns.io",
-          "doh.cleanbrowsing.org",
-          "doh.mullvad.net",
-          "dns.controld.com",
-          "doh.dns.sb",
-          "dns.alidns.com",
-          "doh.pub");
 
   private static final NetworkPolicy NONE = builder().build();
 
@@ -151,79 +123,7 @@ public final class NetworkPolicy {
 
   private static final Pattern ENV_NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,127}");
 
-  private static final class Rule {
-    final String text;
-    final String name; // without "*."
-    final boolean wildcard;
-    final int port; // 0 = default ports
-
-    Rule(String text, String name, boolean wildcard, int port) {
-      this.text = text;
-      this.name = name;
-      this.wildcard = wildcard;
-      this.port = port;
-    }
-
-    boolean matches(String host, int p) {
-      boolean portOk = port == 0 ? DEFAULT_PORTS.contains(p) : port == p;
-      if (!portOk) {
-        return false;
-      }
-      if (wildcard) {
-        return p != DOT_PORT
-            && host.length() > name.length() + 1
-            && host.endsWith(name)
-            && host.charAt(host.length() - name.length() - 1) == '.'
-            && extraLabels(host, name) <= WILDCARD_DEPTH
-            && !isResolverName(host);
-      }
-      return host.equals(name);
-    }
-
-    /** Why this wildcard, which covers {@code host}'s domain, still does not allow it; or null. */
-    @Nullable String wildcardRefusal(String host, int p) {
-      if (!wildcard
-          || !(host.length() > name.length() + 1
-              && host.endsWith(name)
-              && host.charAt(host.length() - name.length() - 1) == '.')) {
-        return null;
-      }
-      if (p == DOT_PORT) {
-        return "a wildcard never allows port 853 (DNS over TLS): name the host exactly";
-      }
-      if (isResolverName(host)) {
-        return host
-            + " serves DNS over HTTPS: a wildcard never allows it (the sandbox would get a resolver"
-            + " of its own); name it exactly to allow it";
-      }
-      if (extraLabels(host, name) > WILDCARD_DEPTH) {
-        return host
-            + " is more than "
-            + WILDCARD_DEPTH
-            + " labels below "
-            + text
-            + " (deep names can carry data out through lookups): name it, or add a wildcard"
-            + " closer to it";
-      }
-      return null;
-    }
-
-    private static int extraLabels(String host, String domain) {
-      String prefix = host.substring(0, host.length() - domain.length() - 1);
-      return (int) prefix.chars().filter(c -> c == '.').count() + 1;
-    }
-
-    private static boolean isResolverName(String host) {
-      for (String d : DOH_DOMAINS) {
-        if (host.equals(d) || host.endsWith("." + d)) {
-          return true;
-        }
-      }
-      return false;
-    }
-  }
-
-  private final List<Rule> rules;
+  private final List<HostRule> rules;
   private final List<IpAddresses.Range> addresses;
   private final Mode mode;
   private final Duration approvalTimeout;
@@ -233,7 +133,7 @@ public final class NetworkPolicy {
   private final boolean rememberDecisions;
 
   private NetworkPolicy(
-      List<Rule> rules,
+      List<HostRule> rules,
       List<IpAddresses.Range> addresses,
       Builder b,
       List<Injection> injections,
@@ -363,9 +263,9 @@ public final class NetworkPolicy {
     if (name.isEmpty() || match(host, port).isPresent()) {
       return Optional.empty();
     }
-    for (Rule r : rules) {
+    for (HostRule r : rules) {
       boolean portOk = r.port == 0 ? DEFAULT_PORTS.contains(port) : r.port == port;
-      String why = portOk || port == DOT_PORT ? r.wildcardRefusal(name.get(), port) : null;
+      String why = portOk || port == HostRule.DOT_PORT ? r.wildcardRefusal(name.get(), port) : null;
       if (why != null) {
         return Optional.of(why);
       }
@@ -385,7 +285,7 @@ public final class NetworkPolicy {
     if (name.isEmpty()) {
       return Optional.empty();
     }
-    for (Rule r : rules) {
+    for (HostRule r : rules) {
       if (r.matches(name.get(), port)) {
         return Optional.of(new Match(r.text, false));
       }
@@ -409,7 +309,7 @@ public final class NetworkPolicy {
    */
   public static Optional<String> normalizeHost(String host) {
     try {
-      return Optional.of(canonicalName(host, false));
+      return Optional.of(HostRule.canonicalName(host, false));
     } catch (IllegalArgumentException e) {
       return Optional.empty();
     }
@@ -478,55 +378,6 @@ public final class NetworkPolicy {
         + approvalTimeout
         + (hasCredentials() ? ", credentials=" + credentialHosts() : "")
         + "]";
-  }
-
-  /**
-   * Lowercase punycode name without trailing dot; throws IllegalArgumentException with the reason.
-   */
-  private static String canonicalName(String host, boolean forRule) {
-    if (host.isEmpty()) {
-      throw new IllegalArgumentException("the name is empty");
-    }
-    for (int i = 0; i < host.length(); i++) {
-      char c = host.charAt(i);
-      if (Character.isWhitespace(c) || Character.isISOControl(c) || Character.isSpaceChar(c)) {
-        throw new IllegalArgumentException("it contains whitespace or control characters");
-      }
-    }
-    String s = host.endsWith(".") ? host.substring(0, host.length() - 1) : host;
-    String ascii;
-    if (s.chars().allMatch(c -> c < 0x80)) {
-      ascii = s.toLowerCase(Locale.ROOT);
-    } else {
-      try {
-        ascii = IDN.toASCII(s, 0).toLowerCase(Locale.ROOT);
-      } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException(
-            "it is not a valid internationalised name (" + e.getMessage() + ")", e);
-      }
-    }
-    if (ascii.isEmpty() || ascii.startsWith(".") || ascii.endsWith(".") || ascii.contains("..")) {
-      throw new IllegalArgumentException("it has an empty label");
-    }
-    if (ascii.length() > 253) {
-      throw new IllegalArgumentException("it is longer than 253 characters");
-    }
-    if (IpAddresses.looksLikeIpLiteral(ascii)) {
-      throw new IllegalArgumentException(
-          forRule
-              ? "it is an IP address, not a name: use allowAddress(\"" + host + "\") for addresses"
-              : "it looks like an IP address");
-    }
-    for (String label : ascii.split("\\.", -1)) {
-      if (!LABEL.matcher(label).matches()) {
-        throw new IllegalArgumentException(
-            "label '"
-                + label
-                + "' is invalid: use letters, digits and '-' (not at either end), at most 63"
-                + " characters");
-      }
-    }
-    return ascii;
   }
 
   /** Builder; {@link #build()} validates every rule. */
@@ -631,10 +482,10 @@ public final class NetworkPolicy {
      * @throws ConfigException naming the field, the bad value and the fix
      */
     public NetworkPolicy build() {
-      List<Rule> parsed = new ArrayList<>();
+      List<HostRule> parsed = new ArrayList<>();
       Set<String> seen = new LinkedHashSet<>();
       for (String r : rules) {
-        Rule rule = parseRule(r);
+        HostRule rule = HostRule.parse(r);
         if (seen.add(rule.text)) {
           parsed.add(rule);
         }
@@ -667,7 +518,7 @@ public final class NetworkPolicy {
       List<Injection> inj = new ArrayList<>();
       Set<String> injected = new LinkedHashSet<>();
       for (Injection i : injections) {
-        String host = credentialHost(i.host(), parsed, "inject");
+        String host = HostRule.credentialHost(i.host(), parsed, "inject");
         if (!injected.add(host + " " + i.header().name().toLowerCase(Locale.ROOT))) {
           throw new ConfigException(
               "network.credentials: header '"
@@ -681,7 +532,7 @@ public final class NetworkPolicy {
       List<Placeholder> ph = new ArrayList<>();
       Set<String> envs = new LinkedHashSet<>();
       for (Placeholder p : placeholders) {
-        String host = credentialHost(p.host(), parsed, "placeholder");
+        String host = HostRule.credentialHost(p.host(), parsed, "placeholder");
         if (!ENV_NAME.matcher(p.env()).matches()) {
           throw new ConfigException(
               "network.credentials placeholder '"
@@ -702,7 +553,7 @@ public final class NetworkPolicy {
       ph.forEach(p -> credentialHosts.add(p.host()));
       Map<String, List<RequestRule>> restricted = new LinkedHashMap<>();
       for (Map.Entry<String, List<RequestRule>> e : requestRules.entrySet()) {
-        String host = credentialHost(e.getKey(), parsed, "request rules");
+        String host = HostRule.credentialHost(e.getKey(), parsed, "request rules");
         if (!credentialHosts.contains(host)) {
           throw new ConfigException(
               "network.credentials: request rules for "
@@ -737,85 +588,6 @@ public final class NetworkPolicy {
         }
       }
       return new NetworkPolicy(parsed, cidrs, this, inj, ph, restricted);
-    }
-
-    /** The canonical name of a credential rule's host, which a rule must allow on port 443. */
-    private static String credentialHost(String raw, List<Rule> rules, String kind) {
-      String host;
-      try {
-        host = canonicalName(raw, true);
-      } catch (IllegalArgumentException e) {
-        throw new ConfigException(
-            "network.credentials "
-                + kind
-                + " host '"
-                + raw
-                + "' is invalid: "
-                + e.getMessage()
-                + "; name one host exactly, such as api.github.com (no wildcard, no port)");
-      }
-      boolean allowed = false;
-      for (Rule r : rules) {
-        allowed |= r.matches(host, r.port == 0 ? 443 : r.port);
-      }
-      if (!allowed) {
-        throw new ConfigException(
-            "network.credentials "
-                + kind
-                + " host '"
-                + host
-                + "' is not allowed by any network.allow rule: add allow(\""
-                + host
-                + "\") too");
-      }
-      return host;
-    }
-
-    private static Rule parseRule(String raw) {
-      String s = raw;
-      int port = 0;
-      int colon = s.lastIndexOf(':');
-      if (colon >= 0) {
-        String p = s.substring(colon + 1);
-        if (!p.matches("[0-9]{1,5}") || Integer.parseInt(p) < 1 || Integer.parseInt(p) > 65535) {
-          throw invalidRule(raw, "port '" + p + "' is not a number from 1 to 65535");
-        }
-        port = Integer.parseInt(p);
-        s = s.substring(0, colon);
-        if (s.indexOf(':') >= 0 || s.startsWith("[")) {
-          throw invalidRule(raw, "it is an IP address, not a name: use allowAddress(...) instead");
-        }
-      }
-      boolean wildcard = s.startsWith("*.");
-      String name = wildcard ? s.substring(2) : s;
-      if (name.contains("*")) {
-        throw invalidRule(raw, "'*' is only allowed as the whole first label, as in *.example.com");
-      }
-      String canonical;
-      try {
-        canonical = canonicalName(name, true);
-      } catch (IllegalArgumentException e) {
-        throw invalidRule(raw, e.getMessage());
-      }
-      if (wildcard && canonical.indexOf('.') < 0) {
-        throw invalidRule(
-            raw,
-            "a wildcard must name at least a second-level domain ('*."
-                + canonical
-                + "' would allow a whole top-level domain)");
-      }
-      String text = (wildcard ? "*." : "") + canonical + (port == 0 ? "" : ":" + port);
-      return new Rule(text, canonical, wildcard, port);
-    }
-
-    private static ConfigException invalidRule(String raw, @Nullable String why) {
-      return new ConfigException(
-          "network.allow rule '"
-              + raw
-              + "' is invalid: "
-              + why
-              + "; use a name such as pypi.org, a wildcard such as *.pythonhosted.org, optionally"
-              + " with a port (example.com:8443)");
     }
   }
 }
