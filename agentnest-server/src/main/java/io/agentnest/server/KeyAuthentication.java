@@ -5,6 +5,7 @@ import io.agentnest.server.console.ConsoleSessions;
 import io.agentnest.server.http.ApiException;
 import io.agentnest.server.http.ErrorCode;
 import io.agentnest.server.http.Escape;
+import io.agentnest.server.http.Exchange;
 import io.agentnest.server.tenancy.KeyRole;
 import io.agentnest.server.tenancy.Tenant;
 import io.agentnest.server.tenancy.TenantStore;
@@ -54,8 +55,8 @@ final class KeyAuthentication {
 
   /** The tenant and role of the request's {@code Authorization: Bearer} key. */
   TenantStore.Check bearer(Context ctx) {
-    String auth = ctx.header("Authorization");
-    if (auth == null || !auth.regionMatches(true, 0, "Bearer ", 0, 7)) {
+    String key = Exchange.bearer(ctx);
+    if (key == null) {
       refused(ctx);
       throw new ApiException(
           401,
@@ -63,7 +64,7 @@ final class KeyAuthentication {
           "no API key: the Authorization header is missing or not 'Bearer <key>'",
           "send 'Authorization: Bearer ank_...'; `agentnest tenant add NAME` prints a key");
     }
-    return keyHolderUnlimited(auth.substring(7).strip(), ctx);
+    return keyHolderUnlimited(key, ctx);
   }
 
   /** The E2B API's authentication: the same keys, sent as X-API-KEY (or Bearer). */

@@ -3,6 +3,7 @@ package io.agentnest.server;
 import io.agentnest.server.config.ServerConfig;
 import io.agentnest.server.http.ApiException;
 import io.agentnest.server.http.ErrorCode;
+import io.agentnest.server.http.Exchange;
 import io.agentnest.server.http.Tokens;
 import io.agentnest.server.metrics.ServerMetrics;
 import io.javalin.http.Context;
@@ -64,10 +65,7 @@ final class MetricsEndpoint {
               + " variable (docs/server.md, Metrics)");
     }
     auth.checkNotFlooding(ctx);
-    String h = ctx.header("Authorization");
-    String given =
-        h != null && h.regionMatches(true, 0, "Bearer ", 0, 7) ? h.substring(7).strip() : null;
-    if (!Tokens.same(given, token)) {
+    if (!Tokens.same(Exchange.bearer(ctx), token)) {
       auth.refused(ctx);
       throw new ApiException(
           401,

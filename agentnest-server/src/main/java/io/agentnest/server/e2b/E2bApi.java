@@ -171,10 +171,7 @@ public final class E2bApi {
     try {
       String key = ctx.header("X-API-KEY");
       if (key == null) {
-        String bearer = ctx.header("Authorization");
-        if (bearer != null && bearer.regionMatches(true, 0, "Bearer ", 0, 7)) {
-          key = bearer.substring(7).strip();
-        }
+        key = Exchange.bearer(ctx);
       }
       Tenant t = auth.tenant(key, ctx);
       if (key != null) {

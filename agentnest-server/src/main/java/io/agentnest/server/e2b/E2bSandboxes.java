@@ -242,11 +242,16 @@ public final class E2bSandboxes {
     }
   }
 
+  /** Paused and not being resumed: it counts in its tenant's sandboxes quota. */
+  private static boolean heldPaused(State s) {
+    return s.paused() && !s.resuming;
+  }
+
   /** How many sandboxes each tenant has paused through the E2B face. */
   public Map<String, Integer> pausedByTenant() {
     Map<String, Integer> n = new TreeMap<>();
     for (State s : byId.values()) {
-      if (s.paused() && !s.resuming) {
+      if (heldPaused(s)) {
         n.merge(s.tenant, 1, Integer::sum);
       }
     }
@@ -257,7 +262,7 @@ public final class E2bSandboxes {
   public int paused(String tenant) {
     int n = 0;
     for (State s : byId.values()) {
-      if (s.tenant.equals(tenant) && s.paused() && !s.resuming) {
+      if (s.tenant.equals(tenant) && heldPaused(s)) {
         n++;
       }
     }

@@ -2,6 +2,7 @@ package io.agentnest.server.http;
 
 import io.agentnest.server.tenancy.Tenant;
 import io.javalin.http.Context;
+import org.jspecify.annotations.Nullable;
 
 /**
  * Who an authenticated request is from and how its answer is written: the front door sets the
@@ -27,6 +28,15 @@ public final class Exchange {
 
   public static boolean admin(Context ctx) {
     return Boolean.TRUE.equals(ctx.attribute(ADMIN));
+  }
+
+  /**
+   * The token of the request's {@code Authorization: Bearer <token>} header (scheme matched without
+   * regard to case, the token stripped); null when there is none.
+   */
+  public static @Nullable String bearer(Context ctx) {
+    String h = ctx.header("Authorization");
+    return h != null && h.regionMatches(true, 0, "Bearer ", 0, 7) ? h.substring(7).strip() : null;
   }
 
   /** The request attribute holding the error code of a refused request (for the metrics). */
